@@ -1,0 +1,17 @@
+#pragma once
+// The nest-cli sub-commands. Each returns the process exit code: 0 success, 2 bad input or
+// usage (message already printed on stderr), 1 an internal failure.
+#include <string>
+#include <vector>
+
+namespace nest::cli {
+
+using Args = std::vector<std::string>;
+
+int cmdPresets(const Args &args);   // cli_presets.cpp
+int cmdInspect(const Args &args);   // cli_inspect.cpp
+int cmdEvaluate(const Args &args);  // cli_evaluate.cpp
+int cmdSimulate(const Args &args);  // cli_simulate.cpp
+int cmdPlan(const Args &args);      // cli_plan.cpp
+
+} // namespace nest::cli

@@ -1,0 +1,61 @@
+// nest-cli: the planner without a window. Sub-commands live in cli_<name>.cpp.
+#include "CliArgs.h"
+#include "CliCommands.h"
+
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <map>
+
+namespace {
+
+const char *kUsage =
+    "usage: nest-cli <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  presets   [--json]                       list devices, cluster templates, models\n"
+    "  inspect   [--cluster C] [--model M] [--json]\n"
+    "                                           devices, levels, parameters, FLOPs/token\n"
+    "  evaluate  --cluster C --model M (--plan FILE | --tp N --pp N --dp N ...) [--json]\n"
+    "                                           cost report of one plan\n"
+    "  simulate  (same options as evaluate) [--out FILE]\n"
+    "                                           discrete-event run, timeline JSON\n"
+    "  plan      --cluster C --model M [--planner nest|exhaustive] [--json] [--out FILE]\n"
+    "                                           search for the best plan\n"
+    "\n"
+    "C and M are a file (JSON) or a preset name; see `nest-cli presets`.\n"
+    "Exit status: 0 success, 2 bad input or usage, 1 internal error.\n";
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    using namespace nest::cli;
+    const std::map<std::string, std::function<int(const Args &)>> commands = {
+        {"presets", cmdPresets}, {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
+        {"simulate", cmdSimulate}, {"plan", cmdPlan}};
+
+    if (argc < 2) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    const std::string name = argv[1];
+    if (name == "-h" || name == "--help" || name == "help") {
+        std::cout << kUsage;
+        return 0;
+    }
+    const auto it = commands.find(name);
+    if (it == commands.end()) {
+        std::cerr << "nest-cli: unknown command '" << name << "'\n\n" << kUsage;
+        return 2;
+    }
+    try {
+        return it->second(Args(argv + 2, argv + argc));
+    } catch (const UsageError &e) {
+        std::cerr << "nest-cli " << name << ": " << e.message << "\n";
+        return 2;
+    } catch (const std::exception &e) {
+        std::cerr << "nest-cli " << name << ": internal error: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,5 @@
+#include "CliCommands.h"
+#include <iostream>
+namespace nest::cli {
+int cmdPresets(const Args &) { std::cerr << "todo\n"; return 1; }
+}

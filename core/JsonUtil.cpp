@@ -1,0 +1,229 @@
+#include "JsonUtil.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace nest {
+
+JsonError::JsonError(std::string path, std::string reason)
+    : std::runtime_error(path.empty() ? reason : path + ": " + reason)
+    , m_path(std::move(path))
+    , m_reason(std::move(reason))
+{
+}
+
+std::string formatError(std::string_view file, std::string_view path, std::string_view reason)
+{
+    std::string out;
+    if (!file.empty())
+        out += std::string(file) + ": ";
+    if (!path.empty())
+        out += "at " + std::string(path) + ": ";
+    out += reason;
+    return out;
+}
+
+std::string childPath(std::string_view parent, std::string_view key)
+{
+    if (parent.empty())
+        return std::string(key);
+    return std::string(parent) + "." + std::string(key);
+}
+
+std::string childPath(std::string_view parent, size_t index)
+{
+    return std::string(parent) + "[" + std::to_string(index) + "]";
+}
+
+static std::string lineColumn(const std::string &text, size_t byte)
+{
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < text.size() && i + 1 < byte; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+Result<Json> parseJsonText(const std::string &text, const std::string &origin)
+{
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        return Result<Json>::failure(formatError(origin, "", "the file is empty"));
+    try {
+        return Json::parse(text);
+    } catch (const Json::parse_error &e) {
+        std::string what = e.what();
+        // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line..."
+        const auto pos = what.find("] ");
+        if (pos != std::string::npos)
+            what = what.substr(pos + 2);
+        return Result<Json>::failure(formatError(
+            origin, "", "malformed JSON near " + lineColumn(text, e.byte) + " (" + what + ")"));
+    }
+}
+
+Result<Json> readJsonFile(const std::string &file)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto status = fs::status(file, ec);
+    if (ec || !fs::exists(status))
+        return Result<Json>::failure(formatError(file, "", "no such file"));
+    if (fs::is_directory(status))
+        return Result<Json>::failure(formatError(file, "", "is a directory, not a file"));
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return Result<Json>::failure(formatError(file, "", "cannot be opened for reading (permission denied?)"));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad())
+        return Result<Json>::failure(formatError(file, "", "read error"));
+    return parseJsonText(ss.str(), file);
+}
+
+Result<bool> writeJsonFile(const std::string &file, const Json &j)
+{
+    const std::string tmp = file + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return Result<bool>::failure(formatError(file, "", "cannot be opened for writing"));
+        out << j.dump(2) << "\n";
+        out.flush();
+        if (!out)
+            return Result<bool>::failure(formatError(file, "", "write failed (disk full?)"));
+    }
+    if (std::rename(tmp.c_str(), file.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        return Result<bool>::failure(formatError(file, "", "cannot replace the file"));
+    }
+    return true;
+}
+
+void requireObject(const Json &j, const std::string &path)
+{
+    if (!j.is_object())
+        throw JsonError(path, std::string("expected an object, found ") + j.type_name());
+}
+
+void requireArray(const Json &j, const std::string &path)
+{
+    if (!j.is_array())
+        throw JsonError(path, std::string("expected an array, found ") + j.type_name());
+}
+
+bool has(const Json &obj, std::string_view key)
+{
+    return obj.is_object() && obj.contains(std::string(key)) && !obj.at(std::string(key)).is_null();
+}
+
+const Json &requireKey(const Json &obj, std::string_view key, const std::string &path)
+{
+    requireObject(obj, path);
+    const auto it = obj.find(std::string(key));
+    if (it == obj.end() || it->is_null())
+        throw JsonError(childPath(path, key), "required field is missing");
+    return *it;
+}
+
+std::string getString(const Json &obj, std::string_view key, const std::string &path)
+{
+    const Json &v = requireKey(obj, key, path);
+    if (!v.is_string())
+        throw JsonError(childPath(path, key), std::string("expected a string, found ") + v.type_name());
+    return v.get<std::string>();
+}
+
+std::string getString(const Json &obj, std::string_view key, const std::string &path,
+                      const std::string &fallback)
+{
+    return has(obj, key) ? getString(obj, key, path) : fallback;
+}
+
+double asNumber(const Json &v, const std::string &path)
+{
+    if (!v.is_number())
+        throw JsonError(path, std::string("expected a number, found ") + v.type_name());
+    const double x = v.get<double>();
+    if (!std::isfinite(x))
+        throw JsonError(path, "must be a finite number");
+    return x;
+}
+
+long long asInt(const Json &v, const std::string &path, long long minValue, long long maxValue)
+{
+    const double x = asNumber(v, path);
+    if (std::floor(x) != x)
+        throw JsonError(path, "expected a whole number, found " + v.dump());
+    if (x < static_cast<double>(minValue) || x > static_cast<double>(maxValue))
+        throw JsonError(path, "must be between " + std::to_string(minValue) + " and " +
+                                  std::to_string(maxValue) + ", found " + v.dump());
+    return static_cast<long long>(x);
+}
+
+double getNumber(const Json &obj, std::string_view key, const std::string &path)
+{
+    return asNumber(requireKey(obj, key, path), childPath(path, key));
+}
+
+double getNumber(const Json &obj, std::string_view key, const std::string &path, double fallback)
+{
+    return has(obj, key) ? getNumber(obj, key, path) : fallback;
+}
+
+double getPositive(const Json &obj, std::string_view key, const std::string &path)
+{
+    const double x = getNumber(obj, key, path);
+    if (!(x > 0))
+        throw JsonError(childPath(path, key), "must be positive, found " + obj.at(std::string(key)).dump());
+    return x;
+}
+
+double getPositive(const Json &obj, std::string_view key, const std::string &path, double fallback)
+{
+    return has(obj, key) ? getPositive(obj, key, path) : fallback;
+}
+
+double getNonNegative(const Json &obj, std::string_view key, const std::string &path)
+{
+    const double x = getNumber(obj, key, path);
+    if (x < 0)
+        throw JsonError(childPath(path, key), "must not be negative, found " + obj.at(std::string(key)).dump());
+    return x;
+}
+
+double getNonNegative(const Json &obj, std::string_view key, const std::string &path, double fallback)
+{
+    return has(obj, key) ? getNonNegative(obj, key, path) : fallback;
+}
+
+long long getInt(const Json &obj, std::string_view key, const std::string &path, long long minValue,
+                 long long maxValue)
+{
+    return asInt(requireKey(obj, key, path), childPath(path, key), minValue, maxValue);
+}
+
+long long getInt(const Json &obj, std::string_view key, const std::string &path, long long minValue,
+                 long long maxValue, long long fallback)
+{
+    return has(obj, key) ? getInt(obj, key, path, minValue, maxValue) : fallback;
+}
+
+bool getBool(const Json &obj, std::string_view key, const std::string &path, bool fallback)
+{
+    if (!has(obj, key))
+        return fallback;
+    const Json &v = obj.at(std::string(key));
+    if (!v.is_boolean())
+        throw JsonError(childPath(path, key), std::string("expected true or false, found ") + v.type_name());
+    return v.get<bool>();
+}
+
+} // namespace nest

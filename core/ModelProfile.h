@@ -1,0 +1,86 @@
+#pragma once
+// A model as an ordered chain of layers with everything the cost model needs per layer.
+// All per-layer quantities are for ONE SAMPLE (one sequence of seqLength tokens), for the
+// whole unsharded layer; the cost model scales by micro-batch size and divides by the
+// parallel widths using the split fields below. Bytes assume BF16 weights/activations.
+//
+// Sources of the formulas (see docs/cost-model.md):
+//  - FLOPs: Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+//    Clusters Using Megatron-LM" (SC'21), appendix; 2 FLOPs per multiply-add;
+//    backward = 2 x forward.
+//  - Activations: Korthikanti et al., "Reducing Activation Recomputation in Large
+//    Transformer Models" (MLSys'23), Eq. 1-2 and Table 2: per layer
+//    s*b*h*(34 + 5*a*s/h) bytes without parallelism; with tensor parallelism t the
+//    10*s*b*h part (layer-norm inputs, dropout masks, residuals) stays replicated unless
+//    sequence parallelism is on; with full recomputation only the layer input (2*s*b*h) is
+//    kept.
+#include "JsonUtil.h"
+
+#include <string>
+#include <vector>
+
+namespace nest {
+
+enum class LayerKind { Embedding, Transformer, Moe, Head };
+const char *toString(LayerKind k);
+
+struct LayerProfile {
+    std::string name;
+    LayerKind kind = LayerKind::Transformer;
+
+    // Compute per sample (FLOPs, unsharded). Backward includes weight and input gradients.
+    double fwdFlops = 0;
+    double bwdFlops = 0;
+    // Measured times (seconds per sample at tp = 1) from a profile; < 0 when absent. When
+    // present they win over the FLOP-derived estimate.
+    double measuredFwdTime = -1;
+    double measuredBwdTime = -1;
+
+    // Parameters (element counts).
+    double params = 0;          // all parameters of the layer
+    double tpParams = 0;        // the part tensor parallelism divides (rest is replicated)
+    double expertParams = 0;    // the part inside experts (expert parallelism divides it)
+    double activeParams = 0;    // parameters touched per token (MoE: top-k experts only)
+
+    // Activations per sample (bytes).
+    double outputBytes = 0;        // boundary tensor sent to the next stage (s*h*2)
+    double stashTpBytes = 0;       // saved for backward, divided by tp (and by cp)
+    double stashSpBytes = 0;       // saved for backward, divided by tp only with SP (and by cp)
+    double recomputeStashBytes = 0;// kept with full recomputation (layer input); SP and cp divide it
+    double workingBytes = 0;       // transient peak while computing the layer (not stashed)
+
+    // Communication volumes per sample per forward pass (bytes of the buffer operated on).
+    // Backward moves the same volumes again.
+    double tpAllReduceBytes = 0;  // sum of buffers all-reduced across tp (SP: RS+AG of same)
+    double epAllToAllBytes = 0;   // dispatch + combine bytes leaving one device's tokens
+    double cpExchangeBytes = 0;   // K/V bytes passed around the context-parallel ring
+
+    bool operator==(const LayerProfile &) const = default;
+};
+
+struct ModelProfile {
+    std::string name;
+    std::string family;        // "gpt", "llama", "mixtral", "bert", "profile"
+    int seqLength = 2048;
+    int hidden = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    int numExperts = 1;
+    int topK = 1;
+    int vocab = 0;
+    int globalBatch = 4096;    // default for plans, overridable
+    double bytesPerParam = 2;  // BF16 weights
+    std::vector<LayerProfile> layers;
+
+    int layerCount() const { return static_cast<int>(layers.size()); }
+    double totalParams() const;
+    double activeParams() const;
+    // Model FLOPs per token for one training step (forward + backward), summed over layers.
+    double flopsPerToken() const;
+    // Weight memory of the whole model in bytes (totalParams * bytesPerParam).
+    double weightBytes() const;
+
+    bool operator==(const ModelProfile &) const = default;
+};
+
+} // namespace nest

@@ -1,0 +1,54 @@
+#pragma once
+// A fully explicit training plan: every stage's layers, widths, memory options and the
+// device ids of every replica's shards. Plans are values; the Evaluator says what they cost.
+#include "JsonUtil.h"
+#include "Result.h"
+
+#include <string>
+#include <vector>
+
+namespace nest {
+
+enum class Schedule { OneFOneB, GPipe, Interleaved };
+const char *toString(Schedule s);  // "1f1b", "gpipe", "interleaved"
+
+struct StagePlan {
+    int firstLayer = 0;   // index into ModelProfile::layers
+    int endLayer = 0;     // one past the last layer
+    int tp = 1;           // tensor-parallel width
+    int ep = 1;           // expert-parallel width (divides dp: experts are sharded across
+                          // ep data-parallel replicas, as in Megatron-LM)
+    int cp = 1;           // context-parallel width
+    bool sp = false;      // sequence parallelism (needs tp > 1 to matter)
+    int zero = 0;         // ZeRO stage 0..3 over the data-parallel group
+    bool recompute = false;  // full activation recomputation
+    // devices[r][j]: replica r (0..dp-1), shard j (0..tp*cp-1), j = cpRank * tp + tpRank.
+    std::vector<std::vector<int>> devices;
+
+    int layerCount() const { return endLayer - firstLayer; }
+    int width() const { return tp * cp; }
+    bool operator==(const StagePlan &) const = default;
+};
+
+struct Plan {
+    int globalBatch = 4096;   // samples per iteration
+    int microBatch = 1;       // samples per micro-batch
+    int seqLength = 2048;
+    Schedule schedule = Schedule::OneFOneB;
+    int virtualStages = 1;    // model chunks per device (interleaved only)
+    int dp = 1;               // data-parallel degree (replicas of every stage)
+    // Interleaved schedules list pp * virtualStages stages; stage k runs on the devices of
+    // stage k % pp.
+    std::vector<StagePlan> stages;
+
+    int pipelineDepth() const
+    {
+        return virtualStages > 1 ? static_cast<int>(stages.size()) / virtualStages
+                                 : static_cast<int>(stages.size());
+    }
+    // Micro-batches per replica per iteration.
+    int numMicroBatches() const { return globalBatch / (microBatch * dp); }
+    bool operator==(const Plan &) const = default;
+};
+
+} // namespace nest

@@ -1,0 +1,116 @@
+#pragma once
+// The cluster as an explicit tree: root → (pods/spines) → racks → nodes → devices.
+// Levels are numbered from the inside out: level 0 is "inside one node" (NVLink), level 1
+// the first switch tier (rack/leaf), ... levelCount()-1 is the root. A group at level L
+// (L >= 1) has groups of level L-1 as children; a level-0 group (a node) holds devices.
+// Non-uniform trees are legal (a rack of 3 nodes beside a rack of 4).
+//
+// level(a, b) of two devices is the level of their lowest common ancestor group: two GPUs
+// of one node are at level 0, of one rack at level 1, and so on; level(a, a) == -1.
+// Link parameters of level L describe traffic whose lowest common ancestor is at level L:
+// bandwidth per device, one direction (bytes/s); latency (s); oversubscription (>= 1) of
+// the uplinks into that level (a flow gets bandwidth/oversubscription when every device
+// below the switch sends across it at once). A group may override its level's parameters.
+#include "DeviceSpec.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+struct LinkParams {
+    double bandwidth = 0;         // bytes/s per device, one direction
+    double latency = 0;           // seconds
+    double oversubscription = 1;  // >= 1
+    bool operator==(const LinkParams &) const = default;
+};
+
+struct TopoLevel {
+    std::string name;  // "node", "rack", "spine", "pod", "torus-1hop"...
+    LinkParams link;
+    bool operator==(const TopoLevel &) const = default;
+};
+
+struct TopoGroup {
+    std::string name;
+    int level = 0;
+    int parent = -1;                       // -1 for the root
+    std::vector<int> children;             // group indices, level-1 groups (level >= 1 only)
+    std::vector<int> devices;              // device ids (level 0 only)
+    int deviceType = 0;                    // index into Topology::deviceTypes (level 0 only)
+    std::optional<LinkParams> linkOverride;
+    bool operator==(const TopoGroup &) const = default;
+};
+
+struct Device {
+    int id = 0;
+    int node = 0;   // index of its level-0 group
+    int type = 0;   // index into Topology::deviceTypes
+    int indexInNode = 0;
+    bool operator==(const Device &) const = default;
+};
+
+// The compact "uniform levels" form: innermost first; fanout = children per group at that
+// level (devices per node for level 0).
+struct UniformLevel {
+    std::string name;
+    int fanout = 1;
+    LinkParams link;
+};
+
+class Topology {
+public:
+    Topology() = default;
+
+    // Expands the compact form into the tree.
+    static Topology uniform(std::string name, DeviceSpec device, const std::vector<UniformLevel> &levels);
+
+    std::string name;
+    std::vector<DeviceSpec> deviceTypes;
+    std::vector<TopoLevel> levels;   // levels[0] innermost
+    std::vector<TopoGroup> groups;   // any order; parent/children by index
+    std::vector<Device> devices;     // ids 0..n-1 in depth-first order of the tree
+    int root = -1;
+
+    int levelCount() const { return static_cast<int>(levels.size()); }
+    int deviceCount() const { return static_cast<int>(devices.size()); }
+    const DeviceSpec &spec(int device) const { return deviceTypes[devices[device].type]; }
+
+    // Level of the lowest common ancestor of two devices (-1 when a == b).
+    int level(int a, int b) const;
+    // The group that is the lowest common ancestor of a and b (a's node when a == b).
+    int lcaGroup(int a, int b) const;
+    // Highest level() over all pairs of the set (-1 for fewer than two distinct devices).
+    int spanLevel(const std::vector<int> &deviceIds) const;
+    // Sorted distinct levels crossed by pairs of the set (e.g. {0, 1} for two nodes of a rack).
+    std::vector<int> levelsSpanned(const std::vector<int> &deviceIds) const;
+    // The ancestor of `device` at `level` (its node for level 0, root for the top level).
+    int ancestor(int device, int level) const;
+    // Effective link of a group: its override, else its level's parameters.
+    LinkParams link(int group) const;
+    // Effective link between two distinct devices: link(lcaGroup(a, b)).
+    LinkParams link(int a, int b) const;
+    // Devices below a group, in id order.
+    std::vector<int> devicesUnder(int group) const;
+    int deviceCountUnder(int group) const;
+
+    // Recomputes device ids (depth-first), Device::node/indexInNode, parent links and the
+    // ancestor index after an edit of groups. Call after changing the tree by hand.
+    void reindex();
+    // Empty when the topology is consistent; otherwise one message naming the problem
+    // (no devices, a node without devices, a level without a name, bandwidth <= 0, ...).
+    std::string validate() const;
+
+    bool operator==(const Topology &o) const
+    {
+        return name == o.name && deviceTypes == o.deviceTypes && levels == o.levels &&
+               groups == o.groups && devices == o.devices && root == o.root;
+    }
+
+private:
+    // m_ancestors[d * levelCount() + L] = ancestor group of device d at level L.
+    std::vector<int> m_ancestors;
+};
+
+} // namespace nest
