@@ -1,5 +1,153 @@
+#if __has_include("ClusterTemplates.h") && __has_include("ModelIO.h") && __has_include("ModelBuilder.h") && __has_include("ClusterIO.h") // TEMP-GUARD
+// nest-cli inspect [--cluster C] [--model M] [--seq N] [--batch N] [--json]
+// What a cluster and a model are, in numbers: devices and levels; parameters, FLOPs per
+// token and weight memory. Everything is computed by core; this file only prints.
+#include "CliArgs.h"
+#include "CliCommands.h"
+
+#include "ClusterIO.h"
+#include "ModelIO.h"
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+namespace nest::cli {
+
+namespace {
+
+Json clusterJson(const Topology &t)
+{
+    Json levels = Json::array();
+    std::vector<int> groupsPerLevel(t.levels.size(), 0);
+    for (const auto &g : t.groups)
+        if (g.level >= 0 && g.level < t.levelCount())
+            ++groupsPerLevel[g.level];
+    for (int l = 0; l < t.levelCount(); ++l) {
+        const auto &lv = t.levels[l];
+        levels.push_back({{"level", l},
+                          {"name", lv.name},
+                          {"groups", groupsPerLevel[l]},
+                          {"bandwidth_GBps", lv.link.bandwidth / 1e9},
+                          {"latency_us", lv.link.latency * 1e6},
+                          {"oversubscription", lv.link.oversubscription}});
+    }
+    std::map<std::string, int> perType;
+    for (const auto &d : t.devices)
+        ++perType[t.deviceTypes[d.type].name];
+    Json types = Json::array();
+    for (const auto &spec : t.deviceTypes)
+        types.push_back({{"name", spec.name},
+                         {"count", perType[spec.name]},
+                         {"peak_tflops", spec.peakFlops / 1e12},
+                         {"memory_GB", spec.memoryBytes / 1e9},
+                         {"memory_bandwidth_GBps", spec.memoryBandwidth / 1e9}});
+    return {{"name", t.name}, {"devices", t.deviceCount()}, {"device_types", types}, {"levels", levels}};
+}
+
+Json modelJson(const ModelProfile &m)
+{
+    int moe = 0;
+    for (const auto &l : m.layers)
+        moe += l.kind == LayerKind::Moe;
+    return {{"name", m.name},
+            {"family", m.family},
+            {"layers", m.layerCount()},
+            {"moe_layers", moe},
+            {"seq_length", m.seqLength},
+            {"global_batch", m.globalBatch},
+            {"parameters", m.totalParams()},
+            {"active_parameters", m.activeParams()},
+            {"flops_per_token", m.flopsPerToken()},
+            {"weight_bytes", m.weightBytes()}};
+}
+
+void printCluster(const Json &c)
+{
+    std::printf("Cluster %s: %d devices\n", c["name"].get<std::string>().c_str(), c["devices"].get<int>());
+    for (const auto &t : c["device_types"])
+        std::printf("  %5d x %-16s %8.1f TFLOP/s  %7.1f GB  %7.0f GB/s HBM\n", t["count"].get<int>(),
+                    t["name"].get<std::string>().c_str(), t["peak_tflops"].get<double>(),
+                    t["memory_GB"].get<double>(), t["memory_bandwidth_GBps"].get<double>());
+    std::printf("  level  name          groups   bandwidth/device   latency   oversubscription\n");
+    for (const auto &l : c["levels"])
+        std::printf("  %5d  %-12s %7d   %10.1f GB/s   %7.2f us   %5.2f\n", l["level"].get<int>(),
+                    l["name"].get<std::string>().c_str(), l["groups"].get<int>(),
+                    l["bandwidth_GBps"].get<double>(), l["latency_us"].get<double>(),
+                    l["oversubscription"].get<double>());
+}
+
+void printModel(const Json &m)
+{
+    std::printf("Model %s (%s): %d layers (%d MoE), sequence %d, global batch %d\n",
+                m["name"].get<std::string>().c_str(), m["family"].get<std::string>().c_str(),
+                m["layers"].get<int>(), m["moe_layers"].get<int>(), m["seq_length"].get<int>(),
+                m["global_batch"].get<int>());
+    std::printf("  parameters:        %.4g (%.3f B)\n", m["parameters"].get<double>(),
+                m["parameters"].get<double>() / 1e9);
+    std::printf("  active parameters: %.4g (%.3f B)\n", m["active_parameters"].get<double>(),
+                m["active_parameters"].get<double>() / 1e9);
+    std::printf("  FLOPs per token:   %.4g (forward + backward)\n", m["flops_per_token"].get<double>());
+    std::printf("  weight memory:     %.2f GB (BF16)\n", m["weight_bytes"].get<double>() / 1e9);
+}
+
+} // namespace
+
+int cmdInspect(const Args &args)
+{
+    const CliArgs a(args, {"cluster", "model", "seq", "batch"}, {"json"});
+    if (!a.positional().empty())
+        throw UsageError{"unexpected argument '" + a.positional().front() + "'"};
+    if (!a.has("cluster") && !a.has("model"))
+        throw UsageError{"give --cluster FILE|PRESET and/or --model FILE|PRESET"};
+
+    Json out = {{"devices", nullptr}, {"levels", nullptr}, {"parameters", nullptr},
+                {"active_parameters", nullptr}, {"flops_per_token", nullptr}};
+    if (a.has("cluster")) {
+        const auto topo = resolveCluster(a.value("cluster"));
+        if (!topo) {
+            std::cerr << "nest-cli inspect: " << topo.error() << "\n";
+            return 2;
+        }
+        const Json c = clusterJson(*topo);
+        out["cluster"] = c;
+        out["devices"] = c["devices"];
+        out["levels"] = c["levels"];
+    }
+    if (a.has("model")) {
+        ModelOptions opts;
+        if (a.has("seq"))
+            opts.seqLength = a.intValue("seq", 0);
+        if (a.has("batch"))
+            opts.globalBatch = a.intValue("batch", 0);
+        const auto model = resolveModel(a.value("model"), opts);
+        if (!model) {
+            std::cerr << "nest-cli inspect: " << model.error() << "\n";
+            return 2;
+        }
+        const Json m = modelJson(*model);
+        out["model"] = m;
+        for (const char *k : {"parameters", "active_parameters", "flops_per_token", "weight_bytes"})
+            out[k] = m[k];
+    }
+    if (a.flag("json")) {
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    if (out.contains("cluster"))
+        printCluster(out["cluster"]);
+    if (out.contains("cluster") && out.contains("model"))
+        std::printf("\n");
+    if (out.contains("model"))
+        printModel(out["model"]);
+    return 0;
+}
+
+} // namespace nest::cli
+#else // TEMP-GUARD
 #include "CliCommands.h"
 #include <iostream>
 namespace nest::cli {
-int cmdInspect(const Args &) { std::cerr << "todo\n"; return 1; }
+int cmdInspect(const Args &) { std::cerr << "not yet\n"; return 1; }
 }
+#endif // TEMP-GUARD
