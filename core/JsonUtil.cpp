@@ -52,6 +52,73 @@ static std::string lineColumn(const std::string &text, size_t byte)
     return "line " + std::to_string(line) + ", column " + std::to_string(col);
 }
 
+namespace {
+
+// Finds the JSON path of a value nlohmann's parser rejects after the lexer accepted it (a number
+// that overflows a double, "1e999", is reported as out_of_range 406 without a position).
+class PathSax {
+public:
+    bool null() { return value(); }
+    bool boolean(bool) { return value(); }
+    bool number_integer(Json::number_integer_t) { return value(); }
+    bool number_unsigned(Json::number_unsigned_t) { return value(); }
+    bool number_float(Json::number_float_t, const std::string &) { return value(); }
+    bool string(std::string &) { return value(); }
+    bool binary(Json::binary_t &) { return value(); }
+    bool start_object(std::size_t) { return open(false); }
+    bool start_array(std::size_t) { return open(true); }
+    bool key(std::string &k)
+    {
+        m_frames.back().key = k;
+        return true;
+    }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &e)
+    {
+        errorPath = path();
+        reason = e.what();
+        if (const auto pos = reason.find("] "); pos != std::string::npos)
+            reason = reason.substr(pos + 2);
+        return false;
+    }
+
+    std::string errorPath, reason;
+
+private:
+    struct Frame {
+        bool array = false;
+        size_t index = 0;
+        std::string key;
+    };
+    std::string path() const
+    {
+        std::string p;
+        for (const auto &f : m_frames)
+            p = f.array ? childPath(p, f.index) : childPath(p, f.key);
+        return p;
+    }
+    bool value()
+    {
+        if (!m_frames.empty() && m_frames.back().array)
+            ++m_frames.back().index;
+        return true;
+    }
+    bool open(bool array)
+    {
+        m_frames.push_back({array, 0, {}});
+        return true;
+    }
+    bool close()
+    {
+        m_frames.pop_back();
+        return value();
+    }
+    std::vector<Frame> m_frames;
+};
+
+} // namespace
+
 Result<Json> parseJsonText(const std::string &text, const std::string &origin)
 {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
@@ -66,6 +133,15 @@ Result<Json> parseJsonText(const std::string &text, const std::string &origin)
             what = what.substr(pos + 2);
         return Result<Json>::failure(formatError(
             origin, "", "malformed JSON near " + lineColumn(text, e.byte) + " (" + what + ")"));
+    } catch (const Json::exception &e) {
+        // The lexer accepted something the parser then rejected without a position (a
+        // number that overflows a double, "1e999": out_of_range 406): find its path.
+        PathSax sax;
+        Json::sax_parse(text, &sax, Json::input_format_t::json, false);
+        if (!sax.reason.empty())
+            return Result<Json>::failure(
+                formatError(origin, sax.errorPath, "number out of range, not a finite double (" + sax.reason + ")"));
+        return Result<Json>::failure(formatError(origin, "", std::string("cannot parse: ") + e.what()));
     }
 }
 

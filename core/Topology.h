@@ -61,6 +61,10 @@ struct UniformLevel {
 
 class Topology {
 public:
+    // Limits enforced by validate() and the loaders.
+    static constexpr int maxLevels = 16;
+    static constexpr int maxDevices = 1 << 20;  // 1,048,576
+
     Topology() = default;
 
     // Expands the compact form into the tree.
@@ -94,9 +98,15 @@ public:
     // Devices below a group, in id order.
     std::vector<int> devicesUnder(int group) const;
     int deviceCountUnder(int group) const;
+    // Group indices at one level, in depth-first order (level 0: the nodes).
+    std::vector<int> groupsAtLevel(int level) const;
 
     // Recomputes device ids (depth-first), Device::node/indexInNode, parent links and the
-    // ancestor index after an edit of groups. Call after changing the tree by hand.
+    // ancestor index after an edit of groups. Call after changing the tree by hand; the
+    // queries above (level, ancestor, devicesUnder, ...) read the index it builds. A node's
+    // device count is groups[node].devices.size() (the ids in it are rewritten). Safe on a
+    // broken tree (dangling indices, cycles): what cannot be reached is left out and
+    // validate() names the problem.
     void reindex();
     // Empty when the topology is consistent; otherwise one message naming the problem
     // (no devices, a node without devices, a level without a name, bandwidth <= 0, ...).
@@ -111,6 +121,11 @@ public:
 private:
     // m_ancestors[d * levelCount() + L] = ancestor group of device d at level L.
     std::vector<int> m_ancestors;
+    // Per group: first device id below it and how many (ids below a group are contiguous).
+    std::vector<int> m_firstDevice;
+    std::vector<int> m_deviceCount;
+    // Groups in depth-first pre-order from the root (reachable ones only).
+    std::vector<int> m_preorder;
 };
 
 } // namespace nest

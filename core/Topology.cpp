@@ -1,0 +1,372 @@
+#include "Topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace nest {
+
+namespace {
+
+// Builds the subtree of a uniform topology in depth-first pre-order; counters[L] numbers the
+// groups of level L across the whole tree ("rack3", "node12").
+int buildUniform(Topology &t, const std::vector<UniformLevel> &levels, int level, std::vector<int> &counters)
+{
+    const int index = static_cast<int>(t.groups.size());
+    TopoGroup g;
+    g.name = levels[level].name + std::to_string(counters[level]++);
+    g.level = level;
+    const int fanout = std::max(0, levels[level].fanout);
+    if (level == 0)
+        g.devices.assign(fanout, 0);  // ids assigned by reindex()
+    t.groups.push_back(std::move(g));
+    if (level > 0) {
+        for (int i = 0; i < fanout; ++i) {
+            const int child = buildUniform(t, levels, level - 1, counters);
+            t.groups[index].children.push_back(child);
+        }
+    }
+    return index;
+}
+
+std::string number(double x)
+{
+    if (std::isnan(x))
+        return "NaN";
+    if (std::isinf(x))
+        return x > 0 ? "inf" : "-inf";
+    std::string s = std::to_string(x);
+    // Trim trailing zeros of std::to_string's fixed notation ("25.000000" -> "25").
+    if (s.find('.') != std::string::npos) {
+        s.erase(s.find_last_not_of('0') + 1);
+        if (s.back() == '.')
+            s.pop_back();
+    }
+    return s;
+}
+
+// Empty when the link is usable; otherwise the reason.
+std::string checkLink(const LinkParams &l)
+{
+    if (!std::isfinite(l.bandwidth) || !(l.bandwidth > 0))
+        return "bandwidth must be a positive finite number of bytes/s, found " + number(l.bandwidth);
+    if (!std::isfinite(l.latency) || l.latency < 0)
+        return "latency must be a finite number of seconds >= 0, found " + number(l.latency);
+    if (!std::isfinite(l.oversubscription) || !(l.oversubscription >= 1))
+        return "oversubscription must be a finite ratio >= 1, found " + number(l.oversubscription);
+    return {};
+}
+
+} // namespace
+
+Topology Topology::uniform(std::string name, DeviceSpec device, const std::vector<UniformLevel> &levels)
+{
+    Topology t;
+    t.name = std::move(name);
+    t.deviceTypes.push_back(std::move(device));
+    for (const auto &l : levels)
+        t.levels.push_back({l.name, l.link});
+    if (levels.empty() || static_cast<int>(levels.size()) > maxLevels)
+        return t;  // validate() names the problem
+    // Refuse to expand absurd sizes: the result stays without a tree and validate() says so.
+    long long devices = 1;
+    for (const auto &l : levels) {
+        devices *= std::max(0, l.fanout);
+        if (devices > maxDevices)
+            return t;
+    }
+    std::vector<int> counters(levels.size(), 0);
+    t.root = buildUniform(t, levels, static_cast<int>(levels.size()) - 1, counters);
+    t.reindex();
+    return t;
+}
+
+void Topology::reindex()
+{
+    devices.clear();
+    m_ancestors.clear();
+    m_preorder.clear();
+    const int groupCount = static_cast<int>(groups.size());
+    m_firstDevice.assign(groupCount, 0);
+    m_deviceCount.assign(groupCount, 0);
+    if (root < 0 || root >= groupCount)
+        return;
+    const int levelCountValue = levelCount();
+    groups[root].parent = -1;
+
+    // Iterative depth-first walk; `path` holds the groups from the root to the current one.
+    std::vector<char> visited(groupCount, 0);
+    std::vector<std::pair<int, size_t>> path;  // (group, next child position)
+    auto enter = [&](int g) {
+        visited[g] = 1;
+        m_preorder.push_back(g);
+        m_firstDevice[g] = static_cast<int>(devices.size());
+        path.emplace_back(g, 0);
+        TopoGroup &group = groups[g];
+        if (group.level != 0)
+            return;
+        const int depth = static_cast<int>(path.size()) - 1;
+        for (size_t i = 0; i < group.devices.size(); ++i) {
+            const int id = static_cast<int>(devices.size());
+            group.devices[i] = id;
+            devices.push_back({id, g, group.deviceType, static_cast<int>(i)});
+            for (int level = 0; level < levelCountValue; ++level)
+                m_ancestors.push_back(depth - level >= 0 ? path[depth - level].first : -1);
+        }
+    };
+    enter(root);
+    while (!path.empty()) {
+        auto &[g, next] = path.back();
+        const TopoGroup &group = groups[g];
+        if (group.level != 0 && next < group.children.size()) {
+            const int child = group.children[next++];
+            if (child >= 0 && child < groupCount && !visited[child]) {
+                groups[child].parent = g;
+                enter(child);
+            }
+            continue;
+        }
+        m_deviceCount[g] = static_cast<int>(devices.size()) - m_firstDevice[g];
+        path.pop_back();
+    }
+}
+
+int Topology::level(int a, int b) const
+{
+    if (a == b)
+        return -1;
+    const size_t n = levels.size();
+    const int *pa = m_ancestors.data() + static_cast<size_t>(a) * n;
+    const int *pb = m_ancestors.data() + static_cast<size_t>(b) * n;
+    for (size_t l = 0; l < n; ++l)
+        if (pa[l] == pb[l])
+            return static_cast<int>(l);
+    return static_cast<int>(n) - 1;
+}
+
+int Topology::lcaGroup(int a, int b) const
+{
+    if (a == b)
+        return devices[a].node;
+    return ancestor(a, level(a, b));
+}
+
+int Topology::spanLevel(const std::vector<int> &deviceIds) const
+{
+    // Levels of lowest common ancestors form an ultrametric: level(x, y) <=
+    // max(level(x, z), level(z, y)), so the highest pair level is the highest level of any
+    // member against the first one.
+    int span = -1;
+    for (size_t i = 1; i < deviceIds.size(); ++i)
+        span = std::max(span, level(deviceIds[0], deviceIds[i]));
+    return span;
+}
+
+std::vector<int> Topology::levelsSpanned(const std::vector<int> &deviceIds) const
+{
+    std::vector<int> ids = deviceIds;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<int> out;
+    if (ids.size() < 2)
+        return out;
+    // Level L is crossed when one group of level L holds members below two different
+    // children (two different devices for L = 0).
+    std::vector<std::pair<int, int>> keys(ids.size());
+    for (int l = 0; l < levelCount(); ++l) {
+        for (size_t i = 0; i < ids.size(); ++i)
+            keys[i] = {ancestor(ids[i], l), l == 0 ? ids[i] : ancestor(ids[i], l - 1)};
+        std::sort(keys.begin(), keys.end());
+        for (size_t i = 1; i < keys.size(); ++i) {
+            if (keys[i].first == keys[i - 1].first && keys[i].second != keys[i - 1].second) {
+                out.push_back(l);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+int Topology::ancestor(int device, int lvl) const
+{
+    return m_ancestors[static_cast<size_t>(device) * levels.size() + static_cast<size_t>(lvl)];
+}
+
+LinkParams Topology::link(int group) const
+{
+    const TopoGroup &g = groups[group];
+    if (g.linkOverride)
+        return *g.linkOverride;
+    return levels[g.level].link;
+}
+
+LinkParams Topology::link(int a, int b) const
+{
+    return link(lcaGroup(a, b));
+}
+
+std::vector<int> Topology::devicesUnder(int group) const
+{
+    std::vector<int> out;
+    if (group < 0 || group >= static_cast<int>(m_deviceCount.size()))
+        return out;
+    out.resize(m_deviceCount[group]);
+    std::iota(out.begin(), out.end(), m_firstDevice[group]);
+    return out;
+}
+
+int Topology::deviceCountUnder(int group) const
+{
+    if (group < 0 || group >= static_cast<int>(m_deviceCount.size()))
+        return 0;
+    return m_deviceCount[group];
+}
+
+std::vector<int> Topology::groupsAtLevel(int lvl) const
+{
+    std::vector<int> out;
+    for (int g : m_preorder)
+        if (groups[g].level == lvl)
+            out.push_back(g);
+    return out;
+}
+
+std::string Topology::validate() const
+{
+    const int groupCount = static_cast<int>(groups.size());
+    const int levelCountValue = levelCount();
+    auto label = [&](int g) {
+        const TopoGroup &group = groups[g];
+        std::string s = "group '" + group.name + "' (#" + std::to_string(g);
+        if (group.level >= 0 && group.level < levelCountValue)
+            s += ", level " + std::to_string(group.level) + " '" + levels[group.level].name + "'";
+        return s + ")";
+    };
+
+    // Levels.
+    if (levels.empty())
+        return "the cluster has no levels";
+    if (levelCountValue > maxLevels)
+        return "the cluster has " + std::to_string(levelCountValue) + " levels; at most " +
+               std::to_string(maxLevels) + " are supported";
+    for (int l = 0; l < levelCountValue; ++l) {
+        const TopoLevel &lv = levels[l];
+        if (lv.name.empty())
+            return "level " + std::to_string(l) + " has no name";
+        for (int k = 0; k < l; ++k)
+            if (levels[k].name == lv.name)
+                return "levels " + std::to_string(k) + " and " + std::to_string(l) + " share the name '" +
+                       lv.name + "'";
+        if (const std::string why = checkLink(lv.link); !why.empty())
+            return "level " + std::to_string(l) + " '" + lv.name + "': " + why;
+    }
+
+    // Device types.
+    if (deviceTypes.empty())
+        return "the cluster declares no device type";
+    for (size_t i = 0; i < deviceTypes.size(); ++i) {
+        const DeviceSpec &d = deviceTypes[i];
+        const std::string what = "device type " + std::to_string(i) + " '" + d.name + "': ";
+        if (d.name.empty())
+            return "device type " + std::to_string(i) + " has no name";
+        if (!std::isfinite(d.peakFlops) || !(d.peakFlops > 0))
+            return what + "peak FLOP/s must be positive, found " + number(d.peakFlops);
+        if (!std::isfinite(d.memoryBytes) || !(d.memoryBytes > 0))
+            return what + "memory capacity must be positive, found " + number(d.memoryBytes);
+        if (!std::isfinite(d.memoryBandwidth) || !(d.memoryBandwidth > 0))
+            return what + "memory bandwidth must be positive, found " + number(d.memoryBandwidth);
+    }
+
+    // Tree shape.
+    if (groups.empty())
+        return "the cluster has no groups (an empty tree, or more than " + std::to_string(maxDevices) +
+               " devices requested)";
+    if (root < 0 || root >= groupCount)
+        return "the root index " + std::to_string(root) + " does not name a group (there are " +
+               std::to_string(groupCount) + ")";
+    std::vector<int> referencedBy(groupCount, -1);
+    long long deviceTotal = 0;
+    for (int g = 0; g < groupCount; ++g) {
+        const TopoGroup &group = groups[g];
+        if (group.level < 0 || group.level >= levelCountValue)
+            return label(g) + ": level " + std::to_string(group.level) + " is out of range (the cluster has " +
+                   std::to_string(levelCountValue) + " levels)";
+        if (group.name.empty())
+            return "group #" + std::to_string(g) + " has no name";
+        if (group.linkOverride) {
+            if (const std::string why = checkLink(*group.linkOverride); !why.empty())
+                return label(g) + ": link override: " + why;
+        }
+        if (group.level == 0) {
+            if (!group.children.empty())
+                return label(g) + ": a node (level 0) cannot have child groups";
+            if (group.devices.empty())
+                return label(g) + ": an empty node (no devices)";
+            if (group.deviceType < 0 || group.deviceType >= static_cast<int>(deviceTypes.size()))
+                return label(g) + ": device type index " + std::to_string(group.deviceType) +
+                       " is out of range (" + std::to_string(deviceTypes.size()) + " types declared)";
+            deviceTotal += static_cast<long long>(group.devices.size());
+            if (deviceTotal > maxDevices)
+                return "the cluster has more than " + std::to_string(maxDevices) + " devices";
+            continue;
+        }
+        if (!group.devices.empty())
+            return label(g) + ": only nodes (level 0) hold devices";
+        if (group.children.empty())
+            return label(g) + ": has no child groups";
+        for (int child : group.children) {
+            if (child < 0 || child >= groupCount)
+                return label(g) + ": child index " + std::to_string(child) + " does not name a group";
+            if (child == g)
+                return label(g) + ": lists itself as a child (a cycle)";
+            if (child == root)
+                return label(g) + ": lists the root as a child (a cycle)";
+            if (referencedBy[child] >= 0)
+                return "group '" + groups[child].name + "' (#" + std::to_string(child) + ") is a child of both '" +
+                       groups[referencedBy[child]].name + "' and '" + group.name + "'";
+            referencedBy[child] = g;
+            if (groups[child].level != group.level - 1)
+                return label(child) + ": is a child of " + label(g) + " and must be at level " +
+                       std::to_string(group.level - 1);
+        }
+    }
+    if (groups[root].level != levelCountValue - 1)
+        return label(root) + ": the root must be at the top level " + std::to_string(levelCountValue - 1) +
+               " (level count and tree depth disagree)";
+    if (referencedBy[root] >= 0)
+        return label(root) + ": the root is listed as a child of '" + groups[referencedBy[root]].name + "' (a cycle)";
+    if (groups[root].parent != -1)
+        return label(root) + ": the root has a parent index";
+    for (int g = 0; g < groupCount; ++g) {
+        if (g == root)
+            continue;
+        if (referencedBy[g] < 0)
+            return label(g) + ": not reachable from the root (no parent lists it)";
+        if (groups[g].parent != referencedBy[g])
+            return label(g) + ": parent index " + std::to_string(groups[g].parent) + " disagrees with the parent '" +
+                   groups[referencedBy[g]].name + "' that lists it (call reindex())";
+    }
+    // Every group has exactly one parent, levels drop by one per step and the root sits at
+    // the top: the structure is a tree reaching every group, so no cycle remains.
+    if (deviceTotal == 0)
+        return "the cluster has no devices";
+
+    // The index reindex() builds must be current.
+    const std::string stale = "the device index is stale (call Topology::reindex() after editing the tree)";
+    if (static_cast<long long>(devices.size()) != deviceTotal ||
+        m_ancestors.size() != devices.size() * levels.size() || m_deviceCount.size() != groups.size())
+        return stale;
+    for (size_t i = 0; i < devices.size(); ++i) {
+        const Device &d = devices[i];
+        if (d.id != static_cast<int>(i) || d.node < 0 || d.node >= groupCount)
+            return stale;
+        const TopoGroup &node = groups[d.node];
+        if (d.indexInNode < 0 || d.indexInNode >= static_cast<int>(node.devices.size()) ||
+            node.devices[d.indexInNode] != d.id || d.type != node.deviceType)
+            return stale;
+    }
+    return {};
+}
+
+} // namespace nest
