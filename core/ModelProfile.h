@@ -12,17 +12,20 @@
 //    Transformer Models" (MLSys'23), Eq. 1-2 and Table 2: per layer
 //    s*b*h*(34 + 5*a*s/h) bytes without parallelism; with tensor parallelism t the
 //    10*s*b*h part (layer-norm inputs, dropout masks, residuals) stays replicated unless
-//    sequence parallelism is on; with full recomputation only the layer input (2*s*b*h) is
-//    kept.
+//    sequence parallelism is on; with full recomputation a transformer block keeps only
+//    its input (2*s*b*h); embedding and head keep their own stash (docs/formats/model.md).
 #include "JsonUtil.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nest {
 
 enum class LayerKind { Embedding, Transformer, Moe, Head };
-const char *toString(LayerKind k);
+const char *toString(LayerKind k);  // "embedding", "transformer", "moe", "head"
+std::optional<LayerKind> layerKindFromString(std::string_view s);
 
 struct LayerProfile {
     std::string name;
@@ -41,6 +44,10 @@ struct LayerProfile {
     double tpParams = 0;        // the part tensor parallelism divides (rest is replicated)
     double expertParams = 0;    // the part inside experts (expert parallelism divides it)
     double activeParams = 0;    // parameters touched per token (MoE: top-k experts only)
+    // Weights shared with an earlier layer (tied input/output embeddings). Not part of
+    // params (totals count them once, at their owner); a stage holding this layer but not
+    // the owner keeps a copy of this size (split like tpParams) and syncs its gradient.
+    double tiedParams = 0;
 
     // Activations per sample (bytes).
     double outputBytes = 0;        // boundary tensor sent to the next stage (s*h*2)
@@ -71,6 +78,8 @@ struct ModelProfile {
     int globalBatch = 4096;    // default for plans, overridable
     double bytesPerParam = 2;  // BF16 weights
     std::vector<LayerProfile> layers;
+    std::string source;               // where it came from: preset citation or file
+    std::vector<std::string> notes;   // non-fatal remarks from an import (approximations)
 
     int layerCount() const { return static_cast<int>(layers.size()); }
     double totalParams() const;

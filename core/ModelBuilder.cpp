@@ -1,0 +1,213 @@
+#include "ModelBuilder.h"
+
+#include <algorithm>
+#include <string>
+
+namespace nest {
+
+namespace {
+
+constexpr double ACT_BYTES = 2;     // BF16 activations
+constexpr double LOGIT_BYTES = 4;   // FP32 logits for the loss (Korthikanti et al. Sec. 4.3)
+
+// Sizes as doubles so that every product is exact below 2^53 and never overflows.
+struct Dims {
+    double s, h, a, hkv, f, v, e, k;
+    bool gated, bias, rms, dropout, moe;
+};
+
+Dims dimsOf(const ModelConfig &m)
+{
+    return {static_cast<double>(m.seqLength), static_cast<double>(m.hidden),
+            static_cast<double>(m.heads), static_cast<double>(m.kvHidden()),
+            static_cast<double>(m.ffnHidden), static_cast<double>(m.vocab),
+            static_cast<double>(m.experts), static_cast<double>(m.topK),
+            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1};
+}
+
+double normParams(const Dims &d)
+{
+    return d.rms ? d.h : 2 * d.h;  // RMSNorm: weight; LayerNorm: weight + bias
+}
+
+LayerProfile embeddingLayer(const ModelConfig &m, const Dims &d)
+{
+    LayerProfile l;
+    l.name = "embedding";
+    l.kind = LayerKind::Embedding;
+    const bool learnedPositions = m.family == "gpt" || m.family == "bert";
+    const bool bert = m.family == "bert";
+    const double word = d.v * d.h;  // vocab-parallel in Megatron-LM: TP divides it
+    l.params = word + (learnedPositions ? m.maxPositions * d.h : 0) + m.typeVocab * d.h +
+               (bert ? normParams(d) : 0);
+    l.tpParams = word;
+    l.activeParams = l.params;
+    // Lookups and additions only: no model FLOPs.
+    l.outputBytes = ACT_BYTES * d.s * d.h;
+    // Saved: the embedding dropout mask (1 byte per element, Korthikanti Sec. 4.1) and,
+    // for BERT, the input of the embedding LayerNorm.
+    l.stashSpBytes = (d.dropout ? d.s * d.h : 0) + (bert ? ACT_BYTES * d.s * d.h : 0);
+    // Megatron recomputes transformer layers only: the embedding keeps its stash.
+    l.recomputeStashBytes = l.stashSpBytes;
+    // The gathered embedding rows and the summed output.
+    l.workingBytes = 2 * ACT_BYTES * d.s * d.h;
+    // Vocab-parallel embedding: one all-reduce of the s*h output (Megatron-LM).
+    l.tpAllReduceBytes = ACT_BYTES * d.s * d.h;
+    return l;
+}
+
+LayerProfile blockLayer(const Dims &d, int index)
+{
+    LayerProfile l;
+    l.name = "block" + std::to_string(index);
+    l.kind = d.moe ? LayerKind::Moe : LayerKind::Transformer;
+    const double s = d.s, h = d.h;
+
+    // --- parameters ----------------------------------------------------------------------
+    // Column-parallel linears (QKV, MLP up/gate) split weight and bias across TP;
+    // row-parallel ones (attention out, MLP down) split the weight, replicate the bias.
+    const double qkv = h * (h + 2 * d.hkv) + (d.bias ? h + 2 * d.hkv : 0);
+    const double out = h * h;
+    const double outBias = d.bias ? h : 0;
+    const double mlpMatrices = (d.gated ? 3 : 2) * h * d.f;
+    const double mlpColBias = d.bias ? (d.gated ? 2 : 1) * d.f : 0;
+    const double mlpRowBias = d.bias ? h : 0;
+    const double norms = 2 * normParams(d);
+    const double expert = mlpMatrices + mlpColBias + mlpRowBias;
+    if (d.moe) {
+        const double router = h * d.e;  // replicated, no bias (Mixtral)
+        l.expertParams = d.e * expert;
+        l.params = qkv + out + outBias + l.expertParams + router + norms;
+        l.tpParams = qkv + out + d.e * (mlpMatrices + mlpColBias);
+        l.activeParams = l.params - (d.e - d.k) * expert;
+    } else {
+        l.params = qkv + out + outBias + expert + norms;
+        l.tpParams = qkv + out + mlpMatrices + mlpColBias;
+        l.activeParams = l.params;
+    }
+
+    // --- FLOPs per sequence --------------------------------------------------------------
+    const double projections = 2 * s * h * (h + 2 * d.hkv) + 2 * s * h * h;  // Q,K,V + O
+    const double attention = 2 * (2 * s * s * h);                          // QK^T and PV
+    const double mlpPerExpert = 2 * s * h * d.f * (d.gated ? 3 : 2);
+    const double mlp = d.moe ? d.k * mlpPerExpert + 2 * s * h * d.e : mlpPerExpert;
+    l.fwdFlops = projections + attention + mlp;
+    l.bwdFlops = 2 * l.fwdFlops;
+
+    // --- activations saved for backward (bytes per sequence) -------------------------------
+    // Replicated across TP (divided only by sequence parallelism): the inputs of the two
+    // norms, the inputs of the QKV and first MLP (or router) matmuls (the norm outputs), and
+    // the two 1-byte dropout masks after attention and MLP: 8sh (+2sh) = Korthikanti's 10sh.
+    double sp = 4 * ACT_BYTES * s * h + (d.dropout ? 2 * s * h : 0);
+    // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input,
+    // the softmax output (2as^2) and, with dropout, its mask (as^2) and the dropped
+    // probabilities (2as^2): GPT gives 8sh + 5as^2 as in Korthikanti.
+    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) + ACT_BYTES * d.a * s * s +
+                (d.dropout ? 3 * d.a * s * s : 0);
+    // MLP: GeLU keeps its input and output (2 * 2sf = 16sh for f = 4h); SwiGLU keeps the
+    // gate and up outputs and their product, the down projection's input (3 * 2sf; the
+    // fused Megatron kernel recomputes silu in backward). MoE: per routed token copy.
+    const double mlpStash = ACT_BYTES * s * d.f * (d.gated ? 3 : 2);
+    if (d.moe) {
+        tp += d.k * mlpStash;
+        // Router logits (FP32), the permuted expert inputs and the expert outputs kept for
+        // the weighted combine: not split by TP.
+        sp += LOGIT_BYTES * s * d.e + 2 * d.k * ACT_BYTES * s * h;
+    } else {
+        tp += mlpStash;
+    }
+    l.stashSpBytes = sp;
+    l.stashTpBytes = tp;
+    l.recomputeStashBytes = ACT_BYTES * s * h;  // the block input
+    l.outputBytes = ACT_BYTES * s * h;
+
+    // Transient peak: the largest intermediate together with its gradient in backward
+    // (attention scores a*s^2, the MLP's inner activation, or the QKV output).
+    const double mlpInner = ACT_BYTES * s * d.f * (d.gated ? 2 : 1) * (d.moe ? d.k : 1);
+    l.workingBytes = 2 * std::max({ACT_BYTES * d.a * s * s, mlpInner, ACT_BYTES * s * (h + 2 * d.hkv)});
+
+    // --- communication per sequence per forward ------------------------------------------
+    l.tpAllReduceBytes = 2 * ACT_BYTES * s * h;             // attention out + MLP out
+    l.epAllToAllBytes = d.moe ? 2 * d.k * s * h * ACT_BYTES : 0;  // dispatch + combine
+    l.cpExchangeBytes = 2 * s * d.hkv * ACT_BYTES;          // K and V around the ring
+    return l;
+}
+
+LayerProfile headLayer(const ModelConfig &m, const Dims &d)
+{
+    LayerProfile l;
+    l.name = "head";
+    l.kind = LayerKind::Head;
+    const double s = d.s, h = d.h;
+    const bool bert = m.family == "bert";
+    const double projection = d.v * h;
+    double replicated = 0, split = 0;
+    if (bert) {
+        // Post-LN encoder: no final norm. MLM head: dense h*h + bias, GeLU, LayerNorm,
+        // decoder (tied) + vocab bias (vocab-parallel); pooler h*h + bias and the
+        // next-sentence classifier 2h + 2.
+        replicated = h * h + h + 2 * h + (h * h + h) + (2 * h + 2);
+        split = d.v;
+    } else {
+        replicated = normParams(d);  // final norm
+    }
+    if (m.tiedEmbeddings) {
+        l.tiedParams = projection;
+    } else {
+        split += projection;
+    }
+    l.params = replicated + split;
+    l.tpParams = split;
+    l.activeParams = l.params;
+
+    l.fwdFlops = 2 * s * h * d.v + (bert ? 2 * s * h * h + 2 * h * h + 2 * 2 * h : 0);
+    l.bwdFlops = 2 * l.fwdFlops;
+
+    // Saved: the final norm's input and the projection's input (4sh; BERT: dense input, GeLU
+    // input, LayerNorm input, decoder input = 8sh) and the FP32 logits the cross-entropy
+    // keeps, vocab-parallel (Korthikanti Sec. 4.3: 4sh/t * (1 + v/h) with SP).
+    l.stashSpBytes = (bert ? 4 : 2) * ACT_BYTES * s * h;
+    l.stashTpBytes = LOGIT_BYTES * s * d.v;
+    // With recomputation only the input stays; the logits are rebuilt in backward.
+    l.recomputeStashBytes = ACT_BYTES * s * h;
+    l.outputBytes = 0;  // the loss
+    // BF16 logits before the FP32 upcast, and the FP32 gradient of the logits.
+    l.workingBytes = ACT_BYTES * s * d.v + LOGIT_BYTES * s * d.v;
+    // Column-parallel projection: the conjugate all-reduce of its s*h input (in backward).
+    l.tpAllReduceBytes = ACT_BYTES * s * h;
+    return l;
+}
+
+} // namespace
+
+ModelProfile buildProfile(const ModelConfig &config)
+{
+    const Dims d = dimsOf(config);
+    ModelProfile p;
+    p.name = config.name;
+    p.family = config.family;
+    p.seqLength = config.seqLength;
+    p.hidden = config.hidden;
+    p.heads = config.heads;
+    p.kvHeads = config.kvHeads;
+    p.numExperts = config.experts;
+    p.topK = config.topK;
+    p.vocab = config.vocab;
+    p.globalBatch = config.globalBatch;
+    p.source = config.source;
+    p.layers.reserve(static_cast<size_t>(std::max(0, config.layers)) + 2);
+    p.layers.push_back(embeddingLayer(config, d));
+    for (int i = 0; i < config.layers; ++i)
+        p.layers.push_back(blockLayer(d, i));
+    p.layers.push_back(headLayer(config, d));
+    return p;
+}
+
+Result<ModelProfile> buildValidatedProfile(const ModelConfig &config)
+{
+    if (const std::string problem = validate(config); !problem.empty())
+        return Result<ModelProfile>::failure("model '" + config.name + "': " + problem);
+    return buildProfile(config);
+}
+
+} // namespace nest

@@ -1,0 +1,423 @@
+#include "ProfileIO.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace nest {
+
+namespace {
+
+constexpr long long MAX_SIZE = 100'000'000;
+constexpr double MS = 1e-3;
+constexpr int ARTIFACT_GLOBAL_BATCH = 4096;  // the artifact README: global batch 4096
+
+const std::set<std::string> &topKeys()
+{
+    static const std::set<std::string> keys = {
+        "format", "version", "name", "family", "source", "notes", "seq_length", "micro_batch",
+        "global_batch", "hidden", "heads", "kv_heads", "experts", "top_k", "vocab",
+        "bytes_per_param", "layers", "comment"};
+    return keys;
+}
+
+const std::set<std::string> &layerKeys()
+{
+    static const std::set<std::string> keys = {
+        "name", "kind", "repeat", "fwd_ms", "bwd_ms", "fwd_flops", "bwd_flops", "params",
+        "tp_params", "expert_params", "active_params", "tied_params", "output_bytes",
+        "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
+        "tp_allreduce_bytes", "ep_alltoall_bytes", "cp_exchange_bytes", "comment"};
+    return keys;
+}
+
+void rejectUnknownKeys(const Json &obj, const std::set<std::string> &known, const std::string &path)
+{
+    for (const auto &[key, value] : obj.items()) {
+        if (known.count(key))
+            continue;
+        std::string list;
+        for (const auto &k : known)
+            list += (list.empty() ? "" : ", ") + k;
+        throw JsonError(childPath(path, key), "unknown key (known: " + list + ")");
+    }
+}
+
+int intField(const Json &j, const char *key, const std::string &path, long long min, int fallback)
+{
+    return static_cast<int>(getInt(j, key, path, min, MAX_SIZE, fallback));
+}
+
+// One "layers[i]" entry (possibly repeated). Per-micro-batch values are divided by mb.
+std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, const ModelProfile &p,
+                                    double mb, size_t blocksSoFar)
+{
+    requireObject(e, path);
+    rejectUnknownKeys(e, layerKeys(), path);
+    LayerProfile l;
+    const std::string kindName = getString(e, "kind", path, "transformer");
+    const auto kind = layerKindFromString(kindName);
+    if (!kind)
+        throw JsonError(childPath(path, "kind"), "unknown layer kind '" + kindName +
+                                                     "' (known: embedding, transformer, moe, head)");
+    l.kind = *kind;
+
+    if (has(e, "fwd_ms") != has(e, "bwd_ms"))
+        throw JsonError(childPath(path, has(e, "fwd_ms") ? "bwd_ms" : "fwd_ms"),
+                        "fwd_ms and bwd_ms must be given together");
+    if (has(e, "fwd_ms")) {
+        l.measuredFwdTime = getNonNegative(e, "fwd_ms", path) * MS / mb;
+        l.measuredBwdTime = getNonNegative(e, "bwd_ms", path) * MS / mb;
+    }
+    l.fwdFlops = getNonNegative(e, "fwd_flops", path, 0) / mb;
+    l.bwdFlops = getNonNegative(e, "bwd_flops", path, 2 * l.fwdFlops * mb) / mb;
+
+    l.params = getNonNegative(e, "params", path, 0);
+    l.tpParams = getNonNegative(e, "tp_params", path, l.params);
+    l.expertParams = getNonNegative(e, "expert_params", path, 0);
+    const double inactive = p.numExperts > 1 && l.expertParams > 0
+                                ? l.expertParams * (1.0 - static_cast<double>(p.topK) / p.numExperts)
+                                : 0.0;
+    l.activeParams = getNonNegative(e, "active_params", path, l.params - inactive);
+    l.tiedParams = getNonNegative(e, "tied_params", path, 0);
+    for (const auto &[key, value] : {std::pair<const char *, double>{"tp_params", l.tpParams},
+                                     {"expert_params", l.expertParams},
+                                     {"active_params", l.activeParams}})
+        if (value > l.params)
+            throw JsonError(childPath(path, key), std::string(key) + " (" + e.at(key).dump() +
+                                                      ") exceeds params (" + std::to_string(l.params) + ")");
+
+    // Boundary tensor and layer input default to s*h*2 bytes when the hidden size is known.
+    const double sh2 = 2.0 * p.seqLength * p.hidden;
+    const double defaultOut = l.kind == LayerKind::Head ? 0 : sh2;
+    if (p.hidden <= 0 && l.kind != LayerKind::Head && !has(e, "output_bytes"))
+        throw JsonError(childPath(path, "output_bytes"),
+                        "required when the profile has no \"hidden\" (the pipeline boundary size)");
+    l.outputBytes = getNonNegative(e, "output_bytes", path, defaultOut * mb) / mb;
+    l.stashTpBytes = getNonNegative(e, "stash_tp_bytes", path, 0) / mb;
+    l.stashSpBytes = getNonNegative(e, "stash_sp_bytes", path, 0) / mb;
+    const double defaultRecompute =
+        l.kind == LayerKind::Embedding ? l.stashTpBytes + l.stashSpBytes : sh2;
+    l.recomputeStashBytes = getNonNegative(e, "recompute_stash_bytes", path, defaultRecompute * mb) / mb;
+    l.workingBytes = getNonNegative(e, "working_bytes", path, 0) / mb;
+    l.tpAllReduceBytes = getNonNegative(e, "tp_allreduce_bytes", path, 0) / mb;
+    l.epAllToAllBytes = getNonNegative(e, "ep_alltoall_bytes", path, 0) / mb;
+    l.cpExchangeBytes = getNonNegative(e, "cp_exchange_bytes", path, 0) / mb;
+
+    const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
+    const std::string defaultName = l.kind == LayerKind::Embedding ? "embedding"
+                                    : l.kind == LayerKind::Head    ? "head"
+                                                                   : "block";
+    const std::string name = getString(e, "name", path, defaultName);
+    const bool numbered = has(e, "name") ? repeat > 1 : defaultName == "block";
+    std::vector<LayerProfile> out(static_cast<size_t>(repeat), l);
+    for (size_t i = 0; i < out.size(); ++i) {
+        const size_t number = has(e, "name") ? i : blocksSoFar + i;
+        out[i].name = numbered ? name + std::to_string(number) : name;
+    }
+    return out;
+}
+
+void checkChain(const ModelProfile &p)
+{
+    for (size_t i = 0; i < p.layers.size(); ++i) {
+        const LayerKind k = p.layers[i].kind;
+        if (k == LayerKind::Embedding && i != 0)
+            throw JsonError(childPath("layers", i), "an embedding layer must come first");
+        if (k == LayerKind::Head && i + 1 != p.layers.size())
+            throw JsonError(childPath("layers", i), "a head layer must come last");
+    }
+}
+
+} // namespace
+
+Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
+{
+    try {
+        requireObject(j, "");
+        rejectUnknownKeys(j, topKeys(), "");
+        const std::string format = getString(j, "format", "");
+        if (format != "nest-profile")
+            throw JsonError("format", "expected \"nest-profile\", found \"" + format + "\"");
+        getInt(j, "version", "", 1, 1, 1);
+        ModelProfile p;
+        p.name = getString(j, "name", "", std::filesystem::path(origin).stem().string());
+        if (p.name.empty())
+            p.name = "profile";
+        p.family = getString(j, "family", "", "profile");
+        p.source = getString(j, "source", "", origin);
+        if (has(j, "notes")) {
+            requireArray(j.at("notes"), "notes");
+            for (size_t i = 0; i < j.at("notes").size(); ++i) {
+                const Json &n = j.at("notes")[i];
+                if (!n.is_string())
+                    throw JsonError(childPath("notes", i), "expected a string");
+                p.notes.push_back(n.get<std::string>());
+            }
+        }
+        p.seqLength = static_cast<int>(getInt(j, "seq_length", "", 1, MAX_SIZE));
+        const int microBatch = static_cast<int>(getInt(j, "micro_batch", "", 1, MAX_SIZE, 1));
+        p.globalBatch = intField(j, "global_batch", "", 1, 4096);
+        p.hidden = intField(j, "hidden", "", 0, 0);
+        p.heads = intField(j, "heads", "", 0, 0);
+        p.kvHeads = intField(j, "kv_heads", "", 0, p.heads);
+        p.numExperts = intField(j, "experts", "", 1, 1);
+        p.topK = intField(j, "top_k", "", 1, 1);
+        if (p.topK > p.numExperts)
+            throw JsonError("top_k", "top_k (" + std::to_string(p.topK) +
+                                         ") must not exceed experts (" + std::to_string(p.numExperts) + ")");
+        p.vocab = intField(j, "vocab", "", 0, 0);
+        p.bytesPerParam = getPositive(j, "bytes_per_param", "", 2);
+
+        const Json &layers = requireKey(j, "layers", "");
+        requireArray(layers, "layers");
+        if (layers.empty())
+            throw JsonError("layers", "must list at least one layer");
+        for (size_t i = 0; i < layers.size(); ++i) {
+            const auto blocks = static_cast<size_t>(std::count_if(
+                p.layers.begin(), p.layers.end(), [](const LayerProfile &l) {
+                    return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
+                }));
+            auto chunk = readLayer(layers[i], childPath("layers", i), p, microBatch, blocks);
+            if (p.layers.size() + chunk.size() > 1000000)
+                throw JsonError(childPath("layers", i), "more than a million layers");
+            p.layers.insert(p.layers.end(), chunk.begin(), chunk.end());
+        }
+        checkChain(p);
+        return p;
+    } catch (const JsonError &e) {
+        return Result<ModelProfile>::failure(formatError(origin, e.path(), e.reason()));
+    }
+}
+
+Json profileToJson(const ModelProfile &p)
+{
+    Json layers = Json::array();
+    for (const auto &l : p.layers) {
+        Json e = {{"name", l.name}, {"kind", toString(l.kind)}};
+        if (l.measuredFwdTime >= 0 && l.measuredBwdTime >= 0) {
+            e["fwd_ms"] = l.measuredFwdTime / MS;
+            e["bwd_ms"] = l.measuredBwdTime / MS;
+        }
+        e["fwd_flops"] = l.fwdFlops;
+        e["bwd_flops"] = l.bwdFlops;
+        e["params"] = l.params;
+        e["tp_params"] = l.tpParams;
+        e["expert_params"] = l.expertParams;
+        e["active_params"] = l.activeParams;
+        e["tied_params"] = l.tiedParams;
+        e["output_bytes"] = l.outputBytes;
+        e["stash_tp_bytes"] = l.stashTpBytes;
+        e["stash_sp_bytes"] = l.stashSpBytes;
+        e["recompute_stash_bytes"] = l.recomputeStashBytes;
+        e["working_bytes"] = l.workingBytes;
+        e["tp_allreduce_bytes"] = l.tpAllReduceBytes;
+        e["ep_alltoall_bytes"] = l.epAllToAllBytes;
+        e["cp_exchange_bytes"] = l.cpExchangeBytes;
+        layers.push_back(e);
+    }
+    Json j = {{"format", "nest-profile"},
+              {"version", 1},
+              {"name", p.name},
+              {"family", p.family},
+              {"seq_length", p.seqLength},
+              {"micro_batch", 1},
+              {"global_batch", p.globalBatch},
+              {"hidden", p.hidden},
+              {"heads", p.heads},
+              {"kv_heads", p.kvHeads},
+              {"experts", p.numExperts},
+              {"top_k", p.topK},
+              {"vocab", p.vocab},
+              {"bytes_per_param", p.bytesPerParam}};
+    if (!p.source.empty())
+        j["source"] = p.source;
+    if (!p.notes.empty())
+        j["notes"] = p.notes;
+    j["layers"] = layers;
+    return j;
+}
+
+// --- NEST artifact ---------------------------------------------------------------------------
+
+namespace {
+
+std::optional<int> numberInName(const std::string &name, const char *tag)
+{
+    const std::regex re(std::string("(^|_)") + tag + "_([0-9]{1,9})(_|\\.|$)");
+    std::smatch m;
+    if (std::regex_search(name, m, re))
+        return std::stoi(m[2].str());
+    return std::nullopt;
+}
+
+struct ArtifactNode {
+    long long id = 0;
+    double parameterSize = 0, activationSize = 0, fw = 0, bw = 0;
+    bool tp = false;
+};
+
+} // namespace
+
+Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &origin,
+                                             std::optional<int> seqLengthHint)
+{
+    try {
+        requireObject(j, "");
+        const Json &nodes = requireKey(j, "nodes", "");
+        requireObject(nodes, "nodes");
+        if (nodes.empty())
+            throw JsonError("nodes", "no tensor width listed");
+        const std::string fileName = std::filesystem::path(origin).filename().string();
+
+        // The tensor width to read: "1", else the smallest.
+        int width = 0;
+        for (const auto &[key, value] : nodes.items()) {
+            int t = 0;
+            try {
+                size_t used = 0;
+                t = std::stoi(key, &used);
+                if (used != key.size() || t < 1)
+                    t = 0;
+            } catch (...) {
+                t = 0;
+            }
+            if (t == 0)
+                throw JsonError(childPath("nodes", key), "keys must be tensor widths (1, 2, 4, ...)");
+            if (width == 0 || t < width)
+                width = t;
+        }
+        const std::string tKey = std::to_string(width);
+        const std::string nodesPath = "nodes." + tKey;
+        const Json &list = nodes.at(tKey);
+        requireArray(list, nodesPath);
+        if (list.empty())
+            throw JsonError(nodesPath, "must list at least one layer");
+
+        std::vector<ArtifactNode> parsed;
+        std::set<long long> ids;
+        for (size_t i = 0; i < list.size(); ++i) {
+            const std::string path = childPath(nodesPath, i);
+            ArtifactNode n;
+            n.id = getInt(list[i], "id", path, -1, MAX_SIZE);
+            if (!ids.insert(n.id).second)
+                throw JsonError(childPath(path, "id"), "duplicate id " + std::to_string(n.id));
+            n.parameterSize = getNonNegative(list[i], "parameterSize", path);
+            n.activationSize = getNonNegative(list[i], "activationSize", path);
+            n.fw = getNonNegative(list[i], "optimalLatencyFw", path);
+            n.bw = getNonNegative(list[i], "optimalLatencyBw", path);
+            n.tp = getBool(list[i], "isTensorParallelized", path, false);
+            parsed.push_back(n);
+        }
+        std::sort(parsed.begin(), parsed.end(),
+                  [](const ArtifactNode &a, const ArtifactNode &b) { return a.id < b.id; });
+        // Ids must be -1 (embedding, optional), 0, 1, ..., L-1.
+        const long long firstId = parsed.front().id;
+        for (size_t i = 0; i < parsed.size(); ++i)
+            if (parsed[i].id != firstId + static_cast<long long>(i) || firstId > 0)
+                throw JsonError(nodesPath, "layer ids must run -1 (embedding), 0, 1, ... without gaps");
+
+        // Pipeline boundary sizes from the chain edges id -> id+1 (bytes per micro-batch).
+        std::map<long long, double> edgeOut;
+        if (has(j, "edges") && j.at("edges").contains(tKey)) {
+            const Json &edges = j.at("edges").at(tKey);
+            const std::string edgesPath = "edges." + tKey;
+            requireArray(edges, edgesPath);
+            for (size_t i = 0; i < edges.size(); ++i) {
+                const std::string path = childPath(edgesPath, i);
+                const long long src = getInt(edges[i], "sourceId", path, -1, MAX_SIZE);
+                const long long dst = getInt(edges[i], "destId", path, -1, MAX_SIZE);
+                const double cost = getNonNegative(edges[i], "communicationCost", path);
+                if (dst == src + 1)
+                    edgeOut[src] = cost;
+            }
+        }
+
+        std::optional<int> mbs = numberInName(fileName, "mbs");
+        const double mbsInBatch = getPositive(j, "mbsInBatch", "", 0 + ARTIFACT_GLOBAL_BATCH);
+        ModelProfile p;
+        if (!mbs) {
+            const double guess = ARTIFACT_GLOBAL_BATCH / mbsInBatch;
+            if (guess < 1 || std::floor(guess) != guess)
+                throw JsonError("mbsInBatch", "cannot derive the micro-batch size (4096 / " +
+                                                  j.at("mbsInBatch").dump() + " is not a whole number)");
+            mbs = static_cast<int>(guess);
+            p.notes.push_back("micro-batch size " + std::to_string(*mbs) +
+                              " taken as 4096 / mbsInBatch (not in the file name)");
+        }
+        std::optional<int> seq = numberInName(fileName, "sl");
+        if (!seq)
+            seq = seqLengthHint;
+        if (!seq || *seq <= 0)
+            throw JsonError("", "the sequence length is not known: name the file ..._sl_N_... "
+                                "as the artifact does, or give it explicitly (--seq)");
+        const double mb = *mbs;
+
+        p.name = std::filesystem::path(origin).stem().string();
+        if (p.name.empty())
+            p.name = "artifact";
+        p.family = "profile";
+        p.source = "NEST artifact solver input (" + origin + ")";
+        p.seqLength = *seq;
+        p.globalBatch = static_cast<int>(std::llround(mb * mbsInBatch));
+        const long long epDegree = getInt(j, "ep_degree", "", 1, MAX_SIZE, 1);
+        const bool moe = epDegree > 1 || fileName.find("mixtral") != std::string::npos;
+        p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(*mbs) +
+                          " (the artifact's cycles / frequency in kHz)");
+        if (width != 1)
+            p.notes.push_back("no tensor width 1 in the file: width " + tKey +
+                              " values scaled back to width 1 (latency x " + tKey +
+                              ", tensor-parallelised parameters x " + tKey + ")");
+        p.notes.push_back("parameterSize read as BF16 bytes; activationSize taken as stash divided "
+                          "by tensor parallelism (the artifact gives no split)");
+
+        for (size_t i = 0; i < parsed.size(); ++i) {
+            const ArtifactNode &n = parsed[i];
+            LayerProfile l;
+            l.kind = n.id < 0 ? LayerKind::Embedding : moe ? LayerKind::Moe : LayerKind::Transformer;
+            l.name = n.id < 0 ? "embedding" : "block" + std::to_string(n.id);
+            const double scale = n.tp ? width : 1;
+            l.measuredFwdTime = n.fw * MS * width / mb;
+            l.measuredBwdTime = n.bw * MS * width / mb;
+            l.params = n.parameterSize * scale / p.bytesPerParam;
+            l.tpParams = n.tp || width == 1 ? l.params : 0;
+            l.activeParams = l.params;
+            l.stashTpBytes = n.activationSize * scale / mb;
+            double out = 0;
+            if (edgeOut.count(n.id))
+                out = edgeOut[n.id];
+            else if (edgeOut.count(n.id - 1))
+                out = edgeOut[n.id - 1];  // the last layer: same size as its input
+            l.outputBytes = out / mb;
+            const double in = edgeOut.count(n.id - 1) ? edgeOut[n.id - 1] / mb : l.outputBytes;
+            l.recomputeStashBytes = n.id < 0 ? l.stashTpBytes : in;
+            p.layers.push_back(l);
+        }
+        if (!p.layers.empty() && p.layers.back().outputBytes > 0) {
+            // Plausible only when whole and at least 64 (the Mixtral inputs' 1 MiB edges are
+            // not s*h*2 and give 32).
+            const double h = p.layers.back().outputBytes / (2.0 * p.seqLength);
+            if (h >= 64 && std::floor(h) == h)
+                p.hidden = static_cast<int>(h);
+            else
+                p.notes.push_back("pipeline edge of " + std::to_string(p.layers.back().outputBytes) +
+                                  " B per sample is not 2*s*h: hidden size unknown");
+        }
+        if (moe) {
+            const bool mixtral = fileName.find("mixtral") != std::string::npos;
+            p.numExperts = mixtral ? 8 : static_cast<int>(epDegree);
+            p.topK = mixtral ? 2 : 1;
+            p.notes.push_back(mixtral ? "experts 8, top-2 taken from Mixtral 8x7B (not in the file)"
+                                      : "experts taken as ep_degree (not in the file)");
+        }
+        p.notes.push_back("no head/loss layer in the artifact's input");
+        return p;
+    } catch (const JsonError &e) {
+        return Result<ModelProfile>::failure(formatError(origin, e.path(), e.reason()));
+    }
+}
+
+} // namespace nest
