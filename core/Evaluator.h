@@ -26,10 +26,31 @@ struct CostOptions {
     // Defaults are documented with their sources in docs/cost-model.md.
     double matmulEfficiency = 0.0;    // 0 = per-device default (DeviceSpec or cost model)
     double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward
-    double runtimeOverheadBytes = 0;  // fixed per-device memory (CUDA context, allocator)
+    // Fraction of the layer compute behind which ZeRO-2/3 per-micro-batch traffic
+    // (parameter prefetch all-gathers, gradient reduce-scatters) can hide:
+    // exposed = max(0, traffic - zeroOverlap * compute). 1 = prefetching as in DeepSpeed
+    // ZeRO-3 and PyTorch FSDP; 0 = fully exposed.
+    double zeroOverlap = 1.0;
+    double runtimeOverheadBytes = 1e9;  // fixed per-device memory (CUDA context, NCCL, allocator)
     double memoryHeadroom = 0.0;      // fraction of capacity kept free
+    // Mixed-precision Adam, bytes per parameter: gradients (4 = fp32 main-grad
+    // accumulation, Megatron-LM's bf16 default; 2 = ZeRO paper's fp16 gradients) and
+    // optimizer state (fp32 master weights + Adam m + v = 12). Weights use
+    // ModelProfile::bytesPerParam.
+    double gradBytesPerParam = 4;
+    double optimizerBytesPerParam = 12;
+    // HBM bytes moved per local parameter by one fused Adam step (memory-bound).
+    double optimizerStepBytesPerParam = 30;
+    // Add memory-bound element-wise time (saved-activation bytes / HBM bandwidth) to the
+    // FLOP-derived layer times; off = pure FLOP model.
+    bool elementwiseTraffic = true;
     bool operator==(const CostOptions &) const = default;
 };
+
+// The achievable fraction of peak FLOP/s for transformer-layer work on `device`:
+// DeviceSpec::matmulEfficiency when set, else a documented default per device class
+// (docs/cost-model.md, "Compute efficiency"), never tuned per case.
+double defaultMatmulEfficiency(const DeviceSpec &device);
 
 // The effective link of a pipeline boundary (absent for the first/last stage).
 struct BoundaryLink {
@@ -42,8 +63,13 @@ struct StageCost {
     double forward = 0, backward = 0, recompute = 0;
     double tpComm = 0, epComm = 0, cpComm = 0, p2p = 0, zeroComm = 0;
     double perMicroBatch = 0;     // the pipeline's t_stage
+    // Splits used by the simulator and the charts (all included in the terms above):
+    double zeroForward = 0;       // part of zeroComm spent in the forward pass
+    double p2pForward = 0;        // sending the activation to the next stage
+    double p2pBackward = 0;       // sending the input gradient to the previous stage
     // Seconds per iteration after the last micro-batch.
     double dpSync = 0;            // exposed gradient sync
+    double zeroGather = 0;        // ZeRO-1/2 parameter all-gather after the optimizer step
     double optimizer = 0;
     double iterationExtra = 0;    // dpSync + optimizer (+ ZeRO gathers that cannot overlap)
     // Bytes per device (the worst device of the stage).
@@ -52,6 +78,9 @@ struct StageCost {
     double memoryTotal = 0;
     double memoryCapacity = 0;
     bool fitsMemory = true;
+    // Bookkeeping for reports.
+    double stashedMicroBatches = 0;  // micro-batches whose activations are held
+    double paramsPerDevice = 0;      // parameters held per device before ZeRO sharding
 };
 
 struct StageContext {
@@ -59,8 +88,9 @@ struct StageContext {
     const ModelProfile *model = nullptr;
     CostOptions options;
     const StagePlan *stage = nullptr;
-    int stageIndex = 0;        // position in the pipeline (0 = first)
-    int numStages = 1;         // pipeline depth
+    int stageIndex = 0;        // position in the pipeline (0 = first); interleaved: the
+                               // virtual stage index k (runs on physical position k % numStages)
+    int numStages = 1;         // pipeline depth (physical stages)
     int microBatch = 1;
     int numMicroBatches = 1;
     int seqLength = 2048;
@@ -72,8 +102,19 @@ struct StageContext {
 };
 
 StageCost stageCost(const StageContext &ctx);
+// The link of the worst pair (highest level, then lowest full-load bandwidth) among the
+// pairs that exchange activations: shard j of replica r on `a` with shard j mod width(b)
+// of replica r on `b` (and the reverse mapping when b is wider).
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b);
 double iterationTime(const std::vector<StageCost> &stages, const Plan &plan);
+
+// The per-stage contexts evaluate() uses (boundary links filled in). The plan must be
+// well formed (planErrors() empty); the contexts point into plan, topo and model.
+std::vector<StageContext> stageContexts(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                                        const CostOptions &options = {});
+// stageCost() of every stage of a well-formed plan.
+std::vector<StageCost> stageCosts(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                                  const CostOptions &options = {});
 
 struct StageReport {
     int index = 0;
@@ -99,6 +140,8 @@ struct Report {
     double tokensPerSecond = 0;
     double mfu = 0;                     // model FLOPs utilisation
     double peakMemoryBytes = 0;
+    double modelFlopsPerIteration = 0;  // forward + backward, without recomputation
+    int devicesUsed = 0;
     std::vector<StageReport> stages;
     std::vector<DeviceReport> devices;
 };

@@ -9,8 +9,13 @@
 
 namespace nest {
 
+class Topology;
+struct ModelProfile;
+
 enum class Schedule { OneFOneB, GPipe, Interleaved };
 const char *toString(Schedule s);  // "1f1b", "gpipe", "interleaved"
+// Parses "1f1b", "gpipe", "interleaved" (case-insensitive); false when unknown.
+bool scheduleFromString(const std::string &text, Schedule &out);
 
 struct StagePlan {
     int firstLayer = 0;   // index into ModelProfile::layers
@@ -48,7 +53,16 @@ struct Plan {
     }
     // Micro-batches per replica per iteration.
     int numMicroBatches() const { return globalBatch / (microBatch * dp); }
+    // Devices of pipeline position p (0 <= p < pipelineDepth()): the physical stages.
+    int physicalStageCount() const { return pipelineDepth(); }
+    // Number of distinct devices the plan uses (dp * sum of widths of the physical stages).
+    int deviceCount() const;
     bool operator==(const Plan &) const = default;
 };
+
+// Why a plan cannot be evaluated at all (layer ranges, widths, device ids, batch split,
+// sequence length...), one message per problem. Empty when the plan is well formed for
+// this topology and model (Plan.cpp).
+std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, const ModelProfile &model);
 
 } // namespace nest

@@ -1,0 +1,138 @@
+#include "CliPlanOptions.h"
+
+#include "ClusterIO.h"
+#include "ModelIO.h"
+#include "PlanBuilder.h"
+#include "PlanIO.h"
+
+#include <cstdlib>
+
+namespace nest::cli {
+
+std::set<std::string> planValueOptions()
+{
+    return {"cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
+            "schedule", "zero", "recompute", "order", "efficiency", "dp-overlap"};
+}
+
+std::set<std::string> planFlagOptions()
+{
+    return {"sp"};
+}
+
+Topology loadClusterOption(const CliArgs &args)
+{
+    if (!args.has("cluster"))
+        throw UsageError{"--cluster FILE|PRESET is required (see `nest-cli presets`)"};
+    auto topo = resolveCluster(args.value("cluster"));
+    if (!topo)
+        throw UsageError{topo.error()};
+    return std::move(topo).value();
+}
+
+ModelProfile loadModelOption(const CliArgs &args, std::optional<int> seqLength, std::optional<int> globalBatch)
+{
+    if (!args.has("model"))
+        throw UsageError{"--model FILE|PRESET is required (see `nest-cli presets`)"};
+    ModelOptions mo;
+    mo.seqLength = seqLength;
+    mo.globalBatch = globalBatch;
+    auto model = resolveModel(args.value("model"), mo);
+    if (!model)
+        throw UsageError{model.error()};
+    return std::move(model).value();
+}
+
+static double fraction(const CliArgs &args, const std::string &name, double fallback)
+{
+    if (!args.has(name))
+        return fallback;
+    const std::string text = args.value(name);
+    char *end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(v >= 0 && v <= 1))
+        throw UsageError{"option --" + name + " expects a fraction between 0 and 1, got '" + text + "'"};
+    return v;
+}
+
+CostOptions costOptionsFrom(const CliArgs &args)
+{
+    CostOptions o;
+    o.matmulEfficiency = fraction(args, "efficiency", 0.0);
+    o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
+    return o;
+}
+
+static void parseSchedule(const std::string &text, UniformLayout &u)
+{
+    const auto colon = text.find(':');
+    const std::string name = text.substr(0, colon);
+    if (!scheduleFromString(name, u.schedule))
+        throw UsageError{"option --schedule expects 1f1b, gpipe or interleaved:V, got '" + text + "'"};
+    u.virtualStages = 1;
+    if (u.schedule == Schedule::Interleaved) {
+        if (colon == std::string::npos)
+            throw UsageError{"option --schedule interleaved needs the chunks per device, e.g. interleaved:2"};
+        const std::string v = text.substr(colon + 1);
+        char *end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1 || n > 1024)
+            throw UsageError{"option --schedule interleaved:V expects a whole V >= 1, got '" + text + "'"};
+        u.virtualStages = static_cast<int>(n);
+    } else if (colon != std::string::npos) {
+        throw UsageError{"option --schedule: only interleaved takes :V, got '" + text + "'"};
+    }
+}
+
+PlanInputs loadPlanInputs(const CliArgs &args)
+{
+    static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
+                                          "schedule", "zero", "recompute", "order"};
+    PlanInputs in;
+    in.topology = loadClusterOption(args);
+    if (args.has("plan")) {
+        for (const char *o : layoutOptions)
+            if (args.has(o))
+                throw UsageError{std::string("--plan FILE cannot be combined with --") + o};
+        if (args.flag("sp"))
+            throw UsageError{"--plan FILE cannot be combined with --sp"};
+        auto plan = loadPlan(args.value("plan"));
+        if (!plan)
+            throw UsageError{plan.error()};
+        in.plan = std::move(plan).value();
+        in.model = loadModelOption(args, in.plan.seqLength, in.plan.globalBatch);
+        return in;
+    }
+    std::optional<int> seq, batch;
+    if (args.has("seq"))
+        seq = args.intValue("seq", 2048);
+    if (args.has("batch"))
+        batch = args.intValue("batch", 4096);
+    in.model = loadModelOption(args, seq, batch);
+    UniformLayout u;
+    u.tp = args.intValue("tp", 1);
+    u.pp = args.intValue("pp", 1);
+    u.dp = args.intValue("dp", 1);
+    u.ep = args.intValue("ep", 1);
+    u.cp = args.intValue("cp", 1);
+    u.sp = args.flag("sp");
+    u.zero = args.intValue("zero", 0, 0);
+    if (u.zero > 3)
+        throw UsageError{"option --zero expects 0, 1, 2 or 3"};
+    const std::string rec = args.value("recompute", "none");
+    if (rec != "none" && rec != "full")
+        throw UsageError{"option --recompute expects none or full, got '" + rec + "'"};
+    u.recompute = rec == "full";
+    u.microBatch = args.intValue("microbatch", 1);
+    u.globalBatch = in.model.globalBatch;
+    u.seqLength = in.model.seqLength;
+    parseSchedule(args.value("schedule", "1f1b"), u);
+    u.order = args.value("order", u.order);
+    auto plan = buildUniformPlan(u, in.topology, in.model);
+    if (!plan)
+        throw UsageError{plan.error()};
+    in.plan = std::move(plan).value();
+    return in;
+}
+
+} // namespace nest::cli

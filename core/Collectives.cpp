@@ -1,0 +1,174 @@
+#include "Collectives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nest {
+
+namespace {
+
+// Devices of the sorted array `set` whose ancestor at `level` is `group`, found around the
+// position of `member` (a device below `group`). Ids below a group are contiguous.
+int countBelow(const Topology &topo, const int *set, int count, int member, int level, int group)
+{
+    const int *pos = std::lower_bound(set, set + count, member);
+    int k = 0;
+    for (const int *p = pos; p < set + count && topo.ancestor(*p, level) == group; ++p)
+        ++k;
+    for (const int *p = pos; p > set && topo.ancestor(*(p - 1), level) == group; --p)
+        ++k;
+    return std::max(k, 1);
+}
+
+} // namespace
+
+GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, const int *concurrent,
+                      int concurrentCount)
+{
+    GroupShape g;
+    g.fanIn.fill(1.0);
+    g.bandwidth.fill(std::numeric_limits<double>::infinity());
+    std::sort(ids, ids + n);
+    n = static_cast<int>(std::unique(ids, ids + n) - ids);
+    g.size = n;
+    if (n <= 1)
+        return g;
+    const int levels = std::min(topo.levelCount(), kMaxCostLevels);
+    double prevBlocks = n;
+    for (int l = 0; l < levels; ++l) {
+        // One pass over the sorted ids: runs of equal level-l ancestor are the blocks.
+        int blocks = 0;
+        double worstBw = std::numeric_limits<double>::infinity();
+        double worstLat = 0;
+        int i = 0;
+        while (i < n) {
+            const int block = topo.ancestor(ids[i], l);
+            int j = i;
+            int children = 0;
+            int lastChild = -2;
+            double share = 1.0;
+            const LinkParams link = topo.link(block);
+            while (j < n && topo.ancestor(ids[j], l) == block) {
+                const int child = l == 0 ? ids[j] : topo.ancestor(ids[j], l - 1);
+                if (child != lastChild) {
+                    ++children;
+                    lastChild = child;
+                    if (link.oversubscription > 1.0) {
+                        double childShare = 1.0 / link.oversubscription;
+                        if (mode == Contention::Concurrent && l > 0) {
+                            const int nBelow = topo.deviceCountUnder(child);
+                            int k = 0;
+                            if (concurrent && concurrentCount > 0) {
+                                k = countBelow(topo, concurrent, concurrentCount, ids[j], l - 1, child);
+                            } else {
+                                for (int q = j; q < n && topo.ancestor(ids[q], l - 1) == child; ++q)
+                                    ++k;
+                            }
+                            childShare = std::min(1.0, nBelow / (link.oversubscription * std::max(k, 1)));
+                        }
+                        share = std::min(share, childShare);
+                    }
+                }
+                ++j;
+            }
+            ++blocks;
+            if (children > 1) {
+                worstBw = std::min(worstBw, link.bandwidth * share);
+                worstLat = std::max(worstLat, link.latency);
+            }
+            i = j;
+        }
+        g.blocks[l] = blocks;
+        if (blocks < prevBlocks) {
+            g.fanIn[l] = std::ceil(prevBlocks / blocks - 1e-12);
+            g.fraction[l] = prevBlocks / n;
+            g.bandwidth[l] = worstBw;
+            g.latency[l] = worstLat;
+            g.topLevel = l;
+        }
+        prevBlocks = blocks;
+        if (blocks == 1)
+            break;
+    }
+    return g;
+}
+
+LinearCost reduceScatterCost(const GroupShape &g)
+{
+    LinearCost c;
+    for (int l = 0; l <= g.topLevel; ++l) {
+        const double fan = g.fanIn[l];
+        if (fan <= 1)
+            continue;
+        c.perByte += (fan - 1) / fan * g.fraction[l] / g.bandwidth[l];
+        c.fixed += (fan - 1) * g.latency[l];
+    }
+    return c;
+}
+
+LinearCost allGatherCost(const GroupShape &g)
+{
+    return reduceScatterCost(g);  // the same traffic in the opposite direction
+}
+
+LinearCost allReduceCost(const GroupShape &g)
+{
+    const LinearCost half = reduceScatterCost(g);
+    return {2 * half.perByte, 2 * half.fixed};
+}
+
+LinearCost allToAllCost(const GroupShape &g)
+{
+    LinearCost c;
+    double prevBlocks = g.size;
+    for (int l = 0; l <= g.topLevel; ++l) {
+        if (g.fanIn[l] <= 1)
+            continue;
+        // Fraction of each device's buffer whose destination is first reached at level l.
+        const double share = 1.0 / g.blocks[l] - 1.0 / prevBlocks;
+        c.perByte += share / g.bandwidth[l];
+        c.fixed += g.latency[l];
+        prevBlocks = g.blocks[l];
+    }
+    return c;
+}
+
+namespace {
+template <typename CostFn>
+double timeOf(const Topology &topo, std::vector<int> ids, double bytes, Contention mode, CostFn fn)
+{
+    const GroupShape g = groupShape(topo, ids.data(), static_cast<int>(ids.size()), mode);
+    return fn(g).at(bytes);
+}
+} // namespace
+
+double allReduceTime(const Topology &topo, std::vector<int> ids, double bytes, Contention mode)
+{
+    return timeOf(topo, std::move(ids), bytes, mode, allReduceCost);
+}
+
+double reduceScatterTime(const Topology &topo, std::vector<int> ids, double bytes, Contention mode)
+{
+    return timeOf(topo, std::move(ids), bytes, mode, reduceScatterCost);
+}
+
+double allGatherTime(const Topology &topo, std::vector<int> ids, double bytes, Contention mode)
+{
+    return timeOf(topo, std::move(ids), bytes, mode, allGatherCost);
+}
+
+double allToAllTime(const Topology &topo, std::vector<int> ids, double bytes, Contention mode)
+{
+    return timeOf(topo, std::move(ids), bytes, mode, allToAllCost);
+}
+
+double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad)
+{
+    if (bytes <= 0)
+        return 0.0;
+    const double share = fullLoad && link.oversubscription > 1 ? 1.0 / link.oversubscription : 1.0;
+    return link.latency + bytes / (link.bandwidth * share);
+}
+
+} // namespace nest

@@ -1,0 +1,85 @@
+#pragma once
+// Costs of collectives (all-reduce, reduce-scatter, all-gather, all-to-all) and of
+// point-to-point transfers on the ACTUAL device set of a plan. Formulas and sources are in
+// docs/cost-model.md ("Collectives").
+//
+// Algorithm: hierarchical (NCCL-style 2D / Horovod hierarchical all-reduce). For a group
+// that spans tree levels l0 < l1 < ..., the collective runs inside the innermost blocks
+// first, then across blocks one level up on the shard each device already holds, and so
+// on. Per crossed level l with fan-in g_l (blocks of level l-1 per block of level l) and a
+// per-device share f_l of the buffer entering that level (f_l = 1 / devices per level-(l-1)
+// block of the group), with S the buffer size:
+//   reduce-scatter / all-gather: sum_l (g_l-1)/g_l * S * f_l / B_l + (g_l-1) * a_l
+//   all-reduce: twice that (reduce-scatter then all-gather)
+//   all-to-all: sum_l S * (1/c_l - 1/c_{l-1}) / B_l + a_l  (c_l = distinct level-l blocks)
+//   send/receive: a + S / B
+// B_l is the level's per-device bandwidth times the contention share (below), a_l its
+// latency. A group's bandwidth at a level is the worst of its blocks at that level.
+//
+// Contention share at a crossed level with oversubscription o, from a child switch c
+// (the level-(l-1) group whose uplink the traffic uses) with n_c devices below it of
+// which k_c send across at the same moment: min(1, n_c / (o * k_c)).
+//   * FullLoad: k_c = n_c (every device below the switch sends), share = 1 / o. Used for
+//     data-parallel gradient sync (every stage syncs at once) and pipeline p2p.
+//   * Concurrent: k_c = the devices of a given sorted set (the stage) below c; used for
+//     TP / EP / CP collectives, which every replica of a stage runs at the same moment.
+// All functions are allocation-free for groups of up to kStackGroup devices.
+#include "Topology.h"
+
+#include <array>
+#include <vector>
+
+namespace nest {
+
+enum class Contention { FullLoad, Concurrent };
+
+constexpr int kMaxCostLevels = Topology::maxLevels;
+
+// Linear cost model of one collective on one group: time(S) = perByte * S + fixed.
+struct LinearCost {
+    double perByte = 0;  // seconds per byte of the buffer S
+    double fixed = 0;    // seconds (latency terms)
+    double at(double bytes) const { return bytes > 0 ? perByte * bytes + fixed : 0.0; }
+    // Latency-only cost of an additional operation on the same group.
+    double latencyOnly() const { return fixed; }
+};
+
+// The shape of one device group on the tree, with contention already applied.
+struct GroupShape {
+    int size = 0;
+    int topLevel = -1;  // highest crossed level, -1 for a single device
+    // Per level: fan-in g_l (1 = level not crossed), fraction of the buffer held per device
+    // when entering the level, distinct blocks at that level, effective bandwidth (bytes/s,
+    // after contention) and latency (s).
+    std::array<double, kMaxCostLevels> fanIn{};
+    std::array<double, kMaxCostLevels> fraction{};
+    std::array<double, kMaxCostLevels> blocks{};
+    std::array<double, kMaxCostLevels> bandwidth{};
+    std::array<double, kMaxCostLevels> latency{};
+};
+
+// Builds the shape of `ids[0..n)` (sorted in place; duplicates are ignored by the level
+// counts). `concurrent` (sorted ascending, may be null) lists the devices that communicate
+// at the same moment for Contention::Concurrent; null means only the group itself.
+GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode,
+                      const int *concurrent = nullptr, int concurrentCount = 0);
+
+// Linear cost models of the hierarchical algorithms on a shape.
+LinearCost allReduceCost(const GroupShape &g);
+LinearCost reduceScatterCost(const GroupShape &g);  // S = full (unsharded) buffer
+LinearCost allGatherCost(const GroupShape &g);      // S = full (gathered) buffer
+LinearCost allToAllCost(const GroupShape &g);       // S = bytes each device holds
+
+// Convenience wrappers: the time of one collective of `bytes` on the group `ids`.
+double allReduceTime(const Topology &topo, std::vector<int> ids, double bytes,
+                     Contention mode = Contention::FullLoad);
+double reduceScatterTime(const Topology &topo, std::vector<int> ids, double bytes,
+                         Contention mode = Contention::FullLoad);
+double allGatherTime(const Topology &topo, std::vector<int> ids, double bytes,
+                     Contention mode = Contention::FullLoad);
+double allToAllTime(const Topology &topo, std::vector<int> ids, double bytes,
+                    Contention mode = Contention::FullLoad);
+// One point-to-point transfer over an effective link.
+double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true);
+
+} // namespace nest

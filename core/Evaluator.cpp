@@ -1,0 +1,560 @@
+#include "Evaluator.h"
+
+#include "Collectives.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace nest {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A scratch list of device ids on the stack (heap only beyond kStack ids), so that
+// stageCost() does not allocate for realistic stages.
+class IdBuffer {
+public:
+    static constexpr int kStack = 4096;
+    explicit IdBuffer(int capacity)
+    {
+        if (capacity > kStack)
+            m_heap.resize(static_cast<size_t>(capacity));
+    }
+    int *data() { return m_heap.empty() ? m_stack.data() : m_heap.data(); }
+    void clear() { m_size = 0; }
+    void push(int id) { data()[m_size++] = id; }
+    int size() const { return m_size; }
+
+private:
+    std::array<int, kStack> m_stack;
+    std::vector<int> m_heap;
+    int m_size = 0;
+};
+
+bool recomputed(const LayerProfile &l)
+{
+    return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
+}
+
+// Worst (largest) linear cost over several groups: per-byte and fixed parts separately,
+// exact when the groups are symmetric, an upper bound otherwise.
+void takeWorst(LinearCost &acc, const LinearCost &c)
+{
+    acc.perByte = std::max(acc.perByte, c.perByte);
+    acc.fixed = std::max(acc.fixed, c.fixed);
+}
+
+// Micro-batches whose activations a stage holds at its peak (see docs/cost-model.md).
+double stashedMicroBatches(const StageContext &ctx)
+{
+    const int m = ctx.numMicroBatches;
+    const int depth = std::max(ctx.numStages, 1);
+    switch (ctx.schedule) {
+    case Schedule::GPipe:
+        return m;
+    case Schedule::OneFOneB:
+        return std::min(depth - ctx.stageIndex, m);
+    case Schedule::Interleaved: {
+        const int v = std::max(ctx.virtualStages, 1);
+        if (v == 1)
+            return std::min(depth - ctx.stageIndex, m);
+        // Megatron-LM interleaved schedule: a device at position d runs
+        // (p - d - 1) * 2 + (v - 1) * p warm-up chunk-forwards before its first backward,
+        // so (that + 1) chunk-micro-batches are in flight, shared by its v chunks.
+        const int d = ctx.stageIndex % depth;
+        const int inFlight = std::min(m * v, (depth - d - 1) * 2 + (v - 1) * depth + 1);
+        return static_cast<double>(inFlight) / v;
+    }
+    }
+    return m;
+}
+
+} // namespace
+
+double defaultMatmulEfficiency(const DeviceSpec &device)
+{
+    if (device.matmulEfficiency > 0)
+        return device.matmulEfficiency;
+    // Per device class; derivations and sources in docs/cost-model.md ("Compute efficiency").
+    const std::string &n = device.name;
+    auto starts = [&](const char *prefix) { return n.rfind(prefix, 0) == 0; };
+    if (starts("v100"))
+        return 0.48;  // Megatron-LM v1.0 (NVIDIA ADLR 2020): 62.4 TFLOP/s on one V100 = 48%
+    if (starts("a100"))
+        return 0.60;  // Narayanan et al. SC'21 Table 2, 174.6B on 384 A100 (calibration row)
+    if (starts("tpuv4") || starts("tpu-v4"))
+        return 0.58;  // PaLM (Chowdhery et al. 2022) Table 3: 57.8% HFU on TPU v4
+    if (starts("h100") || starts("h200"))
+        return 0.50;  // Megatron-LM README: up to 47% MFU on H100 end to end
+    return 0.50;      // B200, MI300X, custom: assumed like H100 (no public BF16 basis used)
+}
+
+BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
+{
+    BoundaryLink worst;
+    double worstBw = kInf;
+    const size_t replicas = std::min(a.devices.size(), b.devices.size());
+    for (size_t r = 0; r < replicas; ++r) {
+        const auto &ra = a.devices[r];
+        const auto &rb = b.devices[r];
+        if (ra.empty() || rb.empty())
+            continue;
+        const size_t pairs = std::max(ra.size(), rb.size());
+        for (size_t j = 0; j < pairs; ++j) {
+            const int da = ra[j % ra.size()];
+            const int db = rb[j % rb.size()];
+            if (da == db || da < 0 || db < 0 || da >= topo.deviceCount() || db >= topo.deviceCount())
+                continue;
+            const int lvl = topo.level(da, db);
+            const LinkParams lp = topo.link(da, db);
+            const double bw = lp.bandwidth / std::max(lp.oversubscription, 1.0);
+            if (lvl > worst.level || (lvl == worst.level && bw < worstBw)) {
+                worst.level = lvl;
+                worst.link = lp;
+                worstBw = bw;
+            }
+        }
+    }
+    return worst;
+}
+
+StageCost stageCost(const StageContext &ctx)
+{
+    StageCost c;
+    const Topology &topo = *ctx.topology;
+    const ModelProfile &model = *ctx.model;
+    const StagePlan &st = *ctx.stage;
+    const CostOptions &opt = ctx.options;
+    const int tp = std::max(st.tp, 1);
+    const int cp = std::max(st.cp, 1);
+    const int ep = std::max(st.ep, 1);
+    const int width = tp * cp;
+    const int dp = std::max(ctx.dp, 1);
+    const double b = ctx.microBatch;
+    const int nDevices = topo.deviceCount();
+
+    // --- the devices: slowest compute, smallest memory --------------------------------------
+    double rate = kInf, capacity = kInf, hbm = kInf;
+    int stageDevices = 0;
+    for (const auto &row : st.devices) {
+        for (int d : row) {
+            if (d < 0 || d >= nDevices)
+                continue;
+            const DeviceSpec &spec = topo.spec(d);
+            const double eff = opt.matmulEfficiency > 0 ? opt.matmulEfficiency : defaultMatmulEfficiency(spec);
+            rate = std::min(rate, spec.peakFlops * eff);
+            capacity = std::min(capacity, spec.memoryBytes);
+            hbm = std::min(hbm, spec.memoryBandwidth);
+            ++stageDevices;
+        }
+    }
+    if (stageDevices == 0) {
+        c.fitsMemory = false;
+        return c;
+    }
+
+    // --- sums over the stage's layers: O(layers) --------------------------------------------
+    bool holdsEmbedding = false;
+    for (int i = st.firstLayer; i < st.endLayer; ++i)
+        holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
+    const double spDiv = st.sp ? tp : 1;
+    double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
+    int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
+    double denseParams = 0, expertParams = 0, maxLayerParams = 0;
+    double stashPerMb = 0, maxWorking = 0, maxLayerStash = 0;
+    for (int i = st.firstLayer; i < st.endLayer; ++i) {
+        const LayerProfile &l = model.layers[i];
+        const bool rec = st.recompute && recomputed(l);
+        // Matrix work at the achievable fraction of peak, plus the memory-bound element-wise
+        // work (layer norms, softmax, dropout, activations, residuals) at HBM bandwidth: the
+        // forward writes each saved activation once, the backward reads it and writes its
+        // gradient (roofline; activation bytes from Korthikanti et al.).
+        const double fullStash = (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
+        const double elementwise = opt.elementwiseTraffic ? fullStash / hbm : 0.0;
+        const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
+                                                  : l.fwdFlops * b / (width * rate) + elementwise;
+        const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
+                                                  : l.bwdFlops * b / (width * rate) + 2 * elementwise;
+        c.forward += fwd;
+        c.backward += bwd;
+        if (rec)
+            c.recompute += fwd;
+        if (l.tpAllReduceBytes > 0 && tp > 1) {
+            const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
+            tpBytes += l.tpAllReduceBytes * b / cp;
+            tpOps += ops;
+            if (rec) {
+                tpBytesRec += l.tpAllReduceBytes * b / cp;
+                tpOpsRec += ops;
+            }
+        }
+        if (l.epAllToAllBytes > 0 && ep > 1) {
+            epBytes += l.epAllToAllBytes * b / width;
+            epOps += 2;  // dispatch + combine
+            if (rec) {
+                epBytesRec += l.epAllToAllBytes * b / width;
+                epOpsRec += 2;
+            }
+        }
+        if (l.cpExchangeBytes > 0 && cp > 1) {
+            cpBytes += l.cpExchangeBytes * b / tp;
+            ++cpOps;
+            if (rec) {
+                cpBytesRec += l.cpExchangeBytes * b / tp;
+                ++cpOpsRec;
+            }
+        }
+        // Parameters per device: experts are inside tpParams (TP-sharded) and divided by ep.
+        const double expert = std::min(l.expertParams, l.params);
+        const double dense = l.params - expert;
+        const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
+        double layerDense = (dense - denseTp) + denseTp / tp;
+        if (!holdsEmbedding)
+            layerDense += l.tiedParams / tp;
+        const double layerExpert = expert / (static_cast<double>(tp) * ep);
+        denseParams += layerDense;
+        expertParams += layerExpert;
+        maxLayerParams = std::max(maxLayerParams, layerDense + layerExpert);
+        // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
+        stashPerMb += rec ? l.recomputeStashBytes / (spDiv * cp) * b : fullStash;
+        maxLayerStash = std::max(maxLayerStash, rec ? fullStash : 0.0);
+        maxWorking = std::max(maxWorking, l.workingBytes * b / width);
+    }
+
+    // --- collectives inside the stage: O(stage devices * levels) ----------------------------
+    IdBuffer stageIds(stageDevices);
+    IdBuffer group(std::max({stageDevices, dp, 1}));
+    for (const auto &row : st.devices)
+        for (int d : row)
+            if (d >= 0 && d < nDevices)
+                stageIds.push(d);
+    std::sort(stageIds.data(), stageIds.data() + stageIds.size());
+    const int *concurrent = stageIds.data();
+    const int concurrentCount = stageIds.size();
+
+    LinearCost tpCost, cpCost, epCost;
+    if (tp > 1 && tpOps > 0) {
+        for (const auto &row : st.devices) {
+            for (int cr = 0; cr < cp; ++cr) {
+                group.clear();
+                for (int t = 0; t < tp; ++t)
+                    group.push(row[static_cast<size_t>(cr * tp + t)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(tpCost, allReduceCost(g));
+            }
+        }
+    }
+    if (cp > 1 && cpOps > 0) {
+        for (const auto &row : st.devices) {
+            for (int t = 0; t < tp; ++t) {
+                group.clear();
+                for (int cr = 0; cr < cp; ++cr)
+                    group.push(row[static_cast<size_t>(cr * tp + t)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(cpCost, allGatherCost(g));
+            }
+        }
+    }
+    if (ep > 1 && epOps > 0) {
+        for (int blk = 0; blk + ep <= dp; blk += ep) {
+            for (int j = 0; j < width; ++j) {
+                group.clear();
+                for (int q = 0; q < ep; ++q)
+                    group.push(st.devices[static_cast<size_t>(blk + q)][static_cast<size_t>(j)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(epCost, allToAllCost(g));
+            }
+        }
+    }
+    auto opsCost = [](const LinearCost &lc, double bytes, int ops) {
+        return bytes > 0 ? lc.at(bytes) + std::max(ops - 1, 0) * lc.fixed : 0.0;
+    };
+    // Forward and backward each run every collective once (Megatron-LM: the conjugate f/g
+    // operators); context parallelism gathers K/V in forward and again in backward plus a
+    // reduce-scatter of their gradients (3 passes of the ring).
+    c.tpComm = 2 * opsCost(tpCost, tpBytes, tpOps);
+    c.epComm = 2 * opsCost(epCost, epBytes, epOps);
+    c.cpComm = 3 * opsCost(cpCost, cpBytes, cpOps);
+    c.recompute += opsCost(tpCost, tpBytesRec, tpOpsRec) + opsCost(epCost, epBytesRec, epOpsRec) +
+                   opsCost(cpCost, cpBytesRec, cpOpsRec);
+
+    // --- pipeline point-to-point (scatter/gather: each shard sends its slice) --------------
+    if (ctx.next && st.endLayer > 0) {
+        const double bytes = model.layers[st.endLayer - 1].outputBytes * b / width;
+        c.p2pForward = sendRecvTime(ctx.next->link, bytes);
+    }
+    if (ctx.prev && st.firstLayer > 0) {
+        const double bytes = model.layers[st.firstLayer - 1].outputBytes * b / width;
+        c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
+    }
+    c.p2p = c.p2pForward + c.p2pBackward;
+
+    // --- data parallelism and ZeRO ----------------------------------------------------------
+    const int expertDp = dp / ep;  // replicas sharing one expert shard
+    const double gradB = opt.gradBytesPerParam;
+    const double weightB = model.bytesPerParam;
+    LinearCost dArCost, dRsCost, eArCost, eRsCost;
+    if (dp > 1) {
+        for (int j = 0; j < width; ++j) {
+            group.clear();
+            for (int r = 0; r < dp; ++r)
+                group.push(st.devices[static_cast<size_t>(r)][static_cast<size_t>(j)]);
+            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
+            takeWorst(dArCost, allReduceCost(g));
+            takeWorst(dRsCost, reduceScatterCost(g));
+            if (expertParams > 0 && expertDp > 1) {
+                for (int q = 0; q < ep; ++q) {
+                    group.clear();
+                    for (int e = 0; e < expertDp; ++e)
+                        group.push(st.devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(j)]);
+                    const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
+                    takeWorst(eArCost, allReduceCost(ge));
+                    takeWorst(eRsCost, reduceScatterCost(ge));
+                }
+            }
+        }
+    }
+    const double exposed = 1.0 - std::clamp(opt.dpOverlap, 0.0, 1.0);
+    const double gradsD = denseParams * gradB, gradsE = expertParams * gradB;
+    const double weightsD = denseParams * weightB, weightsE = expertParams * weightB;
+    const double allReduceGrads = dArCost.at(gradsD) + eArCost.at(gradsE);
+    const double reduceScatterGrads = dRsCost.at(gradsD) + eRsCost.at(gradsE);
+    const double gatherWeights = dRsCost.at(weightsD) + eRsCost.at(weightsE);  // all-gather = RS cost
+    switch (std::clamp(st.zero, 0, 3)) {
+    case 0:
+        c.dpSync = exposed * allReduceGrads;
+        break;
+    case 1:
+        c.dpSync = exposed * reduceScatterGrads;
+        c.zeroGather = gatherWeights;
+        break;
+    case 2:
+        // Gradients are kept sharded, so they are reduce-scattered after every micro-batch.
+        c.zeroComm = exposed * reduceScatterGrads;
+        c.zeroGather = gatherWeights;
+        break;
+    case 3:
+        // Parameters are gathered before the forward and again before the backward (and
+        // the recompute pass), gradients reduce-scattered after every backward.
+        c.zeroForward = gatherWeights;
+        c.zeroComm = gatherWeights * (st.recompute ? 3 : 2) + exposed * reduceScatterGrads;
+        break;
+    }
+    if (c.zeroComm > 0) {
+        // Prefetch / bucketed reduce-scatter overlap with the layer compute.
+        const double hide = std::clamp(opt.zeroOverlap, 0.0, 1.0);
+        const double total = c.zeroComm;
+        c.zeroComm = std::max(0.0, total - hide * (c.forward + c.backward + c.recompute));
+        c.zeroForward = total > 0 ? c.zeroForward * c.zeroComm / total : 0.0;
+    }
+
+    // --- optimizer step (memory-bound fused Adam on the local shard) ------------------------
+    const bool shardOpt = st.zero >= 1;
+    const double localParams = denseParams / (shardOpt ? dp : 1) + expertParams / (shardOpt ? expertDp : 1);
+    c.optimizer = localParams * opt.optimizerStepBytesPerParam / hbm;
+
+    c.perMicroBatch = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
+    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
+
+    // --- memory per device ------------------------------------------------------------------
+    auto shard = [&](int fromStage, double dense, double expert) {
+        return st.zero >= fromStage ? dense / dp + expert / expertDp : dense + expert;
+    };
+    c.paramsPerDevice = denseParams + expertParams;
+    c.weights = shard(3, denseParams, expertParams) * weightB;
+    if (st.zero >= 3)
+        c.weights += 2 * maxLayerParams * weightB;  // gathered layer + prefetch buffer
+    c.gradients = shard(2, denseParams, expertParams) * gradB;
+    c.optimizerState = shard(1, denseParams, expertParams) * opt.optimizerBytesPerParam;
+    c.stashedMicroBatches = stashedMicroBatches(ctx);
+    c.stash = c.stashedMicroBatches * stashPerMb;
+    c.activations = maxWorking + maxLayerStash;
+    c.overhead = opt.runtimeOverheadBytes;
+    c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
+    c.memoryCapacity = capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
+    c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
+    return c;
+}
+
+double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)
+{
+    if (stages.empty())
+        return 0.0;
+    const double m = plan.numMicroBatches();
+    const int depth = std::max(plan.pipelineDepth(), 1);
+    if (plan.schedule == Schedule::Interleaved && plan.virtualStages > 1) {
+        // Narayanan et al. SC'21 §2.2.2: the bubble shrinks by v. Per device: its chunks.
+        const int v = plan.virtualStages;
+        double tDev = 0, extraDev = 0;
+        for (int d = 0; d < depth; ++d) {
+            double t = 0, e = 0;
+            for (size_t k = static_cast<size_t>(d); k < stages.size(); k += static_cast<size_t>(depth)) {
+                t += stages[k].perMicroBatch;
+                e += stages[k].iterationExtra;
+            }
+            tDev = std::max(tDev, t);
+            extraDev = std::max(extraDev, e);
+        }
+        return (m + static_cast<double>(depth - 1) / v) * tDev + extraDev;
+    }
+    double tMax = 0, extraMax = 0;
+    for (const StageCost &s : stages) {
+        tMax = std::max(tMax, s.perMicroBatch);
+        extraMax = std::max(extraMax, s.iterationExtra);
+    }
+    return (m + depth - 1) * tMax + extraMax;
+}
+
+std::vector<StageContext> stageContexts(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                                        const CostOptions &options)
+{
+    std::vector<StageContext> out;
+    const int k = static_cast<int>(plan.stages.size());
+    out.reserve(static_cast<size_t>(k));
+    std::vector<BoundaryLink> links;
+    for (int s = 0; s + 1 < k; ++s)
+        links.push_back(boundaryLink(topo, plan.stages[s], plan.stages[s + 1]));
+    for (int s = 0; s < k; ++s) {
+        StageContext ctx;
+        ctx.topology = &topo;
+        ctx.model = &model;
+        ctx.options = options;
+        ctx.stage = &plan.stages[s];
+        ctx.stageIndex = s;
+        ctx.numStages = plan.pipelineDepth();
+        ctx.microBatch = plan.microBatch;
+        ctx.numMicroBatches = plan.numMicroBatches();
+        ctx.seqLength = plan.seqLength;
+        ctx.dp = plan.dp;
+        ctx.schedule = plan.schedule;
+        ctx.virtualStages = plan.virtualStages;
+        if (s > 0)
+            ctx.prev = links[static_cast<size_t>(s - 1)];
+        if (s + 1 < k)
+            ctx.next = links[static_cast<size_t>(s)];
+        out.push_back(ctx);
+    }
+    return out;
+}
+
+std::vector<StageCost> stageCosts(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                                  const CostOptions &options)
+{
+    std::vector<StageCost> costs;
+    for (const StageContext &ctx : stageContexts(plan, topo, model, options))
+        costs.push_back(stageCost(ctx));
+    return costs;
+}
+
+namespace {
+
+std::string gb(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+    return buf;
+}
+
+} // namespace
+
+Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &model, const CostOptions &options)
+{
+    Report rep;
+    rep.reasons = planErrors(plan, topo, model);
+    if (!rep.reasons.empty())
+        return rep;
+    const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
+    rep.iterationTime = iterationTime(costs, plan);
+    const int depth = plan.pipelineDepth();
+    const double m = plan.numMicroBatches();
+
+    // Busy time per physical position (sum of its chunks when interleaved).
+    std::vector<double> busy(static_cast<size_t>(depth), 0.0);
+    for (size_t k = 0; k < costs.size(); ++k)
+        busy[k % static_cast<size_t>(depth)] += m * costs[k].perMicroBatch + costs[k].iterationExtra;
+    for (size_t k = 0; k < costs.size(); ++k) {
+        StageReport sr;
+        sr.index = static_cast<int>(k);
+        sr.firstLayer = plan.stages[k].firstLayer;
+        sr.endLayer = plan.stages[k].endLayer;
+        sr.cost = costs[k];
+        sr.bubble = std::max(0.0, rep.iterationTime - busy[k % static_cast<size_t>(depth)]);
+        rep.stages.push_back(sr);
+    }
+
+    // Devices: memory of every chunk a device holds; transient terms counted once.
+    rep.devices.resize(static_cast<size_t>(topo.deviceCount()));
+    for (int d = 0; d < topo.deviceCount(); ++d) {
+        rep.devices[static_cast<size_t>(d)].device = d;
+        rep.devices[static_cast<size_t>(d)].capacity =
+            topo.spec(d).memoryBytes * (1.0 - std::clamp(options.memoryHeadroom, 0.0, 1.0));
+    }
+    double peakSum = 0;
+    for (int p = 0; p < depth; ++p) {
+        DeviceReport mem;
+        for (size_t k = static_cast<size_t>(p); k < costs.size(); k += static_cast<size_t>(depth)) {
+            const StageCost &c = costs[k];
+            mem.weights += c.weights;
+            mem.gradients += c.gradients;
+            mem.optimizerState += c.optimizerState;
+            mem.stash += c.stash;
+            mem.activations = std::max(mem.activations, c.activations);
+            mem.overhead = c.overhead;
+        }
+        mem.total = mem.weights + mem.gradients + mem.optimizerState + mem.stash + mem.activations + mem.overhead;
+        const StagePlan &st = plan.stages[static_cast<size_t>(p)];
+        int worstDevice = -1;
+        for (size_t r = 0; r < st.devices.size(); ++r) {
+            for (size_t j = 0; j < st.devices[r].size(); ++j) {
+                const int d = st.devices[r][j];
+                DeviceReport &dr = rep.devices[static_cast<size_t>(d)];
+                const double cap = dr.capacity;
+                dr = mem;
+                dr.device = d;
+                dr.capacity = cap;
+                dr.stage = p;
+                dr.replica = static_cast<int>(r);
+                dr.shard = static_cast<int>(j);
+                peakSum += topo.spec(d).peakFlops;
+                ++rep.devicesUsed;
+                if (mem.total > cap && (worstDevice < 0 || cap < rep.devices[static_cast<size_t>(worstDevice)].capacity))
+                    worstDevice = d;
+                rep.peakMemoryBytes = std::max(rep.peakMemoryBytes, mem.total);
+            }
+        }
+        if (worstDevice >= 0) {
+            std::string which = "stage " + std::to_string(p) + " (layers " + std::to_string(st.firstLayer) + "-" +
+                                std::to_string(st.endLayer - 1) + ")";
+            if (depth < static_cast<int>(costs.size()))
+                which = "pipeline position " + std::to_string(p) + " (" +
+                        std::to_string(costs.size() / static_cast<size_t>(depth)) + " chunks)";
+            rep.reasons.push_back(which + " needs " + gb(mem.total) + " per device, device " +
+                                  std::to_string(worstDevice) + " has " +
+                                  gb(rep.devices[static_cast<size_t>(worstDevice)].capacity) +
+                                  " (weights " + gb(mem.weights) + ", gradients " + gb(mem.gradients) +
+                                  ", optimizer " + gb(mem.optimizerState) + ", stash " + gb(mem.stash) +
+                                  ", activations " + gb(mem.activations) + ")");
+        }
+    }
+    rep.feasible = rep.reasons.empty();
+    double flopsPerSample = 0;
+    for (const LayerProfile &l : model.layers)
+        flopsPerSample += l.fwdFlops + l.bwdFlops;
+    rep.modelFlopsPerIteration = flopsPerSample * plan.globalBatch;
+    if (rep.iterationTime > 0) {
+        rep.samplesPerSecond = plan.globalBatch / rep.iterationTime;
+        rep.tokensPerSecond = rep.samplesPerSecond * plan.seqLength;
+        if (peakSum > 0)
+            rep.mfu = rep.modelFlopsPerIteration / (rep.iterationTime * peakSum);
+    }
+    return rep;
+}
+
+} // namespace nest

@@ -1,0 +1,157 @@
+#include "Plan.h"
+
+#include "ModelProfile.h"
+#include "Topology.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace nest {
+
+const char *toString(Schedule s)
+{
+    switch (s) {
+    case Schedule::OneFOneB:
+        return "1f1b";
+    case Schedule::GPipe:
+        return "gpipe";
+    case Schedule::Interleaved:
+        return "interleaved";
+    }
+    return "1f1b";
+}
+
+bool scheduleFromString(const std::string &text, Schedule &out)
+{
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (t == "1f1b") {
+        out = Schedule::OneFOneB;
+    } else if (t == "gpipe") {
+        out = Schedule::GPipe;
+    } else if (t == "interleaved" || t == "interleaved-1f1b") {
+        out = Schedule::Interleaved;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int Plan::deviceCount() const
+{
+    int n = 0;
+    const int depth = std::min(pipelineDepth(), static_cast<int>(stages.size()));
+    for (int p = 0; p < depth; ++p)
+        n += stages[p].width() * dp;
+    return n;
+}
+
+std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, const ModelProfile &model)
+{
+    std::vector<std::string> errors;
+    auto add = [&](std::string e) { errors.push_back(std::move(e)); };
+    const int layers = model.layerCount();
+    const int devices = topo.deviceCount();
+    if (layers == 0)
+        add("the model has no layers");
+    if (devices == 0)
+        add("the cluster has no devices");
+    if (plan.microBatch < 1)
+        add("micro_batch must be at least 1");
+    if (plan.globalBatch < 1)
+        add("global_batch must be at least 1");
+    if (plan.dp < 1)
+        add("dp must be at least 1");
+    if (plan.virtualStages < 1)
+        add("virtual_stages must be at least 1");
+    if (!errors.empty())
+        return errors;
+    if (plan.globalBatch % (plan.microBatch * plan.dp) != 0)
+        add("global_batch " + std::to_string(plan.globalBatch) + " is not a multiple of micro_batch x dp = " +
+            std::to_string(plan.microBatch * plan.dp));
+    if (plan.seqLength != model.seqLength)
+        add("plan seq_length " + std::to_string(plan.seqLength) + " differs from the model profile's " +
+            std::to_string(model.seqLength) + " (build the model with the plan's sequence length)");
+    if (plan.stages.empty()) {
+        add("the plan has no stages");
+        return errors;
+    }
+    const int k = static_cast<int>(plan.stages.size());
+    if (plan.schedule == Schedule::Interleaved) {
+        if (k % plan.virtualStages != 0)
+            add("interleaved plan lists " + std::to_string(k) + " stages, not a multiple of virtual_stages " +
+                std::to_string(plan.virtualStages));
+    } else if (plan.virtualStages != 1) {
+        add(std::string("virtual_stages > 1 needs the interleaved schedule (schedule is ") +
+            toString(plan.schedule) + ")");
+    }
+    if (!errors.empty())
+        return errors;
+    const int depth = plan.pipelineDepth();
+    int expectFirst = 0;
+    std::vector<char> used(static_cast<size_t>(devices), 0);
+    for (int s = 0; s < k; ++s) {
+        const StagePlan &st = plan.stages[s];
+        const std::string name = "stage " + std::to_string(s);
+        if (st.firstLayer != expectFirst)
+            add(name + " starts at layer " + std::to_string(st.firstLayer) + ", expected " +
+                std::to_string(expectFirst) + " (stages must cover the layers in order)");
+        if (st.endLayer <= st.firstLayer)
+            add(name + " has no layers");
+        expectFirst = st.endLayer;
+        if (st.tp < 1 || st.cp < 1 || st.ep < 1) {
+            add(name + ": tp, cp and ep must be at least 1");
+            continue;
+        }
+        if (st.zero < 0 || st.zero > 3)
+            add(name + ": zero must be 0, 1, 2 or 3");
+        if (plan.dp % st.ep != 0)
+            add(name + ": ep " + std::to_string(st.ep) + " does not divide dp " + std::to_string(plan.dp));
+        if (static_cast<int>(st.devices.size()) != plan.dp) {
+            add(name + " lists " + std::to_string(st.devices.size()) + " replicas, dp is " +
+                std::to_string(plan.dp));
+            continue;
+        }
+        bool rowsOk = true;
+        for (size_t r = 0; r < st.devices.size(); ++r) {
+            if (static_cast<int>(st.devices[r].size()) != st.width()) {
+                add(name + " replica " + std::to_string(r) + " lists " + std::to_string(st.devices[r].size()) +
+                    " devices, tp x cp is " + std::to_string(st.width()));
+                rowsOk = false;
+                continue;
+            }
+            for (int d : st.devices[r]) {
+                if (d < 0 || d >= devices) {
+                    add(name + " uses device " + std::to_string(d) + ", the cluster has devices 0.." +
+                        std::to_string(devices - 1));
+                    rowsOk = false;
+                }
+            }
+        }
+        if (!rowsOk)
+            continue;
+        if (s >= depth) {
+            if (st.devices != plan.stages[s % depth].devices)
+                add(name + " must run on the devices of stage " + std::to_string(s % depth) +
+                    " (interleaved: stage k uses the devices of stage k mod pipeline depth)");
+            continue;
+        }
+        for (const auto &row : st.devices) {
+            for (int d : row) {
+                if (used[static_cast<size_t>(d)])
+                    add("device " + std::to_string(d) + " is used twice (" + name + ")");
+                used[static_cast<size_t>(d)] = 1;
+            }
+        }
+    }
+    if (expectFirst < layers)
+        add("the stages end at layer " + std::to_string(expectFirst) + ", the model has " +
+            std::to_string(layers) + " layers");
+    else if (expectFirst > layers)
+        add("the stages reach layer " + std::to_string(expectFirst) + ", the model has only " +
+            std::to_string(layers));
+    return errors;
+}
+
+} // namespace nest

@@ -1,0 +1,39 @@
+#pragma once
+// Lays a uniform Megatron-style plan (tp, pp, dp, ep, cp with one rank order) onto a
+// cluster: the "manual" baseline, the CLI's --tp/--pp/--dp form and a starting point for
+// hand-edited plans.
+#include "ModelProfile.h"
+#include "Plan.h"
+#include "Result.h"
+#include "Topology.h"
+
+#include <string>
+
+namespace nest {
+
+struct UniformLayout {
+    int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
+    bool sp = false;
+    int zero = 0;
+    bool recompute = false;
+    int microBatch = 1, globalBatch = 4096, seqLength = 2048;
+    Schedule schedule = Schedule::OneFOneB;
+    int virtualStages = 1;  // model chunks per device (interleaved)
+    // Rank order, fastest-varying first (Megatron-LM's "tp-cp-ep-dp-pp"): global rank =
+    // device id. "ep" may be omitted (it then sits just inside "dp"); replica
+    // r = dpRank * ep + epRank, so consecutive replicas form an expert-parallel group.
+    std::string order = "tp-cp-ep-dp-pp";
+};
+
+// Balanced contiguous split of the layers over pp * virtualStages stages: the blocks
+// (transformer / MoE layers) are divided as evenly as possible (the first `remainder`
+// stages take one more), leading non-block layers (embedding) join the first stage,
+// trailing ones (head) the last. Ranks are laid onto device ids 0..N-1 in `order`.
+// Errors: tp*cp*dp*pp exceeding the devices, ep not dividing dp, a batch that does not
+// split, fewer blocks than stages, a bad order string, a bad width.
+Result<Plan> buildUniformPlan(const UniformLayout &layout, const Topology &topo, const ModelProfile &model);
+
+// Parses "tp-cp-ep-dp-pp"-style orders into the 5 dimension names, fastest first.
+Result<std::vector<std::string>> parseRankOrder(const std::string &order);
+
+} // namespace nest

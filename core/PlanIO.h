@@ -1,0 +1,24 @@
+#pragma once
+// The plan JSON format (docs/formats/plan.md) and the evaluator report as JSON (the CLI's
+// --json output, reused by `nest-cli plan`).
+#include "Evaluator.h"
+#include "JsonUtil.h"
+#include "Plan.h"
+#include "Result.h"
+
+#include <string>
+
+namespace nest {
+
+Json planToJson(const Plan &plan);
+// `origin` names the source in messages ("plan.json"); errors name the JSON path.
+Result<Plan> planFromJson(const Json &j, const std::string &origin);
+Result<Plan> loadPlan(const std::string &file);
+Result<bool> savePlan(const std::string &file, const Plan &plan);
+
+// One JSON object: feasible, reasons, iteration_time_s, throughput_samples_per_s,
+// tokens_per_s, mfu, peak_memory_bytes, model_flops_per_iteration, devices_used,
+// stages[] (time terms in seconds, memory terms in bytes), devices[].
+Json reportToJson(const Report &report);
+
+} // namespace nest

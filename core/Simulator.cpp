@@ -1,0 +1,212 @@
+#include "Simulator.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace nest {
+
+namespace {
+
+struct Op {
+    bool backward = false;
+    int stage = 0;  // plan stage index (virtual stage when interleaved)
+    int mb = 0;
+};
+
+// The per-device operation order of the schedule. Returns an error message or "".
+std::string buildOrders(const Plan &plan, std::vector<std::vector<Op>> &orders)
+{
+    const int depth = plan.pipelineDepth();
+    const int k = static_cast<int>(plan.stages.size());
+    const int v = k / depth;
+    const int m = plan.numMicroBatches();
+    orders.assign(static_cast<size_t>(depth), {});
+    for (int p = 0; p < depth; ++p) {
+        auto &ops = orders[static_cast<size_t>(p)];
+        if (v == 1 && plan.schedule == Schedule::GPipe) {
+            for (int mb = 0; mb < m; ++mb)
+                ops.push_back({false, p, mb});
+            for (int mb = 0; mb < m; ++mb)
+                ops.push_back({true, p, mb});
+        } else if (v == 1) {
+            // 1F1B (PipeDream-Flush): warm-up forwards, then one forward / one backward.
+            const int warm = std::min(depth - p - 1, m);
+            for (int mb = 0; mb < warm; ++mb)
+                ops.push_back({false, p, mb});
+            for (int i = 0; i < m - warm; ++i) {
+                ops.push_back({false, p, warm + i});
+                ops.push_back({true, p, i});
+            }
+            for (int i = m - warm; i < m; ++i)
+                ops.push_back({true, p, i});
+        } else {
+            // Megatron-LM interleaved 1F1B: groups of `depth` micro-batches per chunk.
+            if (m % depth != 0)
+                return "the interleaved schedule needs the micro-batches per replica (" + std::to_string(m) +
+                       ") to be a multiple of the pipeline depth (" + std::to_string(depth) + ")";
+            const int total = m * v;
+            const int warm = std::min((depth - p - 1) * 2 + (v - 1) * depth, total);
+            auto fwd = [&](int i) {
+                const int chunk = (i / depth) % v;
+                const int mb = (i / (depth * v)) * depth + i % depth;
+                return Op{false, chunk * depth + p, mb};
+            };
+            auto bwd = [&](int i) {
+                const int chunk = v - 1 - (i / depth) % v;
+                const int mb = (i / (depth * v)) * depth + i % depth;
+                return Op{true, chunk * depth + p, mb};
+            };
+            for (int i = 0; i < warm; ++i)
+                ops.push_back(fwd(i));
+            for (int i = 0; i < total - warm; ++i) {
+                ops.push_back(fwd(warm + i));
+                ops.push_back(bwd(i));
+            }
+            for (int i = total - warm; i < total; ++i)
+                ops.push_back(bwd(i));
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                          const CostOptions &options)
+{
+    SimulationResult res;
+    const std::vector<std::string> errors = planErrors(plan, topo, model);
+    if (!errors.empty()) {
+        for (const auto &e : errors)
+            res.error += (res.error.empty() ? "" : "; ") + e;
+        return res;
+    }
+    const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
+    const int k = static_cast<int>(costs.size());
+    const int depth = plan.pipelineDepth();
+    const int m = plan.numMicroBatches();
+    std::vector<std::vector<Op>> orders;
+    res.error = buildOrders(plan, orders);
+    if (!res.error.empty())
+        return res;
+
+    constexpr double kUnknown = -1;
+    const auto idx = [m](int stage, int mb) { return static_cast<size_t>(stage) * static_cast<size_t>(m) + mb; };
+    // When the input activation / output gradient of (stage, mb) is available.
+    std::vector<double> fwdReady(static_cast<size_t>(k) * m, kUnknown);
+    std::vector<double> bwdReady(static_cast<size_t>(k) * m, kUnknown);
+    for (int mb = 0; mb < m; ++mb)
+        fwdReady[idx(0, mb)] = 0;
+    std::vector<double> deviceFree(static_cast<size_t>(depth), 0);
+    std::vector<size_t> next(static_cast<size_t>(depth), 0);
+    // Boundary links: [boundary][direction], boundary b joins stage b and b + 1.
+    std::vector<double> linkFree(static_cast<size_t>(std::max(k - 1, 0)) * 2, 0);
+    auto emit = [&](int stage, int mb, const char *kind, double s, double e) {
+        if (e > s)
+            res.events.push_back({stage, 0, mb, kind, s, e});
+    };
+
+    size_t remaining = 0;
+    for (const auto &o : orders)
+        remaining += o.size();
+    while (remaining > 0) {
+        // The operation that can start earliest (discrete-event order; ties: lower device).
+        int best = -1;
+        double bestStart = std::numeric_limits<double>::infinity();
+        for (int p = 0; p < depth; ++p) {
+            const auto &ops = orders[static_cast<size_t>(p)];
+            if (next[static_cast<size_t>(p)] >= ops.size())
+                continue;
+            const Op &op = ops[next[static_cast<size_t>(p)]];
+            const double ready = op.backward ? bwdReady[idx(op.stage, op.mb)] : fwdReady[idx(op.stage, op.mb)];
+            if (ready == kUnknown)
+                continue;
+            const double start = std::max(ready, deviceFree[static_cast<size_t>(p)]);
+            if (start < bestStart) {
+                bestStart = start;
+                best = p;
+            }
+        }
+        if (best < 0) {
+            res.error = "the schedule deadlocked (an operation waits for data that is never produced)";
+            return res;
+        }
+        const Op op = orders[static_cast<size_t>(best)][next[static_cast<size_t>(best)]++];
+        --remaining;
+        const StageCost &c = costs[static_cast<size_t>(op.stage)];
+        const double comm = (c.tpComm + c.epComm + c.cpComm) / 2;
+        double t = bestStart;
+        if (!op.backward) {
+            const double end = t + c.forward + comm + c.zeroForward;
+            emit(op.stage, op.mb, "forward", t, end);
+            t = end;
+            if (op.stage + 1 < k) {
+                double &link = linkFree[static_cast<size_t>(op.stage) * 2];
+                const double s = std::max(t, link);
+                const double e = s + c.p2pForward;
+                emit(op.stage, op.mb, "send", s, e);
+                emit(op.stage + 1, op.mb, "recv", s, e);
+                link = e;
+                t = e;
+                fwdReady[idx(op.stage + 1, op.mb)] = e;
+            } else {
+                bwdReady[idx(op.stage, op.mb)] = t;  // the loss is ready: backward may start
+            }
+        } else {
+            if (c.recompute > 0) {
+                emit(op.stage, op.mb, "recompute", t, t + c.recompute);
+                t += c.recompute;
+            }
+            const double end = t + c.backward + comm + (c.zeroComm - c.zeroForward);
+            emit(op.stage, op.mb, "backward", t, end);
+            t = end;
+            if (op.stage > 0) {
+                double &link = linkFree[static_cast<size_t>(op.stage - 1) * 2 + 1];
+                const double s = std::max(t, link);
+                const double e = s + c.p2pBackward;
+                emit(op.stage, op.mb, "send", s, e);
+                emit(op.stage - 1, op.mb, "recv", s, e);
+                link = e;
+                t = e;
+                bwdReady[idx(op.stage - 1, op.mb)] = e;
+            }
+        }
+        deviceFree[static_cast<size_t>(best)] = t;
+    }
+
+    // After its last backward each device syncs the gradients of its chunks and steps.
+    for (int p = 0; p < depth; ++p) {
+        double t = deviceFree[static_cast<size_t>(p)];
+        for (int s = p; s < k; s += depth) {
+            const StageCost &c = costs[static_cast<size_t>(s)];
+            emit(s, -1, "dp-sync", t, t + c.dpSync + c.zeroGather);
+            t += c.dpSync + c.zeroGather;
+        }
+        for (int s = p; s < k; s += depth) {
+            const StageCost &c = costs[static_cast<size_t>(s)];
+            emit(s, -1, "optimizer", t, t + c.optimizer);
+            t += c.optimizer;
+        }
+        res.makespan = std::max(res.makespan, t);
+    }
+    return res;
+}
+
+Json timelineToJson(const SimulationResult &r)
+{
+    Json events = Json::array();
+    for (const TimelineEvent &e : r.events) {
+        events.push_back({{"stage", e.stage},
+                          {"replica", e.replica},
+                          {"micro_batch", e.microBatch},
+                          {"kind", e.kind},
+                          {"start_s", e.start},
+                          {"end_s", e.end}});
+    }
+    Json j = {{"format", "nest-timeline"}, {"version", 1}, {"makespan_s", r.makespan}, {"events", events}};
+    if (!r.error.empty())
+        j["error"] = r.error;
+    return j;
+}
+
+} // namespace nest

@@ -1,0 +1,105 @@
+// Collective costs on a tiny tree, each against a hand computation.
+// Tree (16 devices): nodes of 4 (100 GB/s, 1 us), racks of 2 nodes (10 GB/s, 5 us),
+// a spine over 2 racks (5 GB/s, 10 us, oversubscription 2).
+#include "Collectives.h"
+
+#include <QtTest>
+
+using namespace nest;
+
+namespace {
+Topology tree(double scale = 1.0)
+{
+    DeviceSpec dev{"test", 100e12, 80e9, 1e12, 0.5, ""};
+    return Topology::uniform("t", dev,
+                             {{"node", 4, {100e9 * scale, 1e-6, 1}},
+                              {"rack", 2, {10e9 * scale, 5e-6, 1}},
+                              {"spine", 2, {5e9 * scale, 10e-6, 2}}});
+}
+bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+} // namespace
+
+class TestCollectives : public QObject {
+    Q_OBJECT
+private slots:
+    void allReduceInsideNode()
+    {
+        // Ring inside one node: 2 (n-1)/n S / B + 2 (n-1) a = 2*3/4*1e9/1e11 + 6e-6.
+        const double t = allReduceTime(tree(), {0, 1, 2, 3}, 1e9);
+        QVERIFY(close(t, 2 * 0.75 * 1e9 / 100e9 + 6e-6));
+    }
+    void allReduceHierarchicalTwoNodes()
+    {
+        // Level 0: g=4, full buffer: 2*(3/4*S/100e9 + 3*1e-6).
+        // Level 1: g=2, each device holds S/4: 2*(1/2*S/4/10e9 + 1*5e-6).
+        const double s = 1e9;
+        const double expect = 2 * (0.75 * s / 100e9 + 3e-6) + 2 * (0.5 * s / 4 / 10e9 + 5e-6);
+        QVERIFY(close(allReduceTime(tree(), {0, 1, 2, 3, 4, 5, 6, 7}, s), expect));
+        // Reduce-scatter and all-gather are each half of it.
+        QVERIFY(close(reduceScatterTime(tree(), {7, 6, 5, 4, 3, 2, 1, 0}, s), expect / 2));
+        QVERIFY(close(allGatherTime(tree(), {0, 1, 2, 3, 4, 5, 6, 7}, s), expect / 2));
+    }
+    void oneDevicePerNodeSkipsLevelZero()
+    {
+        // {0, 4}: only the rack level is crossed: 2*(1/2*S/10e9 + 5e-6).
+        QVERIFY(close(allReduceTime(tree(), {0, 4}, 1e9), 2 * (0.5 * 1e9 / 10e9 + 5e-6)));
+    }
+    void oversubscribedSpine()
+    {
+        // Full load: the spine gives 5 GB/s / 2 per device: 2*(1/2*S/2.5e9 + 10e-6).
+        QVERIFY(close(allReduceTime(tree(), {0, 8}, 1e9, Contention::FullLoad), 2 * (0.5 * 1e9 / 2.5e9 + 10e-6)));
+        // Only the group itself communicates: rack 0 has n=8 devices below it, k=1 sends:
+        // share min(1, 8/(2*1)) = 1, full 5 GB/s.
+        QVERIFY(close(allReduceTime(tree(), {0, 8}, 1e9, Contention::Concurrent), 2 * (0.5 * 1e9 / 5e9 + 10e-6)));
+        // All 16 devices run such collectives at once: k = 8 -> share 8/(2*8) = 1/2.
+        std::vector<int> ids = {0, 8};
+        std::vector<int> all;
+        for (int d = 0; d < 16; ++d)
+            all.push_back(d);
+        const Topology topo = tree();
+        const GroupShape g = groupShape(topo, ids.data(), 2, Contention::Concurrent, all.data(), 16);
+        QVERIFY(close(allReduceCost(g).at(1e9), 2 * (0.5 * 1e9 / 2.5e9 + 10e-6)));
+    }
+    void allToAllByLevel()
+    {
+        // 8 devices in 2 nodes: each device keeps 1/8, sends 3/8 inside its node and 4/8
+        // across the rack: 3/8*S/100e9 + 1e-6 + 4/8*S/10e9 + 5e-6.
+        const double s = 1e9;
+        const double expect = 3.0 / 8 * s / 100e9 + 1e-6 + 0.5 * s / 10e9 + 5e-6;
+        QVERIFY(close(allToAllTime(tree(), {0, 1, 2, 3, 4, 5, 6, 7}, s), expect));
+    }
+    void nonUniformGroup()
+    {
+        // 3 devices in node 0 and 1 in node 1 (fan-in ceil(3/2)=2 at level 0 on average
+        // blocks: 4 devices in 2 node blocks). Level 0: g = ceil(4/2) = 2, f = 1;
+        // level 1: g = 2, f = 2/4. AR = 2*(1/2*S/100e9 + 1e-6) + 2*(1/2*S/2/10e9 + 5e-6).
+        const double s = 1e9;
+        const double expect = 2 * (0.5 * s / 100e9 + 1e-6) + 2 * (0.5 * s / 2 / 10e9 + 5e-6);
+        QVERIFY(close(allReduceTime(tree(), {0, 1, 2, 4}, s), expect));
+    }
+    void sendRecv()
+    {
+        const LinkParams link{10e9, 5e-6, 2};
+        QVERIFY(close(sendRecvTime(link, 1e9, true), 5e-6 + 1e9 / 5e9));
+        QVERIFY(close(sendRecvTime(link, 1e9, false), 5e-6 + 1e9 / 10e9));
+        QCOMPARE(sendRecvTime(link, 0, true), 0.0);
+    }
+    void singleDeviceIsFree()
+    {
+        QCOMPARE(allReduceTime(tree(), {3}, 1e9), 0.0);
+        QCOMPARE(allReduceTime(tree(), {3, 3}, 1e9), 0.0);
+    }
+    void fasterLinksNeverSlower()
+    {
+        const std::vector<std::vector<int>> groups = {{0, 1}, {0, 4}, {0, 8}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};
+        for (const auto &g : groups) {
+            for (double scale : {1.5, 2.0, 10.0}) {
+                QVERIFY(allReduceTime(tree(scale), g, 1e8) <= allReduceTime(tree(), g, 1e8));
+                QVERIFY(allToAllTime(tree(scale), g, 1e8) <= allToAllTime(tree(), g, 1e8));
+            }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCollectives)
+#include "test_collectives.moc"

@@ -1,0 +1,434 @@
+// Evaluator terms against hand computations on a tiny instance, properties, and
+// predictions against published measurements (docs/cost-model.md, "Validation").
+#include "Evaluator.h"
+#include "ModelBuilder.h"
+#include "ModelConfig.h"
+#include "ModelIO.h"
+#include "PlanBuilder.h"
+
+#include <QtTest>
+
+using namespace nest;
+
+namespace {
+
+bool close(double a, double b, double rel = 1e-9)
+{
+    return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+}
+
+// 8 devices: 2 nodes of 4 (100 GB/s inside, 10 GB/s between), zero latency.
+// Device: 100 TFLOP/s at efficiency 0.5 -> 50 TFLOP/s, 80 GB, 1 TB/s HBM.
+Topology tinyCluster(double scale = 1.0)
+{
+    DeviceSpec dev{"tiny", 100e12, 80e9, 1e12, 0.5, ""};
+    return Topology::uniform("tiny", dev, {{"node", 4, {100e9 * scale, 0, 1}}, {"cluster", 2, {10e9 * scale, 0, 1}}});
+}
+
+// Embedding, 4 identical blocks, head. Per sample.
+ModelProfile tinyModel()
+{
+    ModelProfile m;
+    m.name = "tiny";
+    m.seqLength = 128;
+    m.globalBatch = 4;
+    LayerProfile emb;
+    emb.kind = LayerKind::Embedding;
+    emb.params = emb.tpParams = 1e6;
+    emb.outputBytes = 1e6;
+    m.layers.push_back(emb);
+    for (int i = 0; i < 4; ++i) {
+        LayerProfile l;
+        l.kind = LayerKind::Transformer;
+        l.fwdFlops = 1e12;
+        l.bwdFlops = 2e12;
+        l.params = l.tpParams = 1e8;
+        l.outputBytes = 1e6;
+        l.stashTpBytes = 8e6;
+        l.stashSpBytes = 2e6;
+        l.recomputeStashBytes = 1e6;
+        l.workingBytes = 4e6;
+        l.tpAllReduceBytes = 2e6;
+        m.layers.push_back(l);
+    }
+    LayerProfile head;
+    head.kind = LayerKind::Head;
+    head.fwdFlops = 0.5e12;
+    head.bwdFlops = 1e12;
+    m.layers.push_back(head);
+    return m;
+}
+
+CostOptions plainOptions()
+{
+    CostOptions o;
+    o.runtimeOverheadBytes = 0;
+    o.elementwiseTraffic = false;
+    o.zeroOverlap = 0;
+    return o;
+}
+
+Plan onePlan(int tp, int dp, int zero = 0, bool recompute = false)
+{
+    UniformLayout u;
+    u.tp = tp;
+    u.dp = dp;
+    u.zero = zero;
+    u.recompute = recompute;
+    u.microBatch = 2;
+    u.globalBatch = 4 * dp;
+    u.seqLength = 128;
+    return *buildUniformPlan(u, tinyCluster(), tinyModel());
+}
+
+} // namespace
+
+class TestEvaluator : public QObject {
+    Q_OBJECT
+private slots:
+    void singleStageByHand()
+    {
+        // tp = 2 on devices {0,1}, micro-batch 2, m = 2 micro-batches.
+        const Topology topo = tinyCluster();
+        const ModelProfile model = tinyModel();
+        const Plan plan = onePlan(2, 1);
+        const Report r = evaluate(plan, topo, model, plainOptions());
+        QVERIFY(r.feasible);
+        QCOMPARE(r.stages.size(), size_t(1));
+        const StageCost &c = r.stages[0].cost;
+        // forward = (4*1e12 + 0.5e12) * 2 / (2 * 50e12) = 0.09 s; backward twice that.
+        QVERIFY(close(c.forward, 0.09));
+        QVERIFY(close(c.backward, 0.18));
+        QCOMPARE(c.recompute, 0.0);
+        // TP: 4 blocks * 2e6 B * 2 samples = 16e6 B all-reduced per pass, ring of 2 in a
+        // node: 2 * 1/2 * 16e6 / 100e9 = 1.6e-4 s; forward + backward = 3.2e-4 s.
+        QVERIFY(close(c.tpComm, 3.2e-4));
+        QVERIFY(close(c.perMicroBatch, 0.09 + 0.18 + 3.2e-4));
+        // Parameters per device: 1e6/2 + 4*1e8/2 = 2.005e8. Optimizer: 30 B each / 1 TB/s.
+        QVERIFY(close(c.paramsPerDevice, 2.005e8));
+        QVERIFY(close(c.optimizer, 2.005e8 * 30 / 1e12));
+        // T = (m + S - 1) * t + extra = 2 * 0.27032 + 0.006015.
+        QVERIFY(close(r.iterationTime, 2 * 0.27032 + 0.006015));
+        // Memory: 2 B weights, 4 B grads, 12 B optimizer per parameter.
+        QVERIFY(close(c.weights, 2.005e8 * 2));
+        QVERIFY(close(c.gradients, 2.005e8 * 4));
+        QVERIFY(close(c.optimizerState, 2.005e8 * 12));
+        // Stash: 1 micro-batch (S - s = 1) of 4 * (8e6/2 + 2e6) * 2 = 4.8e7 B; working 4e6*2/2.
+        QVERIFY(close(c.stash, 4.8e7));
+        QVERIFY(close(c.activations, 4e6));
+        // Throughput: 4 samples per T; MFU = 4 * (4*3e12 + 1.5e12) / (T * 2 * 100e12).
+        QVERIFY(close(r.samplesPerSecond, 4 / r.iterationTime));
+        QVERIFY(close(r.tokensPerSecond, 4 * 128 / r.iterationTime));
+        QVERIFY(close(r.mfu, 4 * 13.5e12 / (r.iterationTime * 2 * 100e12)));
+    }
+    void sequenceParallelAndRecompute()
+    {
+        const Topology topo = tinyCluster();
+        const ModelProfile model = tinyModel();
+        Plan plan = onePlan(2, 1, 0, true);
+        plan.stages[0].sp = true;
+        const StageCost c = evaluate(plan, topo, model, plainOptions()).stages[0].cost;
+        // Recompute: one more forward of the 4 blocks (4e12*2/1e14 = 0.08 s) plus their
+        // forward TP all-reduce (1.6e-4 s).
+        QVERIFY(close(c.recompute, 0.08 + 1.6e-4));
+        // Stash with recompute: block input 1e6 / tp (SP) * 2 samples per block = 4e6 B; the
+        // embedding/head keep their (zero) stash. Working set + one block's full stash
+        // (8e6/2 + 2e6/2) * 2 = 1e7 B.
+        QVERIFY(close(c.stash, 4e6));
+        QVERIFY(close(c.activations, 4e6 + 1e7));
+    }
+    void elementwiseTraffic()
+    {
+        CostOptions o = plainOptions();
+        const CostOptions off = o;
+        o.elementwiseTraffic = true;
+        const Plan plan = onePlan(2, 1);
+        const StageCost a = evaluate(plan, tinyCluster(), tinyModel(), off).stages[0].cost;
+        const StageCost b = evaluate(plan, tinyCluster(), tinyModel(), o).stages[0].cost;
+        // Saved bytes per micro-batch 4.8e7 at 1 TB/s: forward + 4.8e-5 s, backward + 9.6e-5 s.
+        QVERIFY(close(b.forward - a.forward, 4.8e-5, 1e-6));
+        QVERIFY(close(b.backward - a.backward, 9.6e-5, 1e-6));
+    }
+    void dataParallelSyncAndZero()
+    {
+        const Topology topo = tinyCluster();
+        const ModelProfile model = tinyModel();
+        // tp 1, dp 2: replicas on devices 0 and 1 (same node). Params per device 4.01e8.
+        const double p = 4.01e8;
+        const double ar = 2 * 0.5 * p * 4 / 100e9;  // all-reduce of fp32 gradients
+        const double rs = ar / 2;
+        const double agW = 0.5 * p * 2 / 100e9;     // all-gather of bf16 weights
+        for (int zero = 0; zero <= 3; ++zero) {
+            const StageCost c = evaluate(onePlan(1, 2, zero), topo, model, plainOptions()).stages[0].cost;
+            const double fb = c.forward + c.backward;
+            QVERIFY(fb > 0);
+            switch (zero) {
+            case 0:
+                QVERIFY(close(c.dpSync, ar));
+                QVERIFY(close(c.optimizerState, p * 12));
+                break;
+            case 1:
+                QVERIFY(close(c.dpSync, rs));
+                QVERIFY(close(c.zeroGather, agW));
+                QVERIFY(close(c.optimizerState, p * 12 / 2));
+                QVERIFY(close(c.gradients, p * 4));
+                break;
+            case 2:
+                QVERIFY(close(c.zeroComm, rs));  // every micro-batch
+                QVERIFY(close(c.gradients, p * 4 / 2));
+                QVERIFY(close(c.weights, p * 2));
+                break;
+            case 3:
+                QVERIFY(close(c.zeroComm, 2 * agW + rs));
+                // Sharded weights plus the gathered largest layer and its prefetch.
+                QVERIFY(close(c.weights, p * 2 / 2 + 2 * 1e8 * 2));
+                break;
+            }
+            QVERIFY(close(c.optimizer, (zero >= 1 ? p / 2 : p) * 30 / 1e12));
+        }
+    }
+    void iterationTimeClosedForms()
+    {
+        Plan plan;
+        plan.globalBatch = 8;
+        plan.microBatch = 1;
+        plan.dp = 1;
+        plan.stages.resize(4);
+        std::vector<StageCost> c(4);
+        const double t[4] = {1.0, 2.0, 1.5, 0.5};
+        const double e[4] = {0.1, 0.3, 0.2, 0.4};
+        for (int i = 0; i < 4; ++i) {
+            c[i].perMicroBatch = t[i];
+            c[i].iterationExtra = e[i];
+        }
+        // 1F1B over 4 stages, m = 8: (8 + 3) * 2.0 + 0.4.
+        QVERIFY(close(iterationTime(c, plan), 11 * 2.0 + 0.4));
+        // Interleaved, 2 devices x 2 chunks: device 0 = stages 0 and 2 (2.5 s, extra 0.3),
+        // device 1 = stages 1 and 3 (2.5 s, extra 0.7): (8 + (2-1)/2) * 2.5 + 0.7.
+        plan.schedule = Schedule::Interleaved;
+        plan.virtualStages = 2;
+        QVERIFY(close(iterationTime(c, plan), 8.5 * 2.5 + 0.7));
+    }
+    void stashFollowsSchedule()
+    {
+        const Topology topo = tinyCluster();
+        const ModelProfile model = tinyModel();
+        UniformLayout u;
+        u.pp = 4;
+        u.microBatch = 1;
+        u.globalBatch = 6;
+        u.seqLength = 128;
+        const Plan plan = *buildUniformPlan(u, topo, model);
+        const Report r = evaluate(plan, topo, model, plainOptions());
+        // 1F1B: stage s holds min(S - s, m) micro-batches; the first holds S = 4.
+        for (int s = 0; s < 4; ++s)
+            QCOMPARE(r.stages[s].cost.stashedMicroBatches, double(std::min(4 - s, 6)));
+        u.schedule = Schedule::GPipe;
+        const Report g = evaluate(*buildUniformPlan(u, topo, model), topo, model, plainOptions());
+        for (int s = 0; s < 4; ++s)
+            QCOMPARE(g.stages[s].cost.stashedMicroBatches, 6.0);
+    }
+    void pipelineP2pUsesBoundaryLink()
+    {
+        // pp 2 with tp 4: stage 0 on node 0, stage 1 on node 1; each of the 4 shards sends
+        // 1e6 * 1 / 4 B over the 10 GB/s link: 2.5e-5 s each way.
+        const Topology topo = tinyCluster();
+        UniformLayout u;
+        u.tp = 4;
+        u.pp = 2;
+        u.microBatch = 1;
+        u.globalBatch = 4;
+        u.seqLength = 128;
+        const Plan plan = *buildUniformPlan(u, topo, tinyModel());
+        const BoundaryLink bl = boundaryLink(topo, plan.stages[0], plan.stages[1]);
+        QCOMPARE(bl.level, 1);
+        const Report r = evaluate(plan, topo, tinyModel(), plainOptions());
+        QVERIFY(close(r.stages[0].cost.p2pForward, 2.5e-5));
+        QVERIFY(close(r.stages[1].cost.p2pBackward, 2.5e-5));
+        QCOMPARE(r.stages[0].cost.p2pBackward, 0.0);
+    }
+    void memoryInfeasibleIsAResult()
+    {
+        CostOptions o = plainOptions();
+        o.runtimeOverheadBytes = 79.9e9;
+        const Report r = evaluate(onePlan(1, 1), tinyCluster(), tinyModel(), o);
+        QVERIFY(!r.feasible);
+        QCOMPARE(r.reasons.size(), size_t(1));
+        QVERIFY(r.reasons[0].find("needs") != std::string::npos);
+        QVERIFY(r.iterationTime > 0);
+    }
+    void invalidPlanReasons()
+    {
+        Plan plan = onePlan(2, 1);
+        plan.stages[0].devices[0][1] = 99;
+        const Report r = evaluate(plan, tinyCluster(), tinyModel());
+        QVERIFY(!r.feasible);
+        QVERIFY(!r.reasons.empty());
+        QVERIFY(r.reasons[0].find("device 99") != std::string::npos);
+    }
+    // --- properties -------------------------------------------------------------------------
+    void fasterLinksNeverSlower()
+    {
+        UniformLayout u;
+        u.tp = 2;
+        u.pp = 2;
+        u.dp = 2;
+        u.microBatch = 1;
+        u.globalBatch = 8;
+        u.seqLength = 128;
+        const ModelProfile model = tinyModel();
+        const Plan plan = *buildUniformPlan(u, tinyCluster(), model);
+        const double base = evaluate(plan, tinyCluster(), model).iterationTime;
+        for (double scale : {1.1, 2.0, 100.0})
+            QVERIFY(evaluate(plan, tinyCluster(scale), model).iterationTime <= base);
+    }
+    void widerTpNeverRaisesWeights()
+    {
+        double prev = 1e300;
+        for (int tp : {1, 2, 4, 8}) {
+            const double w = evaluate(onePlan(tp, 1), tinyCluster(), tinyModel()).stages[0].cost.weights;
+            QVERIFY(w <= prev);
+            prev = w;
+        }
+    }
+    void zero3BelowZero1()
+    {
+        for (int dp : {2, 4, 8}) {
+            const double z1 = evaluate(onePlan(1, dp, 1), tinyCluster(), tinyModel()).peakMemoryBytes;
+            const double z3 = evaluate(onePlan(1, dp, 3), tinyCluster(), tinyModel()).peakMemoryBytes;
+            QVERIFY(z3 < z1);
+        }
+    }
+    // --- published numbers --------------------------------------------------------------------
+    void zeroPaperModelStates()
+    {
+        // Rajbhandari et al. SC'20, Figure 1: 7.5B parameters, Nd = 64, K = 12, fp16
+        // gradients: model states per device 120 GB (baseline), 31.4 GB (Pos),
+        // 16.6 GB (Pos+g), 1.9 GB (Pos+g+p).
+        ModelProfile m;
+        m.seqLength = 128;
+        LayerProfile l;
+        l.kind = LayerKind::Transformer;
+        l.params = 7.5e9;
+        m.layers.push_back(l);
+        DeviceSpec dev{"big", 100e12, 1e15, 1e12, 0.5, ""};
+        const Topology topo =
+            Topology::uniform("z", dev, {{"node", 8, {100e9, 0, 1}}, {"cluster", 8, {10e9, 0, 1}}});
+        CostOptions o = plainOptions();
+        o.gradBytesPerParam = 2;
+        const double published[4] = {120, 31.4, 16.6, 1.9};
+        for (int zero = 0; zero <= 3; ++zero) {
+            UniformLayout u;
+            u.dp = 64;
+            u.zero = zero;
+            u.globalBatch = 64;
+            u.seqLength = 128;
+            const Plan plan = *buildUniformPlan(u, topo, m);
+            const StageCost c = evaluate(plan, topo, m, o).stages[0].cost;
+            double states = c.weights + c.gradients + c.optimizerState;
+            if (zero == 3)
+                states -= 2 * 7.5e9 * 2;  // our gather buffers are not model states
+            QVERIFY2(std::abs(states / 1e9 - published[zero]) / published[zero] < 0.02,
+                     qPrintable(QString("ZeRO-%1: %2 GB").arg(zero).arg(states / 1e9)));
+        }
+    }
+    void publishedThroughput_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("layers");
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<double>("measured");  // teraFLOP/s per GPU, eq. (3) of the paper
+        // Narayanan et al., SC'21, Table 1 (weak scaling) and Table 2 (PTD-P rows): A100-80GB,
+        // Selene (8 GPUs per node on NVLink, 8 x 200 Gb/s HDR per node), s = 2048, V = 51200,
+        // micro-batch 1, full activation recomputation.
+        QTest::newRow("T1 1.7B 32 GPUs") << "1.7B" << 24 << 2304 << 24 << 1 << 1 << 32 << 512 << 137.0;
+        QTest::newRow("T1 18.4B 256 GPUs") << "18.4B" << 40 << 6144 << 48 << 8 << 1 << 256 << 1024 << 135.0;
+        QTest::newRow("T1 39.1B 512 GPUs") << "39.1B" << 48 << 8192 << 64 << 8 << 2 << 512 << 1536 << 138.0;
+        QTest::newRow("T1 145.6B 1536 GPUs") << "145.6B" << 80 << 12288 << 96 << 8 << 8 << 1536 << 2304 << 148.0;
+        QTest::newRow("T1 1008B 3072 GPUs") << "1008B" << 128 << 25600 << 160 << 8 << 64 << 3072 << 3072 << 163.0;
+        QTest::newRow("T2 174.6B 384 GPUs (calibration)") << "174.6B" << 96 << 12288 << 96 << 8 << 12 << 384 << 1536 << 153.0;
+        QTest::newRow("T2 174.6B 1536 GPUs") << "174.6B" << 96 << 12288 << 96 << 8 << 12 << 1536 << 1536 << 141.0;
+        QTest::newRow("T2 529.6B 2240 GPUs") << "529.6B" << 105 << 20480 << 128 << 8 << 35 << 2240 << 2240 << 159.0;
+    }
+    void publishedThroughput()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, layers);
+        QFETCH(int, hidden);
+        QFETCH(int, heads);
+        QFETCH(int, tp);
+        QFETCH(int, pp);
+        QFETCH(int, gpus);
+        QFETCH(int, batch);
+        QFETCH(double, measured);
+        ModelConfig c = *modelPreset("gpt3-175b");
+        c.name = model.toStdString();
+        c.layers = layers;
+        c.hidden = hidden;
+        c.heads = c.kvHeads = heads;
+        c.ffnHidden = 4 * hidden;
+        c.vocab = 51200;
+        c.seqLength = 2048;
+        c.globalBatch = batch;
+        const ModelProfile m = buildProfile(c);
+        const DeviceSpec a100 = *devicePreset("a100-80gb");
+        // NVLink 3: 300 GB/s per direction; HDR InfiniBand: 25 GB/s per GPU.
+        const Topology topo = Topology::uniform(
+            "selene", a100, {{"node", 8, {300e9, 3e-6, 1}}, {"cluster", gpus / 8, {25e9, 5e-6, 1}}});
+        UniformLayout u;
+        u.tp = tp;
+        u.pp = pp;
+        u.dp = gpus / (tp * pp);
+        u.globalBatch = batch;
+        u.seqLength = 2048;
+        u.recompute = true;
+        const Plan plan = *buildUniformPlan(u, topo, m);
+        const Report r = evaluate(plan, topo, m);
+        QVERIFY2(r.feasible, "the published configuration ran on 80 GB A100s");
+        // Eq. (3): F = 96 B s l h^2 (1 + s/6h + V/16lh), counted with recomputation.
+        const double s = 2048, h = hidden, l = layers, V = 51200;
+        const double flops = 96.0 * batch * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+        const double predicted = flops / (r.iterationTime * gpus) / 1e12;
+        const double err = (predicted - measured) / measured;
+        qInfo("%s: predicted %.1f TFLOP/s/GPU, measured %.0f, error %+.1f%%", QTest::currentDataTag(), predicted,
+              measured, 100 * err);
+        QVERIFY(std::abs(err) < 0.20);
+    }
+    void publishedH100()
+    {
+        // NVIDIA NeMo AutoModel performance summary, DGX-H100 BF16 pre-training: Llama3 70B,
+        // 64 GPUs, GBS 128, MBS 1, seq 8192, TP 1, PP 1, CP 2, FSDP: 866.77 tokens/s/GPU.
+        // FSDP = ZeRO-3 over the 32 data-parallel replicas; 80 GB needs full recomputation.
+        ModelOptions mo;
+        mo.seqLength = 8192;
+        mo.globalBatch = 128;
+        const ModelProfile m = *resolveModel("llama3-70b", mo);
+        const DeviceSpec h100 = *devicePreset("h100-sxm-80gb");
+        // NVLink 4: 450 GB/s per direction; 400 Gb/s NDR per GPU = 50 GB/s.
+        const Topology topo =
+            Topology::uniform("dgx-h100", h100, {{"node", 8, {450e9, 3e-6, 1}}, {"cluster", 8, {50e9, 5e-6, 1}}});
+        UniformLayout u;
+        u.cp = 2;
+        u.dp = 32;
+        u.zero = 3;
+        u.recompute = true;
+        u.globalBatch = 128;
+        u.seqLength = 8192;
+        const Plan plan = *buildUniformPlan(u, topo, m);
+        const Report r = evaluate(plan, topo, m);
+        QVERIFY(r.feasible);
+        const double perGpu = r.tokensPerSecond / 64;
+        const double err = (perGpu - 866.77) / 866.77;
+        qInfo("Llama3-70B on 64 H100: predicted %.0f tokens/s/GPU, measured 866.77, error %+.1f%%", perGpu,
+              100 * err);
+        QVERIFY(std::abs(err) < 0.20);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestEvaluator)
+#include "test_evaluator.moc"
