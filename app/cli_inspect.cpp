@@ -1,4 +1,3 @@
-#if __has_include("ClusterTemplates.h") && __has_include("ModelIO.h") && __has_include("ModelBuilder.h") && __has_include("ClusterIO.h") // TEMP-GUARD
 // nest-cli inspect [--cluster C] [--model M] [--seq N] [--batch N] [--json]
 // What a cluster and a model are, in numbers: devices and levels; parameters, FLOPs per
 // token and weight memory. Everything is computed by core; this file only prints.
@@ -144,10 +143,3 @@ int cmdInspect(const Args &args)
 }
 
 } // namespace nest::cli
-#else // TEMP-GUARD
-#include "CliCommands.h"
-#include <iostream>
-namespace nest::cli {
-int cmdInspect(const Args &) { std::cerr << "not yet\n"; return 1; }
-}
-#endif // TEMP-GUARD

@@ -1,4 +1,3 @@
-#if __has_include("ClusterTemplates.h") && __has_include("ModelIO.h") && __has_include("ModelBuilder.h") && __has_include("ClusterIO.h") // TEMP-GUARD
 // nest-cli presets [--json]: what can be named on the command line without a file.
 #include "CliArgs.h"
 #include "CliCommands.h"
@@ -99,10 +98,3 @@ int cmdPresets(const Args &args)
 }
 
 } // namespace nest::cli
-#else // TEMP-GUARD
-#include "CliCommands.h"
-#include <iostream>
-namespace nest::cli {
-int cmdPresets(const Args &) { std::cerr << "not yet\n"; return 1; }
-}
-#endif // TEMP-GUARD
