@@ -1,0 +1,317 @@
+#include "ClusterDocument.h"
+
+#include "ClusterCommands.h"
+
+#include <QUndoStack>
+
+namespace nest::ui {
+
+namespace {
+
+template <typename Command>
+bool pushEdit(ClusterDocument *doc, Result<ClusterState> result, const QString &text,
+              ClusterChange change, int mergeId = -1)
+{
+    if (!result) {
+        emit doc->editRefused(QString::fromStdString(result.error()));
+        return false;
+    }
+    if (result.value() == doc->state())
+        return true;  // nothing changed: no undo entry
+    doc->undoStack()->push(new Command(doc, doc->state(), std::move(result).value(), change,
+                                       text, mergeId));
+    return true;
+}
+
+QString nameOf(const Topology &t, int g)
+{
+    return g >= 0 && g < static_cast<int>(t.groups.size())
+               ? QString::fromStdString(t.groups[g].name) : QString();
+}
+
+// The last level-1 group in tree order, -1 when none.
+int lastRack(const Topology &t, int g)
+{
+    if (g < 0)
+        return -1;
+    if (t.groups[g].level == 1)
+        return g;
+    for (auto it = t.groups[g].children.rbegin(); it != t.groups[g].children.rend(); ++it) {
+        const int r = lastRack(t, *it);
+        if (r >= 0)
+            return r;
+    }
+    return -1;
+}
+
+} // namespace
+
+ClusterDocument::ClusterDocument(QObject *parent)
+    : QObject(parent)
+    , m_undo(new QUndoStack(this))
+{
+    m_undo->setUndoLimit(500);
+    connect(m_undo, &QUndoStack::cleanChanged, this,
+            [this](bool clean) { emit modifiedChanged(!clean); });
+}
+
+ClusterDocument::~ClusterDocument() = default;
+
+Workspace ClusterDocument::workspace() const
+{
+    Workspace w;
+    w.cluster = m_state.topology;
+    w.model = m_model;
+    w.search = m_search;
+    w.plans = m_plans;
+    return w;
+}
+
+bool ClusterDocument::isModified() const
+{
+    return !m_undo->isClean();
+}
+
+void ClusterDocument::markSaved(const QString &fileName, FileKind kind)
+{
+    m_fileKind = kind;
+    if (m_fileName != fileName) {
+        m_fileName = fileName;
+        emit fileNameChanged(m_fileName);
+    }
+    m_undo->setClean();
+}
+
+void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKind kind)
+{
+    m_undo->clear();
+    m_state = makeClusterState(std::move(workspace.cluster), m_nextUid);
+    m_state.topology.reindex();
+    m_model = std::move(workspace.model);
+    m_search = workspace.search;
+    m_plans = std::move(workspace.plans);
+    m_fileName = fileName;
+    m_fileKind = kind;
+    rebuildUidIndex();
+    m_selection.clear();
+    emit clusterReset();
+    emit clusterChanged();
+    emit modelChanged();
+    emit searchChanged();
+    emit selectionChanged();
+    emit fileNameChanged(m_fileName);
+    emit modifiedChanged(false);
+}
+
+GroupUid ClusterDocument::uidOf(int group) const
+{
+    return group >= 0 && group < static_cast<int>(m_state.uids.size()) ? m_state.uids[group] : 0;
+}
+
+int ClusterDocument::groupOf(GroupUid uid) const
+{
+    return m_uidIndex.value(uid, -1);
+}
+
+void ClusterDocument::setSelection(const QList<GroupUid> &uids)
+{
+    QList<GroupUid> valid;
+    for (GroupUid u : uids)
+        if (m_uidIndex.contains(u) && !valid.contains(u))
+            valid.append(u);
+    if (valid == m_selection)
+        return;
+    m_selection = valid;
+    emit selectionChanged();
+}
+
+QList<int> ClusterDocument::selectedGroups() const
+{
+    QList<int> groups;
+    for (GroupUid u : m_selection)
+        groups.append(groupOf(u));
+    return groups;
+}
+
+bool ClusterDocument::moveNode(int node, int rack, int row)
+{
+    const Topology &t = topology();
+    return pushEdit<MoveNode>(this, nest::ui::moveNode(m_state, node, rack, row),
+                              tr("Move %1 to %2").arg(nameOf(t, node), nameOf(t, rack)),
+                              {ClusterChange::Structure});
+}
+
+int ClusterDocument::rackNear(int group) const
+{
+    const Topology &t = topology();
+    if (group < 0 || group >= static_cast<int>(t.groups.size()))
+        return lastRack(t, t.root);
+    if (t.groups[group].level == 1)
+        return group;
+    if (t.groups[group].level == 0)
+        return t.groups[group].parent;
+    return lastRack(t, group);
+}
+
+bool ClusterDocument::addRack(int near)
+{
+    const Topology &t = topology();
+    int parent = -1;
+    if (near >= 0 && near < static_cast<int>(t.groups.size()) && t.groups[near].level == 2)
+        parent = near;
+    else {
+        const int rack = rackNear(near);
+        parent = rack >= 0 ? t.groups[rack].parent : -1;
+    }
+    GroupUid next = m_nextUid;
+    auto result = nest::ui::addRack(m_state, parent, next);
+    const bool ok = pushEdit<AddRack>(this, std::move(result), tr("Add %1").arg(
+        t.levelCount() > 1 ? QString::fromStdString(t.levels[1].name) : tr("rack")),
+        {ClusterChange::Structure});
+    m_nextUid = next;
+    return ok;
+}
+
+bool ClusterDocument::addNode(int near)
+{
+    const Topology &t = topology();
+    const int rack = rackNear(near);
+    int row = -1;
+    if (near >= 0 && near < static_cast<int>(t.groups.size()) && t.groups[near].level == 0)
+        row = rowInParent(t, near) + 1;
+    GroupUid next = m_nextUid;
+    auto result = nest::ui::addNode(m_state, rack, row, next);
+    const bool ok = pushEdit<AddNode>(this, std::move(result), tr("Add node"),
+                                      {ClusterChange::Structure});
+    m_nextUid = next;
+    return ok;
+}
+
+bool ClusterDocument::removeGroups(const QList<int> &groups)
+{
+    const std::vector<int> list(groups.begin(), groups.end());
+    const QString text = groups.size() == 1 ? tr("Delete %1").arg(nameOf(topology(), groups[0]))
+                                            : tr("Delete %n groups", nullptr, int(groups.size()));
+    return pushEdit<RemoveGroups>(this, nest::ui::removeGroups(m_state, list), text,
+                                  {ClusterChange::Structure});
+}
+
+bool ClusterDocument::duplicateGroup(int group)
+{
+    GroupUid next = m_nextUid;
+    auto result = nest::ui::duplicateGroup(m_state, group, next);
+    const bool ok = pushEdit<DuplicateGroup>(this, std::move(result),
+                                             tr("Duplicate %1").arg(nameOf(topology(), group)),
+                                             {ClusterChange::Structure});
+    m_nextUid = next;
+    return ok;
+}
+
+bool ClusterDocument::setClusterName(const QString &name)
+{
+    return pushEdit<ChangeGroupProperty>(this, nest::ui::setClusterName(m_state, name.toStdString()),
+                                         tr("Rename cluster"), {ClusterChange::Cluster});
+}
+
+bool ClusterDocument::setLevelName(int level, const QString &name)
+{
+    return pushEdit<ChangeLevelLink>(this, nest::ui::setLevelName(m_state, level, name.toStdString()),
+                                     tr("Rename level"), {ClusterChange::Level, level});
+}
+
+bool ClusterDocument::setLevelLink(int level, const LinkParams &link)
+{
+    return pushEdit<ChangeLevelLink>(this, nest::ui::setLevelLink(m_state, level, link),
+                                     tr("Change level %1 link").arg(level),
+                                     {ClusterChange::Level, level}, MergeLevelLink + level);
+}
+
+bool ClusterDocument::setGroupName(int group, const QString &name)
+{
+    return pushEdit<ChangeGroupProperty>(this, nest::ui::setGroupName(m_state, group, name.toStdString()),
+                                         tr("Rename %1").arg(nameOf(topology(), group)),
+                                         {ClusterChange::Group, group});
+}
+
+bool ClusterDocument::setGroupOverride(int group, const std::optional<LinkParams> &link)
+{
+    return pushEdit<ChangeGroupProperty>(this, nest::ui::setGroupOverride(m_state, group, link),
+                                         tr("Change %1 link").arg(nameOf(topology(), group)),
+                                         {ClusterChange::Group, group}, MergeGroupLink);
+}
+
+bool ClusterDocument::setNodeDevices(int node, int count, const DeviceSpec &type)
+{
+    return pushEdit<ChangeGroupProperty>(this, nest::ui::setNodeDevices(m_state, node, count, type),
+                                         tr("Change devices of %1").arg(nameOf(topology(), node)),
+                                         {ClusterChange::Group, node}, MergeNodeDevices);
+}
+
+bool ClusterDocument::setModel(const Json &model, bool mergeable)
+{
+    if (model == m_model)
+        return true;
+    m_undo->push(new ChangeModel(this, m_model, model, mergeable));
+    return true;
+}
+
+bool ClusterDocument::setSearch(const SearchSettings &search)
+{
+    if (search == m_search)
+        return true;
+    m_undo->push(new ChangeSearchSettings(this, m_search, search));
+    return true;
+}
+
+void ClusterDocument::applyState(const ClusterState &state, const ClusterChange &change)
+{
+    if (change.kind == ClusterChange::Structure) {
+        emit structureAboutToChange();
+        m_state = state;
+        rebuildUidIndex();
+        pruneSelection();
+        emit structureChanged();
+    } else {
+        m_state = state;
+        rebuildUidIndex();
+        if (change.kind == ClusterChange::Group)
+            emit groupChanged(change.index);
+        else if (change.kind == ClusterChange::Level)
+            emit levelChanged(change.index);
+    }
+    emit clusterChanged();
+}
+
+void ClusterDocument::applyModel(const Json &model)
+{
+    m_model = model;
+    emit modelChanged();
+}
+
+void ClusterDocument::applySearch(const SearchSettings &search)
+{
+    m_search = search;
+    emit searchChanged();
+}
+
+void ClusterDocument::rebuildUidIndex()
+{
+    m_uidIndex.clear();
+    m_uidIndex.reserve(static_cast<qsizetype>(m_state.uids.size()));
+    for (int i = 0; i < static_cast<int>(m_state.uids.size()); ++i)
+        m_uidIndex.insert(m_state.uids[i], i);
+}
+
+void ClusterDocument::pruneSelection()
+{
+    QList<GroupUid> kept;
+    for (GroupUid u : m_selection)
+        if (m_uidIndex.contains(u))
+            kept.append(u);
+    if (kept != m_selection) {
+        m_selection = kept;
+        emit selectionChanged();
+    }
+}
+
+} // namespace nest::ui

@@ -1,0 +1,112 @@
+#pragma once
+// The open document: the workspace being edited (cluster, model, search settings, pinned
+// plans), its undo stack, file name and selection. The topology held here is the truth:
+// the tree model, the canvas and the property editor only mirror it and resync on the
+// typed change signals below. Loading sets the state directly (no undo entry); every user
+// edit goes through an undo command (ClusterCommands.h).
+#include "ClusterEdits.h"
+#include "Workspace.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+class QUndoStack;
+
+namespace nest::ui {
+
+// What an applied state change touched, so that views update only what they must.
+struct ClusterChange {
+    enum Kind { Structure, Group, Level, Cluster };
+    Kind kind = Structure;
+    int index = -1;   // group (Group) or level (Level) index
+};
+
+class ClusterDocument : public QObject {
+    Q_OBJECT
+public:
+    enum class FileKind { Workspace, Cluster };
+
+    explicit ClusterDocument(QObject *parent = nullptr);
+    ~ClusterDocument() override;
+
+    const Topology &topology() const { return m_state.topology; }
+    const ClusterState &state() const { return m_state; }
+    QUndoStack *undoStack() const { return m_undo; }
+
+    const Json &model() const { return m_model; }
+    const SearchSettings &search() const { return m_search; }
+    const std::vector<Json> &plans() const { return m_plans; }
+    // The whole workspace as it would be saved.
+    Workspace workspace() const;
+
+    QString fileName() const { return m_fileName; }
+    FileKind fileKind() const { return m_fileKind; }
+    bool isModified() const;
+    // After a successful save: records the name and marks the undo stack clean.
+    void markSaved(const QString &fileName, FileKind kind);
+
+    // Replaces everything and clears the undo stack (no undo entry).
+    void load(Workspace workspace, const QString &fileName, FileKind kind);
+
+    GroupUid uidOf(int group) const;
+    int groupOf(GroupUid uid) const;
+
+    // Selected groups by uid; views set and follow it.
+    const QList<GroupUid> &selection() const { return m_selection; }
+    void setSelection(const QList<GroupUid> &uids);
+    QList<int> selectedGroups() const;
+
+    // --- user edits: push one undo command, or emit editRefused(reason) and return false
+    bool moveNode(int node, int rack, int row = -1);
+    bool addRack(int near);   // near: a selected group (or -1) that says where
+    bool addNode(int near);
+    bool removeGroups(const QList<int> &groups);
+    bool duplicateGroup(int group);
+    bool setClusterName(const QString &name);
+    bool setLevelName(int level, const QString &name);
+    bool setLevelLink(int level, const LinkParams &link);
+    bool setGroupName(int group, const QString &name);
+    bool setGroupOverride(int group, const std::optional<LinkParams> &link);
+    bool setNodeDevices(int node, int count, const DeviceSpec &type);
+    bool setModel(const Json &model, bool mergeable = false);
+    bool setSearch(const SearchSettings &search);
+
+    // --- used by the undo commands only
+    void applyState(const ClusterState &state, const ClusterChange &change);
+    void applyModel(const Json &model);
+    void applySearch(const SearchSettings &search);
+
+signals:
+    void clusterReset();                 // a new document was loaded
+    void structureAboutToChange();       // groups are about to be added, removed or moved
+    void structureChanged();
+    void groupChanged(int group);        // a group's properties (name, devices, override)
+    void levelChanged(int level);        // a level's name or link parameters
+    void clusterChanged();               // after any change of the cluster (incl. reset)
+    void modelChanged();
+    void searchChanged();
+    void selectionChanged();
+    void editRefused(const QString &reason);
+    void modifiedChanged(bool modified);
+    void fileNameChanged(const QString &fileName);
+
+private:
+    void rebuildUidIndex();
+    void pruneSelection();
+    int rackNear(int group) const;
+
+    ClusterState m_state;
+    Json m_model = Json::object();
+    SearchSettings m_search;
+    std::vector<Json> m_plans;
+    QUndoStack *m_undo = nullptr;
+    QString m_fileName;
+    FileKind m_fileKind = FileKind::Workspace;
+    QHash<GroupUid, int> m_uidIndex;
+    QList<GroupUid> m_selection;
+    GroupUid m_nextUid = 1;
+};
+
+} // namespace nest::ui

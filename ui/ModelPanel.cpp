@@ -1,0 +1,329 @@
+#include "ModelPanel.h"
+
+#include "ClusterDocument.h"
+#include "HfConfigImport.h"
+#include "LayerTableModel.h"
+#include "ModelIO.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace nest::ui {
+
+namespace {
+
+QSpinBox *sizeSpin(int max, const QString &name)
+{
+    auto *s = new QSpinBox;
+    s->setRange(1, max);
+    s->setKeyboardTracking(false);
+    s->setObjectName(name);
+    s->setAccelerated(true);
+    return s;
+}
+
+// The hyperparameters of a model JSON of config kind, or the reason there are none.
+Result<ModelConfig> configOf(const Json &j)
+{
+    switch (detectModelFileKind(j)) {
+    case ModelFileKind::HfConfig:
+        return importHfConfig(j, "model");
+    case ModelFileKind::ModelConfig:
+        try {
+            return modelConfigFromJson(j, "model");
+        } catch (const JsonError &e) {
+            return Result<ModelConfig>::failure(formatError("", e.path(), e.reason()));
+        }
+    default:
+        return Result<ModelConfig>::failure("a measured profile has no hyperparameters");
+    }
+}
+
+// 6.74 B (counts), or with a unit: 46.1 GFLOP, 13.5 GB.
+QString human(double x, const QString &unit = QString())
+{
+    static const std::pair<double, const char *> big[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (const auto &[scale, prefix] : big) {
+        if (x >= scale) {
+            const QString p = unit.isEmpty() && scale == 1e9 ? QStringLiteral("B") : QString::fromLatin1(prefix);
+            return QStringLiteral("%1 %2%3").arg(x / scale, 0, 'f', 2).arg(p, unit);
+        }
+    }
+    return QStringLiteral("%1 %2").arg(x, 0, 'g', 4).arg(unit);
+}
+
+} // namespace
+
+ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+    , m_layers(new LayerTableModel(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto *top = new QHBoxLayout;
+    m_preset = new QComboBox;
+    m_preset->setObjectName(QStringLiteral("modelPreset"));
+    m_preset->addItem(tr("Custom"));
+    for (const ModelConfig &m : modelPresets())
+        m_preset->addItem(QString::fromStdString(m.name));
+    m_import = new QPushButton(tr("Import…"));
+    m_import->setToolTip(tr("Import a Hugging Face config.json, a NEST model file or a measured profile"));
+    top->addWidget(new QLabel(tr("Model")));
+    top->addWidget(m_preset, 1);
+    top->addWidget(m_import);
+    layout->addLayout(top);
+    m_source = new QLabel;
+    m_source->setWordWrap(true);
+    m_source->setStyleSheet(QStringLiteral("color: #6b7785;"));
+    layout->addWidget(m_source);
+
+    m_form = new QWidget;
+    auto *form = new QFormLayout(m_form);
+    form->setContentsMargins(0, 0, 0, 0);
+    m_family = new QComboBox;
+    m_family->setObjectName(QStringLiteral("family"));
+    for (const std::string &f : modelFamilies())
+        m_family->addItem(QString::fromStdString(f));
+    m_layersSpin = sizeSpin(10000, QStringLiteral("layers"));
+    m_hidden = sizeSpin(1 << 20, QStringLiteral("hidden"));
+    m_heads = sizeSpin(4096, QStringLiteral("heads"));
+    m_kvHeads = sizeSpin(4096, QStringLiteral("kvHeads"));
+    m_ffn = sizeSpin(1 << 22, QStringLiteral("ffnHidden"));
+    m_vocab = sizeSpin(1 << 24, QStringLiteral("vocab"));
+    m_experts = sizeSpin(4096, QStringLiteral("experts"));
+    m_topK = sizeSpin(4096, QStringLiteral("topK"));
+    auto *pair = [&](QSpinBox *a, QSpinBox *b, const QString &mid) {
+        auto *w = new QWidget;
+        auto *h = new QHBoxLayout(w);
+        h->setContentsMargins(0, 0, 0, 0);
+        h->addWidget(a, 1);
+        h->addWidget(new QLabel(mid));
+        h->addWidget(b, 1);
+        return w;
+    }(m_heads, m_kvHeads, tr("KV"));
+    form->addRow(tr("Family"), m_family);
+    form->addRow(tr("Layers"), m_layersSpin);
+    form->addRow(tr("Hidden"), m_hidden);
+    form->addRow(tr("Heads"), pair);
+    form->addRow(tr("FFN hidden"), m_ffn);
+    form->addRow(tr("Vocabulary"), m_vocab);
+    auto *moe = new QWidget;
+    auto *moeLayout = new QHBoxLayout(moe);
+    moeLayout->setContentsMargins(0, 0, 0, 0);
+    moeLayout->addWidget(m_experts, 1);
+    moeLayout->addWidget(new QLabel(tr("top-k")));
+    moeLayout->addWidget(m_topK, 1);
+    form->addRow(tr("Experts"), moe);
+    layout->addWidget(m_form);
+
+    auto *run = new QFormLayout;
+    m_seq = sizeSpin(1 << 20, QStringLiteral("seqLength"));
+    m_seq->setSuffix(tr(" tokens"));
+    m_batch = sizeSpin(1 << 24, QStringLiteral("globalBatch"));
+    m_batch->setSuffix(tr(" samples"));
+    run->addRow(tr("Sequence length"), m_seq);
+    run->addRow(tr("Global batch"), m_batch);
+    layout->addLayout(run);
+
+    m_summary = new QLabel;
+    m_summary->setWordWrap(true);
+    layout->addWidget(m_summary);
+    m_error = new QLabel;
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; padding: 4px; border-radius: 3px; }"));
+    m_error->hide();
+    layout->addWidget(m_error);
+
+    m_table = new QTableView;
+    m_table->setModel(m_layers);
+    m_table->setAlternatingRowColors(true);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(20);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    layout->addWidget(m_table, 1);
+
+    connect(m_preset, &QComboBox::currentIndexChanged, this, &ModelPanel::choosePreset);
+    connect(m_import, &QPushButton::clicked, this, &ModelPanel::import);
+    connect(m_family, &QComboBox::currentIndexChanged, this, &ModelPanel::commitForm);
+    for (QSpinBox *s : {m_layersSpin, m_hidden, m_heads, m_kvHeads, m_ffn, m_vocab, m_experts, m_topK})
+        connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitForm);
+    for (QSpinBox *s : {m_seq, m_batch})
+        connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitRunOptions);
+    connect(document, &ClusterDocument::modelChanged, this, &ModelPanel::refresh);
+    refresh();
+}
+
+void ModelPanel::refresh()
+{
+    m_updating = true;
+    const Json &j = m_document->model();
+    m_problem.clear();
+    m_config.reset();
+    const bool empty = !j.is_object() || j.empty();
+    const QSignalBlocker b(m_preset);
+    if (empty) {
+        m_preset->setCurrentIndex(0);
+        m_source->setText(tr("No model: pick a preset or import a file."));
+        m_form->setEnabled(false);
+        m_layers->clear();
+        m_summary->clear();
+        m_error->hide();
+        m_updating = false;
+        return;
+    }
+    auto config = configOf(j);
+    const ModelFileKind kind = detectModelFileKind(j);
+    if (config) {
+        m_config = *config;
+        const ModelConfig &c = *config;
+        const bool preset = j.contains("preset") && j.at("preset").is_string();
+        const int idx = preset ? m_preset->findText(QString::fromStdString(c.name), Qt::MatchFixedString) : -1;
+        m_preset->setCurrentIndex(std::max(0, idx));
+        m_source->setText(kind == ModelFileKind::HfConfig
+                              ? tr("Imported Hugging Face config: %1").arg(QString::fromStdString(c.name))
+                              : (c.source.empty() ? QString::fromStdString(c.name)
+                                                  : tr("Source: %1").arg(QString::fromStdString(c.source))));
+        const QSignalBlocker bf(m_family);
+        m_family->setCurrentText(QString::fromStdString(c.family));
+        const std::pair<QSpinBox *, int> values[] = {
+            {m_layersSpin, c.layers}, {m_hidden, c.hidden}, {m_heads, c.heads}, {m_kvHeads, c.kvHeads},
+            {m_ffn, c.ffnHidden}, {m_vocab, c.vocab}, {m_experts, c.experts}, {m_topK, c.topK},
+            {m_seq, c.seqLength}, {m_batch, c.globalBatch}};
+        for (const auto &[spin, value] : values) {
+            const QSignalBlocker bs(spin);
+            spin->setValue(value);
+        }
+        m_form->setEnabled(true);
+        m_seq->setEnabled(true);
+        m_batch->setEnabled(true);
+    } else {
+        m_preset->setCurrentIndex(0);
+        m_form->setEnabled(false);
+        m_seq->setEnabled(false);
+        m_batch->setEnabled(false);
+        m_source->setText(kind == ModelFileKind::Profile || kind == ModelFileKind::Artifact
+                              ? tr("Measured per-layer profile (hyperparameters not editable)")
+                              : QString());
+    }
+    auto profile = modelFromJson(j, "model");
+    if (!profile) {
+        m_problem = QString::fromStdString(profile.error());
+        m_error->setText(m_problem);
+        m_error->show();
+        m_layers->clear();
+        m_summary->clear();
+        m_updating = false;
+        return;
+    }
+    m_error->hide();
+    const ModelProfile &p = *profile;
+    if (!config) {
+        const QSignalBlocker b1(m_seq), b2(m_batch);
+        m_seq->setValue(p.seqLength);
+        m_batch->setValue(p.globalBatch);
+    }
+    m_layers->setProfile(p);
+    m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5 per token "
+                          "(fwd+bwd), weights %6")
+                           .arg(QString::fromStdString(p.name), human(p.totalParams()),
+                                human(p.activeParams()))
+                           .arg(p.layerCount())
+                           .arg(human(p.flopsPerToken(), tr("FLOP")), human(p.weightBytes(), tr("B"))));
+    m_updating = false;
+}
+
+void ModelPanel::choosePreset(int index)
+{
+    if (m_updating || index <= 0)
+        return;
+    Json j{{"preset", m_preset->itemText(index).toStdString()}};
+    // Keep the run options the user chose.
+    if (m_config) {
+        j["seq_length"] = m_seq->value();
+        j["global_batch"] = m_batch->value();
+    }
+    m_document->setModel(j);
+}
+
+void ModelPanel::commitForm()
+{
+    if (m_updating || !m_config)
+        return;
+    ModelConfig c = *m_config;
+    c.family = m_family->currentText().toStdString();
+    c.layers = m_layersSpin->value();
+    c.hidden = m_hidden->value();
+    c.heads = m_heads->value();
+    c.kvHeads = m_kvHeads->value();
+    c.ffnHidden = m_ffn->value();
+    c.vocab = m_vocab->value();
+    c.experts = m_experts->value();
+    c.topK = m_topK->value();
+    const std::string problem = validate(c);
+    if (!problem.empty()) {
+        emit statusMessage(tr("Model not changed: %1").arg(QString::fromStdString(problem)));
+        refresh();
+        return;
+    }
+    m_document->setModel(modelConfigToJson(c), true);
+}
+
+void ModelPanel::commitRunOptions()
+{
+    if (m_updating || !m_config)
+        return;
+    Json j = m_document->model();
+    if (detectModelFileKind(j) == ModelFileKind::HfConfig)
+        j = modelConfigToJson(*m_config);
+    j["seq_length"] = m_seq->value();
+    j["global_batch"] = m_batch->value();
+    try {
+        (void)modelConfigFromJson(j, "model");
+    } catch (const JsonError &e) {
+        emit statusMessage(tr("Model not changed: %1").arg(QString::fromStdString(e.reason())));
+        refresh();
+        return;
+    }
+    m_document->setModel(j, true);
+}
+
+bool ModelPanel::importFile(const QString &fileName)
+{
+    auto j = readJsonFile(fileName.toStdString());
+    auto profile = j ? modelFromJson(*j, fileName.toStdString())
+                     : Result<ModelProfile>::failure(j.error());
+    if (!profile) {
+        // The current model stays; the reason goes to the message bar.
+        m_error->setText(tr("Import failed: %1").arg(QString::fromStdString(profile.error())));
+        m_error->show();
+        emit statusMessage(QString::fromStdString(profile.error()));
+        return false;
+    }
+    m_document->setModel(*j);
+    emit statusMessage(tr("Imported model %1 from %2")
+                           .arg(QString::fromStdString(profile->name), QFileInfo(fileName).fileName()));
+    return true;
+}
+
+void ModelPanel::import()
+{
+    const QString file = QFileDialog::getOpenFileName(this, tr("Import model"), QString(),
+                                                      tr("Model files (*.json);;All files (*)"));
+    if (!file.isEmpty())
+        importFile(file);
+}
+
+} // namespace nest::ui

@@ -1,0 +1,274 @@
+#include "PropertyEditor.h"
+
+#include "ClusterDocument.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace nest::ui {
+
+namespace {
+
+QDoubleSpinBox *spin(double min, double max, int decimals, const QString &suffix, const QString &name)
+{
+    auto *s = new QDoubleSpinBox;
+    s->setRange(min, max);
+    s->setDecimals(decimals);
+    s->setSuffix(suffix);
+    s->setKeyboardTracking(false);
+    s->setObjectName(name);
+    s->setAccelerated(true);
+    return s;
+}
+
+void setSpin(QDoubleSpinBox *s, double v)
+{
+    const QSignalBlocker block(s);
+    s->setValue(v);
+}
+
+} // namespace
+
+PropertyEditor::PropertyEditor(ClusterDocument *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+
+    auto *clusterBox = new QGroupBox(tr("Cluster"));
+    auto *clusterLayout = new QVBoxLayout(clusterBox);
+    auto *nameForm = new QFormLayout;
+    m_clusterName = new QLineEdit;
+    m_clusterName->setObjectName(QStringLiteral("clusterName"));
+    nameForm->addRow(tr("Name"), m_clusterName);
+    m_clusterSummary = new QLabel;
+    nameForm->addRow(tr("Size"), m_clusterSummary);
+    clusterLayout->addLayout(nameForm);
+    m_levelGrid = new QGridLayout;
+    m_levelGrid->setHorizontalSpacing(4);
+    clusterLayout->addLayout(m_levelGrid);
+    layout->addWidget(clusterBox);
+
+    m_selectionBox = new QGroupBox(tr("Selection"));
+    auto *selForm = new QFormLayout(m_selectionBox);
+    m_groupKind = new QLabel;
+    selForm->addRow(tr("Kind"), m_groupKind);
+    m_groupName = new QLineEdit;
+    m_groupName->setObjectName(QStringLiteral("groupName"));
+    selForm->addRow(tr("Name"), m_groupName);
+
+    m_linkPart = new QWidget;
+    auto *linkForm = new QFormLayout(m_linkPart);
+    linkForm->setContentsMargins(0, 0, 0, 0);
+    m_override = new QCheckBox(tr("Override the level's link"));
+    m_override->setObjectName(QStringLiteral("overrideLink"));
+    linkForm->addRow(m_override);
+    m_overrideBandwidth = spin(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
+    m_overrideLatency = spin(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
+    m_overrideOversubscription = spin(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
+    linkForm->addRow(tr("Bandwidth"), m_overrideBandwidth);
+    linkForm->addRow(tr("Latency"), m_overrideLatency);
+    linkForm->addRow(tr("Oversubscription"), m_overrideOversubscription);
+    selForm->addRow(m_linkPart);
+
+    m_devicePart = new QWidget;
+    auto *devForm = new QFormLayout(m_devicePart);
+    devForm->setContentsMargins(0, 0, 0, 0);
+    m_deviceCount = new QSpinBox;
+    m_deviceCount->setRange(1, 4096);
+    m_deviceCount->setKeyboardTracking(false);
+    m_deviceCount->setObjectName(QStringLiteral("deviceCount"));
+    m_deviceType = new QComboBox;
+    m_deviceType->setObjectName(QStringLiteral("deviceType"));
+    devForm->addRow(tr("Devices"), m_deviceCount);
+    devForm->addRow(tr("Device type"), m_deviceType);
+    selForm->addRow(m_devicePart);
+    layout->addWidget(m_selectionBox);
+    layout->addStretch(1);
+
+    connect(m_clusterName, &QLineEdit::editingFinished, this, [this] {
+        if (!m_updating && m_clusterName->text().toStdString() != m_document->topology().name)
+            m_document->setClusterName(m_clusterName->text());
+    });
+    connect(m_groupName, &QLineEdit::editingFinished, this, &PropertyEditor::commitGroupName);
+    connect(m_override, &QCheckBox::toggled, this, &PropertyEditor::commitOverride);
+    for (QDoubleSpinBox *s : {m_overrideBandwidth, m_overrideLatency, m_overrideOversubscription})
+        connect(s, &QDoubleSpinBox::valueChanged, this, &PropertyEditor::commitOverride);
+    connect(m_deviceCount, &QSpinBox::valueChanged, this, &PropertyEditor::commitDevices);
+    connect(m_deviceType, &QComboBox::currentIndexChanged, this, &PropertyEditor::commitDevices);
+
+    connect(document, &ClusterDocument::clusterReset, this, &PropertyEditor::rebuildLevels);
+    connect(document, &ClusterDocument::clusterChanged, this, &PropertyEditor::refresh);
+    connect(document, &ClusterDocument::selectionChanged, this, &PropertyEditor::refresh);
+    connect(document, &ClusterDocument::editRefused, this, &PropertyEditor::refresh);
+    rebuildLevels();
+}
+
+void PropertyEditor::rebuildLevels()
+{
+    while (QLayoutItem *item = m_levelGrid->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+    m_levels.clear();
+    const Topology &t = m_document->topology();
+    const QStringList headers{tr("Level"), tr("Bandwidth"), tr("Latency"), tr("Oversub.")};
+    for (int c = 0; c < headers.size(); ++c) {
+        auto *h = new QLabel(QStringLiteral("<b>%1</b>").arg(headers[c]));
+        m_levelGrid->addWidget(h, 0, c);
+    }
+    for (int l = 0; l < t.levelCount(); ++l) {
+        LevelRow row{new QLineEdit, spin(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("levelBandwidth%1").arg(l)),
+                     spin(0, 1e6, 2, tr(" µs"), QStringLiteral("levelLatency%1").arg(l)),
+                     spin(1, 1000, 2, QString(), QStringLiteral("levelOversubscription%1").arg(l))};
+        row.name->setObjectName(QStringLiteral("levelName%1").arg(l));
+        row.name->setToolTip(tr("Level %1 (0 = inside a node)").arg(l));
+        row.name->setMinimumWidth(56);
+        row.name->setMaximumWidth(80);
+        m_levelGrid->addWidget(row.name, l + 1, 0);
+        m_levelGrid->addWidget(row.bandwidth, l + 1, 1);
+        m_levelGrid->addWidget(row.latency, l + 1, 2);
+        m_levelGrid->addWidget(row.oversubscription, l + 1, 3);
+        connect(row.name, &QLineEdit::editingFinished, this, [this, l] {
+            if (m_updating || l >= m_document->topology().levelCount())
+                return;
+            const QString text = m_levels[l].name->text();
+            if (text.toStdString() != m_document->topology().levels[l].name)
+                m_document->setLevelName(l, text);
+        });
+        for (QDoubleSpinBox *s : {row.bandwidth, row.latency, row.oversubscription})
+            connect(s, &QDoubleSpinBox::valueChanged, this, [this, l] { commitLevel(l); });
+        m_levels.push_back(row);
+    }
+    refresh();
+}
+
+void PropertyEditor::refresh()
+{
+    const Topology &t = m_document->topology();
+    if (static_cast<int>(m_levels.size()) != t.levelCount()) {
+        rebuildLevels();
+        return;
+    }
+    m_updating = true;
+    m_clusterName->setText(QString::fromStdString(t.name));
+    int nodes = 0;
+    for (const TopoGroup &g : t.groups)
+        nodes += g.level == 0 ? 1 : 0;
+    m_clusterSummary->setText(tr("%1 devices in %2 nodes, %3 levels")
+                                  .arg(t.deviceCount()).arg(nodes).arg(t.levelCount()));
+    for (int l = 0; l < t.levelCount(); ++l) {
+        const LinkParams &link = t.levels[l].link;
+        m_levels[l].name->setText(QString::fromStdString(t.levels[l].name));
+        setSpin(m_levels[l].bandwidth, link.bandwidth / 1e9);
+        setSpin(m_levels[l].latency, link.latency * 1e6);
+        setSpin(m_levels[l].oversubscription, link.oversubscription);
+    }
+
+    const QList<int> sel = m_document->selectedGroups();
+    m_group = sel.isEmpty() ? -1 : sel.first();
+    m_selectionBox->setEnabled(m_group >= 0);
+    if (m_group < 0) {
+        m_selectionBox->setTitle(tr("Selection (none)"));
+        m_groupKind->clear();
+        m_groupName->clear();
+        m_linkPart->hide();
+        m_devicePart->hide();
+        m_updating = false;
+        return;
+    }
+    const TopoGroup &g = t.groups[m_group];
+    m_selectionBox->setTitle(sel.size() > 1 ? tr("Selection (%1 groups; first shown)").arg(sel.size())
+                                            : tr("Selection"));
+    m_groupKind->setText(tr("%1 (level %2), %3 devices")
+                             .arg(QString::fromStdString(t.levels[g.level].name)).arg(g.level)
+                             .arg(t.deviceCountUnder(m_group)));
+    m_groupName->setText(QString::fromStdString(g.name));
+    const LinkParams link = t.link(m_group);
+    m_linkPart->setVisible(g.level >= 1);
+    {
+        const QSignalBlocker b(m_override);
+        m_override->setChecked(g.linkOverride.has_value());
+    }
+    setSpin(m_overrideBandwidth, link.bandwidth / 1e9);
+    setSpin(m_overrideLatency, link.latency * 1e6);
+    setSpin(m_overrideOversubscription, link.oversubscription);
+    for (QDoubleSpinBox *s : {m_overrideBandwidth, m_overrideLatency, m_overrideOversubscription})
+        s->setEnabled(g.linkOverride.has_value());
+
+    m_devicePart->setVisible(g.level == 0);
+    if (g.level == 0) {
+        const QSignalBlocker b1(m_deviceCount), b2(m_deviceType);
+        m_deviceCount->setValue(static_cast<int>(g.devices.size()));
+        m_deviceType->clear();
+        // The cluster's own types first (they may be custom), then the presets not among them.
+        for (const DeviceSpec &d : t.deviceTypes)
+            m_deviceType->addItem(QString::fromStdString(d.name));
+        for (const DeviceSpec &d : devicePresets())
+            if (std::find(t.deviceTypes.begin(), t.deviceTypes.end(), d) == t.deviceTypes.end() &&
+                m_deviceType->findText(QString::fromStdString(d.name)) < 0)
+                m_deviceType->addItem(QString::fromStdString(d.name));
+        m_deviceType->setCurrentIndex(g.deviceType);
+    }
+    m_updating = false;
+}
+
+void PropertyEditor::commitLevel(int level)
+{
+    if (m_updating || level >= static_cast<int>(m_levels.size()))
+        return;
+    const LinkParams link{m_levels[level].bandwidth->value() * 1e9, m_levels[level].latency->value() * 1e-6,
+                          m_levels[level].oversubscription->value()};
+    m_document->setLevelLink(level, link);
+}
+
+void PropertyEditor::commitOverride()
+{
+    if (m_updating || m_group < 0)
+        return;
+    std::optional<LinkParams> link;
+    if (m_override->isChecked())
+        link = LinkParams{m_overrideBandwidth->value() * 1e9, m_overrideLatency->value() * 1e-6,
+                          m_overrideOversubscription->value()};
+    m_document->setGroupOverride(m_group, link);
+}
+
+void PropertyEditor::commitDevices()
+{
+    if (m_updating || m_group < 0)
+        return;
+    const Topology &t = m_document->topology();
+    const int index = m_deviceType->currentIndex();
+    DeviceSpec type;
+    if (index >= 0 && index < static_cast<int>(t.deviceTypes.size()))
+        type = t.deviceTypes[index];
+    else {
+        auto preset = devicePreset(m_deviceType->currentText().toStdString());
+        if (!preset) {
+            emit m_document->editRefused(QString::fromStdString(preset.error()));
+            return;
+        }
+        type = *preset;
+    }
+    m_document->setNodeDevices(m_group, m_deviceCount->value(), type);
+}
+
+void PropertyEditor::commitGroupName()
+{
+    if (m_updating || m_group < 0)
+        return;
+    if (m_groupName->text().toStdString() != m_document->topology().groups[m_group].name)
+        m_document->setGroupName(m_group, m_groupName->text());
+}
+
+} // namespace nest::ui

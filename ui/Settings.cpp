@@ -1,0 +1,79 @@
+#include "Settings.h"
+
+#include <QFileInfo>
+
+namespace nest::ui {
+
+namespace {
+const char *const kRecent = "files/recent";
+const char *const kGeometry = "window/geometry";
+const char *const kState = "window/state";
+const char *const kLastDir = "files/lastDirectory";
+} // namespace
+
+Settings::Settings()
+    : m_settings(QStringLiteral("nest-planner"), QStringLiteral("nest-planner"))
+{
+}
+
+Settings::Settings(const QString &iniFile)
+    : m_settings(iniFile, QSettings::IniFormat)
+{
+}
+
+QStringList Settings::recentFiles() const
+{
+    QStringList out;
+    for (const QString &f : m_settings.value(kRecent).toStringList())
+        if (QFileInfo::exists(f) && !out.contains(f) && out.size() < kMaxRecentFiles)
+            out.append(f);
+    return out;
+}
+
+void Settings::addRecentFile(const QString &fileName)
+{
+    const QString path = QFileInfo(fileName).absoluteFilePath();
+    QStringList list = recentFiles();
+    list.removeAll(path);
+    list.prepend(path);
+    while (list.size() > kMaxRecentFiles)
+        list.removeLast();
+    m_settings.setValue(kRecent, list);
+}
+
+void Settings::clearRecentFiles()
+{
+    m_settings.remove(kRecent);
+}
+
+QByteArray Settings::windowGeometry() const
+{
+    return m_settings.value(kGeometry).toByteArray();
+}
+
+void Settings::setWindowGeometry(const QByteArray &geometry)
+{
+    m_settings.setValue(kGeometry, geometry);
+}
+
+QByteArray Settings::windowState() const
+{
+    return m_settings.value(kState).toByteArray();
+}
+
+void Settings::setWindowState(const QByteArray &state)
+{
+    m_settings.setValue(kState, state);
+}
+
+QString Settings::lastDirectory() const
+{
+    return m_settings.value(kLastDir).toString();
+}
+
+void Settings::setLastDirectory(const QString &dir)
+{
+    m_settings.setValue(kLastDir, dir);
+}
+
+} // namespace nest::ui

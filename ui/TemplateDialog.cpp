@@ -1,0 +1,169 @@
+#include "TemplateDialog.h"
+
+#include "ClusterTemplates.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace nest::ui {
+
+TemplateDialog::TemplateDialog(QWidget *parent)
+    : QDialog(parent)
+{
+    setWindowTitle(tr("New cluster from template"));
+    auto *layout = new QVBoxLayout(this);
+    auto *top = new QFormLayout;
+    m_template = new QComboBox;
+    m_template->setObjectName(QStringLiteral("template"));
+    for (const ClusterTemplate &t : clusterTemplates())
+        m_template->addItem(QString::fromStdString(t.title), QString::fromStdString(t.key));
+    top->addRow(tr("Template"), m_template);
+    m_device = new QComboBox;
+    m_device->setObjectName(QStringLiteral("device"));
+    m_device->addItem(tr("Template default"), QString());
+    for (const DeviceSpec &d : devicePresets())
+        m_device->addItem(QString::fromStdString(d.name), QString::fromStdString(d.name));
+    top->addRow(tr("Device"), m_device);
+    layout->addLayout(top);
+    m_description = new QLabel;
+    m_description->setWordWrap(true);
+    m_description->setStyleSheet(QStringLiteral("color: #6b7785;"));
+    layout->addWidget(m_description);
+    m_form = new QFormLayout;
+    layout->addLayout(m_form);
+    m_preview = new QLabel;
+    m_preview->setWordWrap(true);
+    layout->addWidget(m_preview);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(buttons, &QDialogButtonBox::accepted, this, &TemplateDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+    connect(m_template, &QComboBox::currentIndexChanged, this, &TemplateDialog::rebuildForm);
+    connect(m_device, &QComboBox::currentIndexChanged, this, &TemplateDialog::updatePreview);
+    setMinimumWidth(420);
+    rebuildForm();
+}
+
+void TemplateDialog::setTemplate(const QString &key)
+{
+    const int i = m_template->findData(key);
+    if (i >= 0)
+        m_template->setCurrentIndex(i);
+}
+
+bool TemplateDialog::setParam(const QString &key, double value)
+{
+    for (auto &[k, spin] : m_spins) {
+        if (QString::fromStdString(k) != key)
+            continue;
+        if (auto *s = qobject_cast<QSpinBox *>(spin))
+            s->setValue(static_cast<int>(std::lround(value)));
+        else if (auto *d = qobject_cast<QDoubleSpinBox *>(spin))
+            d->setValue(value);
+        return true;
+    }
+    return false;
+}
+
+void TemplateDialog::setDevice(const QString &device)
+{
+    const int i = m_device->findData(device);
+    m_device->setCurrentIndex(std::max(0, i));
+}
+
+std::string TemplateDialog::templateKey() const
+{
+    return m_template->currentData().toString().toStdString();
+}
+
+std::map<std::string, double> TemplateDialog::params() const
+{
+    std::map<std::string, double> out;
+    for (const auto &[k, spin] : m_spins) {
+        if (auto *s = qobject_cast<QSpinBox *>(spin))
+            out[k] = s->value();
+        else if (auto *d = qobject_cast<QDoubleSpinBox *>(spin))
+            out[k] = d->value();
+    }
+    return out;
+}
+
+std::string TemplateDialog::device() const
+{
+    return m_device->currentData().toString().toStdString();
+}
+
+Result<Topology> TemplateDialog::cluster() const
+{
+    return makeCluster(templateKey(), params(), device());
+}
+
+void TemplateDialog::rebuildForm()
+{
+    while (m_form->rowCount() > 0)
+        m_form->removeRow(0);
+    m_spins.clear();
+    const ClusterTemplate *t = findClusterTemplate(templateKey());
+    if (!t)
+        return;
+    m_description->setText(QString::fromStdString(t->description));
+    for (const TemplateParam &p : t->params) {
+        QAbstractSpinBox *box;
+        if (p.integer) {
+            auto *s = new QSpinBox;
+            s->setRange(static_cast<int>(p.min), static_cast<int>(p.max));
+            s->setValue(static_cast<int>(p.value));
+            connect(s, &QSpinBox::valueChanged, this, &TemplateDialog::updatePreview);
+            box = s;
+        } else {
+            auto *d = new QDoubleSpinBox;
+            d->setDecimals(3);
+            d->setRange(p.min, p.max);
+            d->setValue(p.value);
+            connect(d, &QDoubleSpinBox::valueChanged, this, &TemplateDialog::updatePreview);
+            box = d;
+        }
+        box->setObjectName(QString::fromStdString(p.key));
+        m_form->addRow(QString::fromStdString(p.label), box);
+        m_spins.emplace_back(p.key, box);
+    }
+    updatePreview();
+}
+
+void TemplateDialog::updatePreview()
+{
+    const Result<Topology> t = cluster();
+    if (!t) {
+        m_preview->setText(tr("<span style='color:#8a1c12'>%1</span>")
+                               .arg(QString::fromStdString(t.error()).toHtmlEscaped()));
+        return;
+    }
+    QStringList levels;
+    for (const TopoLevel &l : t->levels)
+        levels << QString::fromStdString(l.name);
+    m_preview->setText(tr("<b>%1 devices</b> (%2), levels: %3")
+                           .arg(t->deviceCount())
+                           .arg(QString::fromStdString(t->deviceTypes.empty() ? std::string()
+                                                                              : t->deviceTypes[0].name),
+                                levels.join(QStringLiteral(" → "))));
+}
+
+void TemplateDialog::accept()
+{
+    const Result<Topology> t = cluster();
+    if (!t) {
+        updatePreview();
+        return;
+    }
+    QDialog::accept();
+}
+
+} // namespace nest::ui

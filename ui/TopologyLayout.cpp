@@ -1,0 +1,261 @@
+#include "TopologyLayout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace nest::ui {
+
+using namespace layout;
+
+namespace {
+
+struct Measurer {
+    const Topology &t;
+    std::vector<QSizeF> size;
+    std::vector<int> perRow;  // children per row (level >= 2)
+
+    bool isContainer(int g) const
+    {
+        const TopoGroup &group = t.groups[g];
+        return group.level == 1 || (group.level >= 2 && g != t.root);
+    }
+
+    QSizeF measure(int g)
+    {
+        const TopoGroup &group = t.groups[g];
+        QSizeF s;
+        if (group.level == 0) {
+            const int n = std::max<int>(1, static_cast<int>(group.devices.size()));
+            const int cols = deviceColumns(n);
+            const int rows = (n + cols - 1) / cols;
+            s.setWidth(std::max(96.0, 2 * kNodePad + cols * kDevice + (cols - 1) * kDeviceGap));
+            s.setHeight(kNodeTitle + kNodePad + rows * kDevice + (rows - 1) * kDeviceGap + kNodePad);
+        } else if (group.level == 1) {
+            double w = kSwitchW + 2 * kRackPad;
+            double h = kRackHeader;
+            for (int c : group.children) {
+                const QSizeF cs = measure(c);
+                w = std::max(w, kBackplane + 2 * kRackPad + cs.width());
+                h += cs.height() + kNodeGap;
+            }
+            h += kSlot + kRackPad;
+            s = QSizeF(w, h);
+        } else {
+            const int n = static_cast<int>(group.children.size());
+            double sumW = 0, sumH = 0;
+            for (int c : group.children) {
+                const QSizeF cs = measure(c);
+                sumW += cs.width();
+                sumH += cs.height();
+            }
+            int per = n;
+            if (n > 8) {
+                const double avgW = sumW / n, avgH = sumH / n;
+                per = static_cast<int>(std::lround(std::sqrt(n * 1.8 * avgH / std::max(1.0, avgW))));
+                per = std::clamp(per, 1, n);
+            }
+            perRow[g] = std::max(1, per);
+            const int rows = n == 0 ? 0 : (n + perRow[g] - 1) / perRow[g];
+            const double trunk = rows > 1 ? 18 : 0;
+            double w = 0, h = kGroupHeader;
+            for (int r = 0; r < rows; ++r) {
+                double rowW = 0, rowH = 0;
+                for (int i = r * perRow[g]; i < std::min(n, (r + 1) * perRow[g]); ++i) {
+                    const QSizeF cs = size[group.children[i]];
+                    rowW += cs.width() + (rowW > 0 ? kChildGap : 0);
+                    rowH = std::max(rowH, cs.height());
+                }
+                w = std::max(w, rowW);
+                h += rowH + (r + 1 < rows ? kRowGap : 0);
+            }
+            w = std::max(w + trunk, kSwitchW + 40);
+            if (isContainer(g)) {
+                w += 2 * kRackPad;
+                h += kRackPad;
+            }
+            s = QSizeF(w, h);
+        }
+        size[g] = s;
+        return s;
+    }
+};
+
+QRectF switchAt(double centerX, double top)
+{
+    return QRectF(centerX - kSwitchW / 2, top, kSwitchW, kSwitchH);
+}
+
+// Where a link coming from above enters child `c`.
+QPointF entryPoint(const TopologyLayout &out, const Topology &t, int c)
+{
+    const auto &b = out.boxes[c];
+    if (t.groups[c].level == 0)
+        return QPointF(b.rect.center().x(), b.rect.top());
+    return QPointF(b.switchRect.center().x(), b.switchRect.top());
+}
+
+} // namespace
+
+int deviceColumns(int deviceCount)
+{
+    if (deviceCount <= 8)
+        return std::max(1, deviceCount);
+    if (deviceCount <= 64)
+        return 8;
+    return static_cast<int>(std::ceil(std::sqrt(static_cast<double>(deviceCount))));
+}
+
+QRectF deviceRect(const QRectF &nodeRect, int deviceCount, int i)
+{
+    const int cols = deviceColumns(deviceCount);
+    const double gridW = cols * kDevice + (cols - 1) * kDeviceGap;
+    const double left = nodeRect.left() + (nodeRect.width() - gridW) / 2;
+    const int col = i % cols, row = i / cols;
+    return QRectF(left + col * (kDevice + kDeviceGap),
+                  nodeRect.top() + kNodeTitle + row * (kDevice + kDeviceGap), kDevice, kDevice);
+}
+
+TopologyLayout computeLayout(const Topology &t)
+{
+    TopologyLayout out;
+    const int n = static_cast<int>(t.groups.size());
+    out.boxes.resize(n);
+    if (t.root < 0 || t.root >= n)
+        return out;
+    Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1)};
+    m.measure(t.root);
+
+    std::function<void(int, QPointF)> place = [&](int g, QPointF topLeft) {
+        const TopoGroup &group = t.groups[g];
+        TopologyLayout::Box &box = out.boxes[g];
+        box.group = g;
+        box.rect = QRectF(topLeft, m.size[g]);
+        box.container = m.isContainer(g);
+        if (group.level == 0)
+            return;
+        const double cx = box.rect.center().x();
+        if (group.level == 1) {
+            box.switchRect = switchAt(cx, box.rect.top() + 8);
+            double y = box.rect.top() + kRackHeader;
+            const double x = box.rect.left() + kRackPad + kBackplane;
+            TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, {}};
+            const double bx = box.rect.left() + kRackPad + kBackplane / 2 - 2;
+            const double sy = box.switchRect.center().y();
+            link.path.moveTo(box.switchRect.left(), sy);
+            link.path.lineTo(bx, sy);
+            double lastY = sy;
+            for (int c : group.children) {
+                place(c, QPointF(x, y));
+                const QRectF r = out.boxes[c].rect;
+                link.path.moveTo(bx, r.center().y());
+                link.path.lineTo(r.left(), r.center().y());
+                lastY = r.center().y();
+                y += r.height() + kNodeGap;
+            }
+            link.path.moveTo(bx, sy);
+            link.path.lineTo(bx, lastY);
+            box.dropSlot = QRectF(x, y, box.rect.right() - kRackPad - x, kSlot);
+            out.links.push_back(std::move(link));
+            return;
+        }
+        // level >= 2: switch on top, children in rows below, bus links.
+        const double pad = box.container ? kRackPad : 0;
+        box.switchRect = switchAt(cx, box.rect.top() + (box.container ? 12 : 4));
+        const int count = static_cast<int>(group.children.size());
+        const int per = m.perRow[g];
+        const int rows = count == 0 ? 0 : (count + per - 1) / per;
+        const double trunkX = box.rect.left() + pad + 8;
+        const double inner = box.rect.left() + pad + (rows > 1 ? 18 : 0);
+        double y = box.rect.top() + kGroupHeader;
+        TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, {}};
+        const QPointF swBottom(box.switchRect.center().x(), box.switchRect.bottom());
+        double firstBus = -1, lastBus = -1;
+        for (int r = 0; r < rows; ++r) {
+            double rowW = 0, rowH = 0;
+            const int begin = r * per, end = std::min(count, (r + 1) * per);
+            for (int i = begin; i < end; ++i) {
+                const QSizeF cs = m.size[group.children[i]];
+                rowW += cs.width() + (i > begin ? kChildGap : 0);
+                rowH = std::max(rowH, cs.height());
+            }
+            const double avail = box.rect.right() - pad - inner;
+            double x = inner + std::max(0.0, (avail - rowW) / 2);
+            const double busY = y - 12;
+            double minX = rows > 1 ? trunkX : swBottom.x(), maxX = minX;
+            for (int i = begin; i < end; ++i) {
+                const int c = group.children[i];
+                place(c, QPointF(x, y));
+                const QPointF e = entryPoint(out, t, c);
+                link.path.moveTo(e.x(), busY);
+                link.path.lineTo(e);
+                minX = std::min(minX, e.x());
+                maxX = std::max(maxX, e.x());
+                x += m.size[c].width() + kChildGap;
+            }
+            if (rows == 1) {
+                minX = std::min(minX, swBottom.x());
+                maxX = std::max(maxX, swBottom.x());
+            }
+            link.path.moveTo(minX, busY);
+            link.path.lineTo(maxX, busY);
+            if (firstBus < 0)
+                firstBus = busY;
+            lastBus = busY;
+            y += rowH + kRowGap;
+        }
+        if (rows > 0) {
+            link.path.moveTo(swBottom);
+            link.path.lineTo(swBottom.x(), firstBus);
+            if (rows > 1) {
+                link.path.moveTo(std::min(trunkX, swBottom.x()), firstBus);
+                link.path.lineTo(std::max(trunkX, swBottom.x()), firstBus);
+                link.path.moveTo(trunkX, firstBus);
+                link.path.lineTo(trunkX, lastBus);
+            }
+            out.links.push_back(std::move(link));
+        }
+    };
+    place(t.root, QPointF(0, 0));
+    out.bounds = out.boxes[t.root].rect;
+    return out;
+}
+
+QColor bandwidthColor(double bytesPerSecond)
+{
+    // Hue stops on a log scale of GB/s: slow links warm, fast links cool, so that levels a
+    // factor of two apart still differ visibly.
+    struct Stop { double gbps, hue; };
+    static const Stop stops[] = {{1, 0}, {10, 22}, {30, 42}, {100, 120}, {300, 170}, {1000, 215}};
+    const double gbps = std::max(bytesPerSecond / 1e9, 1.0);
+    double hue = stops[5].hue;
+    for (int i = 0; i < 5; ++i) {
+        if (gbps <= stops[i + 1].gbps) {
+            const double f = std::log(gbps / stops[i].gbps) / std::log(stops[i + 1].gbps / stops[i].gbps);
+            hue = stops[i].hue + f * (stops[i + 1].hue - stops[i].hue);
+            break;
+        }
+    }
+    return QColor::fromHsvF(static_cast<float>(hue / 360.0), 0.78f, 0.85f);
+}
+
+double bandwidthWidth(double bytesPerSecond)
+{
+    const double x = std::clamp(std::log10(std::max(bytesPerSecond, 1.0) / 1e9), 0.0, 3.0);
+    return 1.5 + 1.6 * x;
+}
+
+QColor deviceColor(const std::string &typeName)
+{
+    static const QColor palette[] = {QColor(0x76, 0xb9, 0x00), QColor(0x3b, 0x82, 0xc4),
+                                     QColor(0xd9, 0x77, 0x06), QColor(0x8e, 0x44, 0xad),
+                                     QColor(0xc0, 0x39, 0x2b), QColor(0x16, 0xa0, 0x85),
+                                     QColor(0x7f, 0x8c, 0x8d)};
+    // Stable across runs (std::hash is not guaranteed to be): FNV-1a.
+    std::uint32_t h = 2166136261u;
+    for (unsigned char c : typeName)
+        h = (h ^ c) * 16777619u;
+    return palette[h % (sizeof(palette) / sizeof(palette[0]))];
+}
+
+} // namespace nest::ui

@@ -1,0 +1,66 @@
+#pragma once
+// Geometry of the topology canvas, computed from the tree alone (no items): switch glyphs
+// on top, level-1 groups (racks) as containers with their nodes stacked inside, higher
+// groups side by side below their switch (wrapped into rows when there are many), links
+// routed per level. Sizes are in scene units (pixels at 100 % zoom).
+#include "Topology.h"
+
+#include <QColor>
+#include <QPainterPath>
+#include <QRectF>
+
+#include <vector>
+
+namespace nest::ui {
+
+struct TopologyLayout {
+    struct Box {
+        int group = -1;
+        QRectF rect;          // container frame (level >= 1) or node box (level 0)
+        QRectF switchRect;    // the switch glyph (level >= 1), empty for nodes
+        QRectF dropSlot;      // racks: the "drop a node here" slot at the bottom
+        bool container = false;
+    };
+    struct Link {
+        int group = -1;       // the group whose switch the links lead into
+        int level = 0;        // the tree level whose link parameters apply
+        double bandwidth = 0; // bytes/s per device (effective: override or level)
+        QPainterPath path;
+    };
+    std::vector<Box> boxes;   // one per group, indexed by group index
+    std::vector<Link> links;
+    QRectF bounds;
+};
+
+namespace layout {
+inline constexpr double kDevice = 16;       // device square
+inline constexpr double kDeviceGap = 4;
+inline constexpr double kNodePad = 7;
+inline constexpr double kNodeTitle = 17;
+inline constexpr double kRackPad = 10;
+inline constexpr double kBackplane = 12;    // left margin of a rack for its backplane line
+inline constexpr double kRackHeader = 46;
+inline constexpr double kNodeGap = 8;
+inline constexpr double kSlot = 24;
+inline constexpr double kSwitchW = 76;
+inline constexpr double kSwitchH = 22;
+inline constexpr double kGroupHeader = 64;
+inline constexpr double kChildGap = 26;
+inline constexpr double kRowGap = 34;
+} // namespace layout
+
+// Devices per row inside a node box.
+int deviceColumns(int deviceCount);
+// Rectangle of device `i` of a node whose box is `nodeRect`.
+QRectF deviceRect(const QRectF &nodeRect, int deviceCount, int i);
+
+TopologyLayout computeLayout(const Topology &t);
+
+// Colour and pen width for a link of this bandwidth (bytes/s): slow links warm and thin,
+// fast links cool and thick, on a log scale from 1 GB/s to 1 TB/s.
+QColor bandwidthColor(double bytesPerSecond);
+double bandwidthWidth(double bytesPerSecond);
+// A stable colour per device type name.
+QColor deviceColor(const std::string &typeName);
+
+} // namespace nest::ui

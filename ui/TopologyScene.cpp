@@ -1,0 +1,255 @@
+#include "TopologyScene.h"
+
+#include "ClusterDocument.h"
+#include "TopologyItems.h"
+
+#include <QApplication>
+#include <QGraphicsSceneMouseEvent>
+#include <QPainter>
+
+namespace nest::ui {
+
+TopologyScene::TopologyScene(ClusterDocument *document, QObject *parent)
+    : QGraphicsScene(parent)
+    , m_document(document)
+{
+    setBackgroundBrush(QColor(0xfd, 0xfd, 0xfe));
+    connect(document, &ClusterDocument::clusterChanged, this, &TopologyScene::rebuild);
+    connect(document, &ClusterDocument::selectionChanged, this,
+            &TopologyScene::syncSelectionFromDocument);
+    connect(this, &QGraphicsScene::selectionChanged, this,
+            &TopologyScene::syncSelectionToDocument);
+    rebuild();
+}
+
+TopologyScene::~TopologyScene()
+{
+    // Deleting the items changes the selection: do not report that to the document.
+    m_syncing = true;
+    disconnect(this, &QGraphicsScene::selectionChanged, this, &TopologyScene::syncSelectionToDocument);
+    clear();
+}
+
+void TopologyScene::rebuild()
+{
+    const bool wasSyncing = m_syncing;
+    m_syncing = true;
+    m_drag = {};
+    m_highlighted = nullptr;
+    clear();
+    m_nodes.clear();
+    m_groups.clear();
+    const Topology &t = m_document->topology();
+    m_layout = computeLayout(t);
+    for (const auto &link : m_layout.links)
+        addItem(new LinkItem(link));
+    for (int g = 0; g < static_cast<int>(m_layout.boxes.size()); ++g) {
+        const auto &box = m_layout.boxes[g];
+        if (box.group < 0)
+            continue;
+        if (t.groups[g].level == 0) {
+            auto *item = new NodeItem(this, g, m_document->uidOf(g), box.rect);
+            addItem(item);
+            m_nodes.insert(g, item);
+        } else {
+            auto *item = new GroupItem(this, g, m_document->uidOf(g), box);
+            addItem(item);
+            m_groups.insert(g, item);
+        }
+    }
+    const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
+    setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
+    m_syncing = wasSyncing;
+    syncSelectionFromDocument();
+}
+
+QRectF TopologyScene::groupRect(int group) const
+{
+    if (group < 0 || group >= static_cast<int>(m_layout.boxes.size()))
+        return {};
+    return m_layout.boxes[group].rect;
+}
+
+NodeItem *TopologyScene::nodeItem(int group) const
+{
+    return m_nodes.value(group, nullptr);
+}
+
+GroupItem *TopologyScene::groupItem(int group) const
+{
+    return m_groups.value(group, nullptr);
+}
+
+QPointF TopologyScene::dropPoint(int rack) const
+{
+    if (rack < 0 || rack >= static_cast<int>(m_layout.boxes.size()))
+        return {};
+    return m_layout.boxes[rack].dropSlot.center();
+}
+
+QRectF TopologyScene::diagramRect() const
+{
+    return m_layout.bounds.adjusted(-20, -20, 20, 20);
+}
+
+void TopologyScene::renderDiagram(QPainter *painter, const QRectF &target)
+{
+    m_printing = true;
+    render(painter, target, diagramRect(), Qt::KeepAspectRatio);
+    m_printing = false;
+}
+
+void TopologyScene::syncSelectionFromDocument()
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    const QList<GroupUid> &sel = m_document->selection();
+    for (NodeItem *item : std::as_const(m_nodes))
+        item->setSelected(sel.contains(item->uid()));
+    for (GroupItem *item : std::as_const(m_groups))
+        item->setSelected(sel.contains(item->uid()));
+    m_syncing = false;
+}
+
+void TopologyScene::syncSelectionToDocument()
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    QList<GroupUid> uids;
+    for (QGraphicsItem *item : selectedItems()) {
+        if (item->type() == NodeItemType)
+            uids.append(static_cast<NodeItem *>(item)->uid());
+        else if (item->type() == GroupItemType)
+            uids.append(static_cast<GroupItem *>(item)->uid());
+    }
+    m_document->setSelection(uids);
+    m_syncing = false;
+}
+
+void TopologyScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
+{
+    QGraphicsScene::mousePressEvent(event);
+    m_drag = {};
+    if (event->button() != Qt::LeftButton)
+        return;
+    for (QGraphicsItem *item : items(event->scenePos())) {
+        if (item->type() == NodeItemType) {
+            auto *node = static_cast<NodeItem *>(item);
+            m_drag.item = node;
+            m_drag.node = node->group();
+            m_drag.pressScenePos = event->scenePos();
+            break;
+        }
+        if (item->type() == GroupItemType)
+            break;
+    }
+}
+
+int TopologyScene::dropTarget(const QPointF &scenePos, int node, QString *reason) const
+{
+    const Topology &t = m_document->topology();
+    const QString rackName = t.levelCount() > 1 ? QString::fromStdString(t.levels[1].name)
+                                                : tr("rack");
+    for (QGraphicsItem *item : items(scenePos)) {
+        if (item == m_drag.item || item->type() == LinkItemType)
+            continue;
+        if (item->type() == NodeItemType) {
+            auto *other = static_cast<NodeItem *>(item);
+            const QString name = QString::fromStdString(t.groups[other->group()].name);
+            *reason = other->deviceAt(scenePos - other->pos()) >= 0
+                          ? tr("cannot drop a node onto a device of %1; drop it on a %2")
+                                .arg(name, rackName)
+                          : tr("cannot drop a node onto another node (%1); drop it on a %2's "
+                               "free slot").arg(name, rackName);
+            return -1;
+        }
+        if (item->type() == GroupItemType) {
+            auto *group = static_cast<GroupItem *>(item);
+            const int g = group->group();
+            if (group->level() != 1) {
+                *reason = tr("nodes can only be dropped on a %1, not on %2 (%3)")
+                              .arg(rackName, QString::fromStdString(t.groups[g].name),
+                                   QString::fromStdString(t.levels[group->level()].name));
+                return -1;
+            }
+            if (t.groups[node].parent == g) {
+                *reason = tr("%1 is already in %2")
+                              .arg(QString::fromStdString(t.groups[node].name),
+                                   QString::fromStdString(t.groups[g].name));
+                return -1;
+            }
+            return g;
+        }
+    }
+    *reason = tr("dropped on empty space: drop the node on a %1").arg(rackName);
+    return -1;
+}
+
+void TopologyScene::clearDropHighlight()
+{
+    if (m_highlighted)
+        m_highlighted->setDropHighlight(0);
+    m_highlighted = nullptr;
+}
+
+void TopologyScene::mouseMoveEvent(QGraphicsSceneMouseEvent *event)
+{
+    if (!m_drag.item || !(event->buttons() & Qt::LeftButton)) {
+        QGraphicsScene::mouseMoveEvent(event);
+        return;
+    }
+    const QPointF delta = event->scenePos() - m_drag.pressScenePos;
+    if (!m_drag.moving) {
+        if (delta.manhattanLength() < QApplication::startDragDistance())
+            return;
+        m_drag.moving = true;
+        m_drag.item->setZValue(100);
+        m_drag.item->setOpacity(0.8);
+    }
+    m_drag.item->setPos(delta);
+    QString reason;
+    const int target = dropTarget(event->scenePos(), m_drag.node, &reason);
+    GroupItem *over = nullptr;
+    for (QGraphicsItem *item : items(event->scenePos()))
+        if (item->type() == GroupItemType && static_cast<GroupItem *>(item)->level() >= 1) {
+            over = static_cast<GroupItem *>(item);
+            break;
+        }
+    if (over != m_highlighted)
+        clearDropHighlight();
+    if (over) {
+        m_highlighted = over;
+        over->setDropHighlight(target >= 0 ? 1 : 2);
+    }
+    emit hoverMessage(target >= 0 ? tr("Drop to move %1 into %2")
+                                        .arg(QString::fromStdString(m_document->topology().groups[m_drag.node].name),
+                                             QString::fromStdString(m_document->topology().groups[target].name))
+                                  : reason);
+}
+
+void TopologyScene::mouseReleaseEvent(QGraphicsSceneMouseEvent *event)
+{
+    const Drag drag = m_drag;
+    m_drag = {};
+    if (!drag.item || !drag.moving || event->button() != Qt::LeftButton) {
+        QGraphicsScene::mouseReleaseEvent(event);
+        return;
+    }
+    clearDropHighlight();
+    drag.item->setPos(0, 0);
+    drag.item->setZValue(5);
+    drag.item->setOpacity(1);
+    QString reason;
+    const int target = dropTarget(event->scenePos(), drag.node, &reason);
+    QGraphicsScene::mouseReleaseEvent(event);
+    if (target < 0) {
+        emit dropRefused(reason);
+        return;
+    }
+    // May rebuild the scene (the dragged item is deleted): nothing may touch it afterwards.
+    m_document->moveNode(drag.node, target);
+}
+
+} // namespace nest::ui

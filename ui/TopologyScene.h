@@ -1,0 +1,77 @@
+#pragma once
+// The topology canvas scene. Items mirror ClusterDocument and are recreated from a fresh
+// layout whenever the cluster changes; selection is synced both ways with the document.
+// Dragging a node box onto another rack asks the document to move it (one undo command);
+// a drop anywhere else is refused with the reason (dropRefused).
+#include "ClusterEdits.h"
+#include "TopologyLayout.h"
+
+#include <QGraphicsScene>
+#include <QHash>
+#include <QPointer>
+
+class QPainter;
+
+namespace nest::ui {
+
+class ClusterDocument;
+class GroupItem;
+class NodeItem;
+
+class TopologyScene : public QGraphicsScene {
+    Q_OBJECT
+public:
+    explicit TopologyScene(ClusterDocument *document, QObject *parent = nullptr);
+    ~TopologyScene() override;
+
+    ClusterDocument *document() const { return m_document; }
+    const TopologyLayout &topologyLayout() const { return m_layout; }
+    // Scene rectangle of a group's box (node box or container), empty when unknown.
+    QRectF groupRect(int group) const;
+    NodeItem *nodeItem(int group) const;
+    GroupItem *groupItem(int group) const;
+    // Where a dragged node would land on a rack: its drop slot's centre.
+    QPointF dropPoint(int rack) const;
+
+    // True while exporting: items hide selection and drag feedback.
+    bool isPrinting() const { return m_printing; }
+    // Paints the whole diagram into `target` (one routine for PNG, SVG and PDF export).
+    void renderDiagram(QPainter *painter, const QRectF &target);
+    QRectF diagramRect() const;
+
+public slots:
+    void rebuild();
+
+signals:
+    void dropRefused(const QString &reason);
+    void hoverMessage(const QString &message);
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseMoveEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseReleaseEvent(QGraphicsSceneMouseEvent *event) override;
+
+private:
+    void syncSelectionFromDocument();
+    void syncSelectionToDocument();
+    // The rack a node dropped at `scenePos` would go to, or -1 with the reason.
+    int dropTarget(const QPointF &scenePos, int node, QString *reason) const;
+    void clearDropHighlight();
+
+    ClusterDocument *m_document;
+    TopologyLayout m_layout;
+    QHash<int, NodeItem *> m_nodes;     // by group index (valid until the next rebuild)
+    QHash<int, GroupItem *> m_groups;
+    bool m_syncing = false;
+    bool m_printing = false;
+
+    struct Drag {
+        NodeItem *item = nullptr;
+        int node = -1;
+        QPointF pressScenePos;
+        bool moving = false;
+    } m_drag;
+    GroupItem *m_highlighted = nullptr;
+};
+
+} // namespace nest::ui
