@@ -172,7 +172,10 @@ StageCost stageCost(const StageContext &ctx)
         // Matrix work at the achievable fraction of peak, plus the memory-bound element-wise
         // work (layer norms, softmax, dropout, activations, residuals) at HBM bandwidth: the
         // forward writes each saved activation once, the backward reads it and writes its
-        // gradient (roofline; activation bytes from Korthikanti et al.).
+        // gradient (roofline; activation bytes from Korthikanti et al.). With flash attention
+        // the profile's saved bytes hold no s x s tensors: the fused kernel's HBM traffic is
+        // its Q, K, V, output and logsumexp, which are among the saved bytes, and its score
+        // work is in the FLOPs, so no separate softmax/dropout pass is charged.
         const double fullStash = (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
         const double elementwise = opt.elementwiseTraffic ? fullStash / hbm : 0.0;
         const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width

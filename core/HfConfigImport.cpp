@@ -187,6 +187,10 @@ Result<ModelConfig> importHfConfig(const Json &j, const std::string &origin)
         m.name = nameFrom(j, origin);
         m.seqLength = std::min(m.maxPositions > 0 ? m.maxPositions : DEFAULT_MAX_SEQ, DEFAULT_MAX_SEQ);
         m.globalBatch = 4096;
+        // config.json does not say how the model is trained (`_attn_implementation` is a
+        // load-time choice of transformers, rarely saved): flash attention stays the family
+        // default that fromGpt2/fromLlama/fromBert took from familyDefaults().
+        m.flashAttention = familyDefaults(m.family).flashAttention;
         m.source = "Hugging Face config.json (" + origin + ")";
         if (const ConfigProblem p = findProblem(m); !p.reason.empty())
             throw JsonError(hfKey(type, p.key), p.reason);

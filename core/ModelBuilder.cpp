@@ -9,11 +9,12 @@ namespace {
 
 constexpr double ACT_BYTES = 2;     // BF16 activations
 constexpr double LOGIT_BYTES = 4;   // FP32 logits for the loss (Korthikanti et al. Sec. 4.3)
+constexpr double LSE_BYTES = 4;     // FP32 softmax logsumexp per row (FlashAttention)
 
 // Sizes as doubles so that every product is exact below 2^53 and never overflows.
 struct Dims {
     double s, h, a, hkv, f, v, e, k;
-    bool gated, bias, rms, dropout, moe;
+    bool gated, bias, rms, dropout, moe, flash;
 };
 
 Dims dimsOf(const ModelConfig &m)
@@ -22,7 +23,7 @@ Dims dimsOf(const ModelConfig &m)
             static_cast<double>(m.heads), static_cast<double>(m.kvHidden()),
             static_cast<double>(m.ffnHidden), static_cast<double>(m.vocab),
             static_cast<double>(m.experts), static_cast<double>(m.topK),
-            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1};
+            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1, m.flashAttention};
 }
 
 double normParams(const Dims &d)
@@ -87,6 +88,9 @@ LayerProfile blockLayer(const Dims &d, int index)
     }
 
     // --- FLOPs per sequence --------------------------------------------------------------
+    // Model FLOPs, the same with flash attention: its backward also recomputes QK^T (Dao et
+    // al. 2022, Alg. 4; +2s^2h per block), hardware work that MFU does not count and that we
+    // leave out of the time as well (docs/cost-model.md).
     const double projections = 2 * s * h * (h + 2 * d.hkv) + 2 * s * h * h;  // Q,K,V + O
     const double attention = 2 * (2 * s * s * h);                          // QK^T and PV
     const double mlpPerExpert = 2 * s * h * d.f * (d.gated ? 3 : 2);
@@ -99,11 +103,17 @@ LayerProfile blockLayer(const Dims &d, int index)
     // norms, the inputs of the QKV and first MLP (or router) matmuls (the norm outputs), and
     // the two 1-byte dropout masks after attention and MLP: 8sh (+2sh) = Korthikanti's 10sh.
     double sp = 4 * ACT_BYTES * s * h + (d.dropout ? 2 * s * h : 0);
-    // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input,
-    // the softmax output (2as^2) and, with dropout, its mask (as^2) and the dropped
-    // probabilities (2as^2): GPT gives 8sh + 5as^2 as in Korthikanti.
-    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) + ACT_BYTES * d.a * s * s +
-                (d.dropout ? 3 * d.a * s * s : 0);
+    // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input
+    // (= the attention output), then the attention's own saved tensors:
+    //  - materialised attention: the softmax output (2as^2) and, with dropout, its mask
+    //    (as^2) and the dropped probabilities (2as^2): GPT gives 8sh + 5as^2 as in Korthikanti;
+    //  - flash attention (Dao et al. 2022, Sec. 3.1 and Alg. 2): no s x s tensor; the
+    //    backward recomputes the scores from Q, K, V, the output and the softmax statistics,
+    //    since FlashAttention-2 (Dao 2023, Sec. 3.1.1) one FP32 logsumexp per row and head
+    //    (4as); the dropout mask is regenerated from the saved RNG state.
+    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) +
+                (d.flash ? LSE_BYTES * d.a * s
+                         : ACT_BYTES * d.a * s * s + (d.dropout ? 3 * d.a * s * s : 0));
     // MLP: GeLU keeps its input and output (2 * 2sf = 16sh for f = 4h); SwiGLU keeps the
     // gate and up outputs and their product, the down projection's input (3 * 2sf; the
     // fused Megatron kernel recomputes silu in backward). MoE: per routed token copy.
@@ -122,9 +132,12 @@ LayerProfile blockLayer(const Dims &d, int index)
     l.outputBytes = ACT_BYTES * s * h;
 
     // Transient peak: the largest intermediate together with its gradient in backward
-    // (attention scores a*s^2, the MLP's inner activation, or the QKV output).
+    // (attention scores a*s^2, the MLP's inner activation, or the QKV output). Flash
+    // attention keeps its score tiles in on-chip SRAM: no s x s term; its FP32 dQ
+    // accumulator (4sh) is below the QKV term's 2 x 2s(h + 2hkv).
     const double mlpInner = ACT_BYTES * s * d.f * (d.gated ? 2 : 1) * (d.moe ? d.k : 1);
-    l.workingBytes = 2 * std::max({ACT_BYTES * d.a * s * s, mlpInner, ACT_BYTES * s * (h + 2 * d.hkv)});
+    const double scores = d.flash ? 0.0 : ACT_BYTES * d.a * s * s;
+    l.workingBytes = 2 * std::max({scores, mlpInner, ACT_BYTES * s * (h + 2 * d.hkv)});
 
     // --- communication per sequence per forward ------------------------------------------
     l.tpAllReduceBytes = 2 * ACT_BYTES * s * h;             // attention out + MLP out

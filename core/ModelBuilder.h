@@ -7,7 +7,9 @@
 //    Narayanan et al. SC'21); backward = 2 x forward. Norms, biases, softmax and
 //    element-wise work are not counted (model FLOPs).
 //  - Activations: Korthikanti et al. (MLSys'23) Sec. 4.1 / Table 2, every saved tensor
-//    counted, extended to grouped-query attention, SwiGLU, MoE and dropout-free models.
+//    counted, extended to grouped-query attention, SwiGLU, MoE and dropout-free models;
+//    with ModelConfig::flashAttention the s x s attention tensors are replaced by the
+//    per-row FP32 logsumexp (Dao et al. 2022).
 //  - Communication: Megatron-LM tensor parallelism (two all-reduces of s*h per block),
 //    MoE all-to-all dispatch + combine, ring exchange of K and V for context parallelism.
 #include "ModelConfig.h"

@@ -181,8 +181,8 @@ const std::set<std::string> &knownKeys()
     static const std::set<std::string> keys = {
         "format", "preset", "name", "family", "layers", "hidden", "heads", "kv_heads",
         "ffn_hidden", "vocab", "max_positions", "type_vocab", "experts", "top_k",
-        "tied_embeddings", "gated_mlp", "linear_bias", "norm", "dropout", "seq_length",
-        "global_batch", "source", "comment"};
+        "tied_embeddings", "gated_mlp", "linear_bias", "norm", "dropout", "flash_attention",
+        "seq_length", "global_batch", "source", "comment"};
     return keys;
 }
 
@@ -209,6 +209,7 @@ ModelConfig familyDefaults(const std::string &family)
         m.linearBias = false;
         m.rmsNorm = true;
         m.dropout = false;
+        m.flashAttention = true;
         m.seqLength = 4096;
         if (family == "mixtral") {
             m.experts = 8;
@@ -283,8 +284,13 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
         if (!preset)
             throw JsonError(childPath(path, "preset"), preset.error());
         m = *preset;
-        if (has(j, "family"))
+        if (has(j, "family")) {
+            // Flash attention follows the family unless the preset departed from its own.
+            const bool followsFamily = m.flashAttention == familyDefaults(m.family).flashAttention;
             m.family = getString(j, "family", path);
+            if (followsFamily)
+                m.flashAttention = familyDefaults(m.family).flashAttention;
+        }
     } else {
         const std::string family = getString(j, "family", path);
         const auto &fams = modelFamilies();
@@ -323,6 +329,7 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
     m.gatedMlp = getBool(j, "gated_mlp", path, m.gatedMlp);
     m.linearBias = getBool(j, "linear_bias", path, m.linearBias);
     m.dropout = getBool(j, "dropout", path, m.dropout);
+    m.flashAttention = getBool(j, "flash_attention", path, m.flashAttention);
     if (has(j, "norm")) {
         const std::string norm = getString(j, "norm", path);
         if (norm != "layernorm" && norm != "rmsnorm")
@@ -341,12 +348,14 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
         (before.maxPositions == 0 || before.maxPositions == before.seqLength))
         m.maxPositions = m.seqLength;
     m.globalBatch = readSize(j, "global_batch", path, m.globalBatch);
-    // A preset's citation stays only while its architecture does.
+    // A preset's citation stays only while its architecture does (the attention kernel is
+    // not architecture).
     bool architectureChanged = false;
     for (const auto &[key, value] : j.items())
         architectureChanged = architectureChanged ||
                               !(key == "format" || key == "preset" || key == "name" || key == "source" ||
-                                key == "comment" || key == "seq_length" || key == "global_batch");
+                                key == "comment" || key == "seq_length" || key == "global_batch" ||
+                                key == "flash_attention");
     const std::string inherited =
         !has(j, "preset")     ? std::string()
         : architectureChanged ? "overrides of preset " + getString(j, "preset", path)
@@ -378,6 +387,7 @@ Json modelConfigToJson(const ModelConfig &m)
               {"linear_bias", m.linearBias},
               {"norm", m.rmsNorm ? "rmsnorm" : "layernorm"},
               {"dropout", m.dropout},
+              {"flash_attention", m.flashAttention},
               {"seq_length", m.seqLength},
               {"global_batch", m.globalBatch}};
     if (!m.source.empty())

@@ -32,6 +32,12 @@ struct ModelConfig {
     bool linearBias = true;    // biases on the attention and MLP linears
     bool rmsNorm = false;      // RMSNorm (weight only) instead of LayerNorm (weight + bias)
     bool dropout = true;       // dropout layers present (their masks are stashed)
+    // Fused attention (FlashAttention, Dao et al. 2022): the s x s scores, softmax and
+    // dropout tensors are never materialised; backward keeps the output and a per-row FP32
+    // logsumexp instead. Family default: true for llama and mixtral (their training stacks:
+    // Megatron-Core + Transformer Engine, NeMo), false for gpt and bert (the published
+    // measurements we validate against predate FlashAttention).
+    bool flashAttention = false;
     int seqLength = 2048;      // tokens per sample (training sequence length)
     int globalBatch = 4096;    // samples per iteration (default for plans)
     std::string source;        // citation of the published numbers (presets)
@@ -48,7 +54,7 @@ struct ModelConfig {
 // Family names accepted in files: gpt, llama, mixtral, bert.
 const std::vector<std::string> &modelFamilies();
 // A config with the family's structural defaults (norm, bias, gating, tying, dropout,
-// experts, sequence length); the sizes are left 0. Unknown family: the "gpt" defaults.
+// flash attention, experts, sequence length); the sizes are left 0. Unknown family: the "gpt" defaults.
 ModelConfig familyDefaults(const std::string &family);
 
 // Presets: gpt3-175b, gpt3-35b, llama2-7b, llama3-70b, bert-large, mixtral-8x7b.

@@ -12,7 +12,8 @@ using namespace nest;
 namespace {
 
 // Llama-like toy: 1 block, h = 8, 4 heads (head dim 2), 2 KV heads (hkv = 4), ffn 12,
-// vocab 10, s = 4; SwiGLU, RMSNorm, no biases, no dropout, untied output.
+// vocab 10, s = 4; SwiGLU, RMSNorm, no biases, no dropout, untied output, flash attention
+// (the llama family default).
 ModelConfig toyLlama()
 {
     ModelConfig m = familyDefaults("llama");
@@ -53,6 +54,10 @@ private slots:
     void toyLlamaByHand();
     void toyMoeByHand();
     void toyGptByHand();
+    void flashAttentionGptBlock();
+    void flashAttentionLongSequence();
+    void flashAttentionFamilyDefaults();
+    void flashAttentionJson();
     void totalsAreSums();
     void configJsonRoundTrip();
     void presetOverrides();
@@ -89,12 +94,12 @@ void TestModelBuilder::toyLlamaByHand()
     QCOMPARE(b.bwdFlops, 8704.0);
     // Replicated: norm inputs and norm outputs, 4 x 2*s*h = 256 (no dropout masks).
     QCOMPARE(b.stashSpBytes, 256.0);
-    // Q, O input 2 x 2*s*8 = 128, K, V 2 x 2*s*4 = 64; softmax 2*a*s^2 = 128; SwiGLU gate,
-    // up, product 3 x 2*s*12 = 288. Sum 608.
-    QCOMPARE(b.stashTpBytes, 608.0);
+    // Q, O input 2 x 2*s*8 = 128, K, V 2 x 2*s*4 = 64; flash attention: FP32 logsumexp
+    // 4*a*s = 64 (no softmax); SwiGLU gate, up, product 3 x 2*s*12 = 288. Sum 544.
+    QCOMPARE(b.stashTpBytes, 544.0);
     QCOMPARE(b.recomputeStashBytes, 64.0);
     QCOMPARE(b.outputBytes, 64.0);
-    // 2 x max(scores 2*4*16 = 128, gate+up 2*4*24 = 192, QKV 2*4*16 = 128) = 384.
+    // 2 x max(gate+up 2*4*24 = 192, QKV 2*4*16 = 128) = 384 (flash: no scores term).
     QCOMPARE(b.workingBytes, 384.0);
     QCOMPARE(b.tpAllReduceBytes, 128.0); // 2 x 2*s*h
     QCOMPARE(b.cpExchangeBytes, 64.0);   // K and V: 2 x 2*s*4
@@ -132,8 +137,9 @@ void TestModelBuilder::toyMoeByHand()
     QCOMPARE(b.tpParams, 1344.0);        // attention 192 + experts 1152
     // Attention 1536 + 512; 2 active experts x 2304; router 2*s*8*4 = 256. Sum 6912.
     QCOMPARE(b.fwdFlops, 6912.0);
-    // Attention part 192 + 128 as above, expert activations per routed copy 2 x 288 = 576.
-    QCOMPARE(b.stashTpBytes, 896.0);
+    // Attention part 192 + logsumexp 64 as above (mixtral: flash by default), expert
+    // activations per routed copy 2 x 288 = 576. Sum 832.
+    QCOMPARE(b.stashTpBytes, 832.0);
     // 256 as above + FP32 router logits 4*s*4 = 64 + dispatched inputs and expert outputs
     // 2 x 2 copies x 2*s*h = 256.
     QCOMPARE(b.stashSpBytes, 576.0);
@@ -171,6 +177,109 @@ void TestModelBuilder::toyGptByHand()
     QCOMPARE(p.totalParams(), 112.0 + 872.0 + 16.0);
 }
 
+void TestModelBuilder::flashAttentionGptBlock()
+{
+    // The GPT toy with flash attention: Korthikanti's s*h*(34 + 5as/h) without the 5as^2
+    // score / softmax / dropout bytes, plus the FP32 logsumexp 4*a*s (Dao 2023).
+    ModelConfig c = toyGpt();
+    QVERIFY(!c.flashAttention);           // gpt family default
+    c.flashAttention = true;
+    const LayerProfile b = buildProfile(c).layers[1];
+    const LayerProfile korthikanti = buildProfile(toyGpt()).layers[1];
+    // s*h = 32: replicated 10sh = 320 unchanged; TP part 24sh + 4as = 768 + 4*2*4 = 800.
+    QCOMPARE(b.stashSpBytes, 320.0);
+    QCOMPARE(b.stashTpBytes, 800.0);
+    // Total 34sh + 4as = 1088 + 32 = 1120 (Korthikanti: 1088 + 5as^2 = 1088 + 160 = 1248).
+    QCOMPARE(b.stashSpBytes + b.stashTpBytes, 1120.0);
+    QCOMPARE(korthikanti.stashSpBytes + korthikanti.stashTpBytes, 1248.0);
+    // Model FLOPs unchanged (24*s*h^2 + 4*s^2*h = 6656), as are the recompute stash,
+    // parameters and communication.
+    QCOMPARE(b.fwdFlops, 6656.0);
+    QCOMPARE(b.bwdFlops, korthikanti.bwdFlops);
+    QCOMPARE(b.params, korthikanti.params);
+    QCOMPARE(b.recomputeStashBytes, korthikanti.recomputeStashBytes);
+    QCOMPARE(b.tpAllReduceBytes, korthikanti.tpAllReduceBytes);
+    QCOMPARE(b.cpExchangeBytes, korthikanti.cpExchangeBytes);
+    // Working set: scores 2*a*s^2 = 64, GeLU input 2*s*32 = 256, QKV 2*s*24 = 192: the MLP
+    // dominates either way, 2 x 256 = 512.
+    QCOMPARE(b.workingBytes, 512.0);
+    QCOMPARE(korthikanti.workingBytes, 512.0);
+}
+
+void TestModelBuilder::flashAttentionLongSequence()
+{
+    // The llama toy at s = 64, where the s^2 tensors dominate. By hand (h = 8, a = 4,
+    // hkv = 4, f = 12, no dropout):
+    //   common TP part: Q, O input 2 x 2*64*8 = 2048, K, V 2 x 2*64*4 = 1024, SwiGLU
+    //   3 x 2*64*12 = 4608 -> 7680;
+    //   materialised: + softmax output 2*a*s^2 = 2*4*4096 = 32768 -> 40448;
+    //   flash: + logsumexp 4*a*s = 1024 -> 8704.
+    //   working: materialised 2 x scores 32768 = 65536; flash 2 x max(gate+up 2*64*24 =
+    //   3072, QKV 2*64*16 = 2048) = 6144.
+    ModelConfig c = toyLlama();
+    c.seqLength = 64;
+    QVERIFY(c.flashAttention);
+    const LayerProfile flash = buildProfile(c).layers[1];
+    c.flashAttention = false;
+    const LayerProfile plain = buildProfile(c).layers[1];
+    QCOMPARE(flash.stashTpBytes, 8704.0);
+    QCOMPARE(plain.stashTpBytes, 40448.0);
+    QCOMPARE(flash.stashSpBytes, 4 * 2 * 64 * 8.0);   // norm inputs and outputs, unchanged
+    QCOMPARE(plain.stashSpBytes, flash.stashSpBytes);
+    QCOMPARE(flash.workingBytes, 6144.0);
+    QCOMPARE(plain.workingBytes, 65536.0);
+    QCOMPARE(flash.fwdFlops, plain.fwdFlops);
+    QCOMPARE(flash.bwdFlops, plain.bwdFlops);
+    // With dropout the materialised path adds the mask a*s^2 and the dropped probabilities
+    // 2*a*s^2 (Korthikanti); flash attention regenerates the mask: no change.
+    c.dropout = true;
+    QCOMPARE(buildProfile(c).layers[1].stashTpBytes, 40448.0 + 3 * 4 * 4096.0);
+    c.flashAttention = true;
+    QCOMPARE(buildProfile(c).layers[1].stashTpBytes, 8704.0);
+}
+
+void TestModelBuilder::flashAttentionFamilyDefaults()
+{
+    QVERIFY(familyDefaults("llama").flashAttention);
+    QVERIFY(familyDefaults("mixtral").flashAttention);
+    QVERIFY(!familyDefaults("gpt").flashAttention);
+    QVERIFY(!familyDefaults("bert").flashAttention);
+    QVERIFY(!ModelConfig().flashAttention);            // the struct's family is "gpt"
+    for (const auto &m : modelPresets())
+        QCOMPARE(m.flashAttention, familyDefaults(m.family).flashAttention);
+}
+
+void TestModelBuilder::flashAttentionJson()
+{
+    // Absent key: the family default.
+    const Json full = {{"family", "llama"}, {"layers", 1}, {"hidden", 8}, {"heads", 4},
+                       {"ffn_hidden", 12}, {"vocab", 10}};
+    QVERIFY(modelConfigFromJson(full, "").flashAttention);
+    Json off = full;
+    off["flash_attention"] = false;
+    QVERIFY(!modelConfigFromJson(off, "").flashAttention);
+    QCOMPARE(modelConfigToJson(modelConfigFromJson(off, "")).at("flash_attention"), Json(false));
+    // A preset keeps its citation when only the attention kernel changes.
+    const ModelConfig g = modelConfigFromJson({{"preset", "gpt3-175b"}, {"flash_attention", true}}, "");
+    QVERIFY(g.flashAttention);
+    QCOMPARE(g.source, modelPreset("gpt3-175b")->source);
+    // Changing a preset's family moves the default along, unless the file says otherwise.
+    QVERIFY(!modelConfigFromJson({{"preset", "llama2-7b"}, {"family", "gpt"}, {"max_positions", 4096}}, "")
+                 .flashAttention);
+    QVERIFY(modelConfigFromJson({{"preset", "llama2-7b"}, {"family", "gpt"}, {"max_positions", 4096},
+                                 {"flash_attention", true}}, "")
+                .flashAttention);
+    QVERIFY(modelConfigFromJson({{"preset", "gpt3-175b"}, {"family", "llama"}}, "").flashAttention);
+    // Wrong type: the path and the reason.
+    try {
+        modelConfigFromJson({{"preset", "llama2-7b"}, {"flash_attention", "yes"}}, "model");
+        QFAIL("no error");
+    } catch (const JsonError &e) {
+        QCOMPARE(QString::fromStdString(e.path()), QString("model.flash_attention"));
+        QVERIFY2(QString::fromStdString(e.reason()).contains("expected true or false"), e.what());
+    }
+}
+
 void TestModelBuilder::totalsAreSums()
 {
     const ModelProfile p = buildProfile(*modelPreset("mixtral-8x7b"));
@@ -196,6 +305,7 @@ void TestModelBuilder::configJsonRoundTrip()
     }
     ModelConfig odd = toyGpt();
     odd.dropout = false;
+    odd.flashAttention = true;
     odd.rmsNorm = true;
     odd.typeVocab = 3;
     QCOMPARE(modelConfigFromJson(modelConfigToJson(odd), ""), odd);

@@ -69,6 +69,7 @@ private slots:
     void artifactSample();
     void artifactScalesSmallestWidth();
     void loadConfigRejectsProfiles();
+    void hfImportFlashAttentionDefault();
     void errors_data();
     void errors();
 };
@@ -306,6 +307,31 @@ void TestModelIo::loadConfigRejectsProfiles()
     QCOMPARE(hf->kvHeads, 8);
 }
 
+void TestModelIo::hfImportFlashAttentionDefault()
+{
+    // config.json says nothing about the attention kernel: the family default (flash for
+    // llama / mistral / mixtral, materialised for gpt2 and bert).
+    const std::pair<const char *, bool> cases[] = {{"llama2-7b.json", true}, {"mistral-7b.json", true},
+                                                   {"mixtral-8x7b.json", true}, {"gpt2.json", false},
+                                                   {"bert-large-uncased.json", false}};
+    for (const auto &[file, flash] : cases) {
+        const auto c = loadModelConfig(sample(std::string("models/hf/") + file));
+        QVERIFY2(c.ok(), c.error().c_str());
+        QVERIFY2(c->flashAttention == flash, file);
+    }
+    // The sample model files carry no flash_attention key and still equal the presets
+    // (sampleModelFilesEqualPresets); a file may set it explicitly.
+    const QTemporaryDir dir;
+    const std::string file = dir.path().toStdString() + "/m.json";
+    writeText(file, R"({"preset": "llama3-70b", "flash_attention": false})");
+    const auto off = loadModelFile(file);
+    QVERIFY2(off.ok(), off.error().c_str());
+    // Llama 3 70B block at s = 4096: the materialised softmax 2as^2 = 2,147,483,648 B
+    // replaces the logsumexp 4as = 1,048,576 B (test_model_presets has the whole sum).
+    QCOMPARE(off->layers[1].stashTpBytes - presetProfile("llama3-70b").layers[1].stashTpBytes,
+             2147483648.0 - 1048576.0);
+}
+
 void TestModelIo::errors_data()
 {
     QTest::addColumn<QByteArray>("text");   // file content; "<dir>" / "<missing>" / "<unreadable>"
@@ -318,6 +344,9 @@ void TestModelIo::errors_data()
         << "heads" << "heads (7) must divide hidden (1000)";
     QTest::newRow("negative layers") << QByteArray(R"({"preset": "gpt3-175b", "layers": -1})")
                                      << "layers" << "must be between 1 and 100000000, found -1";
+    QTest::newRow("flash_attention not a bool")
+        << QByteArray(R"({"preset": "llama3-70b", "flash_attention": 1})") << "flash_attention"
+        << "expected true or false, found number";
     QTest::newRow("infinite hidden") << QByteArray(R"({"preset": "gpt3-175b", "hidden": 1e400})")
                                      << "" << "number overflow parsing '1e400'";
     QTest::newRow("NaN literal") << QByteArray(R"({"preset": "gpt3-175b", "hidden": NaN})") << ""

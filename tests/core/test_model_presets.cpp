@@ -1,6 +1,7 @@
 // Model presets against published numbers: parameter counts (papers and model cards), FLOPs
 // per token against the closed forms of Narayanan et al. (SC'21) and PaLM (Chowdhery et al.
-// 2022, App. B), and Korthikanti et al.'s activation formula for a GPT-3 block.
+// 2022, App. B), and Korthikanti et al.'s activation formula for a GPT-3 block, with and
+// without flash attention.
 #include "ModelBuilder.h"
 #include "ModelConfig.h"
 
@@ -42,6 +43,8 @@ private slots:
     void flopsPerTokenGated_data();
     void flopsPerTokenGated();
     void korthikantiGpt3Block();
+    void flashAttentionGpt3Block();
+    void flashAttentionLlama3Block();
     void layerChainShape();
 };
 
@@ -219,6 +222,45 @@ void TestModelPresets::korthikantiGpt3Block()
     // K and V (h each) pass around the context-parallel ring.
     QCOMPARE(b.cpExchangeBytes, 4 * sh);
     QCOMPARE(b.epAllToAllBytes, 0.0);
+}
+
+void TestModelPresets::flashAttentionGpt3Block()
+{
+    // GPT-3 blocks with FlashAttention: Korthikanti's Table 2 without the 5as/h term (the
+    // s x s softmax output, dropout mask and dropped probabilities are never stored), plus
+    // the FP32 logsumexp per row and head, 4as (Dao 2023, FlashAttention-2 Sec. 3.1.1):
+    // s*h*34 + 4*96*2048 = 855,638,016 + 786,432 = 856,424,448 B.
+    auto config = *modelPreset("gpt3-175b");
+    QVERIFY(!config.flashAttention);   // the published GPT-3 runs predate FlashAttention
+    config.flashAttention = true;
+    const LayerProfile b = buildProfile(config).layers[1];
+    const double sh = 25165824.0;
+    QCOMPARE(b.stashSpBytes + b.stashTpBytes, 856424448.0);
+    // TP t = 8 without SP: 10sh replicated, (24sh + 4as)/t split.
+    QCOMPARE(b.stashSpBytes + b.stashTpBytes / 8, 10 * sh + (24 * sh + 786432.0) / 8);
+    QCOMPARE(b.recomputeStashBytes, 2 * sh);
+    QCOMPARE(b.fwdFlops, buildProfile(*modelPreset("gpt3-175b")).layers[1].fwdFlops);
+}
+
+void TestModelPresets::flashAttentionLlama3Block()
+{
+    // Llama 3 70B block at s = 4096 (h 8192, a 64, h_kv 1024, f 28672, no dropout), by hand:
+    //   replicated: norm inputs and outputs 4 x 2sh = 268,435,456;
+    //   TP part: Q, K, V, out input 2s(2h + 2h_kv) = 150,994,944, SwiGLU 3 x 2sf =
+    //   704,643,072, plus flash logsumexp 4as = 1,048,576 -> 856,686,592;
+    //   materialised softmax instead: 2as^2 = 2,147,483,648 -> 3,003,121,664.
+    //   working: flash 2 x gate+up 2 x 2sf = 939,524,096; materialised 2 x 2as^2 =
+    //   4,294,967,296.
+    auto config = *modelPreset("llama3-70b");
+    QVERIFY(config.flashAttention);
+    const LayerProfile flash = buildProfile(config).layers[1];
+    config.flashAttention = false;
+    const LayerProfile plain = buildProfile(config).layers[1];
+    QCOMPARE(flash.stashSpBytes, 268435456.0);
+    QCOMPARE(flash.stashTpBytes, 856686592.0);
+    QCOMPARE(plain.stashTpBytes, 3003121664.0);
+    QCOMPARE(flash.workingBytes, 939524096.0);
+    QCOMPARE(plain.workingBytes, 4294967296.0);
 }
 
 void TestModelPresets::layerChainShape()
