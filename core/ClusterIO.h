@@ -1,6 +1,6 @@
 #pragma once
 // Cluster files: the compact "uniform levels" form, a template reference and the explicit
-// tree (docs/formats/cluster.md). Every bad input gives one message
+// tree (docs/formats.md (Cluster files)). Every bad input gives one message
 // "FILE: at JSON.PATH: REASON"; nothing throws out of these functions.
 #include "JsonUtil.h"
 #include "Result.h"

@@ -218,7 +218,7 @@ std::vector<TemplateDef> makeTemplates()
                          level("rack", p.integer("nodes_per_rack"), p["rack_bandwidth_GBps"], p["rack_latency_us"]),
                          level("spine", p.integer("racks"), p["spine_bandwidth_GBps"], p["spine_latency_us"])};
                  }});
-    // Defaults = the a100-512 example of docs/formats/cluster.md.
+    // Defaults = the a100-512 example of docs/formats.md (Cluster files).
     t.push_back({{"spine-leaf", "Spine-leaf with oversubscription",
                   "Nodes under leaf (top-of-rack) switches, leaves under an oversubscribed spine: a flow "
                   "crossing the spine gets bandwidth / oversubscription when every device sends at once.",
@@ -301,7 +301,7 @@ std::vector<TemplateDef> makeTemplates()
                  }});
     // NEST paper §5.3: 8 H100 per node on NVLink 900 GB/s, level-1 switches at 12.5 GB/s
     // connecting 4 nodes to two spine switches, "a 2:2 oversubscribed topology" (read here as
-    // oversubscription 2 on the spine uplinks; see docs/formats/cluster.md). Latencies are
+    // oversubscription 2 on the spine uplinks; see docs/formats.md (Cluster files)). Latencies are
     // not given by the paper; typical values.
     t.push_back({{"paper-spineleaf", "NEST paper spine-leaf (H100)",
                   "The spine-leaf cluster of the NEST paper: 8 H100 per node (NVLink 900 GB/s), 4 nodes per leaf "

@@ -2,7 +2,7 @@
 // Parameterised cluster shapes (fat-tree, spine-leaf, DGX-SuperPOD-like, 2D/3D torus, the
 // clusters of the NEST paper's evaluation) and named presets built from them. Every template
 // expands to a uniform Topology; the numbers and their sources are in
-// docs/formats/cluster.md and next to each template in ClusterTemplates.cpp.
+// docs/formats.md (Cluster files) and next to each template in ClusterTemplates.cpp.
 #include "JsonUtil.h"
 #include "Result.h"
 #include "Topology.h"

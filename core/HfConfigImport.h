@@ -1,7 +1,7 @@
 #pragma once
 // Hugging Face transformers config.json -> ModelConfig. Supported model_type values: gpt2,
 // llama, mistral, mixtral, bert (keys as the transformers library writes them; see
-// docs/formats/model.md). Sequence length and global batch are not part of config.json:
+// docs/formats.md (Model inputs)). Sequence length and global batch are not part of config.json:
 // the defaults are min(max_position_embeddings, 4096) and 4096; callers override them.
 #include "JsonUtil.h"
 #include "ModelConfig.h"

@@ -2,7 +2,7 @@
 // Architecture hyperparameters -> the per-layer chain the cost model reads: an embedding
 // layer, one layer per transformer block (kind Moe for mixture-of-experts blocks) and a
 // head/loss layer. Every quantity is per ONE SAMPLE (one sequence of seqLength tokens) for
-// the unsharded layer; formulas and sources in docs/formats/model.md:
+// the unsharded layer; formulas and sources in docs/formats.md (Model inputs):
 //  - FLOPs: 2 per multiply-add; attention scores and values 2*s*s*h each (full s^2, as
 //    Narayanan et al. SC'21); backward = 2 x forward. Norms, biases, softmax and
 //    element-wise work are not counted (model FLOPs).

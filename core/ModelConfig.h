@@ -2,7 +2,7 @@
 // The architecture hyperparameters of a transformer (what a Hugging Face config.json or a
 // paper's model table says), from which ModelBuilder derives the per-layer ModelProfile.
 // Presets carry published numbers with their sources (see ModelConfig.cpp and
-// docs/formats/model.md).
+// docs/formats.md (Model inputs)).
 #include "JsonUtil.h"
 #include "Result.h"
 
@@ -76,7 +76,7 @@ ConfigProblem findProblem(const ModelConfig &m);
 // divide hidden (1000)").
 std::string validate(const ModelConfig &m);
 
-// Our model file (docs/formats/model.md): {"preset": NAME, ...overrides} or the full
+// Our model file (docs/formats.md (Model inputs)): {"preset": NAME, ...overrides} or the full
 // hyperparameters {"family", "layers", "hidden", ...}. Unknown keys are rejected so that
 // typos never pass silently. Throws JsonError(path, reason), including for validate().
 ModelConfig modelConfigFromJson(const Json &j, const std::string &path);

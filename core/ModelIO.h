@@ -1,7 +1,7 @@
 #pragma once
 // Loading a model from what a user names: a preset, our model file, a Hugging Face
 // config.json, a measured nest-profile, or a NEST artifact solver input. The kind of file
-// is detected from its content (docs/formats/model.md):
+// is detected from its content (docs/formats.md (Model inputs)):
 //   has "model_type"                 -> Hugging Face config.json
 //   "format": "nest-profile"         -> measured per-layer profile
 //   has "nodes"                      -> NEST artifact solver input

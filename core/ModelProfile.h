@@ -13,7 +13,7 @@
 //    s*b*h*(34 + 5*a*s/h) bytes without parallelism; with tensor parallelism t the
 //    10*s*b*h part (layer-norm inputs, dropout masks, residuals) stays replicated unless
 //    sequence parallelism is on; with full recomputation a transformer block keeps only
-//    its input (2*s*b*h); embedding and head keep their own stash (docs/formats/model.md).
+//    its input (2*s*b*h); embedding and head keep their own stash (docs/formats.md (Model inputs)).
 #include "JsonUtil.h"
 
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The plan JSON format (docs/formats/plan.md) and the evaluator report as JSON (the CLI's
+// The plan JSON format (docs/formats.md (Plan and timeline JSON)) and the evaluator report as JSON (the CLI's
 // --json output, reused by `nest-cli plan`).
 #include "Evaluator.h"
 #include "JsonUtil.h"

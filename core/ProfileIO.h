@@ -1,5 +1,5 @@
 #pragma once
-// Measured per-layer profiles: our "nest-profile" JSON (docs/formats/model.md) and the NEST
+// Measured per-layer profiles: our "nest-profile" JSON (docs/formats.md (Model inputs)) and the NEST
 // paper artifact's per-layer solver input (nodes/edges keyed by tensor width). Measured
 // times win over FLOP-derived ones in the cost model (LayerProfile::measuredFwdTime).
 #include "JsonUtil.h"
