@@ -1,0 +1,473 @@
+#include "PlanSpace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+
+namespace nest {
+
+namespace {
+
+std::vector<int> sortedUnique(std::vector<int> v)
+{
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [](int x) { return x < 1; }), v.end());
+    return v;
+}
+
+} // namespace
+
+const char *toString(Layout l)
+{
+    return l == Layout::ReplicasInside ? "inside" : "outside";
+}
+
+PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const SearchOptions &options)
+    : m_topo(&topo), m_model(&model), m_options(&options)
+{
+    m_globalBatch = options.globalBatch > 0 ? options.globalBatch : model.globalBatch;
+    m_seqLength = model.seqLength;
+    const int layers = model.layerCount();
+    m_maxStages = options.maxStages > 0 ? std::min(options.maxStages, layers) : layers;
+    m_cost = options.cost;
+    if (options.memoryHeadroom > 0)
+        m_cost.memoryHeadroom = options.memoryHeadroom;
+
+    m_moePrefix.assign(layers + 1, 0);
+    for (int i = 0; i < layers; ++i)
+        m_moePrefix[i + 1] = m_moePrefix[i] + (model.layers[i].kind == LayerKind::Moe ? 1 : 0);
+
+    const int n = topo.deviceCount();
+    if (n < 1) {
+        m_problem = "the cluster has no devices";
+        return;
+    }
+    if (layers < 1) {
+        m_problem = "the model has no layers";
+        return;
+    }
+    if (options.seqLength > 0 && options.seqLength != model.seqLength) {
+        m_problem = "sequence length " + std::to_string(options.seqLength) +
+                    " differs from the model profile's " + std::to_string(model.seqLength) +
+                    " (build the model with the sequence length to search)";
+        return;
+    }
+    if (m_globalBatch < 1) {
+        m_problem = "the global batch must be at least 1";
+        return;
+    }
+
+    // Widths with at least one valid (tp, cp) split.
+    const std::vector<int> tps = sortedUnique(options.tpCandidates);
+    const std::vector<int> cps = sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1}
+                                                                          : options.cpCandidates);
+    std::vector<int> widths;
+    for (int tp : tps) {
+        if (model.heads > 0 && model.heads % tp != 0)
+            continue;
+        for (int cp : cps) {
+            if (cp > 1 && m_seqLength % cp != 0)
+                continue;
+            if (tp * cp <= n)
+                widths.push_back(tp * cp);
+        }
+    }
+    m_widths = sortedUnique(widths);
+    if (m_widths.empty()) {
+        m_problem = "no tensor/context-parallel width fits the cluster and the model's heads";
+        return;
+    }
+
+    std::vector<int> mbs = sortedUnique(options.microBatches);
+    std::vector<Schedule> schedules = options.schedules;
+    std::sort(schedules.begin(), schedules.end());
+    schedules.erase(std::unique(schedules.begin(), schedules.end()), schedules.end());
+    std::vector<Layout> layouts = options.layouts;
+    std::sort(layouts.begin(), layouts.end());
+    layouts.erase(std::unique(layouts.begin(), layouts.end()), layouts.end());
+
+    for (int mb : mbs) {
+        if (m_globalBatch % mb != 0)
+            continue;
+        for (int dp = 1; dp <= n; ++dp) {
+            if (m_globalBatch % (mb * dp) != 0)
+                continue;
+            if (!options.dpCandidates.empty() &&
+                std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) ==
+                    options.dpCandidates.end())
+                continue;
+            for (Schedule s : schedules) {
+                for (Layout l : layouts) {
+                    if (dp == 1 && l == Layout::ReplicasInside)
+                        continue;  // identical to ReplicasOutside
+                    OuterConfig c;
+                    c.microBatch = mb;
+                    c.schedule = s;
+                    c.dp = dp;
+                    c.layout = l;
+                    c.numMicroBatches = m_globalBatch / (mb * dp);
+                    c.positions = n / dp;
+                    m_configs.push_back(c);
+                }
+            }
+        }
+    }
+    std::stable_sort(m_configs.begin(), m_configs.end(), [](const OuterConfig &a, const OuterConfig &b) {
+        return std::make_tuple(a.positions, a.microBatch, static_cast<int>(a.schedule),
+                               static_cast<int>(a.layout)) <
+               std::make_tuple(b.positions, b.microBatch, static_cast<int>(b.schedule),
+                               static_cast<int>(b.layout));
+    });
+    if (m_configs.empty())
+        m_problem = "no (micro-batch, data-parallel degree) divides the global batch of " +
+                    std::to_string(m_globalBatch);
+}
+
+bool PlanSpace::hasMoe(int first, int end) const
+{
+    return m_moePrefix[end] - m_moePrefix[first] > 0;
+}
+
+std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int width, int first,
+                                                 int end) const
+{
+    const SearchOptions &o = *m_options;
+    std::vector<StageOption> out;
+    std::vector<int> eps = {1};
+    if (hasMoe(first, end)) {
+        for (int ep : sortedUnique(o.epCandidates)) {
+            if (ep > 1 && cfg.dp % ep == 0 && m_model->numExperts % ep == 0)
+                eps.push_back(ep);
+        }
+    }
+    const std::vector<int> zeros = (o.allowZero && cfg.dp > 1) ? std::vector<int>{0, 1, 2, 3}
+                                                                 : std::vector<int>{0};
+    const std::vector<bool> rcs = o.allowRecompute ? std::vector<bool>{false, true}
+                                                   : std::vector<bool>{false};
+    for (int tp : sortedUnique(o.tpCandidates)) {
+        if (width % tp != 0)
+            continue;
+        if (m_model->heads > 0 && m_model->heads % tp != 0)
+            continue;
+        const int cp = width / tp;
+        const std::vector<int> cps = o.cpCandidates.empty() ? std::vector<int>{1} : o.cpCandidates;
+        if (std::find(cps.begin(), cps.end(), cp) == cps.end())
+            continue;
+        if (cp > 1 && m_seqLength % cp != 0)
+            continue;
+        for (int ep : eps) {
+            for (int z : zeros) {
+                for (bool rc : rcs) {
+                    StageOption s;
+                    s.tp = tp;
+                    s.cp = cp;
+                    s.ep = ep;
+                    s.sp = o.allowSp && tp > 1;
+                    s.zero = z;
+                    s.recompute = rc;
+                    out.push_back(s);
+                }
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<std::vector<int>> PlanSpace::stageDevices(const OuterConfig &cfg, int position,
+                                                      int width) const
+{
+    std::vector<std::vector<int>> d(cfg.dp, std::vector<int>(width));
+    for (int r = 0; r < cfg.dp; ++r) {
+        const int base = cfg.layout == Layout::ReplicasOutside ? cfg.dp * position + r * width
+                                                               : r * cfg.positions + position;
+        for (int j = 0; j < width; ++j)
+            d[r][j] = base + j;
+    }
+    return d;
+}
+
+StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const
+{
+    StagePlan s;
+    s.firstLayer = c.firstLayer;
+    s.endLayer = c.endLayer;
+    s.tp = c.option.tp;
+    s.cp = c.option.cp;
+    s.ep = c.option.ep;
+    s.sp = c.option.sp;
+    s.zero = c.option.zero;
+    s.recompute = c.option.recompute;
+    s.devices = stageDevices(cfg, position, c.option.width());
+    return s;
+}
+
+Plan PlanSpace::planSkeleton(const OuterConfig &cfg) const
+{
+    Plan p;
+    p.globalBatch = m_globalBatch;
+    p.microBatch = cfg.microBatch;
+    p.seqLength = m_seqLength;
+    p.schedule = cfg.schedule;
+    p.virtualStages = 1;
+    p.dp = cfg.dp;
+    return p;
+}
+
+Plan PlanSpace::makePlan(const OuterConfig &cfg, const std::vector<StageChoice> &stages) const
+{
+    Plan p = planSkeleton(cfg);
+    int pos = 0;
+    for (const StageChoice &c : stages) {
+        p.stages.push_back(makeStage(cfg, pos, c));
+        pos += c.option.width();
+    }
+    return p;
+}
+
+std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &cfg) const
+{
+    std::vector<InterleavedChoice> out;
+    const int v = std::max(2, m_options->virtualStages);
+    const int layers = layerCount();
+    for (int pp = 2; pp * v <= layers && pp <= m_maxStages; ++pp) {
+        if (cfg.numMicroBatches % pp != 0)
+            continue;
+        for (int w : m_widths) {
+            if (pp * w > cfg.positions)
+                break;
+            // Options are those of a stage holding every layer (ep only matters on MoE chunks).
+            for (const StageOption &o : stageOptions(cfg, w, 0, layers))
+                out.push_back({pp, o});
+        }
+    }
+    return out;
+}
+
+Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const
+{
+    Plan p = planSkeleton(cfg);
+    const int v = std::max(2, m_options->virtualStages);
+    p.virtualStages = v;
+    const int chunks = c.pp * v;
+    const int layers = layerCount();
+    const int base = layers / chunks, extra = layers % chunks;
+    int first = 0;
+    for (int k = 0; k < chunks; ++k) {
+        // Balanced: the last `extra` chunks get one more layer (the first chunk holds the
+        // embedding, so it gets the lighter share).
+        const int count = base + (k >= chunks - extra ? 1 : 0);
+        StageChoice sc;
+        sc.firstLayer = first;
+        sc.endLayer = first + count;
+        sc.option = c.option;
+        if (!hasMoe(sc.firstLayer, sc.endLayer))
+            sc.option.ep = 1;
+        p.stages.push_back(makeStage(cfg, (k % c.pp) * c.option.width(), sc));
+        first += count;
+    }
+    return p;
+}
+
+// --- helpers shared by the planners --------------------------------------------------------
+
+StageContext makeContext(const PlanSpace &space, const OuterConfig &cfg)
+{
+    StageContext ctx;
+    ctx.topology = &space.topology();
+    ctx.model = &space.model();
+    ctx.options = space.costOptions();
+    ctx.microBatch = cfg.microBatch;
+    ctx.numMicroBatches = cfg.numMicroBatches;
+    ctx.seqLength = space.seqLength();
+    ctx.dp = cfg.dp;
+    ctx.schedule = cfg.schedule;
+    ctx.virtualStages = 1;
+    return ctx;
+}
+
+void applyOption(StagePlan &stage, const StageOption &o)
+{
+    stage.tp = o.tp;
+    stage.cp = o.cp;
+    stage.ep = o.ep;
+    stage.sp = o.sp;
+    stage.zero = o.zero;
+    stage.recompute = o.recompute;
+}
+
+int LinkTable::intern(const BoundaryLink &b)
+{
+    for (size_t i = 0; i < m_links.size(); ++i) {
+        if (m_links[i].level == b.level && m_links[i].link == b.link)
+            return static_cast<int>(i) + 1;
+    }
+    m_links.push_back(b);
+    return static_cast<int>(m_links.size());
+}
+
+SearchClasses::SearchClasses(const PlanSpace &space)
+    : m_topo(&space.topology()), m_layers(space.layerCount())
+{
+    const ModelProfile &model = space.model();
+    // Layer types: equal profiles up to the name.
+    std::vector<LayerProfile> types;
+    for (const LayerProfile &l : model.layers) {
+        LayerProfile anon = l;
+        anon.name.clear();
+        auto it = std::find(types.begin(), types.end(), anon);
+        m_layerType.push_back(static_cast<int>(it - types.begin()));
+        if (it == types.end())
+            types.push_back(anon);
+    }
+    m_rangeIdx.assign(static_cast<size_t>(m_layers + 1) * (m_layers + 1), -1);
+
+    // Group classes: (level, device count, child count, effective link).
+    const Topology &t = *m_topo;
+    std::map<std::tuple<int, int, size_t, double, double, double>, int> classes;
+    m_groupClass.assign(t.groups.size(), 0);
+    for (size_t g = 0; g < t.groups.size(); ++g) {
+        const TopoGroup &grp = t.groups[g];
+        const LinkParams lp = t.link(static_cast<int>(g));
+        const auto key = std::make_tuple(grp.level, t.deviceCountUnder(static_cast<int>(g)),
+                                         grp.level == 0 ? grp.devices.size() : grp.children.size(),
+                                         lp.bandwidth, lp.latency, lp.oversubscription);
+        auto it = classes.emplace(key, static_cast<int>(classes.size())).first;
+        m_groupClass[g] = it->second;
+    }
+}
+
+int SearchClasses::rangeClass(int first, int end)
+{
+    int &idx = m_rangeIdx[static_cast<size_t>(first) * (m_layers + 1) + end];
+    if (idx < 0) {
+        // The layer before the range matters too: its output is the stage's input (p2p).
+        std::vector<int> seq;
+        seq.push_back(first > 0 ? m_layerType[first - 1] : -1);
+        seq.insert(seq.end(), m_layerType.begin() + first, m_layerType.begin() + end);
+        idx = m_ranges.emplace(std::move(seq), static_cast<int>(m_ranges.size())).first->second;
+    }
+    return idx;
+}
+
+int SearchClasses::placementClass(const std::vector<std::vector<int>> &devices)
+{
+    const Topology &t = *m_topo;
+    const int levels = t.levelCount();
+    m_sig.clear();
+    m_sig.push_back(static_cast<int>(devices.size()));
+    m_sig.push_back(devices.empty() ? 0 : static_cast<int>(devices[0].size()));
+    int prev = -1;
+    for (const auto &row : devices) {
+        for (int d : row) {
+            m_sig.push_back(t.devices[d].type);
+            for (int l = 0; l < levels; ++l)
+                m_sig.push_back(m_groupClass[t.ancestor(d, l)]);
+            // The order of ids inside the matrix is part of the shape (sorted for both
+            // layouts); the level to the previous device fixes the tree structure.
+            m_sig.push_back(prev < 0 ? -2 : (d > prev ? t.level(prev, d) : -3 - t.level(prev, d)));
+            prev = d;
+        }
+    }
+    return m_placements.emplace(m_sig, static_cast<int>(m_placements.size())).first->second;
+}
+
+LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &cfgIn,
+                                    SearchStats &stats)
+{
+    LayerComputeBound b;
+    const int layers = space.layerCount();
+    // Compute does not depend on dp: cost single-layer stages with one replica (cheap).
+    OuterConfig cfg = cfgIn;
+    cfg.dp = 1;
+    cfg.layout = Layout::ReplicasOutside;
+    cfg.positions = std::min(cfgIn.positions, space.topology().deviceCount());
+    b.suffixDeviceSeconds.assign(layers + 1, 0.0);
+    b.suffixSlowest.assign(layers + 1, 0.0);
+    std::vector<double> dev(layers, 0.0), time(layers, 0.0);
+    StageContext ctx = makeContext(space, cfg);
+    ctx.stageIndex = 0;
+    ctx.numStages = 1;
+    for (int i = 0; i < space.layerCount(); ++i) {
+        double minDev = std::numeric_limits<double>::infinity();
+        double minTime = minDev;
+        for (int w : space.widths()) {
+            if (w > cfg.positions)
+                break;
+            StageChoice c;
+            c.firstLayer = i;
+            c.endLayer = i + 1;
+            for (const StageOption &o : space.stageOptions(cfg, w, i, i + 1)) {
+                c.option = o;
+                const StagePlan stage = space.makeStage(cfg, 0, c);
+                ctx.stage = &stage;
+                const StageCost cost = stageCost(ctx);
+                ++stats.stageCostCalls;
+                const double compute = cost.forward + cost.backward;
+                minDev = std::min(minDev, w * compute);
+                minTime = std::min(minTime, compute);
+            }
+        }
+        if (minDev == std::numeric_limits<double>::infinity()) {
+            LayerComputeBound none;
+            none.suffixDeviceSeconds.assign(layers + 1, 0.0);
+            none.suffixSlowest.assign(layers + 1, 0.0);
+            return none;
+        }
+        dev[i] = minDev;
+        time[i] = minTime;
+    }
+    for (int i = layers - 1; i >= 0; --i) {
+        b.suffixDeviceSeconds[i] = b.suffixDeviceSeconds[i + 1] + dev[i];
+        b.suffixSlowest[i] = std::max(b.suffixSlowest[i + 1], time[i]);
+    }
+    b.deviceSeconds = b.suffixDeviceSeconds[0];
+    b.slowestLayer = b.suffixSlowest[0];
+    return b;
+}
+
+void MemoryObstacle::consider(const StageCost &c, const StagePlan &s)
+{
+    if (c.memoryCapacity <= 0)
+        return;
+    const double r = c.memoryTotal / c.memoryCapacity;
+    if (r < ratio) {
+        ratio = r;
+        need = c.memoryTotal;
+        capacity = c.memoryCapacity;
+        stage = s;
+        stage.devices.clear();
+    }
+}
+
+std::string MemoryObstacle::message(const PlanSpace &space) const
+{
+    if (ratio == std::numeric_limits<double>::infinity())
+        return "no plan in the search space: check the parallel-width candidates, the global "
+               "batch and the cluster size";
+    const ModelProfile &m = space.model();
+    const Topology &t = space.topology();
+    const CostOptions co = space.costOptions();
+    double clusterBytes = 0;
+    for (int d = 0; d < t.deviceCount(); ++d)
+        clusterBytes += t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom) - co.runtimeOverheadBytes;
+    const double state = m.totalParams() * (m.bytesPerParam + co.gradBytesPerParam + co.optimizerBytesPerParam);
+    char buf[768];
+    if (state > clusterBytes) {
+        std::snprintf(buf, sizeof buf,
+                      "nothing fits in memory: the model's weights, gradients and optimizer state "
+                      "(%.0f GB) exceed the memory of all %d devices (%.0f GB usable after the runtime "
+                      "overhead), whatever the plan",
+                      state / 1e9, t.deviceCount(), clusterBytes / 1e9);
+        return buf;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "nothing fits in memory: the closest stage (layers %d-%d, %s..%s, tp=%d cp=%d "
+                  "ep=%d, ZeRO-%d%s) needs %.2f GB per device against %.2f GB usable",
+                  stage.firstLayer, stage.endLayer - 1, m.layers[stage.firstLayer].name.c_str(),
+                  m.layers[stage.endLayer - 1].name.c_str(), stage.tp, stage.cp, stage.ep,
+                  stage.zero, stage.recompute ? ", recompute" : "", need / 1e9, capacity / 1e9);
+    return buf;
+}
+
+} // namespace nest

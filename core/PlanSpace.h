@@ -1,0 +1,167 @@
+#pragma once
+// The plan space that NestPlanner searches and ExhaustivePlanner enumerates (definition and
+// proofs in docs/planner.md). Both planners take every enumeration from here, so they
+// search exactly the same set of plans.
+//
+// A plan of the space is: an outer point (micro-batch, schedule, dp, layout), a pipeline of
+// S stages, each with a layer range (contiguous cuts), a width w_s = tp_s * cp_s, and an
+// option (tp, cp, ep, sp, zero, recompute). Placement is contiguous in depth-first device
+// order (ids 0..n-1), starting at device 0, with positions = floor(n / dp) positions per
+// replica and Q_s = w_0 + ... + w_{s-1} (sum of widths must be <= positions):
+//   ReplicasOutside: device(r, s, j) = dp * Q_s + r * w_s + j
+//   ReplicasInside:  device(r, s, j) = r * positions + Q_s + j
+// (r replica, j shard = cpRank * tp + tpRank). Interleaved schedules use a uniform
+// sub-space (same width and option on every physical stage, balanced chunks).
+#include "Planner.h"
+
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+struct OuterConfig {
+    int microBatch = 1;
+    Schedule schedule = Schedule::OneFOneB;
+    int dp = 1;
+    Layout layout = Layout::ReplicasOutside;
+    int numMicroBatches = 1;  // m = globalBatch / (microBatch * dp)
+    int positions = 1;            // positions per replica = floor(n / dp)
+};
+
+struct StageOption {
+    int tp = 1, cp = 1, ep = 1;
+    bool sp = false;
+    int zero = 0;
+    bool recompute = false;
+    int width() const { return tp * cp; }
+};
+
+struct StageChoice {
+    int firstLayer = 0, endLayer = 0;
+    StageOption option;
+};
+
+// Interleaved candidates: pp physical stages of one width and one option, v chunks each.
+struct InterleavedChoice {
+    int pp = 2;
+    StageOption option;
+};
+
+class PlanSpace {
+public:
+    PlanSpace(const Topology &topo, const ModelProfile &model, const SearchOptions &options);
+
+    const Topology &topology() const { return *m_topo; }
+    const ModelProfile &model() const { return *m_model; }
+    const SearchOptions &options() const { return *m_options; }
+    int globalBatch() const { return m_globalBatch; }
+    int seqLength() const { return m_seqLength; }
+    int layerCount() const { return m_model->layerCount(); }
+    int maxStages() const { return m_maxStages; }
+    CostOptions costOptions() const { return m_cost; }
+    // Empty when the options describe a searchable space, otherwise why not.
+    const std::string &problem() const { return m_problem; }
+
+    // Outer points in a fixed order: positions ascending (cheap searches first), then
+    // micro-batch, schedule, layout.
+    const std::vector<OuterConfig> &configs() const { return m_configs; }
+    // Distinct widths tp * cp with at least one valid split, ascending.
+    const std::vector<int> &widths() const { return m_widths; }
+
+    // Every option of a stage of `width` holding layers [first, end): (tp, cp) splits x ep x
+    // zero x recompute, sp = allowSp && tp > 1. Fixed order.
+    std::vector<StageOption> stageOptions(const OuterConfig &cfg, int width, int first,
+                                          int end) const;
+    bool hasMoe(int first, int end) const;
+
+    // devices[r][j] of a stage at `position` with `width` shards per replica.
+    std::vector<std::vector<int>> stageDevices(const OuterConfig &cfg, int position,
+                                               int width) const;
+    StagePlan makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const;
+    // The plan of a 1F1B/GPipe point: stages placed at consecutive positions from 0.
+    Plan makePlan(const OuterConfig &cfg, const std::vector<StageChoice> &stages) const;
+    // Plan-wide scalars shared by makePlan and the planners' StageContexts.
+    Plan planSkeleton(const OuterConfig &cfg) const;
+
+    // Interleaved: all candidates of an interleaved point, in a fixed order.
+    std::vector<InterleavedChoice> interleavedChoices(const OuterConfig &cfg) const;
+    Plan makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const;
+
+private:
+    const Topology *m_topo;
+    const ModelProfile *m_model;
+    const SearchOptions *m_options;
+    int m_globalBatch = 1;
+    int m_seqLength = 1;
+    int m_maxStages = 1;
+    CostOptions m_cost;
+    std::string m_problem;
+    std::vector<OuterConfig> m_configs;
+    std::vector<int> m_widths;
+    std::vector<int> m_moePrefix;  // m_moePrefix[j] = MoE layers in [0, j)
+};
+
+// --- helpers shared by the planners --------------------------------------------------------
+
+// The plan-wide scalars of a StageContext for an outer point (no stage, no links).
+StageContext makeContext(const PlanSpace &space, const OuterConfig &cfg);
+// Copies an option's widths and memory switches into a stage.
+void applyOption(StagePlan &stage, const StageOption &o);
+
+// Distinct boundary links of one search; id 0 means "no boundary".
+class LinkTable {
+public:
+    int intern(const BoundaryLink &b);
+    const BoundaryLink &link(int id) const { return m_links[id - 1]; }
+
+private:
+    std::vector<BoundaryLink> m_links;
+};
+
+// Classes of inputs that stageCost() cannot tell apart (docs/planner.md, "symmetry"):
+//  - rangeClass: two layer ranges whose layer sequences, and the layers just before
+//    them, are equal except for names;
+//  - placementClass: two device matrices of the same shape whose devices have the same
+//    type and the same ancestor groups up to (level, device count, child count, effective
+//    link), and whose consecutive devices (in id order) meet at the same levels. Device ids
+//    below every group are contiguous, so these determine every pair's level, link,
+//    every group's member count and contention share.
+class SearchClasses {
+public:
+    explicit SearchClasses(const PlanSpace &space);
+    int rangeClass(int first, int end);
+    int placementClass(const std::vector<std::vector<int>> &devices);
+
+private:
+    const Topology *m_topo;
+    int m_layers;
+    std::vector<int> m_layerType;
+    std::vector<int> m_rangeIdx;
+    std::map<std::vector<int>, int> m_ranges;
+    std::vector<int> m_groupClass;
+    std::map<std::vector<int>, int> m_placements;
+    std::vector<int> m_sig;
+};
+
+// Compute lower bounds per layer for one micro-batch size (seconds per micro-batch).
+struct LayerComputeBound {
+    double deviceSeconds = 0;  // sum over layers of min over options of width * compute
+    double slowestLayer = 0;   // max over layers of min over options of compute
+    // The same over the suffix [j, L) (size L + 1; 0 at L).
+    std::vector<double> suffixDeviceSeconds, suffixSlowest;
+};
+LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &cfg,
+                                    SearchStats &stats);
+
+// The closest miss when nothing fits in memory, for the "why" message.
+struct MemoryObstacle {
+    double ratio = std::numeric_limits<double>::infinity();
+    double need = 0, capacity = 0;
+    StagePlan stage;  // without devices
+    void consider(const StageCost &c, const StagePlan &s);
+    std::string message(const PlanSpace &space) const;
+};
+
+} // namespace nest

@@ -1,0 +1,99 @@
+#pragma once
+// The interface every planner implements (BRIEF §4): topology + profile + search options in,
+// the best plan, its evaluator report and search statistics out. Planners are pure
+// functions of their inputs: same inputs, same plan, bit for bit. They run on a worker
+// thread; progress is reported through a callback and a CancelToken is polled often
+// enough that plan() returns within 100 ms of cancel().
+//
+// The plan space the planners search is defined in PlanSpace.h and docs/planner.md.
+#include "Evaluator.h"
+#include "Plan.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+// How the data-parallel replicas of a pipeline are laid out on the device order.
+enum class Layout {
+    ReplicasOutside,  // stage-major: each stage's dp replicas side by side
+    ReplicasInside,   // pipeline-major: each replica a whole pipeline in its own block
+};
+const char *toString(Layout l);  // "outside", "inside"
+
+struct SearchOptions {
+    int globalBatch = 0;                       // 0 = the model's default
+    int seqLength = 0;                         // 0 = the model's default
+    std::vector<int> microBatches = {1, 2, 4, 8};
+    std::vector<Schedule> schedules = {Schedule::OneFOneB, Schedule::GPipe,
+                                       Schedule::Interleaved};
+    int virtualStages = 2;                     // chunks per device for interleaved
+    int maxStages = 0;                         // pipeline depth limit; 0 = number of layers
+    bool allowZero = true;                     // ZeRO 1-3 (0 is always allowed)
+    bool allowRecompute = true;                // full activation recomputation
+    bool allowSp = true;                       // sequence parallelism with tp > 1
+    std::vector<int> tpCandidates = {1, 2, 4, 8};
+    std::vector<int> epCandidates = {1, 2, 4, 8};  // used on stages holding MoE layers
+    std::vector<int> cpCandidates = {1};
+    std::vector<int> dpCandidates;             // empty = every dp that divides the batch
+    std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
+    double memoryHeadroom = 0.0;               // fraction of capacity kept free
+    CostOptions cost;                          // memoryHeadroom above overrides cost's
+};
+
+struct SearchStats {
+    long long states = 0;        // DP cells (or complete plans for exhaustive) created
+    long long transitions = 0;   // stage choices combined with a sub-solution
+    long long pruned = 0;        // infeasible (memory) options + choices cut by the bound
+    long long stageCostCalls = 0;
+    long long configs = 0;       // outer points (micro-batch, schedule, dp, layout) searched
+    long long configsSkipped = 0;// outer points skipped by their lower bound
+    double wallSeconds = 0;
+};
+
+struct PlanResult {
+    bool found = false;
+    bool cancelled = false;
+    Plan plan;
+    Report report;
+    double objective = 0;        // the iteration time the planner optimised (seconds)
+    bool verified = false;       // |report.iterationTime - objective| <= 1e-9 * objective
+    SearchStats stats;
+    std::string message;         // why nothing was found (memory obstacle, bad options...)
+};
+
+// fraction in [0, 1], monotone; bestSoFar = best iteration time so far (0 = none yet).
+using ProgressFn = std::function<void(double fraction, double bestSoFar)>;
+
+// Cooperative cancellation: one token per job, shared with the worker.
+class CancelToken {
+public:
+    void cancel() { m_flag.store(true, std::memory_order_relaxed); }
+    bool cancelled() const { return m_flag.load(std::memory_order_relaxed); }
+    void reset() { m_flag.store(false, std::memory_order_relaxed); }
+
+private:
+    std::atomic<bool> m_flag{false};
+};
+
+class Planner {
+public:
+    virtual ~Planner() = default;
+    virtual PlanResult plan(const Topology &topo, const ModelProfile &model,
+                            const SearchOptions &options, const ProgressFn &progress,
+                            const CancelToken &cancel) const = 0;
+    virtual std::string name() const = 0;
+
+    // Convenience: no progress, never cancelled.
+    PlanResult plan(const Topology &topo, const ModelProfile &model,
+                    const SearchOptions &options) const;
+};
+
+// Evaluates the plan and fills result.report, .verified (against result.objective) and
+// .found. Shared by the planners' last step.
+void finishResult(PlanResult &result, const Topology &topo, const ModelProfile &model,
+                  const SearchOptions &options);
+
+} // namespace nest

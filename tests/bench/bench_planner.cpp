@@ -1,0 +1,81 @@
+// NEST planner benchmark: wall time, DP states and the plan found, for the paper's models on
+// its clusters with every strategy and micro-batch sizes {1, 2, 4, 8}; scaling with devices
+// and with layer count. A plain main() printing a table (one core; build in Release).
+//   bench_planner            the whole table
+//   bench_planner quick      the 1024-GPU GPT3-175B point only
+#include "ClusterTemplates.h"
+#include "ModelBuilder.h"
+#include "ModelIO.h"
+#include "NestPlanner.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+using namespace nest;
+
+namespace {
+
+void row(const std::string &label, const Topology &topo, const ModelProfile &model)
+{
+    SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
+    const PlanResult r = NestPlanner().plan(topo, model, o);
+    if (!r.found) {
+        std::printf("%-34s %7d %5d %9.3f  no plan: %s\n", label.c_str(), topo.deviceCount(),
+                    model.layerCount(), r.stats.wallSeconds, r.message.c_str());
+        std::fflush(stdout);
+        return;
+    }
+    const Plan &p = r.plan;
+    int tpMin = 1 << 30, tpMax = 0;
+    for (const StagePlan &s : p.stages) {
+        tpMin = std::min(tpMin, s.tp);
+        tpMax = std::max(tpMax, s.tp);
+    }
+    std::printf("%-34s %7d %5d %9.3f %10lld %11lld %8lld %4lld/%-4lld  %-11s mb=%d dp=%d pp=%d tp=%d-%d  "
+                "T=%.3f s  %.0f tok/s  MFU %.1f%%  %s\n",
+                label.c_str(), topo.deviceCount(), model.layerCount(), r.stats.wallSeconds,
+                r.stats.states, r.stats.transitions, r.stats.stageCostCalls, r.stats.configs,
+                r.stats.configs + r.stats.configsSkipped, toString(p.schedule), p.microBatch, p.dp,
+                p.pipelineDepth(), tpMin, tpMax, r.objective, r.report.tokensPerSecond,
+                100 * r.report.mfu, r.verified ? "verified" : "NOT VERIFIED");
+    std::fflush(stdout);
+}
+
+ModelProfile preset(const std::string &name)
+{
+    return resolveModel(name).value();
+}
+
+ModelProfile withLayers(const std::string &name, int layers)
+{
+    ModelConfig c = modelPreset(name).value();
+    c.layers = layers;
+    return buildProfile(c);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
+    std::printf("%-34s %7s %5s %9s %10s %11s %8s %9s  %s\n", "case", "devices", "layers", "wall_s",
+                "states", "transitions", "costs", "configs", "best plan");
+    const Topology sl1024 = clusterPreset("paper-spineleaf-1024").value();
+    row("gpt3-175b  paper-spineleaf-1024", sl1024, preset("gpt3-175b"));
+    if (quick)
+        return 0;
+    row("llama3-70b paper-spineleaf-1024", sl1024, preset("llama3-70b"));
+    row("mixtral-8x7b paper-spineleaf-1024", sl1024, preset("mixtral-8x7b"));
+    row("gpt3-175b  paper-fattree-1024", clusterPreset("paper-fattree-1024").value(), preset("gpt3-175b"));
+
+    // Scaling with devices (spine-leaf template, GPT3-175B).
+    for (int n : {64, 256, 1024, 4096, 16384}) {
+        const Topology t = makeCluster("paper-spineleaf", {{"devices", n}}).value();
+        row("gpt3-175b  spineleaf-" + std::to_string(n), t, preset("gpt3-175b"));
+    }
+    // Scaling with layer count (GPT3-175B shape, 1024 GPUs).
+    for (int layers : {24, 48, 96, 192})
+        row("gpt3-175b-shape " + std::to_string(layers) + " blocks", sl1024, withLayers("gpt3-175b", layers));
+    return 0;
+}

@@ -1,0 +1,61 @@
+// Consistency: for every model preset on a few cluster presets, the value the NEST planner
+// optimised equals the evaluator's iteration time of the plan it returns (relative 1e-9),
+// the plan is feasible and uses only the cluster's devices. Clusters are the paper's small
+// ones (8 and 16 V100, 64-GPU spine-leaf) so the test stays fast in every build type.
+#include "ClusterTemplates.h"
+#include "ModelIO.h"
+#include "NestPlanner.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace nest;
+
+class TestPlannerConsistency : public QObject {
+    Q_OBJECT
+private slots:
+    void presets_data();
+    void presets();
+};
+
+void TestPlannerConsistency::presets_data()
+{
+    QTest::addColumn<QString>("cluster");
+    QTest::addColumn<QString>("model");
+    for (const char *c : {"paper-v100-8", "paper-v100-16", "paper-spineleaf-64", "paper-fattree-64"})
+        for (const char *m : {"gpt3-175b", "gpt3-35b", "llama2-7b", "llama3-70b", "bert-large", "mixtral-8x7b"})
+            QTest::newRow((std::string(c) + " " + m).c_str()) << QString(c) << QString(m);
+}
+
+void TestPlannerConsistency::presets()
+{
+    QFETCH(QString, cluster);
+    QFETCH(QString, model);
+    const auto topo = clusterPreset(cluster.toStdString());
+    QVERIFY2(topo.ok(), topo.error().c_str());
+    const auto prof = resolveModel(model.toStdString());
+    QVERIFY2(prof.ok(), prof.error().c_str());
+
+    SearchOptions o;
+    o.microBatches = {1, 2};  // every schedule, layout, width, ZeRO stage and recompute
+    const PlanResult r = NestPlanner().plan(*topo, *prof, o);
+    if (!r.found) {
+        // Only allowed when memory is the obstacle, and then the message says so.
+        QVERIFY2(r.message.find("memory") != std::string::npos, r.message.c_str());
+        QVERIFY(topo->deviceCount() <= 16);
+        return;
+    }
+    QVERIFY2(r.report.feasible, r.message.c_str());
+    QVERIFY2(r.verified, r.message.c_str());
+    QVERIFY(r.objective > 0);
+    QVERIFY(std::abs(r.report.iterationTime - r.objective) <= 1e-9 * r.objective);
+    // Independent re-evaluation of the returned plan.
+    const Report again = evaluate(r.plan, *topo, *prof);
+    QCOMPARE(again.iterationTime, r.report.iterationTime);
+    QVERIFY(r.plan.deviceCount() <= topo->deviceCount());
+    QVERIFY(r.stats.states > 0);
+}
+
+QTEST_APPLESS_MAIN(TestPlannerConsistency)
+#include "test_planner_consistency.moc"

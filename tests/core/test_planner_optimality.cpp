@@ -1,0 +1,240 @@
+// Optimality: on seeded random small instances (2-6 layers, 2-16 devices, 1-4 levels,
+// non-uniform trees, oversubscription, link overrides, MoE models, memory-tight devices),
+// the NEST dynamic program finds the same minimum iteration time as the brute-force
+// enumeration of the same plan space (relative 1e-9), and both values equal the
+// evaluator's iteration time of the returned plans.
+#include "ExhaustivePlanner.h"
+#include "ModelBuilder.h"
+#include "NestPlanner.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+using namespace nest;
+
+namespace {
+
+// A random tree: each group at level >= 1 has 1-3 children, each node 1-4 devices.
+int addGroup(Topology &t, std::mt19937 &rng, int level, int maxDevices, int &devices)
+{
+    const int g = static_cast<int>(t.groups.size());
+    t.groups.push_back({});
+    t.groups[g].level = level;
+    t.groups[g].name = "g" + std::to_string(g);
+    if (level == 0) {
+        const int want = std::uniform_int_distribution<int>(1, 4)(rng);
+        const int count = std::max(1, std::min(want, maxDevices - devices));
+        t.groups[g].devices.assign(count, 0);
+        devices += count;
+        return g;
+    }
+    const int children = std::uniform_int_distribution<int>(1, 3)(rng);
+    for (int c = 0; c < children && devices < maxDevices; ++c) {
+        const int child = addGroup(t, rng, level - 1, maxDevices, devices);
+        t.groups[child].parent = g;
+        t.groups[g].children.push_back(child);
+    }
+    return g;
+}
+
+Topology randomTopology(std::mt19937 &rng, double memoryBytes)
+{
+    Topology t;
+    for (int tries = 0; tries < 100; ++tries) {
+        t = Topology();
+        t.name = "random";
+        DeviceSpec d;
+        d.name = "test-gpu";
+        d.peakFlops = 100e12;
+        d.memoryBytes = memoryBytes;
+        d.memoryBandwidth = 1e12;
+        t.deviceTypes.push_back(d);
+        const int levels = std::uniform_int_distribution<int>(1, 4)(rng);
+        double bw = 200e9;
+        for (int l = 0; l < levels; ++l) {
+            LinkParams p;
+            p.bandwidth = bw;
+            p.latency = (1 + l * 4) * 1e-6;
+            p.oversubscription = l == 0 ? 1.0 : std::uniform_int_distribution<int>(1, 3)(rng);
+            t.levels.push_back({"L" + std::to_string(l), p});
+            bw /= std::uniform_real_distribution<double>(2.0, 12.0)(rng);
+        }
+        int devices = 0;
+        t.root = addGroup(t, rng, levels - 1, 16, devices);
+        // Occasionally a slower group (per-group override).
+        if (levels > 1 && std::uniform_int_distribution<int>(0, 3)(rng) == 0) {
+            const int g = std::uniform_int_distribution<int>(0, static_cast<int>(t.groups.size()) - 1)(rng);
+            if (t.groups[g].level > 0) {
+                LinkParams p = t.levels[t.groups[g].level].link;
+                p.bandwidth *= 0.5;
+                t.groups[g].linkOverride = p;
+            }
+        }
+        t.reindex();
+        if (t.deviceCount() >= 2 && t.validate().empty())
+            return t;
+    }
+    return t;
+}
+
+ModelProfile randomModel(std::mt19937 &rng, bool moe)
+{
+    ModelConfig c = familyDefaults(moe ? "mixtral" : "gpt");
+    c.name = moe ? "tiny-moe" : "tiny-gpt";
+    c.layers = std::uniform_int_distribution<int>(moe ? 1 : 0, 4)(rng);
+    if (c.layers == 0)
+        c.layers = 1;  // 3 layers: embedding, block, head
+    c.hidden = 256 * std::uniform_int_distribution<int>(1, 4)(rng);
+    c.heads = 8;
+    c.kvHeads = 8;
+    c.ffnHidden = 4 * c.hidden;
+    c.vocab = 1000 * std::uniform_int_distribution<int>(1, 8)(rng);
+    c.seqLength = 128 * std::uniform_int_distribution<int>(1, 4)(rng);
+    if (c.maxPositions > 0)
+        c.maxPositions = c.seqLength;
+    if (moe) {
+        c.experts = 4;
+        c.topK = 2;
+    }
+    c.globalBatch = 16;
+    ModelProfile p = buildProfile(c);
+    // Keep 2-6 layers: drop blocks beyond that.
+    return p;
+}
+
+} // namespace
+
+class TestPlannerOptimality : public QObject {
+    Q_OBJECT
+private slots:
+    void nestEqualsExhaustive_data();
+    void nestEqualsExhaustive();
+    void coverage();
+
+private:
+    // Features the instances exercised (checked in coverage()).
+    int m_found = 0, m_infeasible = 0, m_zero = 0, m_recompute = 0, m_pipeline = 0, m_dp = 0,
+        m_nonUniform = 0, m_moe = 0, m_widthMix = 0, m_multiLevel = 0;
+};
+
+void TestPlannerOptimality::nestEqualsExhaustive_data()
+{
+    QTest::addColumn<int>("seed");
+    for (int s = 1; s <= 80; ++s)
+        QTest::newRow(("seed " + std::to_string(s)).c_str()) << s;
+}
+
+void TestPlannerOptimality::nestEqualsExhaustive()
+{
+    QFETCH(int, seed);
+    std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
+    const bool moe = seed % 4 == 0;
+    const ModelProfile model = randomModel(rng, moe);
+    QVERIFY(model.layerCount() >= 3 && model.layerCount() <= 6);
+
+    // Memory: from generous to tight (a fraction of the unsharded training state of one
+    // device holding the whole model), so that ZeRO and recompute are needed on some seeds.
+    const double state = model.weightBytes() / model.bytesPerParam * 16.0;
+    // Plus the evaluator's fixed 1 GB runtime overhead (CostOptions::runtimeOverheadBytes).
+    const double factors[] = {3.0, 1.0, 0.5, 0.25};
+    const double memory = 1e9 + state * factors[seed % 4];
+    const Topology topo = randomTopology(rng, memory);
+    QVERIFY2(topo.validate().empty(), topo.validate().c_str());
+
+    SearchOptions o;
+    o.globalBatch = (seed % 2 == 0) ? 8 : 12;
+    o.microBatches = seed % 3 == 0 ? std::vector<int>{1, 2} : std::vector<int>{1, 4};
+    o.schedules = {Schedule::OneFOneB, Schedule::GPipe};
+    if (seed % 5 == 0)
+        o.schedules.push_back(Schedule::Interleaved);
+    o.tpCandidates = {1, 2, 4};
+    o.epCandidates = {1, 2, 4};
+    o.cpCandidates = seed % 6 == 1 ? std::vector<int>{1, 2} : std::vector<int>{1};
+    o.allowZero = seed % 7 != 3;
+    o.allowRecompute = seed % 11 != 5;
+
+    const PlanResult nest = NestPlanner().plan(topo, model, o);
+    const PlanResult ex = ExhaustivePlanner().plan(topo, model, o);
+    const QString info = QString("devices %1 levels %2 layers %3 memory %4 GB | nest %5 (%6) ex %7 (%8)")
+                             .arg(topo.deviceCount())
+                             .arg(topo.levelCount())
+                             .arg(model.layerCount())
+                             .arg(memory / 1e9)
+                             .arg(nest.objective, 0, 'g', 15)
+                             .arg(QString::fromStdString(nest.message))
+                             .arg(ex.objective, 0, 'g', 15)
+                             .arg(QString::fromStdString(ex.message));
+    QCOMPARE(nest.found, ex.found);
+    bool uniform = true;
+    for (const TopoGroup &g : topo.groups)
+        for (const TopoGroup &h : topo.groups)
+            if (g.level == h.level && (g.children.size() != h.children.size() || g.devices.size() != h.devices.size()))
+                uniform = false;
+    m_nonUniform += uniform ? 0 : 1;
+    m_multiLevel += topo.levelCount() >= 3 ? 1 : 0;
+    m_moe += moe ? 1 : 0;
+    if (ex.found) {
+        ++m_found;
+        bool zero = false, rc = false, mix = false;
+        for (const StagePlan &s : ex.plan.stages) {
+            zero = zero || s.zero > 0;
+            rc = rc || s.recompute;
+            mix = mix || s.width() != ex.plan.stages[0].width();
+        }
+        m_zero += zero ? 1 : 0;
+        m_recompute += rc ? 1 : 0;
+        m_widthMix += mix ? 1 : 0;
+        m_pipeline += ex.plan.pipelineDepth() > 1 ? 1 : 0;
+        m_dp += ex.plan.dp > 1 ? 1 : 0;
+    } else {
+        ++m_infeasible;
+    }
+    if (!ex.found) {
+        QVERIFY2(!nest.message.empty(), qPrintable(info));
+        return;
+    }
+    QVERIFY2(nest.verified, qPrintable(info));
+    QVERIFY2(ex.verified, qPrintable(info));
+    if (std::abs(nest.objective - ex.objective) > 1e-9 * ex.objective) {
+        SearchOptions o2 = o;
+        o2.dpCandidates = {ex.plan.dp};
+        o2.microBatches = {ex.plan.microBatch};
+        o2.schedules = {ex.plan.schedule};
+        const PlanResult n2 = NestPlanner().plan(topo, model, o2);
+        qDebug() << "restricted nest" << n2.objective << n2.found << n2.stats.configsSkipped;
+        for (const PlanResult *r : {&nest, &ex, &n2}) {
+            qDebug() << "mb" << r->plan.microBatch << "dp" << r->plan.dp << toString(r->plan.schedule)
+                     << "stages" << r->plan.stages.size() << r->report.iterationTime;
+            for (const StagePlan &s : r->plan.stages) {
+                QString d;
+                for (const auto &row : s.devices)
+                    for (int x : row)
+                        d += QString::number(x) + " ";
+                qDebug() << "  layers" << s.firstLayer << s.endLayer << "tp" << s.tp << "cp" << s.cp << "ep" << s.ep
+                         << "z" << s.zero << "rc" << s.recompute << "dev" << d;
+            }
+        }
+    }
+    QVERIFY2(std::abs(nest.objective - ex.objective) <= 1e-9 * ex.objective, qPrintable(info));
+}
+
+void TestPlannerOptimality::coverage()
+{
+    qDebug() << "found" << m_found << "infeasible" << m_infeasible << "zero" << m_zero << "recompute"
+             << m_recompute << "pipeline" << m_pipeline << "dp" << m_dp << "mixed widths" << m_widthMix
+             << "non-uniform" << m_nonUniform << "moe" << m_moe << ">=3 levels" << m_multiLevel;
+    // The random instances must exercise what the test claims to cover.
+    QVERIFY(m_found >= 50);
+    QVERIFY(m_infeasible >= 1);
+    QVERIFY(m_zero >= 3);
+    QVERIFY(m_recompute >= 2);
+    QVERIFY(m_pipeline >= 5);
+    QVERIFY(m_dp >= 5);
+    QVERIFY(m_nonUniform >= 20);
+    QVERIFY(m_moe >= 10);
+}
+
+QTEST_APPLESS_MAIN(TestPlannerOptimality)
+#include "test_planner_optimality.moc"
