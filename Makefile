@@ -7,7 +7,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build run test bench clean screenshot
+.PHONY: all deps configure build apps run test bench clean screenshot
 
 all: build
 
@@ -29,7 +29,10 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+apps: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target nest-planner nest-cli
+
+run: apps
 	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ] || [ -n "$$QT_QPA_PLATFORM" ]; then \
 	  ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE); \
 	else \
@@ -40,7 +43,7 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-screenshot: build
+screenshot: apps
 	QT_QPA_PLATFORM=offscreen ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE) --screenshot docs/screenshot.png
 
 bench: build
