@@ -1,9 +1,11 @@
 // nest-planner [WORKSPACE|CLUSTER] [--screenshot FILE]
 // Opens the editor with the file (a workspace if it parses as one, else a cluster), or the
 // quick-start sample when none is given. With --screenshot the window is shown at
-// 1400x900, rendered to FILE (PNG) once the event loop has laid it out, and the program
+// 1400x900 with the default dock layout (the user's settings are neither read nor
+// written), rendered to FILE (PNG) once the event loop has laid it out, and the program
 // exits: 0 on success, 1 when the PNG cannot be written, 2 for bad arguments or a file
-// that cannot be loaded.
+// that cannot be loaded, 3 on the fail-safe timeout. Without it, a recovery file left by a
+// crash is offered once the window is shown.
 #include "MainWindow.h"
 #include "SaveFile.h"
 #include "TopologyView.h"
@@ -12,9 +14,11 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 namespace {
 
@@ -72,11 +76,21 @@ int main(int argc, char **argv)
         }
     }
 
-    nest::ui::MainWindow window;
+    // A screenshot is reproducible: default layout, no recent files touched, no autosave.
+    std::unique_ptr<QTemporaryDir> scratch;
+    std::unique_ptr<nest::ui::Settings> settings;
+    if (!screenshot.isEmpty()) {
+        scratch = std::make_unique<QTemporaryDir>();
+        settings = std::make_unique<nest::ui::Settings>(scratch->filePath(QStringLiteral("settings.ini")));
+        settings->setAutosaveIntervalSeconds(0);
+        settings->setRecoveryDirectory(scratch->filePath(QStringLiteral("recovery")));
+    }
+    nest::ui::MainWindow window(nullptr, std::move(settings));
     const QString toLoad = file.isEmpty() ? findQuickstart() : file;
     if (!toLoad.isEmpty()) {
         QString error;
-        if (!window.openFile(toLoad, &error)) {
+        const bool opened = file.isEmpty() ? window.openSample(toLoad, &error) : window.openFile(toLoad, &error);
+        if (!opened) {
             if (!screenshot.isEmpty()) {
                 std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error));
                 return 2;
@@ -87,6 +101,7 @@ int main(int argc, char **argv)
 
     if (screenshot.isEmpty()) {
         window.show();
+        QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
         return app.exec();
     }
 

@@ -51,8 +51,6 @@ ClusterDocument::ClusterDocument(QObject *parent)
     , m_undo(new QUndoStack(this))
 {
     m_undo->setUndoLimit(500);
-    connect(m_undo, &QUndoStack::cleanChanged, this,
-            [this](bool clean) { emit modifiedChanged(!clean); });
 }
 
 ClusterDocument::~ClusterDocument() = default;
@@ -67,22 +65,53 @@ Workspace ClusterDocument::workspace() const
     return w;
 }
 
-bool ClusterDocument::isModified() const
+bool ClusterDocument::isClusterModified() const
 {
-    return !m_undo->isClean();
+    return m_clusterUnsaved || !(m_state.topology == m_saved.cluster);
+}
+
+bool ClusterDocument::isSettingsModified() const
+{
+    return m_settingsUnsaved || m_model != m_saved.model || !(m_search == m_saved.search) ||
+           m_plans != m_saved.plans;
+}
+
+void ClusterDocument::updateModified()
+{
+    const bool modified = isClusterModified() || isSettingsModified();
+    if (modified == m_modified)
+        return;
+    m_modified = modified;
+    emit modifiedChanged(m_modified);
 }
 
 void ClusterDocument::markSaved(const QString &fileName, FileKind kind)
 {
     m_fileKind = kind;
+    m_saved.cluster = m_state.topology;
+    m_clusterUnsaved = false;
+    if (kind == FileKind::Workspace) {
+        m_saved.model = m_model;
+        m_saved.search = m_search;
+        m_saved.plans = m_plans;
+        m_settingsUnsaved = false;
+        m_undo->setClean();
+    }
     if (m_fileName != fileName) {
         m_fileName = fileName;
         emit fileNameChanged(m_fileName);
     }
-    m_undo->setClean();
+    updateModified();
 }
 
-void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKind kind)
+void ClusterDocument::markUnsaved()
+{
+    m_clusterUnsaved = true;
+    m_settingsUnsaved = true;
+    updateModified();
+}
+
+void ClusterDocument::setContent(Workspace workspace)
 {
     m_undo->clear();
     m_state = makeClusterState(std::move(workspace.cluster), m_nextUid);
@@ -90,17 +119,36 @@ void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKin
     m_model = std::move(workspace.model);
     m_search = workspace.search;
     m_plans = std::move(workspace.plans);
-    m_fileName = fileName;
-    m_fileKind = kind;
     rebuildUidIndex();
     m_selection.clear();
+}
+
+void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKind kind)
+{
+    setContent(std::move(workspace));
+    m_saved = this->workspace();
+    m_clusterUnsaved = false;
+    m_settingsUnsaved = false;
+    m_fileName = fileName;
+    m_fileKind = kind;
     emit clusterReset();
     emit clusterChanged();
     emit modelChanged();
     emit searchChanged();
     emit selectionChanged();
     emit fileNameChanged(m_fileName);
-    emit modifiedChanged(false);
+    updateModified();
+}
+
+void ClusterDocument::replaceContent(Workspace workspace)
+{
+    setContent(std::move(workspace));
+    emit clusterReset();
+    emit clusterChanged();
+    emit modelChanged();
+    emit searchChanged();
+    emit selectionChanged();
+    updateModified();
 }
 
 GroupUid ClusterDocument::uidOf(int group) const
@@ -280,18 +328,21 @@ void ClusterDocument::applyState(const ClusterState &state, const ClusterChange 
             emit levelChanged(change.index);
     }
     emit clusterChanged();
+    updateModified();
 }
 
 void ClusterDocument::applyModel(const Json &model)
 {
     m_model = model;
     emit modelChanged();
+    updateModified();
 }
 
 void ClusterDocument::applySearch(const SearchSettings &search)
 {
     m_search = search;
     emit searchChanged();
+    updateModified();
 }
 
 void ClusterDocument::rebuildUidIndex()

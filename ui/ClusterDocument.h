@@ -43,12 +43,26 @@ public:
 
     QString fileName() const { return m_fileName; }
     FileKind fileKind() const { return m_fileKind; }
-    bool isModified() const;
-    // After a successful save: records the name and marks the undo stack clean.
+    // Modified = the content differs from what was last loaded or written (compared by
+    // value, per part), or the document was never saved (markUnsaved). The cluster and the
+    // settings (model, search settings, pinned plans) are tracked apart because a cluster
+    // file holds only the cluster.
+    bool isModified() const { return m_modified; }
+    bool isClusterModified() const;
+    bool isSettingsModified() const;
+    // After a successful save to `fileName`: records the name and kind. A workspace holds
+    // everything, so nothing stays modified; a cluster file holds only the cluster, so
+    // modified model or search settings stay modified.
     void markSaved(const QString &fileName, FileKind kind);
+    // Marks every part as unsaved (a new document, or one restored from a recovery file).
+    void markUnsaved();
 
-    // Replaces everything and clears the undo stack (no undo entry).
+    // Replaces everything and clears the undo stack (no undo entry); the loaded content is
+    // what "modified" compares against.
     void load(Workspace workspace, const QString &fileName, FileKind kind);
+    // Replaces the content but keeps the file name, kind and saved baseline (a recovery
+    // restored over the file it belongs to); clears the undo stack.
+    void replaceContent(Workspace workspace);
 
     GroupUid uidOf(int group) const;
     int groupOf(GroupUid uid) const;
@@ -95,6 +109,8 @@ signals:
 private:
     void rebuildUidIndex();
     void pruneSelection();
+    void updateModified();
+    void setContent(Workspace workspace);
     int rackNear(int group) const;
 
     ClusterState m_state;
@@ -104,6 +120,11 @@ private:
     QUndoStack *m_undo = nullptr;
     QString m_fileName;
     FileKind m_fileKind = FileKind::Workspace;
+    // What was last loaded or written, per part; a forced flag marks a part never saved.
+    Workspace m_saved;
+    bool m_clusterUnsaved = false;
+    bool m_settingsUnsaved = false;
+    bool m_modified = false;
     QHash<GroupUid, int> m_uidIndex;
     QList<GroupUid> m_selection;
     GroupUid m_nextUid = 1;

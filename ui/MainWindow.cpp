@@ -1,10 +1,13 @@
 #include "MainWindow.h"
 
+#include "Autosaver.h"
 #include "ClusterIO.h"
 #include "ClusterTreeView.h"
 #include "DiagramExport.h"
+#include "DialogPrompts.h"
 #include "ModelPanel.h"
 #include "PropertyEditor.h"
+#include "Recovery.h"
 #include "SaveFile.h"
 #include "Settings.h"
 #include "TemplateDialog.h"
@@ -19,7 +22,6 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -65,6 +67,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     , m_settings(settings ? std::move(settings) : std::make_unique<Settings>())
 {
     initNestResources();
+    setDefaultPrompts();
     setWindowIcon(QIcon(QStringLiteral(":/icons/nest.svg")));
     setDockOptions(AnimatedDocks | AllowTabbedDocks);
     m_scene = new TopologyScene(m_document, this);
@@ -101,6 +104,18 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     empty.model = Json{{"preset", "llama2-7b"}};
     m_document->load(empty, QString(), ClusterDocument::FileKind::Workspace);
 
+    m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
+                                m_settings->autosaveIntervalSeconds(), this);
+    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &) {
+        m_lastAutosaveError.clear();
+        statusBar()->showMessage(tr("Autosaved"), 2000);
+    });
+    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
+        if (error != m_lastAutosaveError)   // once, not every interval
+            showStatus(error, 15000);
+        m_lastAutosaveError = error;
+    });
+
     resize(1400, 900);
     restoreGeometry(m_settings->windowGeometry());
     restoreState(m_settings->windowState());
@@ -114,6 +129,31 @@ MainWindow::~MainWindow()
 {
     // The scene mirrors the document: remove it before the document (an earlier child) goes.
     delete m_scene;
+}
+
+void MainWindow::setDefaultPrompts()
+{
+    m_prompts = dialogPrompts(this, *m_settings);
+}
+
+void MainWindow::setPrompts(const Prompts &prompts)
+{
+    if (prompts.clusterOrWorkspace)
+        m_prompts.clusterOrWorkspace = prompts.clusterOrWorkspace;
+    if (prompts.unsavedChanges)
+        m_prompts.unsavedChanges = prompts.unsavedChanges;
+    if (prompts.workspaceFileName)
+        m_prompts.workspaceFileName = prompts.workspaceFileName;
+    if (prompts.restoreRecovery)
+        m_prompts.restoreRecovery = prompts.restoreRecovery;
+    if (prompts.warning)
+        m_prompts.warning = prompts.warning;
+}
+
+void MainWindow::warn(const QString &title, const QString &message)
+{
+    showStatus(message);
+    m_prompts.warning(title, message);
 }
 
 void MainWindow::createDocks()
@@ -242,7 +282,7 @@ void MainWindow::updateRecentMenu()
                 return;
             QString error;
             if (!openFile(f, &error))
-                QMessageBox::warning(this, tr("Open failed"), error);
+                warn(tr("Open failed"), error);
         })->setToolTip(f);
     }
     m_recentMenu->setEnabled(!files.isEmpty());
@@ -289,11 +329,25 @@ bool MainWindow::openFile(const QString &fileName, QString *error)
         f.workspace.model = m_document->model();
         f.workspace.search = m_document->search();
     }
+    m_autosaver->discardRecovery();   // the document it belonged to is being replaced
     m_document->load(std::move(f.workspace), QFileInfo(fileName).absoluteFilePath(), f.kind);
     m_settings->addRecentFile(fileName);
     m_settings->setLastDirectory(QFileInfo(fileName).absolutePath());
     updateRecentMenu();
     showStatus(tr("Opened %1").arg(QFileInfo(fileName).fileName()));
+    return true;
+}
+
+bool MainWindow::openSample(const QString &fileName, QString *error)
+{
+    Result<LoadedFile> loaded = readDocumentFile(fileName);
+    if (!loaded) {
+        *error = QString::fromStdString(loaded.error());
+        return false;
+    }
+    m_autosaver->discardRecovery();
+    m_document->load(std::move(loaded).value().workspace, QString(), ClusterDocument::FileKind::Workspace);
+    showStatus(tr("Opened the sample %1 as an untitled workspace").arg(QFileInfo(fileName).fileName()));
     return true;
 }
 
@@ -303,9 +357,10 @@ void MainWindow::newDocument(const Topology &cluster)
     w.cluster = cluster;
     w.model = m_document->model();
     w.search = m_document->search();
+    m_autosaver->discardRecovery();
     m_document->load(std::move(w), QString(), ClusterDocument::FileKind::Workspace);
     // A new document is unsaved work: mark it modified so closing asks first.
-    m_document->undoStack()->resetClean();
+    m_document->markUnsaved();
 }
 
 bool MainWindow::saveWorkspace(const QString &fileName, QString *error)
@@ -319,6 +374,7 @@ bool MainWindow::saveWorkspace(const QString &fileName, QString *error)
     if (!writeFileAtomically(fileName, data, error))
         return false;
     m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), ClusterDocument::FileKind::Workspace);
+    afterSave();
     m_settings->addRecentFile(fileName);
     updateRecentMenu();
     showStatus(tr("Saved workspace %1").arg(QFileInfo(fileName).fileName()));
@@ -335,9 +391,20 @@ bool MainWindow::saveCluster(const QString &fileName, QString *error)
     const QByteArray data = QByteArray::fromStdString(clusterToJson(m_document->topology()).dump(2) + "\n");
     if (!writeFileAtomically(fileName, data, error))
         return false;
+    const QString path = QFileInfo(fileName).absoluteFilePath();
+    if (path == m_document->fileName()) {
+        // The document's own file now holds the cluster only: model and search settings
+        // that differ from the last workspace save stay modified.
+        m_document->markSaved(path, ClusterDocument::FileKind::Cluster);
+        afterSave();
+    }
     m_settings->addRecentFile(fileName);
     updateRecentMenu();
-    showStatus(tr("Saved cluster %1").arg(QFileInfo(fileName).fileName()));
+    if (path == m_document->fileName() && m_document->isSettingsModified())
+        showStatus(tr("Saved cluster %1; the model and search settings are not in it and stay unsaved")
+                       .arg(QFileInfo(fileName).fileName()));
+    else
+        showStatus(tr("Saved cluster %1").arg(QFileInfo(fileName).fileName()));
     return true;
 }
 
@@ -349,19 +416,62 @@ bool MainWindow::exportView(const QString &fileName, QString *error)
     return true;
 }
 
+void MainWindow::afterSave()
+{
+    // Everything is on disk: the recovery file has nothing left to recover.
+    if (!m_document->isModified())
+        m_autosaver->discardRecovery();
+}
+
 bool MainWindow::maybeSave()
 {
     if (!m_document->isModified())
         return true;
-    const auto answer = QMessageBox::warning(
-        this, tr("Unsaved changes"),
-        tr("%1 has unsaved changes. Save them?").arg(m_document->fileName().isEmpty()
-                                                          ? tr("This workspace")
-                                                          : QFileInfo(m_document->fileName()).fileName()),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-    if (answer == QMessageBox::Save)
+    const UnsavedChoice answer = m_prompts.unsavedChanges(
+        m_document->fileName().isEmpty() ? tr("This workspace") : QFileInfo(m_document->fileName()).fileName());
+    if (answer == UnsavedChoice::Save)
         return save();
-    return answer == QMessageBox::Discard;
+    return answer == UnsavedChoice::Discard;
+}
+
+bool MainWindow::offerRecovery()
+{
+    const QString dir = m_autosaver->directory();
+    QStringList documents{m_document->fileName()};
+    if (!m_document->fileName().isEmpty())
+        documents.append(QString());   // an untitled document's work, too
+    for (const QString &document : documents) {
+        const QString file = recoveryFileFor(dir, document);
+        if (!recoveryIsNewer(file, document))
+            continue;
+        if (!m_autosaver->lock(file))
+            continue;   // another running NEST Planner owns it
+        Result<RecoveryData> data = readRecoveryFile(file);
+        if (!data || data->documentFile != document) {
+            m_autosaver->release();
+            showStatus(tr("Recovery file not used: %1")
+                           .arg(data ? tr("%1: it belongs to %2").arg(file, data->documentFile)
+                                     : QString::fromStdString(data.error())));
+            continue;
+        }
+        if (!m_prompts.restoreRecovery({file, document})) {
+            QFile::remove(file);
+            m_autosaver->release();
+            showStatus(tr("Recovery file removed"));
+            continue;
+        }
+        if (document.isEmpty()) {
+            m_document->load(std::move(data->workspace), QString(), ClusterDocument::FileKind::Workspace);
+            m_document->markUnsaved();
+        } else {
+            // Over the file it belongs to: "modified" compares with what is on disk.
+            m_document->replaceContent(std::move(data->workspace));
+        }
+        m_autosaver->adopt(file);
+        showStatus(tr("Restored unsaved changes from %1").arg(file));
+        return true;
+    }
+    return false;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)
@@ -372,6 +482,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     }
     m_settings->setWindowGeometry(saveGeometry());
     m_settings->setWindowState(saveState());
+    m_autosaver->discardRecovery();
     event->accept();
 }
 
@@ -384,7 +495,7 @@ void MainWindow::newFromTemplate()
         return;
     const Result<Topology> t = dialog.cluster();
     if (!t) {
-        QMessageBox::warning(this, tr("New cluster"), QString::fromStdString(t.error()));
+        warn(tr("New cluster"), QString::fromStdString(t.error()));
         return;
     }
     newDocument(*t);
@@ -402,38 +513,56 @@ void MainWindow::open()
         return;
     QString error;
     if (!openFile(file, &error))
-        QMessageBox::warning(this, tr("Open failed"), error);
+        warn(tr("Open failed"), error);
 }
 
 bool MainWindow::save()
 {
-    if (m_document->fileName().isEmpty())
-        return saveAs();
+    const QString file = m_document->fileName();
     QString error;
-    bool ok;
-    if (m_document->fileKind() == ClusterDocument::FileKind::Cluster) {
-        ok = saveCluster(m_document->fileName(), &error);
-        if (ok)
-            m_document->markSaved(m_document->fileName(), ClusterDocument::FileKind::Cluster);
-    } else {
-        ok = saveWorkspace(m_document->fileName(), &error);
+    bool ok = false;
+    switch (decideSave(file, m_document->fileKind(), m_document->isSettingsModified())) {
+    case SaveAction::AskWorkspaceFileName:
+        return saveAs();
+    case SaveAction::WriteWorkspace:
+        ok = saveWorkspace(file, &error);
+        break;
+    case SaveAction::WriteCluster:
+        ok = saveCluster(file, &error);
+        break;
+    case SaveAction::AskClusterOrWorkspace:
+        switch (m_prompts.clusterOrWorkspace(file)) {
+        case ClusterSaveChoice::SaveWorkspaceAs:
+            return saveAs();
+        case ClusterSaveChoice::SaveClusterOnly:
+            ok = saveCluster(file, &error);
+            break;
+        case ClusterSaveChoice::Cancel:
+            showStatus(tr("Not saved"));
+            return false;
+        }
+        break;
     }
     if (!ok)
-        QMessageBox::warning(this, tr("Save failed"), error);
+        warn(tr("Save failed"), error);
     return ok;
 }
 
 bool MainWindow::saveAs()
 {
-    QString file = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_settings->lastDirectory(),
-                                                tr("NEST workspace (*.nestws.json)"));
+    const QString current = m_document->fileName();
+    const QString suggested = current.isEmpty() ? QString()
+                              : m_document->fileKind() == ClusterDocument::FileKind::Cluster
+                                  ? workspaceNameFor(current)
+                                  : current;
+    QString file = m_prompts.workspaceFileName(suggested);
     if (file.isEmpty())
         return false;
     if (!file.endsWith(QLatin1String(kWorkspaceExtension)))
         file += QLatin1String(kWorkspaceExtension);
     QString error;
     if (!saveWorkspace(file, &error)) {
-        QMessageBox::warning(this, tr("Save failed"), error);
+        warn(tr("Save failed"), error);
         return false;
     }
     return true;
@@ -449,7 +578,7 @@ void MainWindow::saveClusterAs()
         file += QLatin1String(".json");
     QString error;
     if (!saveCluster(file, &error))
-        QMessageBox::warning(this, tr("Save failed"), error);
+        warn(tr("Save failed"), error);
 }
 
 void MainWindow::exportViewAs()
@@ -460,7 +589,7 @@ void MainWindow::exportViewAs()
         return;
     QString error;
     if (!exportView(file, &error))
-        QMessageBox::warning(this, tr("Export failed"), error);
+        warn(tr("Export failed"), error);
 }
 
 } // namespace nest::ui

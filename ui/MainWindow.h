@@ -2,8 +2,11 @@
 // The editor window: docks for the cluster (tree + property editor) and the model, the
 // Topology canvas tab in the centre, File / Edit / View menus, and a status bar with the
 // cluster's counts and messages. File handling: open a workspace or a cluster file, save
-// (QSaveFile), recent files, a prompt before discarding unsaved changes.
+// (QSaveFile) without silently dropping what a cluster file cannot hold (SavePolicy.h),
+// recent files, a prompt before discarding unsaved changes, autosave to a recovery file and
+// the offer to restore it at start-up (Autosaver.h, Recovery.h).
 #include "ClusterDocument.h"
+#include "SavePolicy.h"
 #include "Settings.h"
 
 #include <QMainWindow>
@@ -17,6 +20,7 @@ class QTabWidget;
 
 namespace nest::ui {
 
+class Autosaver;
 class ClusterTreeView;
 class ModelPanel;
 class PropertyEditor;
@@ -46,14 +50,26 @@ public:
     PropertyEditor *propertyEditor() const { return m_properties; }
     ModelPanel *modelPanel() const { return m_modelPanel; }
     Settings &settings() const { return *m_settings; }
+    Autosaver *autosaver() const { return m_autosaver; }
+
+    // Replaces the questions the window asks (the members that are set); tests answer them.
+    void setPrompts(const Prompts &prompts);
 
     // Loads a workspace or cluster file (no prompt). On failure the current document stays
     // and *error names the file and the reason.
     bool openFile(const QString &fileName, QString *error);
+    // Opens a bundled sample as an untitled document: Save asks for a new name, so the
+    // shipped file is never overwritten, and the sample does not enter the recent files.
+    bool openSample(const QString &fileName, QString *error);
     // Replaces the document with a new, unsaved one (no prompt).
     void newDocument(const Topology &cluster);
+    // Write the workspace / only the cluster to `fileName` (no prompt). Writing the
+    // document's own file marks what it holds as saved.
     bool saveWorkspace(const QString &fileName, QString *error);
     bool saveCluster(const QString &fileName, QString *error);
+    // File ▸ Save / Save As, with their questions (see SavePolicy.h); true when written.
+    bool save();
+    bool saveAs();
     bool exportView(const QString &fileName, QString *error);
     // Shows a message in the status bar (and keeps the last one for tests).
     void showStatus(const QString &message, int timeoutMs = 8000);
@@ -61,6 +77,11 @@ public:
 
     // Asks Save / Discard / Cancel when there are unsaved changes; true to go on.
     bool maybeSave();
+
+    // At start-up: when a recovery file newer than the document (or an untitled one)
+    // exists, asks whether to restore it; restores it (the document stays modified) or
+    // removes it. True when restored.
+    bool offerRecovery();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -77,13 +98,17 @@ private:
 
     void newFromTemplate();
     void open();
-    bool save();
-    bool saveAs();
     void saveClusterAs();
+    void setDefaultPrompts();
+    void warn(const QString &title, const QString &message);
+    void afterSave();
     void exportViewAs();
 
     ClusterDocument *m_document;
     std::unique_ptr<Settings> m_settings;
+    Prompts m_prompts;
+    Autosaver *m_autosaver = nullptr;
+    QString m_lastAutosaveError;
     TopologyScene *m_scene;
     TopologyView *m_view;
     QTabWidget *m_tabs;

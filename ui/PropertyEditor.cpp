@@ -14,6 +14,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace nest::ui {
 
 namespace {
@@ -28,6 +30,18 @@ QDoubleSpinBox *spin(double min, double max, int decimals, const QString &suffix
     s->setObjectName(name);
     s->setAccelerated(true);
     return s;
+}
+
+// A spin box's size hint is wide enough for its maximum (1e6 GB/s), which pushed the level
+// table out of the dock. Let it shrink to what `typical` needs: the hint minus the text
+// width of the maximum gives the frame and buttons of the current style.
+void compact(QDoubleSpinBox *s, const QString &typical)
+{
+    const QFontMetrics fm = s->fontMetrics();
+    const int widest = fm.horizontalAdvance(s->prefix() + s->textFromValue(s->maximum()) + s->suffix());
+    const int chrome = std::max(0, s->sizeHint().width() - widest);
+    s->setMinimumWidth(fm.horizontalAdvance(typical) + chrome);
+    s->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
 }
 
 void setSpin(QDoubleSpinBox *s, double v)
@@ -56,6 +70,10 @@ PropertyEditor::PropertyEditor(ClusterDocument *document, QWidget *parent)
     clusterLayout->addLayout(nameForm);
     m_levelGrid = new QGridLayout;
     m_levelGrid->setHorizontalSpacing(4);
+    m_levelGrid->setColumnStretch(0, 2);
+    m_levelGrid->setColumnStretch(1, 3);
+    m_levelGrid->setColumnStretch(2, 3);
+    m_levelGrid->setColumnStretch(3, 2);
     clusterLayout->addLayout(m_levelGrid);
     layout->addWidget(clusterBox);
 
@@ -76,6 +94,9 @@ PropertyEditor::PropertyEditor(ClusterDocument *document, QWidget *parent)
     m_overrideBandwidth = spin(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
     m_overrideLatency = spin(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
     m_overrideOversubscription = spin(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
+    compact(m_overrideBandwidth, QStringLiteral("9999.99 GB/s"));
+    compact(m_overrideLatency, QStringLiteral("999.99 µs"));
+    compact(m_overrideOversubscription, QStringLiteral("99.99 : 1"));
     linkForm->addRow(tr("Bandwidth"), m_overrideBandwidth);
     linkForm->addRow(tr("Latency"), m_overrideLatency);
     linkForm->addRow(tr("Oversubscription"), m_overrideOversubscription);
@@ -133,8 +154,12 @@ void PropertyEditor::rebuildLevels()
                      spin(1, 1000, 2, QString(), QStringLiteral("levelOversubscription%1").arg(l))};
         row.name->setObjectName(QStringLiteral("levelName%1").arg(l));
         row.name->setToolTip(tr("Level %1 (0 = inside a node)").arg(l));
-        row.name->setMinimumWidth(56);
+        row.name->setMinimumWidth(48);
         row.name->setMaximumWidth(80);
+        row.oversubscription->setToolTip(tr("Oversubscription of level %1's uplinks (1 = non-blocking)").arg(l));
+        compact(row.bandwidth, QStringLiteral("9999.99 GB/s"));
+        compact(row.latency, QStringLiteral("999.99 µs"));
+        compact(row.oversubscription, QStringLiteral("99.99"));
         m_levelGrid->addWidget(row.name, l + 1, 0);
         m_levelGrid->addWidget(row.bandwidth, l + 1, 1);
         m_levelGrid->addWidget(row.latency, l + 1, 2);

@@ -1,5 +1,7 @@
 #include "Settings.h"
 
+#include "Recovery.h"
+
 #include <QFileInfo>
 
 namespace nest::ui {
@@ -9,6 +11,8 @@ const char *const kRecent = "files/recent";
 const char *const kGeometry = "window/geometry";
 const char *const kState = "window/state";
 const char *const kLastDir = "files/lastDirectory";
+const char *const kAutosaveInterval = "autosave/intervalSeconds";
+const char *const kRecoveryDir = "autosave/directory";
 } // namespace
 
 Settings::Settings()
@@ -74,6 +78,29 @@ QString Settings::lastDirectory() const
 void Settings::setLastDirectory(const QString &dir)
 {
     m_settings.setValue(kLastDir, dir);
+}
+
+int Settings::autosaveIntervalSeconds() const
+{
+    bool ok = false;
+    const int seconds = m_settings.value(kAutosaveInterval, kDefaultAutosaveSeconds).toInt(&ok);
+    return ok && seconds >= 0 ? seconds : kDefaultAutosaveSeconds;
+}
+
+void Settings::setAutosaveIntervalSeconds(int seconds)
+{
+    m_settings.setValue(kAutosaveInterval, seconds);
+}
+
+QString Settings::recoveryDirectory() const
+{
+    const QString dir = m_settings.value(kRecoveryDir).toString();
+    return dir.isEmpty() ? defaultRecoveryDirectory() : dir;
+}
+
+void Settings::setRecoveryDirectory(const QString &dir)
+{
+    m_settings.setValue(kRecoveryDir, dir);
 }
 
 } // namespace nest::ui

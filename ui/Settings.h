@@ -1,6 +1,6 @@
 #pragma once
 // The one typed wrapper over QSettings: recent files (de-duplicated, newest first, capped,
-// silently dropped when they no longer exist), window geometry and dock state.
+// silently dropped when they no longer exist), window geometry and dock state, autosave.
 #include <QByteArray>
 #include <QSettings>
 #include <QStringList>
@@ -10,6 +10,7 @@ namespace nest::ui {
 class Settings {
 public:
     static constexpr int kMaxRecentFiles = 10;
+    static constexpr int kDefaultAutosaveSeconds = 60;
 
     Settings();
     // For tests: settings stored in an INI file.
@@ -26,6 +27,14 @@ public:
 
     QString lastDirectory() const;
     void setLastDirectory(const QString &dir);
+
+    // Key "autosave/intervalSeconds": seconds between autosaves, 0 = off; default 60.
+    int autosaveIntervalSeconds() const;
+    void setAutosaveIntervalSeconds(int seconds);
+    // Key "autosave/directory": where recovery files go; default
+    // QStandardPaths::AppDataLocation + "/recovery".
+    QString recoveryDirectory() const;
+    void setRecoveryDirectory(const QString &dir);
 
 private:
     mutable QSettings m_settings;

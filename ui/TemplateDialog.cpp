@@ -8,6 +8,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -21,6 +22,14 @@ TemplateDialog::TemplateDialog(QWidget *parent)
     setWindowTitle(tr("New cluster from template"));
     auto *layout = new QVBoxLayout(this);
     auto *top = new QFormLayout;
+    m_preset = new QComboBox;
+    m_preset->setObjectName(QStringLiteral("preset"));
+    m_preset->addItem(tr("Custom"), QString());
+    for (const ClusterPreset &p : clusterPresets()) {
+        m_preset->addItem(QString::fromStdString(p.key), QString::fromStdString(p.key));
+        m_preset->setItemData(m_preset->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
+    }
+    top->addRow(tr("Preset"), m_preset);
     m_template = new QComboBox;
     m_template->setObjectName(QStringLiteral("template"));
     for (const ClusterTemplate &t : clusterTemplates())
@@ -46,10 +55,54 @@ TemplateDialog::TemplateDialog(QWidget *parent)
     connect(buttons, &QDialogButtonBox::accepted, this, &TemplateDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     layout->addWidget(buttons);
+    connect(m_preset, &QComboBox::currentIndexChanged, this, &TemplateDialog::presetChosen);
     connect(m_template, &QComboBox::currentIndexChanged, this, &TemplateDialog::rebuildForm);
     connect(m_device, &QComboBox::currentIndexChanged, this, &TemplateDialog::updatePreview);
     setMinimumWidth(420);
     rebuildForm();
+}
+
+bool TemplateDialog::setPreset(const QString &key)
+{
+    const int i = m_preset->findData(key);
+    if (key.isEmpty() || i < 0)
+        return false;
+    if (m_preset->currentIndex() == i)
+        presetChosen();   // re-apply (parameters may have been edited)
+    else
+        m_preset->setCurrentIndex(i);
+    return true;
+}
+
+QString TemplateDialog::presetKey() const
+{
+    return m_preset->currentData().toString();
+}
+
+void TemplateDialog::presetChosen()
+{
+    const std::string key = presetKey().toStdString();
+    for (const ClusterPreset &p : clusterPresets()) {
+        if (p.key != key)
+            continue;
+        m_applyingPreset = true;
+        setTemplate(QString::fromStdString(p.templateKey));
+        rebuildForm();   // the template's defaults, then the preset's values
+        setDevice(QString::fromStdString(p.device));
+        for (const auto &[param, value] : p.params)
+            setParam(QString::fromStdString(param), value);
+        updatePreview();
+        m_applyingPreset = false;
+        return;
+    }
+}
+
+void TemplateDialog::markCustom()
+{
+    if (!m_applyingPreset && m_preset->currentIndex() != 0) {
+        const QSignalBlocker block(m_preset);
+        m_preset->setCurrentIndex(0);
+    }
 }
 
 void TemplateDialog::setTemplate(const QString &key)
@@ -140,6 +193,7 @@ void TemplateDialog::rebuildForm()
 
 void TemplateDialog::updatePreview()
 {
+    markCustom();   // any edit outside applying a preset
     const Result<Topology> t = cluster();
     if (!t) {
         m_preview->setText(tr("<span style='color:#8a1c12'>%1</span>")

@@ -1,6 +1,7 @@
 #pragma once
 // New cluster from a template: pick a template (fat-tree, spine-leaf, SuperPOD-like, torus,
-// the paper's clusters), set its size parameters (spin boxes from TemplateParam ranges)
+// the paper's clusters) or a named preset (core clusterPresets(): paper-spineleaf-1024,
+// superpod-h100-1024, ...), set its size parameters (spin boxes from TemplateParam ranges)
 // and a device type; core's makeCluster builds the topology.
 #include "Result.h"
 #include "Topology.h"
@@ -23,6 +24,9 @@ class TemplateDialog : public QDialog {
 public:
     explicit TemplateDialog(QWidget *parent = nullptr);
 
+    // Selects a preset: its template, device and parameters; false when unknown.
+    bool setPreset(const QString &key);
+    QString presetKey() const;   // "" = custom (not a preset, or edited since)
     void setTemplate(const QString &key);
     // Sets a parameter's spin box (tests); false when the template has no such parameter.
     bool setParam(const QString &key, double value);
@@ -38,6 +42,11 @@ private:
     void updatePreview();
     void accept() override;
 
+    void presetChosen();
+    void markCustom();
+
+    QComboBox *m_preset;
+    bool m_applyingPreset = false;
     QComboBox *m_template;
     QComboBox *m_device;
     QLabel *m_description;

@@ -32,6 +32,11 @@ TopologyView::TopologyView(TopologyScene *scene, QWidget *parent)
     // The legend is painted in viewport coordinates: repaint it fully when scrolling.
     for (QScrollBar *bar : {horizontalScrollBar(), verticalScrollBar()})
         connect(bar, &QScrollBar::valueChanged, viewport(), qOverload<>(&QWidget::update));
+    // fitRect widens the view's scene rect (to place the diagram clear of the legend); a
+    // changed diagram must stay reachable by scrolling.
+    connect(scene, &QGraphicsScene::sceneRectChanged, this, [this](const QRectF &rect) {
+        setSceneRect(rect.united(mapToScene(viewport()->rect()).boundingRect()));
+    });
 }
 
 double TopologyView::zoom() const
@@ -76,14 +81,34 @@ void TopologyView::zoomOut()
 
 void TopologyView::fitRect(const QRectF &rect)
 {
-    if (rect.isEmpty() || viewport()->width() < 10 || viewport()->height() < 10)
+    const double w = viewport()->width(), h = viewport()->height();
+    if (rect.isEmpty() || w < 10 || h < 10)
         return;
     const QRectF r = rect.adjusted(-20, -20, 20, 20);
-    const double z = std::clamp(std::min(viewport()->width() / r.width(),
-                                         viewport()->height() / r.height()) * 0.98,
-                                kMinZoom, kMaxZoom);
+    // Keep the diagram clear of the legend in the top-left corner: fit it below the legend
+    // or right of it, whichever allows the larger zoom.
+    const QRect legend = legendRect();
+    QRectF area(0, 0, w, h);
+    double z = std::min(w / r.width(), h / r.height());
+    if (!legend.isEmpty()) {
+        const QRectF below(0, legend.bottom() + 6, w, h - legend.bottom() - 6);
+        const QRectF right(legend.right() + 6, 0, w - legend.right() - 6, h);
+        const double zBelow = below.height() > 10 ? std::min(below.width() / r.width(), below.height() / r.height()) : 0;
+        const double zRight = right.width() > 10 ? std::min(right.width() / r.width(), right.height() / r.height()) : 0;
+        if (std::max(zBelow, zRight) > 0) {
+            area = zBelow >= zRight ? below : right;
+            z = std::max(zBelow, zRight);
+        }
+    }
+    z = std::clamp(z * 0.98, kMinZoom, kMaxZoom);
     setTransform(QTransform::fromScale(z, z));
-    centerOn(r.center());
+    // The scene point for the viewport's centre that puts the diagram's centre at the
+    // area's centre; the view's scene rect must reach that far (a scene smaller than the
+    // viewport would otherwise just be centred).
+    const QPointF c = r.center() - (area.center() - QPointF(w / 2, h / 2)) / z;
+    const QRectF shown(c.x() - (w - 2) / (2 * z), c.y() - (h - 2) / (2 * z), (w - 2) / z, (h - 2) / z);
+    setSceneRect(m_scene->sceneRect().united(shown));
+    centerOn(c);
     viewport()->update();
     emit zoomChanged(z);
 }
@@ -187,6 +212,41 @@ void TopologyView::mouseReleaseEvent(QMouseEvent *event)
     QGraphicsView::mouseReleaseEvent(event);
 }
 
+QFont TopologyView::legendFont() const
+{
+    QFont f = font();
+    f.setPointSizeF(8.5);
+    return f;
+}
+
+QStringList TopologyView::legendLines() const
+{
+    const Topology &t = m_scene->document()->topology();
+    QStringList lines;
+    for (int l = 0; l < t.levelCount(); ++l) {
+        const LinkParams &link = t.levels[l].link;
+        QString s = tr("L%1 %2  %3").arg(l).arg(QString::fromStdString(t.levels[l].name),
+                                             formatBandwidth(link.bandwidth));
+        if (link.oversubscription > 1)
+            s += tr("  %1:1").arg(link.oversubscription, 0, 'g', 3);
+        lines << s;
+    }
+    return lines;
+}
+
+QRect TopologyView::legendRect() const
+{
+    const QStringList lines = legendLines();
+    if (lines.isEmpty())
+        return {};
+    const QFontMetrics fm(legendFont());
+    const int lineH = fm.height() + 4;
+    int textW = fm.horizontalAdvance(tr("Links by level"));
+    for (const QString &line : lines)
+        textW = std::max(textW, fm.horizontalAdvance(line));
+    return QRect(10, 10, textW + 48, lineH * (static_cast<int>(lines.size()) + 1) + 10);
+}
+
 void TopologyView::drawForeground(QPainter *painter, const QRectF &)
 {
     const Topology &t = m_scene->document()->topology();
@@ -195,23 +255,13 @@ void TopologyView::drawForeground(QPainter *painter, const QRectF &)
     painter->save();
     painter->resetTransform();
     painter->setRenderHint(QPainter::Antialiasing);
-    QFont f = font();
-    f.setPointSizeF(8.5);
+    const QFont f = legendFont();
     painter->setFont(f);
     const QFontMetrics fm(f);
     const int lineH = fm.height() + 4;
-    QStringList lines;
-    int textW = fm.horizontalAdvance(tr("Links by level"));
-    for (int l = 0; l < t.levelCount(); ++l) {
-        const LinkParams &link = t.levels[l].link;
-        QString s = tr("L%1 %2  %3").arg(l).arg(QString::fromStdString(t.levels[l].name),
-                                             formatBandwidth(link.bandwidth));
-        if (link.oversubscription > 1)
-            s += tr("  %1:1").arg(link.oversubscription, 0, 'g', 3);
-        lines << s;
-        textW = std::max(textW, fm.horizontalAdvance(s));
-    }
-    const QRect box(10, 10, textW + 48, lineH * (t.levelCount() + 1) + 10);
+    const QStringList lines = legendLines();
+    const QRect box = legendRect();
+    const int textW = box.width() - 48;
     painter->setPen(QColor(0xcf, 0xd6, 0xde));
     painter->setBrush(QColor(255, 255, 255, 235));
     painter->drawRoundedRect(box, 6, 6);

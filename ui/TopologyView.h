@@ -17,6 +17,8 @@ public:
     static constexpr double kMaxZoom = 6.0;
     double zoom() const;
     void setZoom(double zoom);
+    // The legend of the levels' links, in viewport coordinates (empty without levels).
+    QRect legendRect() const;
 
 public slots:
     void zoomIn();
@@ -38,7 +40,10 @@ protected:
 
 private:
     void scaleBy(double factor);
+    // Fits `rect` (scene coordinates) into the viewport, clear of the legend.
     void fitRect(const QRectF &rect);
+    QFont legendFont() const;
+    QStringList legendLines() const;
 
     TopologyScene *m_scene;
     bool m_spaceHeld = false;

@@ -181,6 +181,20 @@ private slots:
         QVERIFY(a->openFile(kQuickstart, &error));
         QCOMPARE(a->settings().recentFiles().value(0), QFileInfo(kQuickstart).absoluteFilePath());
     }
+
+    void sampleOpensUntitled()
+    {
+        // With no file argument the app opens the bundled sample; Save must not be able to
+        // overwrite it, so it opens without a file name and stays out of the recent files.
+        auto a = window(QStringLiteral("sample.ini"));
+        QString error;
+        QVERIFY(a->openSample(kQuickstart, &error));
+        QVERIFY(a->document()->fileName().isEmpty());
+        QVERIFY(a->document()->topology().deviceCount() > 0);
+        QVERIFY(a->settings().recentFiles().isEmpty());
+        QVERIFY(!a->openSample(m_dir.filePath("missing.nestws.json"), &error));
+        QVERIFY(error.contains("missing.nestws.json"));
+    }
 };
 
 QTEST_MAIN(TestWorkspaceFiles)

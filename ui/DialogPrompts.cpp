@@ -1,0 +1,68 @@
+#include "DialogPrompts.h"
+
+#include "Settings.h"
+
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLocale>
+#include <QMessageBox>
+#include <QPushButton>
+
+namespace nest::ui {
+
+Prompts dialogPrompts(QWidget *parent, const Settings &settings)
+{
+    Prompts prompts;
+    prompts.clusterOrWorkspace = [parent](const QString &clusterFile) {
+        QMessageBox box(QMessageBox::Question, QObject::tr("Save"),
+                        QObject::tr("%1 is a cluster file: it holds only the cluster, not the model or the "
+                                    "search settings you changed.").arg(QFileInfo(clusterFile).fileName()),
+                        QMessageBox::NoButton, parent);
+        box.setInformativeText(QObject::tr("Save everything as a workspace, or only the cluster (the model "
+                                           "and search changes then stay unsaved)?"));
+        QPushButton *workspace = box.addButton(QObject::tr("Save Workspace As…"), QMessageBox::AcceptRole);
+        QPushButton *cluster = box.addButton(QObject::tr("Save Cluster Only"), QMessageBox::DestructiveRole);
+        box.addButton(QMessageBox::Cancel);
+        box.setDefaultButton(workspace);
+        box.exec();
+        if (box.clickedButton() == workspace)
+            return ClusterSaveChoice::SaveWorkspaceAs;
+        if (box.clickedButton() == cluster)
+            return ClusterSaveChoice::SaveClusterOnly;
+        return ClusterSaveChoice::Cancel;
+    };
+    prompts.unsavedChanges = [parent](const QString &name) {
+        const auto answer = QMessageBox::warning(parent, QObject::tr("Unsaved changes"),
+                                                 QObject::tr("%1 has unsaved changes. Save them?").arg(name),
+                                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                                 QMessageBox::Save);
+        return answer == QMessageBox::Save      ? UnsavedChoice::Save
+               : answer == QMessageBox::Discard ? UnsavedChoice::Discard
+                                                : UnsavedChoice::Cancel;
+    };
+    prompts.workspaceFileName = [parent, &settings](const QString &suggested) {
+        return QFileDialog::getSaveFileName(parent, QObject::tr("Save workspace"),
+                                            suggested.isEmpty() ? settings.lastDirectory() : suggested,
+                                            QObject::tr("NEST workspace (*.nestws.json)"));
+    };
+    prompts.restoreRecovery = [parent](const RecoveryOffer &offer) {
+        const QString what = offer.documentFile.isEmpty()
+                                 ? QObject::tr("an untitled workspace")
+                                 : QFileInfo(offer.documentFile).fileName();
+        const auto answer = QMessageBox::question(
+            parent, QObject::tr("Recover unsaved work"),
+            QObject::tr("NEST Planner did not close cleanly. Unsaved changes to %1 were autosaved on %2. "
+                        "Restore them?\n\nNo deletes the recovery file (%3).")
+                .arg(what, QLocale().toString(QFileInfo(offer.recoveryFile).lastModified(), QLocale::ShortFormat),
+                     offer.recoveryFile),
+            QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+        return answer == QMessageBox::Yes;
+    };
+    prompts.warning = [parent](const QString &title, const QString &message) {
+        QMessageBox::warning(parent, title, message);
+    };
+    return prompts;
+}
+
+} // namespace nest::ui

@@ -1,0 +1,52 @@
+#pragma once
+// What File ▸ Save does, and the questions the window asks around saving, as plain
+// functions and values so that tests can check the decisions without a modal dialog.
+//
+// A document opened from a cluster file is saved back as a cluster file, which holds only
+// the cluster: when the model or search settings were changed too, Save must not drop
+// them silently, so it asks "Save Workspace As… / Save Cluster Only / Cancel".
+#include "ClusterDocument.h"
+
+#include <QString>
+
+#include <functional>
+
+namespace nest::ui {
+
+enum class SaveAction {
+    AskWorkspaceFileName,    // no file yet: Save As (a workspace)
+    WriteWorkspace,          // write the whole workspace to its file
+    WriteCluster,            // a cluster file and only the cluster changed: write it
+    AskClusterOrWorkspace,   // a cluster file but the settings changed: ask
+};
+
+SaveAction decideSave(const QString &fileName, ClusterDocument::FileKind kind, bool settingsModified);
+
+enum class ClusterSaveChoice { SaveWorkspaceAs, SaveClusterOnly, Cancel };
+enum class UnsavedChoice { Save, Discard, Cancel };
+
+// A recovery file the window may offer at start-up (see Recovery.h).
+struct RecoveryOffer {
+    QString recoveryFile;
+    QString documentFile;   // "" = an untitled document
+};
+
+// The questions the window asks. Each member has a default that shows a dialog; tests
+// replace them with answers.
+struct Prompts {
+    // The document came from `clusterFile` and its model or search settings changed.
+    std::function<ClusterSaveChoice(const QString &clusterFile)> clusterOrWorkspace;
+    // Before discarding unsaved changes (open, new, quit).
+    std::function<UnsavedChoice(const QString &documentName)> unsavedChanges;
+    // A file name for Save As (a workspace); `suggested` may be empty; "" = cancelled.
+    std::function<QString(const QString &suggested)> workspaceFileName;
+    // Restore the recovery file? (false = discard it)
+    std::function<bool(const RecoveryOffer &offer)> restoreRecovery;
+    // A failure to report (save or open failed).
+    std::function<void(const QString &title, const QString &message)> warning;
+};
+
+// A workspace file name next to a cluster file: "dir/a.json" -> "dir/a.nestws.json".
+QString workspaceNameFor(const QString &clusterFile);
+
+} // namespace nest::ui
