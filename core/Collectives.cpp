@@ -1,6 +1,7 @@
 #include "Collectives.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -161,6 +162,129 @@ double allGatherTime(const Topology &topo, std::vector<int> ids, double bytes, C
 double allToAllTime(const Topology &topo, std::vector<int> ids, double bytes, Contention mode)
 {
     return timeOf(topo, std::move(ids), bytes, mode, allToAllCost);
+}
+
+namespace {
+
+// A scratch list of device ids on the stack (heap only beyond kStack ids), so that
+// stageCollectives() does not allocate for realistic stages.
+class IdBuffer {
+public:
+    static constexpr int kStack = 4096;
+    explicit IdBuffer(int capacity)
+    {
+        if (capacity > kStack)
+            m_heap.resize(static_cast<size_t>(capacity));
+    }
+    int *data() { return m_heap.empty() ? m_stack.data() : m_heap.data(); }
+    void clear() { m_size = 0; }
+    void push(int id) { data()[m_size++] = id; }
+    int size() const { return m_size; }
+
+private:
+    std::array<int, kStack> m_stack;
+    std::vector<int> m_heap;
+    int m_size = 0;
+};
+
+// Worst (largest) linear cost over several groups: per-byte and fixed parts separately,
+// exact when the groups are symmetric, an upper bound otherwise.
+void takeWorst(LinearCost &acc, const LinearCost &c)
+{
+    acc.perByte = std::max(acc.perByte, c.perByte);
+    acc.fixed = std::max(acc.fixed, c.fixed);
+}
+
+} // namespace
+
+StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
+                                  int tpIn, int cpIn, int epIn, int dpIn)
+{
+    StageCollectives out;
+    const int tp = std::max(tpIn, 1);
+    const int cp = std::max(cpIn, 1);
+    const int ep = std::max(epIn, 1);
+    const int dp = std::max(dpIn, 1);
+    const int width = tp * cp;
+    const int nDevices = topo.deviceCount();
+    int stageDevices = 0;
+    for (const auto &row : devices)
+        for (int d : row)
+            if (d >= 0 && d < nDevices)
+                ++stageDevices;
+    IdBuffer stageIds(stageDevices);
+    IdBuffer group(std::max({stageDevices, dp, 1}));
+    for (const auto &row : devices)
+        for (int d : row)
+            if (d >= 0 && d < nDevices)
+                stageIds.push(d);
+    std::sort(stageIds.data(), stageIds.data() + stageIds.size());
+    const int *concurrent = stageIds.data();
+    const int concurrentCount = stageIds.size();
+
+    if (tp > 1) {
+        for (const auto &row : devices) {
+            for (int cr = 0; cr < cp; ++cr) {
+                group.clear();
+                for (int t = 0; t < tp; ++t)
+                    group.push(row[static_cast<size_t>(cr * tp + t)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(out.tp, allReduceCost(g));
+            }
+        }
+    }
+    if (cp > 1) {
+        for (const auto &row : devices) {
+            for (int t = 0; t < tp; ++t) {
+                group.clear();
+                for (int cr = 0; cr < cp; ++cr)
+                    group.push(row[static_cast<size_t>(cr * tp + t)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(out.cp, allGatherCost(g));
+            }
+        }
+    }
+    if (ep > 1) {
+        for (int blk = 0; blk + ep <= dp; blk += ep) {
+            for (int j = 0; j < width; ++j) {
+                group.clear();
+                for (int q = 0; q < ep; ++q)
+                    group.push(devices[static_cast<size_t>(blk + q)][static_cast<size_t>(j)]);
+                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                                concurrent, concurrentCount);
+                takeWorst(out.ep, allToAllCost(g));
+            }
+        }
+    }
+    const int expertDp = dp / ep;  // replicas sharing one expert shard
+    if (dp > 1) {
+        for (int j = 0; j < width; ++j) {
+            group.clear();
+            for (int r = 0; r < dp; ++r)
+                group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(j)]);
+            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
+            takeWorst(out.denseAllReduce, allReduceCost(g));
+            takeWorst(out.denseReduceScatter, reduceScatterCost(g));
+            if (expertDp > 1 && ep > 1) {
+                for (int q = 0; q < ep; ++q) {
+                    group.clear();
+                    for (int e = 0; e < expertDp; ++e)
+                        group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(j)]);
+                    const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
+                    takeWorst(out.expertAllReduce, allReduceCost(ge));
+                    takeWorst(out.expertReduceScatter, reduceScatterCost(ge));
+                }
+            }
+        }
+        if (ep == 1) {
+            // The expert groups are the dense groups.
+            out.expertAllReduce = out.denseAllReduce;
+            out.expertReduceScatter = out.denseReduceScatter;
+        }
+    }
+    return out;
 }
 
 double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad)

@@ -82,4 +82,22 @@ double allToAllTime(const Topology &topo, std::vector<int> ids, double bytes,
 // One point-to-point transfer over an effective link.
 double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true);
 
+// The collectives of one pipeline stage (devices[r][j]: replica r, shard j = cpRank * tp +
+// tpRank), each the worst (per-byte and fixed parts separately) over the stage's groups:
+//   tp: all-reduce on devices[r][c*tp .. c*tp+tp) (Concurrent: the stage's devices)
+//   cp: all-gather on devices[r][c*tp + t], c = 0..cp-1 (Concurrent)
+//   ep: all-to-all on devices[blk*ep .. blk*ep+ep)[j] (Concurrent)
+//   dense*: all-reduce / reduce-scatter on devices[0..dp)[j] (FullLoad)
+//   expert*: the same on the replicas sharing an expert shard, devices[e*ep + q][j]
+// A family whose width is 1 (tp, cp, ep, dp, dp / ep) costs nothing. They depend only on
+// the device matrix and (tp, cp, ep, dp): the evaluator computes them once per stage and a
+// planner once per placement.
+struct StageCollectives {
+    LinearCost tp, cp, ep;
+    LinearCost denseAllReduce, denseReduceScatter;
+    LinearCost expertAllReduce, expertReduceScatter;
+};
+StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
+                                  int tp, int cp, int ep, int dp);
+
 } // namespace nest

@@ -14,38 +14,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A scratch list of device ids on the stack (heap only beyond kStack ids), so that
-// stageCost() does not allocate for realistic stages.
-class IdBuffer {
-public:
-    static constexpr int kStack = 4096;
-    explicit IdBuffer(int capacity)
-    {
-        if (capacity > kStack)
-            m_heap.resize(static_cast<size_t>(capacity));
-    }
-    int *data() { return m_heap.empty() ? m_stack.data() : m_heap.data(); }
-    void clear() { m_size = 0; }
-    void push(int id) { data()[m_size++] = id; }
-    int size() const { return m_size; }
-
-private:
-    std::array<int, kStack> m_stack;
-    std::vector<int> m_heap;
-    int m_size = 0;
-};
-
 bool recomputed(const LayerProfile &l)
 {
     return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
-}
-
-// Worst (largest) linear cost over several groups: per-byte and fixed parts separately,
-// exact when the groups are symmetric, an upper bound otherwise.
-void takeWorst(LinearCost &acc, const LinearCost &c)
-{
-    acc.perByte = std::max(acc.perByte, c.perByte);
-    acc.fixed = std::max(acc.fixed, c.fixed);
 }
 
 // Micro-batches whose activations a stage holds at its peak (see docs/cost-model.md).
@@ -122,24 +93,11 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
     return worst;
 }
 
-StageCost stageCost(const StageContext &ctx)
+StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, const CostOptions &opt)
 {
-    StageCost c;
-    const Topology &topo = *ctx.topology;
-    const ModelProfile &model = *ctx.model;
-    const StagePlan &st = *ctx.stage;
-    const CostOptions &opt = ctx.options;
-    const int tp = std::max(st.tp, 1);
-    const int cp = std::max(st.cp, 1);
-    const int ep = std::max(st.ep, 1);
-    const int width = tp * cp;
-    const int dp = std::max(ctx.dp, 1);
-    const double b = ctx.microBatch;
-    const int nDevices = topo.deviceCount();
-
-    // --- the devices: slowest compute, smallest memory --------------------------------------
+    StageGeometry g;
     double rate = kInf, capacity = kInf, hbm = kInf;
-    int stageDevices = 0;
+    const int nDevices = topo.deviceCount();
     for (const auto &row : st.devices) {
         for (int d : row) {
             if (d < 0 || d >= nDevices)
@@ -149,23 +107,33 @@ StageCost stageCost(const StageContext &ctx)
             rate = std::min(rate, spec.peakFlops * eff);
             capacity = std::min(capacity, spec.memoryBytes);
             hbm = std::min(hbm, spec.memoryBandwidth);
-            ++stageDevices;
+            ++g.devices;
         }
     }
-    if (stageDevices == 0) {
-        c.fitsMemory = false;
-        return c;
-    }
+    if (g.devices == 0)
+        return g;
+    g.rate = rate;
+    g.capacity = capacity;
+    g.hbm = hbm;
+    g.comm = stageCollectives(topo, st.devices, st.tp, st.cp, st.ep, dp);
+    return g;
+}
 
-    // --- sums over the stage's layers: O(layers) --------------------------------------------
+StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm)
+{
+    StageLayerSums s;
+    const ModelProfile &model = *ctx.model;
+    const StagePlan &st = *ctx.stage;
+    const CostOptions &opt = ctx.options;
+    const int tp = std::max(st.tp, 1);
+    const int cp = std::max(st.cp, 1);
+    const int ep = std::max(st.ep, 1);
+    const int width = tp * cp;
+    const double b = ctx.microBatch;
     bool holdsEmbedding = false;
     for (int i = st.firstLayer; i < st.endLayer; ++i)
         holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
     const double spDiv = st.sp ? tp : 1;
-    double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
-    int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
-    double denseParams = 0, expertParams = 0, maxLayerParams = 0;
-    double stashPerMb = 0, maxWorking = 0, maxLayerStash = 0;
     for (int i = st.firstLayer; i < st.endLayer; ++i) {
         const LayerProfile &l = model.layers[i];
         const bool rec = st.recompute && recomputed(l);
@@ -182,33 +150,33 @@ StageCost stageCost(const StageContext &ctx)
                                                   : l.fwdFlops * b / (width * rate) + elementwise;
         const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
                                                   : l.bwdFlops * b / (width * rate) + 2 * elementwise;
-        c.forward += fwd;
-        c.backward += bwd;
+        s.forward += fwd;
+        s.backward += bwd;
         if (rec)
-            c.recompute += fwd;
+            s.recompute += fwd;
         if (l.tpAllReduceBytes > 0 && tp > 1) {
             const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
-            tpBytes += l.tpAllReduceBytes * b / cp;
-            tpOps += ops;
+            s.tpBytes += l.tpAllReduceBytes * b / cp;
+            s.tpOps += ops;
             if (rec) {
-                tpBytesRec += l.tpAllReduceBytes * b / cp;
-                tpOpsRec += ops;
+                s.tpBytesRec += l.tpAllReduceBytes * b / cp;
+                s.tpOpsRec += ops;
             }
         }
         if (l.epAllToAllBytes > 0 && ep > 1) {
-            epBytes += l.epAllToAllBytes * b / width;
-            epOps += 2;  // dispatch + combine
+            s.epBytes += l.epAllToAllBytes * b / width;
+            s.epOps += 2;  // dispatch + combine
             if (rec) {
-                epBytesRec += l.epAllToAllBytes * b / width;
-                epOpsRec += 2;
+                s.epBytesRec += l.epAllToAllBytes * b / width;
+                s.epOpsRec += 2;
             }
         }
         if (l.cpExchangeBytes > 0 && cp > 1) {
-            cpBytes += l.cpExchangeBytes * b / tp;
-            ++cpOps;
+            s.cpBytes += l.cpExchangeBytes * b / tp;
+            ++s.cpOps;
             if (rec) {
-                cpBytesRec += l.cpExchangeBytes * b / tp;
-                ++cpOpsRec;
+                s.cpBytesRec += l.cpExchangeBytes * b / tp;
+                ++s.cpOpsRec;
             }
         }
         // Parameters per device: experts are inside tpParams (TP-sharded) and divided by ep.
@@ -219,111 +187,49 @@ StageCost stageCost(const StageContext &ctx)
         if (!holdsEmbedding)
             layerDense += l.tiedParams / tp;
         const double layerExpert = expert / (static_cast<double>(tp) * ep);
-        denseParams += layerDense;
-        expertParams += layerExpert;
-        maxLayerParams = std::max(maxLayerParams, layerDense + layerExpert);
+        s.denseParams += layerDense;
+        s.expertParams += layerExpert;
+        s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
         // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
-        stashPerMb += rec ? l.recomputeStashBytes / (spDiv * cp) * b : fullStash;
-        maxLayerStash = std::max(maxLayerStash, rec ? fullStash : 0.0);
-        maxWorking = std::max(maxWorking, l.workingBytes * b / width);
+        s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : fullStash;
+        s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
+        s.maxWorking = std::max(s.maxWorking, l.workingBytes * b / width);
     }
+    return s;
+}
 
-    // --- collectives inside the stage: O(stage devices * levels) ----------------------------
-    IdBuffer stageIds(stageDevices);
-    IdBuffer group(std::max({stageDevices, dp, 1}));
-    for (const auto &row : st.devices)
-        for (int d : row)
-            if (d >= 0 && d < nDevices)
-                stageIds.push(d);
-    std::sort(stageIds.data(), stageIds.data() + stageIds.size());
-    const int *concurrent = stageIds.data();
-    const int concurrentCount = stageIds.size();
+StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const StageLayerSums &s)
+{
+    StageCost c;
+    const ModelProfile &model = *ctx.model;
+    const StagePlan &st = *ctx.stage;
+    const CostOptions &opt = ctx.options;
+    const int ep = std::max(st.ep, 1);
+    const int dp = std::max(ctx.dp, 1);
+    c.forward = s.forward;
+    c.backward = s.backward;
+    c.recompute = s.recompute;
 
-    LinearCost tpCost, cpCost, epCost;
-    if (tp > 1 && tpOps > 0) {
-        for (const auto &row : st.devices) {
-            for (int cr = 0; cr < cp; ++cr) {
-                group.clear();
-                for (int t = 0; t < tp; ++t)
-                    group.push(row[static_cast<size_t>(cr * tp + t)]);
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(tpCost, allReduceCost(g));
-            }
-        }
-    }
-    if (cp > 1 && cpOps > 0) {
-        for (const auto &row : st.devices) {
-            for (int t = 0; t < tp; ++t) {
-                group.clear();
-                for (int cr = 0; cr < cp; ++cr)
-                    group.push(row[static_cast<size_t>(cr * tp + t)]);
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(cpCost, allGatherCost(g));
-            }
-        }
-    }
-    if (ep > 1 && epOps > 0) {
-        for (int blk = 0; blk + ep <= dp; blk += ep) {
-            for (int j = 0; j < width; ++j) {
-                group.clear();
-                for (int q = 0; q < ep; ++q)
-                    group.push(st.devices[static_cast<size_t>(blk + q)][static_cast<size_t>(j)]);
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(epCost, allToAllCost(g));
-            }
-        }
-    }
+    // --- collectives inside the stage ---------------------------------------------------------
     auto opsCost = [](const LinearCost &lc, double bytes, int ops) {
         return bytes > 0 ? lc.at(bytes) + std::max(ops - 1, 0) * lc.fixed : 0.0;
     };
     // Forward and backward each run every collective once (Megatron-LM: the conjugate f/g
     // operators); context parallelism gathers K/V in forward and again in backward plus a
     // reduce-scatter of their gradients (3 passes of the ring).
-    c.tpComm = 2 * opsCost(tpCost, tpBytes, tpOps);
-    c.epComm = 2 * opsCost(epCost, epBytes, epOps);
-    c.cpComm = 3 * opsCost(cpCost, cpBytes, cpOps);
-    c.recompute += opsCost(tpCost, tpBytesRec, tpOpsRec) + opsCost(epCost, epBytesRec, epOpsRec) +
-                   opsCost(cpCost, cpBytesRec, cpOpsRec);
-
-    // --- pipeline point-to-point (scatter/gather: each shard sends its slice) --------------
-    if (ctx.next && st.endLayer > 0) {
-        const double bytes = model.layers[st.endLayer - 1].outputBytes * b / width;
-        c.p2pForward = sendRecvTime(ctx.next->link, bytes);
-    }
-    if (ctx.prev && st.firstLayer > 0) {
-        const double bytes = model.layers[st.firstLayer - 1].outputBytes * b / width;
-        c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
-    }
-    c.p2p = c.p2pForward + c.p2pBackward;
+    c.tpComm = 2 * opsCost(g.comm.tp, s.tpBytes, s.tpOps);
+    c.epComm = 2 * opsCost(g.comm.ep, s.epBytes, s.epOps);
+    c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
+    c.recompute += opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec) + opsCost(g.comm.ep, s.epBytesRec, s.epOpsRec) +
+                   opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
 
     // --- data parallelism and ZeRO ----------------------------------------------------------
     const int expertDp = dp / ep;  // replicas sharing one expert shard
     const double gradB = opt.gradBytesPerParam;
     const double weightB = model.bytesPerParam;
-    LinearCost dArCost, dRsCost, eArCost, eRsCost;
-    if (dp > 1) {
-        for (int j = 0; j < width; ++j) {
-            group.clear();
-            for (int r = 0; r < dp; ++r)
-                group.push(st.devices[static_cast<size_t>(r)][static_cast<size_t>(j)]);
-            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-            takeWorst(dArCost, allReduceCost(g));
-            takeWorst(dRsCost, reduceScatterCost(g));
-            if (expertParams > 0 && expertDp > 1) {
-                for (int q = 0; q < ep; ++q) {
-                    group.clear();
-                    for (int e = 0; e < expertDp; ++e)
-                        group.push(st.devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(j)]);
-                    const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-                    takeWorst(eArCost, allReduceCost(ge));
-                    takeWorst(eRsCost, reduceScatterCost(ge));
-                }
-            }
-        }
-    }
+    const double denseParams = s.denseParams, expertParams = s.expertParams;
+    const LinearCost &dArCost = g.comm.denseAllReduce, &dRsCost = g.comm.denseReduceScatter;
+    const LinearCost &eArCost = g.comm.expertAllReduce, &eRsCost = g.comm.expertReduceScatter;
     const double exposed = 1.0 - std::clamp(opt.dpOverlap, 0.0, 1.0);
     const double gradsD = denseParams * gradB, gradsE = expertParams * gradB;
     const double weightsD = denseParams * weightB, weightsE = expertParams * weightB;
@@ -361,29 +267,66 @@ StageCost stageCost(const StageContext &ctx)
     // --- optimizer step (memory-bound fused Adam on the local shard) ------------------------
     const bool shardOpt = st.zero >= 1;
     const double localParams = denseParams / (shardOpt ? dp : 1) + expertParams / (shardOpt ? expertDp : 1);
-    c.optimizer = localParams * opt.optimizerStepBytesPerParam / hbm;
-
-    c.perMicroBatch = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
+    c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
-    // --- memory per device ------------------------------------------------------------------
+    // --- memory per device (the stash follows in finishStageCost) ---------------------------
     auto shard = [&](int fromStage, double dense, double expert) {
         return st.zero >= fromStage ? dense / dp + expert / expertDp : dense + expert;
     };
     c.paramsPerDevice = denseParams + expertParams;
     c.weights = shard(3, denseParams, expertParams) * weightB;
     if (st.zero >= 3)
-        c.weights += 2 * maxLayerParams * weightB;  // gathered layer + prefetch buffer
+        c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer
     c.gradients = shard(2, denseParams, expertParams) * gradB;
     c.optimizerState = shard(1, denseParams, expertParams) * opt.optimizerBytesPerParam;
-    c.stashedMicroBatches = stashedMicroBatches(ctx);
-    c.stash = c.stashedMicroBatches * stashPerMb;
-    c.activations = maxWorking + maxLayerStash;
+    c.stashPerMicroBatch = s.stashPerMicroBatch;
+    c.activations = s.maxWorking + s.maxLayerStash;
     c.overhead = opt.runtimeOverheadBytes;
-    c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
-    c.memoryCapacity = capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
-    c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
+    c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
     return c;
+}
+
+void finishStageCost(StageCost &c, const StageContext &ctx)
+{
+    const ModelProfile &model = *ctx.model;
+    const StagePlan &st = *ctx.stage;
+    const double b = ctx.microBatch;
+    const int width = std::max(st.tp, 1) * std::max(st.cp, 1);
+    // --- pipeline point-to-point (scatter/gather: each shard sends its slice) --------------
+    c.p2pForward = 0;
+    c.p2pBackward = 0;
+    if (ctx.next && st.endLayer > 0) {
+        const double bytes = model.layers[st.endLayer - 1].outputBytes * b / width;
+        c.p2pForward = sendRecvTime(ctx.next->link, bytes);
+    }
+    if (ctx.prev && st.firstLayer > 0) {
+        const double bytes = model.layers[st.firstLayer - 1].outputBytes * b / width;
+        c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
+    }
+    c.p2p = c.p2pForward + c.p2pBackward;
+    c.perMicroBatch = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
+    c.stashedMicroBatches = stashedMicroBatches(ctx);
+    c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
+    c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
+    c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
+}
+
+StageCost stageCost(const StageContext &ctx, const StageGeometry &g)
+{
+    if (g.devices == 0) {
+        StageCost c;
+        c.fitsMemory = false;
+        return c;
+    }
+    StageCost c = stageCostBase(ctx, g, stageLayerSums(ctx, g.rate, g.hbm));
+    finishStageCost(c, ctx);
+    return c;
+}
+
+StageCost stageCost(const StageContext &ctx)
+{
+    return stageCost(ctx, stageGeometry(*ctx.topology, *ctx.stage, ctx.dp, ctx.options));
 }
 
 double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)

@@ -1,17 +1,30 @@
 #pragma once
 // The single source of truth for what a plan costs. Every planner, chart and comparison
-// goes through evaluate(); planners that search stage by stage call stageCost() and
-// iterationTime() so that the value they optimise equals evaluate()'s iteration time.
+// goes through evaluate(); planners that search stage by stage call stageCost() (or its
+// parts, below) and iterationTime() so that the value they optimise equals evaluate()'s
+// iteration time.
 //
 // Decomposition contract (planners rely on it, keep it):
 //  * stageCost() depends only on the stage itself (layers, widths, zero, recompute, its own
 //    device ids), the plan-wide scalars (microBatch, seqLength, number of micro-batches,
 //    number of stages, the stage's position, schedule, dp) and the effective links of its
 //    two pipeline boundaries (BoundaryLink), never on other stages' device ids.
+//  * It is computed in parts, and stageCost(ctx) is exactly
+//      g = stageGeometry(topology, stage, dp, options)        the device ids only
+//      s = stageLayerSums(ctx, g.rate, g.hbm)                 the layers, no device ids
+//      c = stageCostBase(ctx, g, s); finishStageCost(c, ctx)
+//    stageGeometry() reads the device matrix, (tp, cp, ep), dp and the efficiency option;
+//    stageLayerSums() reads the layer range, (tp, cp, ep, sp, recompute), the micro-batch,
+//    the options and the devices' speed (rate, hbm) — not zero, not the position;
+//    stageCostBase() adds zero and the plan scalars but not the pipeline position or links;
+//    finishStageCost() adds what depends on the position (stash: numStages - stageIndex,
+//    schedule) and the two BoundaryLinks (p2p), and the totals. A planner may cache each
+//    part under any key that determines its inputs and gets bit-identical results.
 //  * A boundary's link is that of the worst (highest-level, then slowest) pair of devices
 //    across it: see boundaryLink().
 //  * iterationTime() combines per-stage costs with the schedule's closed form; for 1F1B
 //    and GPipe: T = (m + S - 1) * max_s perMicroBatch_s + max_s iterationExtra_s.
+#include "Collectives.h"
 #include "ModelProfile.h"
 #include "Plan.h"
 #include "Topology.h"
@@ -80,6 +93,7 @@ struct StageCost {
     bool fitsMemory = true;
     // Bookkeeping for reports.
     double stashedMicroBatches = 0;  // micro-batches whose activations are held
+    double stashPerMicroBatch = 0;   // stash bytes per held micro-batch
     double paramsPerDevice = 0;      // parameters held per device before ZeRO sharding
 };
 
@@ -102,6 +116,36 @@ struct StageContext {
 };
 
 StageCost stageCost(const StageContext &ctx);
+
+// --- stageCost() in parts (see the contract at the top) -------------------------------------
+// What the stage's devices contribute: slowest compute, smallest memory, slowest HBM, and
+// the collectives of its groups.
+struct StageGeometry {
+    int devices = 0;       // valid device ids in the stage; 0 = empty stage (does not fit)
+    double rate = 0;       // slowest device's achievable FLOP/s (peak x efficiency)
+    double capacity = 0;   // smallest device memory (bytes)
+    double hbm = 0;        // slowest device's memory bandwidth (bytes/s)
+    StageCollectives comm;
+};
+StageGeometry stageGeometry(const Topology &topo, const StagePlan &stage, int dp, const CostOptions &options);
+
+// Sums and maxima over the stage's layers (O(layers)).
+struct StageLayerSums {
+    double forward = 0, backward = 0, recompute = 0;  // seconds per micro-batch
+    double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
+    int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
+    double denseParams = 0, expertParams = 0, maxLayerParams = 0;  // per device, before ZeRO
+    double stashPerMicroBatch = 0, maxWorking = 0, maxLayerStash = 0;  // bytes per device
+};
+StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm);
+
+// Everything except the p2p terms, perMicroBatch, the stash and the memory total, which
+// finishStageCost() fills in from ctx's position and links. Needs g.devices > 0.
+StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const StageLayerSums &s);
+void finishStageCost(StageCost &c, const StageContext &ctx);
+// stageCost() with a precomputed geometry.
+StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
+
 // The link of the worst pair (highest level, then lowest full-load bandwidth) among the
 // pairs that exchange activations: shard j of replica r on `a` with shard j mod width(b)
 // of replica r on `b` (and the reverse mapping when b is wider).

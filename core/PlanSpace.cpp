@@ -244,11 +244,10 @@ std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &
     return out;
 }
 
-Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const
+std::vector<StageChoice> PlanSpace::interleavedChunks(const InterleavedChoice &c) const
 {
-    Plan p = planSkeleton(cfg);
+    std::vector<StageChoice> out;
     const int v = std::max(2, m_options->virtualStages);
-    p.virtualStages = v;
     const int chunks = c.pp * v;
     const int layers = layerCount();
     const int base = layers / chunks, extra = layers % chunks;
@@ -263,9 +262,20 @@ Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedCho
         sc.option = c.option;
         if (!hasMoe(sc.firstLayer, sc.endLayer))
             sc.option.ep = 1;
-        p.stages.push_back(makeStage(cfg, (k % c.pp) * c.option.width(), sc));
+        out.push_back(sc);
         first += count;
     }
+    return out;
+}
+
+Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const
+{
+    Plan p = planSkeleton(cfg);
+    p.virtualStages = std::max(2, m_options->virtualStages);
+    const std::vector<StageChoice> chunks = interleavedChunks(c);
+    for (size_t k = 0; k < chunks.size(); ++k)
+        p.stages.push_back(makeStage(cfg, static_cast<int>(k % static_cast<size_t>(c.pp)) * c.option.width(),
+                                     chunks[k]));
     return p;
 }
 

@@ -88,6 +88,9 @@ public:
     // Interleaved: all candidates of an interleaved point, in a fixed order.
     std::vector<InterleavedChoice> interleavedChoices(const OuterConfig &cfg) const;
     Plan makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const;
+    // Its pp * v chunks (layers and option; chunk k runs on the devices of position
+    // (k mod pp) * width), as makeInterleavedPlan() places them.
+    std::vector<StageChoice> interleavedChunks(const InterleavedChoice &c) const;
 
 private:
     const Topology *m_topo;

@@ -3,12 +3,14 @@
 // and with layer count. A plain main() printing a table (one core; build in Release).
 //   bench_planner            the whole table
 //   bench_planner quick      the 1024-GPU GPT3-175B point only
+//   bench_planner devices N  GPT3-175B on the spine-leaf template with N devices only
 #include "ClusterTemplates.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -59,6 +61,12 @@ ModelProfile withLayers(const std::string &name, int layers)
 int main(int argc, char **argv)
 {
     const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
+    if (argc > 2 && std::strcmp(argv[1], "devices") == 0) {
+        const int n = std::atoi(argv[2]);
+        const Topology t = makeCluster("paper-spineleaf", {{"devices", n}}).value();
+        row("gpt3-175b  spineleaf-" + std::to_string(n), t, preset("gpt3-175b"));
+        return 0;
+    }
     std::printf("%-34s %7s %5s %9s %10s %11s %8s %9s  %s\n", "case", "devices", "layers", "wall_s",
                 "states", "transitions", "costs", "configs", "best plan");
     const Topology sl1024 = clusterPreset("paper-spineleaf-1024").value();

@@ -89,6 +89,42 @@ private slots:
         QCOMPARE(allReduceTime(tree(), {3}, 1e9), 0.0);
         QCOMPARE(allReduceTime(tree(), {3, 3}, 1e9), 0.0);
     }
+    void stageCollectivesByHand()
+    {
+        const double s = 1e9;
+        // Two replicas of a tp = 4 stage, one per node of rack 0: devices[r][j].
+        const std::vector<std::vector<int>> rack = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+        StageCollectives c = stageCollectives(tree(), rack, 4, 1, 2, 2);
+        // TP inside a node (ring): 2 * (3/4 S / 100 GB/s + 3 us).
+        QVERIFY(close(c.tp.at(s), 2 * (0.75 * s / 100e9 + 3e-6)));
+        // DP groups {j, 4 + j} cross the rack level once (fan-in 2, full buffer, 10 GB/s,
+        // no oversubscription): reduce-scatter 1/2 S / 10 GB/s + 5 us, all-reduce twice.
+        QVERIFY(close(c.denseReduceScatter.at(s), 0.5 * s / 10e9 + 5e-6));
+        QVERIFY(close(c.denseAllReduce.at(s), s / 10e9 + 10e-6));
+        // EP all-to-all on the same pairs: half of each buffer leaves the node.
+        QVERIFY(close(c.ep.at(s), 0.5 * s / 10e9 + 5e-6));
+        // ep = dp: one replica per expert shard, nothing to sync; no cp.
+        QCOMPARE(c.expertAllReduce.at(s), 0.0);
+        QCOMPARE(c.cp.at(s), 0.0);
+        // ep = 1: the expert groups are the dense groups.
+        c = stageCollectives(tree(), rack, 4, 1, 1, 2);
+        QCOMPARE(c.expertAllReduce.at(s), c.denseAllReduce.at(s));
+        QCOMPARE(c.ep.at(s), 0.0);
+
+        // Replicas in different racks: the pairs {j, 8 + j} meet at the spine (5 GB/s,
+        // oversubscription 2). Gradient sync is full load: 5/2 GB/s, reduce-scatter
+        // 1/2 S / 2.5 GB/s + 10 us. The EP all-to-all is concurrent: 4 of the 8 devices
+        // under each rack switch send, share min(1, 8 / (2 * 4)) = 1: 1/2 S / 5 GB/s + 10 us.
+        const std::vector<std::vector<int>> spine = {{0, 1, 2, 3}, {8, 9, 10, 11}};
+        c = stageCollectives(tree(), spine, 4, 1, 2, 2);
+        QVERIFY(close(c.denseReduceScatter.at(s), 0.5 * s / 2.5e9 + 10e-6));
+        QVERIFY(close(c.ep.at(s), 0.5 * s / 5e9 + 10e-6));
+        // cp = 2 x tp = 2 on one node: the cp groups {0, 2}, {1, 3} all-gather inside it.
+        c = stageCollectives(tree(), {{0, 1, 2, 3}}, 2, 2, 1, 1);
+        QVERIFY(close(c.cp.at(s), 0.5 * s / 100e9 + 1e-6));
+        QVERIFY(close(c.tp.at(s), 2 * (0.5 * s / 100e9 + 1e-6)));
+        QCOMPARE(c.denseAllReduce.at(s), 0.0);
+    }
     void fasterLinksNeverSlower()
     {
         const std::vector<std::vector<int>> groups = {{0, 1}, {0, 4}, {0, 8}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}};

@@ -222,6 +222,83 @@ private slots:
             QVERIFY(close(c.optimizer, (zero >= 1 ? p / 2 : p) * 30 / 1e12));
         }
     }
+    void decompositionContract()
+    {
+        // stageCost() in parts (Evaluator.h): the geometry depends only on the shape of the
+        // device set, the base on neither the position nor the links, and finishStageCost()
+        // adds exactly the position- and link-dependent terms.
+        const Topology topo = tinyCluster();
+        const ModelProfile model = tinyModel();
+        const CostOptions o = plainOptions();
+        StagePlan a;
+        a.firstLayer = 1;
+        a.endLayer = 3;
+        a.tp = 2;
+        a.zero = 1;
+        a.devices = {{0, 1}, {4, 5}};
+        StagePlan b = a;
+        b.devices = {{2, 3}, {6, 7}};  // the same shape, one pair over
+        const StageGeometry ga = stageGeometry(topo, a, 2, o), gb = stageGeometry(topo, b, 2, o);
+        QCOMPARE(ga.devices, 4);
+        QCOMPARE(ga.rate, 50e12);
+        QCOMPARE(ga.capacity, 80e9);
+        QCOMPARE(ga.hbm, 1e12);
+        // TP pairs inside a node: 2 * 1/2 S / 100 GB/s; DP pairs {0, 4}: across nodes at
+        // 10 GB/s, 2 * 1/2 S / 10 GB/s (zero latencies).
+        QVERIFY(close(ga.comm.tp.perByte, 1.0 / 100e9));
+        QVERIFY(close(ga.comm.denseAllReduce.perByte, 1.0 / 10e9));
+        QCOMPARE(gb.comm.tp.perByte, ga.comm.tp.perByte);
+        QCOMPARE(gb.comm.denseAllReduce.perByte, ga.comm.denseAllReduce.perByte);
+        QCOMPARE(gb.comm.denseReduceScatter.perByte, ga.comm.denseReduceScatter.perByte);
+
+        StageContext ctx;
+        ctx.topology = &topo;
+        ctx.model = &model;
+        ctx.options = o;
+        ctx.stage = &a;
+        ctx.dp = 2;
+        ctx.microBatch = 2;
+        ctx.numMicroBatches = 4;
+        ctx.numStages = 4;
+        ctx.stageIndex = 1;
+        ctx.prev = BoundaryLink{1, {10e9, 0, 1}};
+        ctx.next = BoundaryLink{0, {100e9, 0, 1}};
+        const StageCost whole = stageCost(ctx);
+        const StageCost base = stageCostBase(ctx, gb, stageLayerSums(ctx, gb.rate, gb.hbm));
+        StageCost parts = base;
+        finishStageCost(parts, ctx);
+        QCOMPARE(parts.perMicroBatch, whole.perMicroBatch);  // bit for bit
+        QCOMPARE(parts.iterationExtra, whole.iterationExtra);
+        QCOMPARE(parts.memoryTotal, whole.memoryTotal);
+        // 1F1B stage 1 of 4 with 4 micro-batches holds min(4 - 1, 4) = 3.
+        QCOMPARE(whole.stashedMicroBatches, 3.0);
+        // p2p: layer 2's output, 1e6 B per sample x 2 samples / 2 shards, to the next stage at
+        // 100 GB/s; layer 0's to the previous one at 10 GB/s.
+        QVERIFY(close(whole.p2pForward, 1e6 / 100e9));
+        QVERIFY(close(whole.p2pBackward, 1e6 / 10e9));
+
+        // The same base at another position with other links.
+        StageContext first = ctx;
+        first.stageIndex = 0;
+        first.numStages = 2;
+        first.prev.reset();
+        first.next = BoundaryLink{1, {10e9, 0, 1}};
+        StageCost moved = base;
+        finishStageCost(moved, first);
+        const StageCost direct = stageCost(first);
+        QCOMPARE(moved.perMicroBatch, direct.perMicroBatch);
+        QCOMPARE(moved.memoryTotal, direct.memoryTotal);
+        QCOMPARE(direct.stashedMicroBatches, 2.0);  // min(2 - 0, 4)
+        QVERIFY(close(direct.p2pForward, 1e6 / 10e9));
+        QCOMPARE(direct.p2pBackward, 0.0);
+        // Only p2p and the stash moved.
+        QCOMPARE(direct.forward, whole.forward);
+        QCOMPARE(direct.tpComm, whole.tpComm);
+        QCOMPARE(direct.iterationExtra, whole.iterationExtra);
+        QCOMPARE(direct.weights + direct.optimizerState, whole.weights + whole.optimizerState);
+        QVERIFY(close(direct.perMicroBatch - direct.p2p, whole.perMicroBatch - whole.p2p, 1e-12));
+        QVERIFY(close(whole.stash - direct.stash, whole.stashPerMicroBatch));
+    }
     void iterationTimeClosedForms()
     {
         Plan plan;

@@ -23,6 +23,7 @@ private slots:
     void nothingFits();
     void optionsRestrictTheSpace();
     void planSpaceLayouts();
+    void gpipeDominatedBy1F1B();
 };
 
 void TestPlannerMisc::determinism()
@@ -42,8 +43,8 @@ void TestPlannerMisc::determinism()
 
 void TestPlannerMisc::cancellation()
 {
-    // A search that takes far longer than a second on this machine.
-    const Topology topo = clusterPreset("paper-spineleaf-1024").value();
+    // A search that takes several seconds on this machine (GPT3-175B on 16384 GPUs).
+    const Topology topo = makeCluster("paper-spineleaf", {{"devices", 16384}}).value();
     const ModelProfile model = resolveModel("gpt3-175b").value();
     const SearchOptions o;
     CancelToken token;
@@ -183,6 +184,32 @@ void TestPlannerMisc::planSpaceLayouts()
     o.microBatches = {1, 2};
     const PlanResult r = NestPlanner().plan(t, model, o);
     QVERIFY2(r.found && r.verified, r.message.c_str());
+}
+
+void TestPlannerMisc::gpipeDominatedBy1F1B()
+{
+    // NEST skips a GPipe point when the 1F1B point with the same (mb, dp, layout) is in the
+    // space: same plans, same times, never more stashed micro-batches. The optimum over
+    // {1F1B, GPipe} must therefore equal the 1F1B optimum, and GPipe alone can never beat it.
+    const Topology topo = clusterPreset("paper-spineleaf-64").value();
+    const ModelProfile model = resolveModel("llama2-7b").value();
+    SearchOptions o;
+    o.globalBatch = 128;  // few micro-batches, so that GPipe's stash fits too
+    o.microBatches = {1, 2};
+    o.schedules = {Schedule::OneFOneB};
+    const PlanResult one = NestPlanner().plan(topo, model, o);
+    o.schedules = {Schedule::GPipe};
+    const PlanResult gpipe = NestPlanner().plan(topo, model, o);
+    o.schedules = {Schedule::OneFOneB, Schedule::GPipe};
+    const PlanResult both = NestPlanner().plan(topo, model, o);
+    QVERIFY2(one.found && gpipe.found && both.found, (one.message + gpipe.message).c_str());
+    QVERIFY(one.verified && gpipe.verified && both.verified);
+    QCOMPARE(both.objective, one.objective);
+    QVERIFY(gpipe.objective >= one.objective);
+    // Every GPipe point of the combined search was skipped, none searched.
+    QCOMPARE(both.stats.configs, one.stats.configs);
+    QCOMPARE(both.stats.configs + both.stats.configsSkipped,
+             2 * (one.stats.configs + one.stats.configsSkipped));
 }
 
 QTEST_APPLESS_MAIN(TestPlannerMisc)

@@ -39,7 +39,7 @@ int addGroup(Topology &t, std::mt19937 &rng, int level, int maxDevices, int &dev
     return g;
 }
 
-Topology randomTopology(std::mt19937 &rng, double memoryBytes)
+Topology randomTopology(std::mt19937 &rng, double memoryBytes, bool mixedDevices = false)
 {
     Topology t;
     for (int tries = 0; tries < 100; ++tries) {
@@ -71,6 +71,19 @@ Topology randomTopology(std::mt19937 &rng, double memoryBytes)
                 p.bandwidth *= 0.5;
                 t.groups[g].linkOverride = p;
             }
+        }
+        if (mixedDevices) {
+            // A second device type, slower with less memory, on every other node.
+            DeviceSpec slow = t.deviceTypes[0];
+            slow.name = "test-gpu-slow";
+            slow.peakFlops *= 0.5;
+            slow.memoryBytes *= 0.75;
+            slow.memoryBandwidth *= 0.5;
+            t.deviceTypes.push_back(slow);
+            int node = 0;
+            for (TopoGroup &g : t.groups)
+                if (g.level == 0)
+                    g.deviceType = (node++) % 2;
         }
         t.reindex();
         if (t.deviceCount() >= 2 && t.validate().empty())
@@ -116,19 +129,30 @@ private slots:
 private:
     // Features the instances exercised (checked in coverage()).
     int m_found = 0, m_infeasible = 0, m_zero = 0, m_recompute = 0, m_pipeline = 0, m_dp = 0,
-        m_nonUniform = 0, m_moe = 0, m_widthMix = 0, m_multiLevel = 0;
+        m_nonUniform = 0, m_moe = 0, m_widthMix = 0, m_multiLevel = 0, m_gpipe = 0, m_interleaved = 0, m_mixedDevices = 0;
 };
 
 void TestPlannerOptimality::nestEqualsExhaustive_data()
 {
     QTest::addColumn<int>("seed");
+    QTest::addColumn<int>("only");  // -1: the seed's schedules; else that schedule alone
     for (int s = 1; s <= 80; ++s)
-        QTest::newRow(("seed " + std::to_string(s)).c_str()) << s;
+        QTest::newRow(("seed " + std::to_string(s)).c_str()) << s << -1;
+    // The GPipe recurrence (skipped by NEST when 1F1B is also searched, as dominated) and
+    // the interleaved candidates on their own.
+    for (int s = 81; s <= 100; ++s)
+        QTest::newRow(("seed " + std::to_string(s) + " gpipe").c_str()) << s << int(Schedule::GPipe);
+    for (int s = 101; s <= 120; ++s)
+        QTest::newRow(("seed " + std::to_string(s) + " interleaved").c_str()) << s << int(Schedule::Interleaved);
+    // Two device types (no compute bound then: the bounds assume one type).
+    for (int s = 121; s <= 140; ++s)
+        QTest::newRow(("seed " + std::to_string(s) + " mixed devices").c_str()) << s << -1;
 }
 
 void TestPlannerOptimality::nestEqualsExhaustive()
 {
     QFETCH(int, seed);
+    QFETCH(int, only);
     std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
     const bool moe = seed % 4 == 0;
     const ModelProfile model = randomModel(rng, moe);
@@ -140,7 +164,7 @@ void TestPlannerOptimality::nestEqualsExhaustive()
     // Plus the evaluator's fixed 1 GB runtime overhead (CostOptions::runtimeOverheadBytes).
     const double factors[] = {3.0, 1.0, 0.5, 0.25};
     const double memory = 1e9 + state * factors[seed % 4];
-    const Topology topo = randomTopology(rng, memory);
+    const Topology topo = randomTopology(rng, memory, seed > 120);
     QVERIFY2(topo.validate().empty(), topo.validate().c_str());
 
     SearchOptions o;
@@ -154,6 +178,8 @@ void TestPlannerOptimality::nestEqualsExhaustive()
     o.cpCandidates = seed % 6 == 1 ? std::vector<int>{1, 2} : std::vector<int>{1};
     o.allowZero = seed % 7 != 3;
     o.allowRecompute = seed % 11 != 5;
+    if (only >= 0)
+        o.schedules = {static_cast<Schedule>(only)};
 
     const PlanResult nest = NestPlanner().plan(topo, model, o);
     const PlanResult ex = ExhaustivePlanner().plan(topo, model, o);
@@ -188,6 +214,9 @@ void TestPlannerOptimality::nestEqualsExhaustive()
         m_widthMix += mix ? 1 : 0;
         m_pipeline += ex.plan.pipelineDepth() > 1 ? 1 : 0;
         m_dp += ex.plan.dp > 1 ? 1 : 0;
+        m_gpipe += ex.plan.schedule == Schedule::GPipe ? 1 : 0;
+        m_interleaved += ex.plan.schedule == Schedule::Interleaved ? 1 : 0;
+        m_mixedDevices += topo.deviceTypes.size() > 1 ? 1 : 0;
     } else {
         ++m_infeasible;
     }
@@ -224,7 +253,9 @@ void TestPlannerOptimality::coverage()
 {
     qDebug() << "found" << m_found << "infeasible" << m_infeasible << "zero" << m_zero << "recompute"
              << m_recompute << "pipeline" << m_pipeline << "dp" << m_dp << "mixed widths" << m_widthMix
-             << "non-uniform" << m_nonUniform << "moe" << m_moe << ">=3 levels" << m_multiLevel;
+             << "non-uniform" << m_nonUniform << "moe" << m_moe << ">=3 levels" << m_multiLevel
+             << "gpipe optima" << m_gpipe << "interleaved optima" << m_interleaved << "mixed devices"
+             << m_mixedDevices;
     // The random instances must exercise what the test claims to cover.
     QVERIFY(m_found >= 50);
     QVERIFY(m_infeasible >= 1);
@@ -234,6 +265,9 @@ void TestPlannerOptimality::coverage()
     QVERIFY(m_dp >= 5);
     QVERIFY(m_nonUniform >= 20);
     QVERIFY(m_moe >= 10);
+    QVERIFY(m_gpipe >= 5);
+    QVERIFY(m_interleaved >= 3);
+    QVERIFY(m_mixedDevices >= 5);
 }
 
 QTEST_APPLESS_MAIN(TestPlannerOptimality)
