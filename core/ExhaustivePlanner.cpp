@@ -3,7 +3,6 @@
 #include "PlanSpace.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 namespace nest {
@@ -11,8 +10,6 @@ namespace nest {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-struct Cancelled {};
 
 struct Option {
     double t, e;
@@ -67,7 +64,7 @@ private:
     void poll() const
     {
         if (m_cancel.cancelled())
-            throw Cancelled{};
+            throw SearchCancelled{};
     }
 
     // All compositions of the layers into s non-empty stages.
@@ -199,38 +196,16 @@ PlanResult ExhaustivePlanner::plan(const Topology &topo, const ModelProfile &mod
                                    const SearchOptions &options, const ProgressFn &progress,
                                    const CancelToken &cancel) const
 {
-    const auto start = std::chrono::steady_clock::now();
-    PlanResult result;
-    const PlanSpace space(topo, model, options);
-    if (!space.problem().empty()) {
-        result.message = space.problem();
-        return result;
-    }
-    Enumerator e(space, cancel, result.stats);
-    const auto &configs = space.configs();
-    try {
+    return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
+        Enumerator e(space, cancel, stats);
+        const auto &configs = space.configs();
         for (size_t i = 0; i < configs.size(); ++i) {
             e.run(configs[i]);
             if (progress)
                 progress(double(i + 1) / double(configs.size()), e.best < kInf ? e.best : 0.0);
         }
-    } catch (const Cancelled &) {
-        result.cancelled = true;
-        result.message = "search cancelled";
-    }
-    if (!result.cancelled) {
-        if (e.best < kInf) {
-            result.found = true;
-            result.plan = e.bestPlan;
-            result.objective = e.best;
-            finishResult(result, topo, model, options);
-        } else {
-            result.message = e.obstacle.message(space);
-        }
-    }
-    result.stats.wallSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
+        return SearchIncumbent{e.best, e.bestPlan, e.obstacle};
+    });
 }
 
 } // namespace nest

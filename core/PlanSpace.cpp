@@ -1,6 +1,7 @@
 #include "PlanSpace.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <tuple>
 
@@ -478,6 +479,35 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
                   m.layers[stage.endLayer - 1].name.c_str(), stage.tp, stage.cp, stage.ep,
                   stage.zero, stage.recompute ? ", recompute" : "", need / 1e9, capacity / 1e9);
     return buf;
+}
+
+PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                     const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search)
+{
+    const auto start = std::chrono::steady_clock::now();
+    PlanResult result;
+    const PlanSpace space(topo, model, options);
+    if (!space.problem().empty()) {
+        result.message = space.problem();
+        return result;
+    }
+    try {
+        const SearchIncumbent best = search(space, result.stats);
+        if (best.value < std::numeric_limits<double>::infinity()) {
+            result.found = true;
+            result.plan = best.plan;
+            result.objective = best.value;
+            finishResult(result, topo, model, options);
+        } else {
+            result.message = best.obstacle.message(space);
+        }
+    } catch (const SearchCancelled &) {
+        result.cancelled = true;
+        result.message = "search cancelled";
+    }
+    result.stats.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
 }
 
 } // namespace nest

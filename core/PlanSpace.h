@@ -14,6 +14,7 @@
 // sub-space (same width and option on every physical stage, balanced chunks).
 #include "Planner.h"
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -166,5 +167,24 @@ struct MemoryObstacle {
     void consider(const StageCost &c, const StagePlan &s);
     std::string message(const PlanSpace &space) const;
 };
+
+// --- the frame both planners run in ----------------------------------------------------------
+
+// Thrown by a search that sees its CancelToken cancelled; runSearch() catches it.
+struct SearchCancelled {};
+
+// What a search leaves: the best value and plan (value infinite = none) and, for the
+// message when nothing fits, the closest memory miss.
+struct SearchIncumbent {
+    double value = std::numeric_limits<double>::infinity();
+    Plan plan;
+    MemoryObstacle obstacle;
+};
+
+// Builds the space (or reports why it is empty), runs `search` on it, and turns what it
+// leaves into the PlanResult: cancelled (SearchCancelled), the found plan checked by
+// finishResult(), or the obstacle's message; stats.wallSeconds from the start.
+PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                     const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search);
 
 } // namespace nest

@@ -1,0 +1,247 @@
+#include "StageCostCache.h"
+
+namespace nest {
+
+namespace {
+
+bool sameOption(const StageOption &a, const StageOption &b)
+{
+    return a.tp == b.tp && a.cp == b.cp && a.ep == b.ep && a.sp == b.sp && a.zero == b.zero &&
+           a.recompute == b.recompute;
+}
+
+} // namespace
+
+StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel,
+                               SearchStats &stats, MemoryObstacle &obstacle)
+    : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
+      m_obstacle(obstacle), m_classes(space)
+{
+}
+
+void StageCostCache::setConfig(const OuterConfig &cfg)
+{
+    m_cfg = cfg;
+    m_ctx = makeContext(m_space, cfg);
+    m_widths.clear();
+    for (int w : m_space.widths())
+        if (w <= cfg.positions)
+            m_widths.push_back(w);
+    m_nW = static_cast<int>(m_widths.size());
+    m_options.assign(m_nW * 2, {});
+    const int layers = m_space.layerCount();
+    for (int i = 0; i < m_nW; ++i) {
+        // Options depend on the range only through "holds a MoE layer".
+        m_options[i * 2] = m_space.stageOptions(cfg, m_widths[i], 0, 0);
+        if (m_space.hasMoe(0, layers)) {
+            int moeLayer = 0;
+            while (m_space.model().layers[moeLayer].kind != LayerKind::Moe)
+                ++moeLayer;
+            m_options[i * 2 + 1] = m_space.stageOptions(cfg, m_widths[i], moeLayer, moeLayer + 1);
+        }
+    }
+    m_pl = nullptr;
+    for (Placement &p : m_placements)
+        if (p.dp == cfg.dp && p.layout == cfg.layout)
+            m_pl = &p;
+    if (!m_pl) {
+        Placement p;
+        p.dp = cfg.dp;
+        p.layout = cfg.layout;
+        const size_t positions = static_cast<size_t>(cfg.positions) + 1;
+        p.sig.assign(positions * m_nW, -1);
+        p.link.assign(positions * m_nW * m_nW, -1);
+        m_placements.push_back(std::move(p));
+        m_pl = &m_placements.back();
+    }
+    m_mbIdx = 0;
+    while (m_mbIdx < static_cast<int>(m_mbs.size()) && m_mbs[m_mbIdx] != cfg.microBatch)
+        ++m_mbIdx;
+    if (m_mbIdx == static_cast<int>(m_mbs.size()))
+        m_mbs.push_back(cfg.microBatch);
+    if (cfg.schedule == Schedule::Interleaved) {
+        m_wrapLinks.clear();
+        m_ilPlan = m_space.planSkeleton(cfg);
+    }
+}
+
+StagePlan StageCostCache::stageAt(int q, int wIdx) const
+{
+    StagePlan s;
+    s.devices = m_space.stageDevices(m_cfg, q, m_widths[wIdx]);
+    return s;
+}
+
+int StageCostCache::newPlacementClass(int q, int wIdx)
+{
+    int &s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
+    s = m_classes.placementClass(stageAt(q, wIdx).devices);
+    return s;
+}
+
+int StageCostCache::newLinkId(int q, int wp, int w)
+{
+    int &id = m_pl->link[(static_cast<size_t>(q) * m_nW + wp) * m_nW + w];
+    id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+    return id;
+}
+
+int StageCostCache::geometryId(int sig, int q, int wIdx, const StageOption &o)
+{
+    const std::array<int, 4> key{sig, o.tp, o.cp, o.ep};
+    auto it = m_geomIdx.find(key);
+    if (it != m_geomIdx.end())
+        return it->second;
+    StagePlan stage = stageAt(q, wIdx);
+    applyOption(stage, o);
+    m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
+    const int id = static_cast<int>(m_geoms.size()) - 1;
+    m_geomIdx.emplace(key, id);
+    return id;
+}
+
+const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &ctx, const StageGeometry &g)
+{
+    int speed = 0;
+    while (speed < static_cast<int>(m_speeds.size()) &&
+           (m_speeds[speed].first != g.rate || m_speeds[speed].second != g.hbm))
+        ++speed;
+    if (speed == static_cast<int>(m_speeds.size()))
+        m_speeds.emplace_back(g.rate, g.hbm);
+    const StagePlan &st = *ctx.stage;
+    // tp, cp, ep <= devices < 2^21 each.
+    const FlatKey key{(static_cast<uint64_t>(range) << 32) | (static_cast<uint64_t>(m_mbIdx) << 16) |
+                          (static_cast<uint64_t>(speed) << 2) | (st.sp ? 2u : 0u) | (st.recompute ? 1u : 0u),
+                      (static_cast<uint64_t>(st.tp) << 42) | (static_cast<uint64_t>(st.cp) << 21) |
+                          static_cast<uint64_t>(st.ep)};
+    int idx = -1;
+    if (!m_sumIdx.find(key, idx)) {
+        idx = static_cast<int>(m_sums.size());
+        m_sums.push_back(stageLayerSums(ctx, g.rate, g.hbm));
+        m_sumIdx.insert(key, idx);
+    }
+    return m_sums[static_cast<size_t>(idx)];
+}
+
+int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)
+{
+    const int id = static_cast<int>(m_blockBegin.size());
+    m_blockBegin.push_back(static_cast<int>(m_bases.size()));
+    StagePlan &stage = m_stage;
+    stage.firstLayer = j;
+    stage.endLayer = jEnd;
+    StageContext ctx = m_ctx;
+    ctx.stage = &stage;
+    for (const StageOption &o : options(wIdx, j, jEnd)) {
+        applyOption(stage, o);
+        const StageGeometry &g = m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))];
+        m_bases.push_back(stageCostBase(ctx, g, layerSums(range, ctx, g)));
+    }
+    m_blockIdx.insert(blockKey(range, sig, wIdx), id);
+    return id;
+}
+
+OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u)
+{
+    if (m_cancel.cancelled())
+        throw SearchCancelled{};
+    OptEntry entry;
+    StageContext ctx = m_ctx;
+    ctx.stageIndex = v == 0 ? 0 : 1;
+    ctx.numStages = ctx.stageIndex + k + 1;
+    StagePlan &stage = m_stage;
+    stage.firstLayer = j;
+    stage.endLayer = jEnd;
+    ctx.stage = &stage;
+    if (v != 0)
+        ctx.prev = m_links.link(v);
+    if (u != 0)
+        ctx.next = m_links.link(u);
+    m_tmp.clear();
+    const std::vector<StageOption> &opts = options(wIdx, j, jEnd);
+    for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
+        applyOption(stage, opts[i]);
+        StageCost c = base(blk, i);
+        finishStageCost(c, ctx);
+        ++m_stats.stageCostCalls;
+        entry.minCompute = std::min(entry.minCompute, c.forward + c.backward);
+        if (!c.fitsMemory) {
+            ++m_stats.pruned;
+            m_obstacle.consider(c, stage);
+            continue;
+        }
+        entry.fits = true;
+        m_tmp.push_back({c.perMicroBatch, c.iterationExtra, i});
+    }
+    // Pareto filter on (t, e); ties keep the lowest option index.
+    std::sort(m_tmp.begin(), m_tmp.end(), [](const OptCost &x, const OptCost &y) {
+        if (x.t != y.t)
+            return x.t < y.t;
+        if (x.e != y.e)
+            return x.e < y.e;
+        return x.opt < y.opt;
+    });
+    entry.begin = static_cast<int>(m_optPool.size());
+    double bestE = std::numeric_limits<double>::infinity();
+    for (const OptCost &o : m_tmp) {
+        if (o.e < bestE) {
+            m_optPool.push_back(o);
+            bestE = o.e;
+        }
+    }
+    entry.count = static_cast<int>(m_optPool.size()) - entry.begin;
+    m_optMemo.insert(key, entry);
+    return entry;
+}
+
+double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks)
+{
+    const int w = c.option.width();
+    const int wIdx = static_cast<int>(std::find(m_widths.begin(), m_widths.end(), w) - m_widths.begin());
+    const int pp = c.pp;
+    const int n = static_cast<int>(chunks.size());
+    // Chunk s runs on position s % pp; chunk s -> s + 1 crosses an adjacent boundary
+    // except from position pp - 1 back to 0.
+    const std::pair<int, int> wrapKey(pp, wIdx);
+    auto wrapIt = m_wrapLinks.find(wrapKey);
+    if (wrapIt == m_wrapLinks.end())
+        wrapIt = m_wrapLinks.emplace(wrapKey, boundaryLink(m_topo, stageAt((pp - 1) * w, wIdx), stageAt(0, wIdx))).first;
+    auto linkAfter = [&](int s) {
+        const int d = s % pp;
+        return d == pp - 1 ? wrapIt->second : m_links.link(linkId((d + 1) * w, wIdx, wIdx));
+    };
+    m_ilPlan.virtualStages = n / pp;
+    m_ilPlan.stages.resize(static_cast<size_t>(n));
+    m_costs.clear();
+    for (int s = 0; s < n; ++s) {
+        const StageChoice &ch = chunks[static_cast<size_t>(s)];
+        const int q = (s % pp) * w;
+        const std::vector<StageOption> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
+        int idx = 0;
+        while (idx < static_cast<int>(opts.size()) && !sameOption(opts[idx], ch.option))
+            ++idx;
+        if (idx == static_cast<int>(opts.size()))
+            return -1;  // not from the option lists (cannot happen): use evaluate()
+        const int blk = block(m_classes.rangeClass(ch.firstLayer, ch.endLayer), placementClass(q, wIdx),
+                              ch.firstLayer, ch.endLayer, q, wIdx);
+        StageCost cost = base(blk, idx);
+        StagePlan &stage = m_stage;
+        stage.firstLayer = ch.firstLayer;
+        stage.endLayer = ch.endLayer;
+        applyOption(stage, ch.option);
+        StageContext ctx = m_ctx;
+        ctx.stage = &stage;
+        ctx.stageIndex = s;
+        ctx.numStages = pp;
+        ctx.virtualStages = m_ilPlan.virtualStages;
+        if (s > 0)
+            ctx.prev = linkAfter(s - 1);
+        if (s + 1 < n)
+            ctx.next = linkAfter(s);
+        finishStageCost(cost, ctx);
+        m_costs.push_back(cost);
+    }
+    return iterationTime(m_costs, m_ilPlan);
+}
+
+} // namespace nest

@@ -1,0 +1,176 @@
+#pragma once
+// The NEST planner's stage costs in parts (docs/planner.md, "Stage costs in parts"): the
+// evaluator's stageGeometry / stageLayerSums / stageCostBase / finishStageCost, each cached
+// under a key that determines its inputs, so every value is the very double evaluate()
+// computes. Placement facts (placement class of each (position, width), link id of each
+// boundary) are kept per (dp, layout) and shared by every micro-batch and schedule.
+//
+// One cache serves one search; setConfig() makes an outer point current, and positions,
+// width indices and option indices below are those of the current point.
+#include "FlatHashMap.h"
+#include "PlanSpace.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace nest {
+
+// One feasible option of a stage: per-micro-batch time, per-iteration extra, option index.
+struct OptCost {
+    double t, e;
+    int opt;
+};
+
+// The feasible options of a stage in its context that are not dominated in (t, e): the
+// costs optCost(begin) .. optCost(begin + count - 1), t ascending, e descending.
+struct OptEntry {
+    int begin = 0, count = 0;
+    bool fits = false;          // at least one option fits in memory
+    double minCompute = std::numeric_limits<double>::infinity();  // min over all options
+                                                                  // of forward + backward
+};
+
+class StageCostCache {
+public:
+    // Options that do not fit in memory are counted in stats.pruned and offered to
+    // `obstacle`; stats.stageCostCalls counts finishStageCost() calls made by entry().
+    StageCostCache(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats,
+                   MemoryObstacle &obstacle);
+
+    // Makes `cfg` the current outer point.
+    void setConfig(const OuterConfig &cfg);
+    const OuterConfig &config() const { return m_cfg; }
+    // makeContext() of the current point: plan scalars, no stage, no links.
+    const StageContext &context() const { return m_ctx; }
+    // The widths of the space that fit the current point's positions, ascending.
+    const std::vector<int> &widths() const { return m_widths; }
+    int widthCount() const { return m_nW; }
+
+    // The options (PlanSpace::stageOptions) of a stage [j, jEnd) of width index wIdx.
+    const std::vector<StageOption> &options(int wIdx, int j, int jEnd) const
+    {
+        return m_options[wIdx * 2 + (m_space.hasMoe(j, jEnd) ? 1 : 0)];
+    }
+    // A stage at position q of width index wIdx (devices only).
+    StagePlan stageAt(int q, int wIdx) const;
+    int rangeClass(int j, int jEnd) { return m_classes.rangeClass(j, jEnd); }
+    // Placement class of the stage at (q, wIdx).
+    int placementClass(int q, int wIdx)
+    {
+        const int s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
+        return s >= 0 ? s : newPlacementClass(q, wIdx);
+    }
+    // Link id of the boundary at position q between a stage of width index wp and one of w
+    // (id 0 = no boundary).
+    int linkId(int q, int wp, int w)
+    {
+        const int id = m_pl->link[(static_cast<size_t>(q) * m_nW + wp) * m_nW + w];
+        return id >= 0 ? id : newLinkId(q, wp, w);
+    }
+    const BoundaryLink &link(int id) const { return m_links.link(id); }
+
+    // The block of base costs (stageCostBase, one per option in options() order) of the
+    // stage [j, jEnd) at (q, wIdx), whose range class is `range` and placement class `sig`.
+    int block(int range, int sig, int j, int jEnd, int q, int wIdx)
+    {
+        int id = -1;
+        return m_blockIdx.find(blockKey(range, sig, wIdx), id) ? id : newBlock(range, sig, j, jEnd, q, wIdx);
+    }
+    const StageCost &base(int blk, int opt) const
+    {
+        return m_bases[static_cast<size_t>(m_blockBegin[static_cast<size_t>(blk)] + opt)];
+    }
+
+    // Feasible, mutually non-dominated options of the stage [j, jEnd) of width wIdx whose
+    // base costs are block `blk`, with k stages after it, prev link v and next link u
+    // (0 = none), costed as stage (v ? 1 : 0) of (v ? 1 : 0) + k + 1. Depends on k only
+    // through the stashed micro-batches. Ties keep the lowest option index.
+    OptEntry entry(int blk, int j, int jEnd, int wIdx, int k, int v, int u)
+    {
+        OptEntry e;
+        const FlatKey key = entryKey(blk, k, v, u);
+        return m_optMemo.find(key, e) ? e : newEntry(key, blk, j, jEnd, wIdx, k, v, u);
+    }
+    const OptCost &optCost(int i) const { return m_optPool[static_cast<size_t>(i)]; }
+
+    // The iteration time of an interleaved candidate of the current (interleaved) point with
+    // the evaluator's arithmetic (cached bases, finishStageCost, iterationTime); -1 when
+    // a chunk's option is not one of options() (then use evaluate()).
+    double interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks);
+
+private:
+    // Placement facts of one (dp, layout).
+    struct Placement {
+        int dp = 1;
+        Layout layout = Layout::ReplicasOutside;
+        std::vector<int> sig;   // q * nW + w -> placement class, -1 = not yet computed
+        std::vector<int> link;  // (q * nW + wp) * nW + w -> boundary link id, -1 = not yet
+    };
+
+    const PlanSpace &m_space;
+    const Topology &m_topo;
+    const CancelToken &m_cancel;
+    SearchStats &m_stats;
+    MemoryObstacle &m_obstacle;
+    SearchClasses m_classes;
+
+    // The current outer point.
+    OuterConfig m_cfg;
+    StageContext m_ctx;
+    std::vector<int> m_widths;
+    int m_nW = 0;
+    std::vector<std::vector<StageOption>> m_options;  // [wIdx * 2 + holds a MoE layer]
+    Placement *m_pl = nullptr;                        // of (m_cfg.dp, m_cfg.layout)
+    int m_mbIdx = 0;                                  // index of m_cfg.microBatch in m_mbs
+
+    // Shared by all outer points (every key below determines its value, Evaluator.h):
+    // geometry per (placement class, tp, cp, ep); layer sums per (range class, tp, cp, ep,
+    // sp, recompute, device speed, micro-batch); the base of every option per (range class,
+    // placement class, width, micro-batch) -- a "block"; the Pareto-filtered options per
+    // (block, stashed micro-batches, prev link, next link).
+    std::vector<Placement> m_placements;
+    LinkTable m_links;
+    std::vector<int> m_mbs;                           // micro-batch sizes seen
+    std::map<std::array<int, 4>, int> m_geomIdx;
+    std::vector<StageGeometry> m_geoms;
+    std::vector<std::pair<double, double>> m_speeds;  // distinct (rate, hbm)
+    FlatHashMap<int> m_sumIdx;
+    std::vector<StageLayerSums> m_sums;
+    FlatHashMap<int> m_blockIdx;
+    std::vector<int> m_blockBegin;                    // block -> first base in m_bases
+    std::vector<StageCost> m_bases;
+    FlatHashMap<OptEntry> m_optMemo;
+    std::vector<OptCost> m_optPool;
+
+    // Scratch.
+    std::vector<OptCost> m_tmp;
+    StagePlan m_stage;
+    std::vector<StageCost> m_costs;
+    Plan m_ilPlan;                                    // interleaved: scalars and chunk count
+    std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
+
+    FlatKey blockKey(int range, int sig, int wIdx) const
+    {
+        return {(static_cast<uint64_t>(range) << 32) | static_cast<uint64_t>(m_mbIdx),
+                (static_cast<uint64_t>(sig) << 32) | static_cast<uint64_t>(m_widths[wIdx])};
+    }
+    FlatKey entryKey(int blk, int k, int v, int u) const
+    {
+        const int stash = m_cfg.schedule == Schedule::GPipe ? m_cfg.numMicroBatches
+                                                              : std::min(k + 1, m_cfg.numMicroBatches);
+        return {(static_cast<uint64_t>(stash) << 32) | static_cast<uint64_t>(blk),
+                (static_cast<uint64_t>(v) << 32) | static_cast<uint64_t>(u)};
+    }
+    int newPlacementClass(int q, int wIdx);
+    int newLinkId(int q, int wp, int w);
+    int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
+    OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
+    int geometryId(int sig, int q, int wIdx, const StageOption &o);
+    const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
+};
+
+} // namespace nest
