@@ -8,11 +8,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
+using namespace uitest;
+
 namespace {
 const QString kPlanner = QStringLiteral(NEST_PLANNER_PATH);
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
-const QString kCluster = QStringLiteral(NEST_SOURCE_DIR "/sample_configs/clusters/paper-v100-16.json");
+const QString kCluster = uitest::kClusterSample;
 
 struct Run {
     int exitCode = -1;

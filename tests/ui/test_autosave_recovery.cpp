@@ -15,18 +15,13 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
+using namespace uitest;
 
 namespace {
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
-
-QByteArray bytesOf(const QString &file)
-{
-    QFile f(file);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 void writeText(const QString &file, const QByteArray &text)
 {
@@ -42,13 +37,6 @@ void setModified(const QString &file, const QDateTime &when)
     QVERIFY(f.setFileTime(when, QFileDevice::FileModificationTime));
 }
 
-int groupNamed(const Topology &t, const std::string &name)
-{
-    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
-        if (t.groups[g].name == name)
-            return g;
-    return -1;
-}
 } // namespace
 
 class TestAutosaveRecovery : public QObject {

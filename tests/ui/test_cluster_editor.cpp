@@ -27,21 +27,13 @@
 
 #include <set>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
+using namespace uitest;
 
 namespace {
-
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
-
-int groupNamed(const Topology &t, const std::string &name)
-{
-    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
-        if (t.groups[g].name == name)
-            return g;
-    return -1;
-}
 
 int nodeCount(const Topology &t)
 {

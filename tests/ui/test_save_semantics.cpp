@@ -14,22 +14,18 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
 
 Q_DECLARE_METATYPE(nest::ui::ClusterDocument::FileKind)
 Q_DECLARE_METATYPE(nest::ui::SaveAction)
 
-namespace {
-const QString kCluster = QStringLiteral(NEST_SOURCE_DIR "/sample_configs/clusters/paper-v100-16.json");
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
+using namespace uitest;
 
-QByteArray bytesOf(const QString &file)
-{
-    QFile f(file);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
+namespace {
+const QString kCluster = uitest::kClusterSample;
 
 int firstNode(const Topology &t)
 {

@@ -14,21 +14,13 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
+using namespace uitest;
 
 namespace {
-
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
-
-int groupNamed(const Topology &t, const std::string &name)
-{
-    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
-        if (t.groups[g].name == name)
-            return g;
-    return -1;
-}
 
 // A press-move-release drag in several steps (beyond the start-drag distance).
 void drag(QGraphicsView *view, QPointF fromScene, QPointF toScene)

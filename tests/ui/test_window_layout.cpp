@@ -14,12 +14,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
+using namespace uitest;
 
 namespace {
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
 
 // True when `w`'s whole width lies inside `area`'s viewport.
 bool horizontallyVisible(const QWidget *w, const QScrollArea *area, QString *why)

@@ -11,21 +11,14 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "UiTestSupport.h"
+
 using namespace nest;
 using namespace nest::ui;
+using namespace uitest;
 
 namespace {
-const QString kQuickstart =
-    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
-const QString kCluster = QStringLiteral(NEST_SOURCE_DIR "/sample_configs/clusters/paper-v100-16.json");
-
-int groupNamed(const Topology &t, const std::string &name)
-{
-    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
-        if (t.groups[g].name == name)
-            return g;
-    return -1;
-}
+const QString kCluster = uitest::kClusterSample;
 
 void writeText(const QString &file, const QByteArray &text)
 {

@@ -1,0 +1,33 @@
+#pragma once
+// Small helpers shared by the GUI test suites.
+#include "Topology.h"
+
+#include <QFile>
+#include <QString>
+
+#include <string>
+
+namespace uitest {
+
+inline const QString kQuickstart =
+    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
+inline const QString kClusterSample =
+    QStringLiteral(NEST_SOURCE_DIR "/sample_configs/clusters/paper-v100-16.json");
+
+// Index of the group with this name, -1 when there is none.
+inline int groupNamed(const nest::Topology &t, const std::string &name)
+{
+    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
+        if (t.groups[g].name == name)
+            return g;
+    return -1;
+}
+
+// The whole file, or empty when it cannot be read.
+inline QByteArray bytesOf(const QString &file)
+{
+    QFile f(file);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace uitest
