@@ -213,7 +213,7 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
             if (d >= 0 && d < nDevices)
                 ++stageDevices;
     IdBuffer stageIds(stageDevices);
-    IdBuffer group(std::max({stageDevices, dp, 1}));
+    IdBuffer group(std::max({stageDevices, dp * cp, 1}));
     for (const auto &row : devices)
         for (int d : row)
             if (d >= 0 && d < nDevices)
@@ -258,20 +258,26 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
             }
         }
     }
+    // Gradients are reduced over every replica AND every context-parallel rank that holds
+    // the same weight shard: the cp ranks of one tp rank hold identical weights and each
+    // sees part of the sequence (Megatron-Core's data-parallel group includes cp). The
+    // group of tp rank t is {devices[r][cr * tp + t] : r < dp, cr < cp}; ZeRO shards over it.
     const int expertDp = dp / ep;  // replicas sharing one expert shard
-    if (dp > 1) {
-        for (int j = 0; j < width; ++j) {
+    if (dp * cp > 1) {
+        for (int t = 0; t < tp; ++t) {
             group.clear();
             for (int r = 0; r < dp; ++r)
-                group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(j)]);
+                for (int cr = 0; cr < cp; ++cr)
+                    group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(cr * tp + t)]);
             const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
             takeWorst(out.denseAllReduce, allReduceCost(g));
             takeWorst(out.denseReduceScatter, reduceScatterCost(g));
-            if (expertDp > 1 && ep > 1) {
+            if (expertDp * cp > 1 && ep > 1) {
                 for (int q = 0; q < ep; ++q) {
                     group.clear();
                     for (int e = 0; e < expertDp; ++e)
-                        group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(j)]);
+                        for (int cr = 0; cr < cp; ++cr)
+                            group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(cr * tp + t)]);
                     const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
                     takeWorst(out.expertAllReduce, allReduceCost(ge));
                     takeWorst(out.expertReduceScatter, reduceScatterCost(ge));

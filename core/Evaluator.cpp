@@ -224,7 +224,10 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
                    opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
 
     // --- data parallelism and ZeRO ----------------------------------------------------------
-    const int expertDp = dp / ep;  // replicas sharing one expert shard
+    // ZeRO shards over the gradient-reduction group: dp replicas x cp ranks (Collectives.cpp).
+    const int cp = std::max(st.cp, 1);
+    const int shardDense = dp * cp;
+    const int shardExpert = dp / ep * cp;  // replicas sharing one expert shard, x cp
     const double gradB = opt.gradBytesPerParam;
     const double weightB = model.bytesPerParam;
     const double denseParams = s.denseParams, expertParams = s.expertParams;
@@ -266,13 +269,13 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
 
     // --- optimizer step (memory-bound fused Adam on the local shard) ------------------------
     const bool shardOpt = st.zero >= 1;
-    const double localParams = denseParams / (shardOpt ? dp : 1) + expertParams / (shardOpt ? expertDp : 1);
+    const double localParams = denseParams / (shardOpt ? shardDense : 1) + expertParams / (shardOpt ? shardExpert : 1);
     c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
     // --- memory per device (the stash follows in finishStageCost) ---------------------------
     auto shard = [&](int fromStage, double dense, double expert) {
-        return st.zero >= fromStage ? dense / dp + expert / expertDp : dense + expert;
+        return st.zero >= fromStage ? dense / shardDense + expert / shardExpert : dense + expert;
     };
     c.paramsPerDevice = denseParams + expertParams;
     c.weights = shard(3, denseParams, expertParams) * weightB;

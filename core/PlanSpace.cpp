@@ -142,8 +142,6 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
                 eps.push_back(ep);
         }
     }
-    const std::vector<int> zeros = (o.allowZero && cfg.dp > 1) ? std::vector<int>{0, 1, 2, 3}
-                                                                 : std::vector<int>{0};
     const std::vector<bool> rcs = o.allowRecompute ? std::vector<bool>{false, true}
                                                    : std::vector<bool>{false};
     for (int tp : sortedUnique(o.tpCandidates)) {
@@ -157,6 +155,9 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
             continue;
         if (cp > 1 && m_seqLength % cp != 0)
             continue;
+        // ZeRO shards over dp x cp ranks; with a group of one it is a no-op.
+        const std::vector<int> zeros = (o.allowZero && cfg.dp * cp > 1) ? std::vector<int>{0, 1, 2, 3}
+                                                                        : std::vector<int>{0};
         for (int ep : eps) {
             for (int z : zeros) {
                 for (bool rc : rcs) {
