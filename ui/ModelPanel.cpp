@@ -5,6 +5,7 @@
 #include "LayerTableModel.h"
 #include "ModelIO.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -125,6 +126,11 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     moeLayout->addWidget(new QLabel(tr("top-k")));
     moeLayout->addWidget(m_topK, 1);
     form->addRow(tr("Experts"), moe);
+    m_flash = new QCheckBox(tr("Flash attention (no s\u00d7s activations kept)"));
+    m_flash->setObjectName(QStringLiteral("flashAttention"));
+    m_flash->setToolTip(tr("Fused attention keeps no score matrix for backward: activation memory "
+                           "and element-wise time drop (docs/cost-model.md)."));
+    form->addRow(QString(), m_flash);
     layout->addWidget(m_form);
 
     auto *run = new QFormLayout;
@@ -160,6 +166,7 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     connect(m_family, &QComboBox::currentIndexChanged, this, &ModelPanel::commitForm);
     for (QSpinBox *s : {m_layersSpin, m_hidden, m_heads, m_kvHeads, m_ffn, m_vocab, m_experts, m_topK})
         connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitForm);
+    connect(m_flash, &QCheckBox::toggled, this, &ModelPanel::commitForm);
     for (QSpinBox *s : {m_seq, m_batch})
         connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitRunOptions);
     connect(document, &ClusterDocument::modelChanged, this, &ModelPanel::refresh);
@@ -206,6 +213,8 @@ void ModelPanel::refresh()
             const QSignalBlocker bs(spin);
             spin->setValue(value);
         }
+        const QSignalBlocker bfa(m_flash);
+        m_flash->setChecked(c.flashAttention);
         m_form->setEnabled(true);
         m_seq->setEnabled(true);
         m_batch->setEnabled(true);
@@ -272,6 +281,7 @@ void ModelPanel::commitForm()
     c.vocab = m_vocab->value();
     c.experts = m_experts->value();
     c.topK = m_topK->value();
+    c.flashAttention = m_flash->isChecked();
     const std::string problem = validate(c);
     if (!problem.empty()) {
         emit statusMessage(tr("Model not changed: %1").arg(QString::fromStdString(problem)));

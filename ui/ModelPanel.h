@@ -11,6 +11,7 @@
 
 #include <optional>
 
+class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
@@ -55,6 +56,7 @@ private:
     QComboBox *m_family;
     QSpinBox *m_layersSpin, *m_hidden, *m_heads, *m_kvHeads, *m_ffn, *m_vocab, *m_experts, *m_topK;
     QSpinBox *m_seq, *m_batch;
+    QCheckBox *m_flash = nullptr;
     QWidget *m_form;
     QLabel *m_summary;
     QLabel *m_error;

@@ -333,6 +333,15 @@ private slots:
         QCOMPARE(w->document()->model().at("layers").get<int>(), 16);
         w->document()->undoStack()->undo();
         QCOMPARE(panel->layerModel()->rowCount(), 34);
+        // Flash attention: on for the llama family (ModelConfig); switching it off is one
+        // undoable edit that reaches the model file.
+        auto *flash = panel->findChild<QCheckBox *>(QStringLiteral("flashAttention"));
+        QVERIFY(flash);
+        QVERIFY(flash->isChecked());
+        flash->setChecked(false);
+        QCOMPARE(w->document()->model().at("flash_attention").get<bool>(), false);
+        w->document()->undoStack()->undo();
+        QVERIFY(flash->isChecked());
         // Preset picker.
         auto *preset = panel->findChild<QComboBox *>(QStringLiteral("modelPreset"));
         preset->setCurrentIndex(preset->findText(QStringLiteral("bert-large")));
