@@ -46,20 +46,6 @@ Result<ModelConfig> configFromJson(const Json &j, const std::string &origin)
         origin, "", "is a measured per-layer profile, not model hyperparameters"));
 }
 
-// readJsonFile, plus the nlohmann exceptions it lets through (a number literal beyond the
-// double range such as 1e400 throws out_of_range.406, not parse_error).
-Result<Json> readJson(const std::string &file)
-{
-    try {
-        return readJsonFile(file);
-    } catch (const Json::exception &e) {
-        std::string what = e.what();
-        if (const auto pos = what.find("] "); pos != std::string::npos)
-            what = what.substr(pos + 2);
-        return Result<Json>::failure(formatError(file, "", "malformed JSON (" + what + ")"));
-    }
-}
-
 } // namespace
 
 ModelFileKind detectModelFileKind(const Json &j)
@@ -125,7 +111,7 @@ Result<ModelProfile> modelFromJson(const Json &j, const std::string &origin, con
 
 Result<ModelProfile> loadModelFile(const std::string &file, const ModelOptions &options)
 {
-    auto j = readJson(file);
+    auto j = readJsonFile(file);
     if (!j)
         return Result<ModelProfile>::failure(j.error());
     return modelFromJson(*j, file, options);
@@ -149,7 +135,7 @@ Result<ModelProfile> resolveModel(const std::string &fileOrPreset, const ModelOp
 
 Result<ModelConfig> loadModelConfig(const std::string &file)
 {
-    auto j = readJson(file);
+    auto j = readJsonFile(file);
     if (!j)
         return Result<ModelConfig>::failure(j.error());
     return configFromJson(*j, file);

@@ -64,17 +64,37 @@ Topology grandTeton()
 class TestEvaluatorMemory : public QObject {
     Q_OBJECT
 private slots:
+    void torchtitanLlama31_8B_data()
+    {
+        QTest::addColumn<int>("seq");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<int>("cp");
+        QTest::addColumn<double>("measuredGiB");
+        // torchtitan Table 2, full activation checkpointing, micro-batch 1, one sample per
+        // data-parallel replica; measured torch.cuda.max_memory_reserved().
+        QTest::newRow("FSDP 8, seq 32768") << 32768 << 8 << 1 << 83.9;
+        // "FSDP 4, CP 2": sequence 65536 split over 2 context-parallel ranks. FSDP shards
+        // over the 8 ranks of dp x cp (torchtitan's dp_shard_cp mesh), which is also how
+        // our ZeRO-3 shards (Collectives.cpp), so the model states equal the FSDP-8 row's.
+        QTest::newRow("FSDP 4 x CP 2, seq 65536") << 65536 << 4 << 2 << 84.2;
+    }
+
     void torchtitanLlama31_8B()
     {
-        const ModelProfile m = buildProfile(llama31_8b(32768));
+        QFETCH(int, seq);
+        QFETCH(int, dp);
+        QFETCH(int, cp);
+        QFETCH(double, measuredGiB);
+        const ModelProfile m = buildProfile(llama31_8b(seq));
         const Topology topo = grandTeton();
         UniformLayout u;
-        u.dp = 8;
+        u.dp = dp;
+        u.cp = cp;
         u.zero = 3;
         u.recompute = true;
         u.microBatch = 1;
-        u.globalBatch = 8;
-        u.seqLength = 32768;
+        u.globalBatch = dp;
+        u.seqLength = seq;
         const Plan plan = *buildUniformPlan(u, topo, m);
         const Report r = evaluate(plan, topo, m);
         QVERIFY(!r.devices.empty());
@@ -82,50 +102,19 @@ private slots:
         // Model states, by hand. Parameters: embedding and output 2 x 128256 x 4096 =
         // 1050.67 M; per block q,o 2 x 4096^2 + k,v 2 x 4096 x 1024 + SwiGLU 3 x 4096 x
         // 14336 + 2 norms x 4096 = 218.11 M, x 32 = 6979.45 M; final norm 4096: 8030.26 M
-        // (Meta: "8.03B"). ZeRO-3 over 8 with 2 + 4 + 12 B/param: 18 x 8.03026e9 / 8 =
+        // (Meta: "8.03B"). ZeRO-3 over 8 ranks with 2 + 4 + 12 B/param: 18 x 8.03026e9 / 8 =
         // 18.068 GB, plus the two gathered copies of the largest layer (the embedding,
         // 2 x 525.34 M x 2 B = 2.101 GB): 20.169 GB.
         const DeviceReport &d = r.devices.front();
         const double states = d.weights + d.gradients + d.optimizerState;
         QVERIFY2(std::abs(states - 20.169e9) < 0.01e9, qPrintable(QString::number(states / 1e9)));
 
-        const double measured = 83.9 * GiB;
+        const double measured = measuredGiB * GiB;
         const double err = (r.peakMemoryBytes - measured) / measured;
-        qInfo("Llama 3.1 8B, FSDP 8, seq 32768, full AC: predicted %.2f GiB (states %.2f, activations %.2f, "
-              "stash %.2f, overhead %.2f GB), measured 83.9 GiB max reserved, error %+.1f%%",
-              r.peakMemoryBytes / GiB, states / 1e9, d.activations / 1e9, d.stash / 1e9, d.overhead / 1e9,
-              100 * err);
-        QVERIFY(std::abs(err) < 0.20);
-    }
-
-    void torchtitanLlama31_8B_contextParallel()
-    {
-        // Same source, Table 2, row "FSDP 4, CP 2": sequence 65536 split over 2 context-
-        // parallel ranks, full activation checkpointing; measured 84.2 GiB max reserved.
-        // FSDP shards over the 8 ranks of dp x cp (torchtitan's dp_shard_cp mesh), which is
-        // also how our ZeRO-3 shards (Collectives.cpp), so model states are those of the
-        // FSDP-8 row: 20.169 GB.
-        const ModelProfile m = buildProfile(llama31_8b(65536));
-        const Topology topo = grandTeton();
-        UniformLayout u;
-        u.dp = 4;
-        u.cp = 2;
-        u.zero = 3;
-        u.recompute = true;
-        u.microBatch = 1;
-        u.globalBatch = 4;
-        u.seqLength = 65536;
-        const Plan plan = *buildUniformPlan(u, topo, m);
-        const Report r = evaluate(plan, topo, m);
-        QVERIFY(!r.devices.empty());
-        const DeviceReport &d = r.devices.front();
-        const double states = d.weights + d.gradients + d.optimizerState;
-        QVERIFY2(std::abs(states - 20.169e9) < 0.01e9, qPrintable(QString::number(states / 1e9)));
-        const double measured = 84.2 * GiB;
-        const double err = (r.peakMemoryBytes - measured) / measured;
-        qInfo("Llama 3.1 8B, FSDP 4 x CP 2, seq 65536, full AC: predicted %.2f GiB, measured 84.2 GiB, "
-              "error %+.1f%%",
-              r.peakMemoryBytes / GiB, 100 * err);
+        qInfo("Llama 3.1 8B, FSDP %d x CP %d, seq %d, full AC: predicted %.2f GiB (states %.2f, "
+              "activations %.2f, stash %.2f, overhead %.2f GB), measured %.1f GiB max reserved, error %+.1f%%",
+              dp, cp, seq, r.peakMemoryBytes / GiB, states / 1e9, d.activations / 1e9, d.stash / 1e9,
+              d.overhead / 1e9, measuredGiB, 100 * err);
         QVERIFY(std::abs(err) < 0.20);
     }
 };
