@@ -3,6 +3,7 @@
 #include "PlanSpace.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace nest {
@@ -26,6 +27,7 @@ public:
     double best = kInf;
     Plan bestPlan;
     MemoryObstacle obstacle;
+    std::function<void(double)> within;   // progress within the current outer point
 
     void run(const OuterConfig &cfg)
     {
@@ -49,6 +51,8 @@ public:
             m_cuts.assign(s + 1, 0);
             m_cuts[s] = m_L;
             enumerateCuts(s, 1);
+            if (within)
+                within(double(s) / m_space.maxStages());
         }
     }
 
@@ -70,6 +74,7 @@ private:
     // All compositions of the layers into s non-empty stages.
     void enumerateCuts(int s, int i)
     {
+        poll();   // the enumeration alone can run for minutes on a large instance
         if (i == s) {
             m_widths.assign(s, 0);
             enumerateWidths(s, 0, 0);
@@ -130,6 +135,7 @@ private:
             StagePlan stage = stages[i];
             ctx.stage = &stage;
             std::vector<Option> list;
+            poll();
             for (int o = 0; o < static_cast<int>(options[i].size()); ++o) {
                 applyOption(stage, options[i][o]);
                 const StageCost c = stageCost(ctx);
@@ -162,7 +168,8 @@ private:
         std::vector<int> pick(s, 0);
         const double weight = m_cfg.numMicroBatches + s - 1;
         while (true) {
-            ++m_stats.transitions;
+            if ((++m_stats.transitions & 1023) == 0)
+                poll();
             double a = 0, b = 0;
             for (int i = 0; i < s; ++i) {
                 a = std::max(a, costs[i][pick[i]].t);
@@ -200,6 +207,8 @@ PlanResult ExhaustivePlanner::plan(const Topology &topo, const ModelProfile &mod
         Enumerator e(space, cancel, stats);
         const auto &configs = space.configs();
         for (size_t i = 0; i < configs.size(); ++i) {
+            if (progress)
+                e.within = [&](double f) { progress((double(i) + f) / double(configs.size()), e.best < kInf ? e.best : 0.0); };
             e.run(configs[i]);
             if (progress)
                 progress(double(i + 1) / double(configs.size()), e.best < kInf ? e.best : 0.0);

@@ -189,6 +189,22 @@ void requireObject(const Json &j, const std::string &path)
         throw JsonError(path, std::string("expected an object, found ") + j.type_name());
 }
 
+void requireKnownKeys(const Json &obj, const std::string &path, std::initializer_list<const char *> known)
+{
+    requireObject(obj, path);
+    for (const auto &item : obj.items()) {
+        bool ok = false;
+        for (const char *k : known)
+            ok = ok || item.key() == k;
+        if (ok)
+            continue;
+        std::string list;
+        for (const char *k : known)
+            list += (list.empty() ? "" : ", ") + std::string(k);
+        throw JsonError(childPath(path, item.key()), "unknown key (expected one of: " + list + ")");
+    }
+}
+
 void requireArray(const Json &j, const std::string &path)
 {
     if (!j.is_array())

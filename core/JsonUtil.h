@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,9 @@ Result<bool> writeJsonFile(const std::string &file, const Json &j);
 // --- accessors (throw JsonError) --------------------------------------------------------
 void requireObject(const Json &j, const std::string &path);
 void requireArray(const Json &j, const std::string &path);
+// An object whose every key is one of `known` (typos never pass): else JsonError at the
+// first unknown key, listing the known ones.
+void requireKnownKeys(const Json &obj, const std::string &path, std::initializer_list<const char *> known);
 const Json &requireKey(const Json &obj, std::string_view key, const std::string &path);
 bool has(const Json &obj, std::string_view key);
 

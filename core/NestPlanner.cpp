@@ -44,6 +44,20 @@ public:
     Plan bestPlan;
     MemoryObstacle obstacle;
 
+    // Progress within the outer loop: point `index` of `count`, `within` its own fraction.
+    void setProgress(const ProgressFn *progress, size_t index, size_t count)
+    {
+        m_progress = progress;
+        m_pointIndex = index;
+        m_pointCount = count;
+    }
+    void report(double within) const
+    {
+        if (m_progress && *m_progress && m_pointCount > 0)
+            (*m_progress)((double(m_pointIndex) + std::clamp(within, 0.0, 1.0)) / double(m_pointCount),
+                          best < kInf ? best : 0.0);
+    }
+
     // Search order: smallest lower bound first, ties broken towards pipelines just large
     // enough to hold the model's training state (a good incumbent early makes the bounds
     // cut more); any order gives the same optimum.
@@ -218,6 +232,8 @@ private:
     }
 
     const LayerComputeBound *m_bound = nullptr;  // of the current config, null = none
+    const ProgressFn *m_progress = nullptr;
+    size_t m_pointIndex = 0, m_pointCount = 0;
 
     // Lower bound on max t of a suffix [j, L) in `stages` stages placed on positions
     // [q, positions): its stages use at most min(positions - q, stages * widest) positions.
@@ -457,6 +473,8 @@ private:
                         bestPlan = reconstruct(w, s.begin + p);
                     }
                 }
+                // Deeper pipelines reuse the shallower cells: progress by pipeline depth.
+                report((double(k) + double(w + 1) / m_nW) / m_space.maxStages());
             }
         }
     }
@@ -488,7 +506,11 @@ private:
     void runInterleaved(const OuterConfig &cfg)
     {
         setupConfig(cfg);
-        for (const InterleavedChoice &c : m_space.interleavedChoices(cfg)) {
+        const std::vector<InterleavedChoice> choices = m_space.interleavedChoices(cfg);
+        for (size_t ci = 0; ci < choices.size(); ++ci) {
+            const InterleavedChoice &c = choices[ci];
+            if ((ci & 15) == 0)
+                report(double(ci) / double(choices.size()));
             poll();
             ++m_stats.states;
             if (lowerBound(cfg, double(c.pp) * c.option.width()) >= best) {
@@ -531,9 +553,9 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
         for (const OuterConfig &c : configs)
             search.seed(c);
         for (size_t i = 0; i < configs.size(); ++i) {
+            search.setProgress(&progress, i, configs.size());
             search.run(configs[i]);
-            if (progress)
-                progress(double(i + 1) / double(configs.size()), search.best < kInf ? search.best : 0.0);
+            search.report(1.0);
         }
         return SearchIncumbent{search.best, search.bestPlan, search.obstacle};
     });

@@ -100,8 +100,10 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
                 continue;
             for (Schedule s : schedules) {
                 for (Layout l : layouts) {
-                    if (dp == 1 && l == Layout::ReplicasInside)
-                        continue;  // identical to ReplicasOutside
+                    // With one replica both layouts are the same plans: search it once,
+                    // under whichever layout is listed first.
+                    if (dp == 1 && l != layouts.front())
+                        continue;
                     OuterConfig c;
                     c.microBatch = mb;
                     c.schedule = s;

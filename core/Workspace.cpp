@@ -1,6 +1,7 @@
 #include "Workspace.h"
 
 #include "ClusterIO.h"
+#include "ModelIO.h"
 
 namespace nest {
 
@@ -14,79 +15,10 @@ bool looksLikeWorkspace(const Json &j)
     return j.contains("cluster");
 }
 
-Json searchSettingsToJson(const SearchSettings &s)
-{
-    Json schedules = Json::array();
-    for (Schedule sc : s.schedules)
-        schedules.push_back(toString(sc));
-    return Json{{"micro_batches", s.microBatches},
-                {"schedules", schedules},
-                {"max_stages", s.maxStages},
-                {"allow_zero", s.allowZero},
-                {"allow_recompute", s.allowRecompute},
-                {"allow_sp", s.allowSequenceParallel},
-                {"memory_headroom", s.memoryHeadroom}};
-}
-
-SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
-{
-    requireObject(j, path);
-    static const char *const known[] = {"micro_batches", "schedules", "max_stages", "allow_zero",
-                                        "allow_recompute", "allow_sp", "memory_headroom"};
-    for (const auto &item : j.items()) {
-        bool ok = false;
-        for (const char *k : known)
-            ok = ok || item.key() == k;
-        if (!ok)
-            throw JsonError(childPath(path, item.key()), "unknown key");
-    }
-    SearchSettings s;
-    if (has(j, "micro_batches")) {
-        const std::string p = childPath(path, "micro_batches");
-        const Json &list = j.at("micro_batches");
-        requireArray(list, p);
-        if (list.empty())
-            throw JsonError(p, "needs at least one micro-batch size");
-        s.microBatches.clear();
-        for (size_t i = 0; i < list.size(); ++i)
-            s.microBatches.push_back(static_cast<int>(asInt(list[i], childPath(p, i), 1, 1 << 20)));
-    }
-    if (has(j, "schedules")) {
-        const std::string p = childPath(path, "schedules");
-        const Json &list = j.at("schedules");
-        requireArray(list, p);
-        if (list.empty())
-            throw JsonError(p, "needs at least one schedule");
-        s.schedules.clear();
-        for (size_t i = 0; i < list.size(); ++i) {
-            Schedule sc;
-            if (!list[i].is_string() || !scheduleFromString(list[i].get<std::string>(), sc))
-                throw JsonError(childPath(p, i), "expected one of \"1f1b\", \"gpipe\", \"interleaved\"");
-            s.schedules.push_back(sc);
-        }
-    }
-    s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
-    s.allowZero = getBool(j, "allow_zero", path, true);
-    s.allowRecompute = getBool(j, "allow_recompute", path, true);
-    s.allowSequenceParallel = getBool(j, "allow_sp", path, true);
-    s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
-    if (s.memoryHeadroom >= 1)
-        throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");
-    return s;
-}
-
 Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
 {
     try {
-        requireObject(j, "");
-        static const char *const known[] = {"format", "version", "cluster", "model", "search", "plans"};
-        for (const auto &item : j.items()) {
-            bool ok = false;
-            for (const char *k : known)
-                ok = ok || item.key() == k;
-            if (!ok)
-                throw JsonError(item.key(), "unknown key");
-        }
+        requireKnownKeys(j, "", {"format", "version", "cluster", "model", "search", "plans"});
         if (has(j, "format") && getString(j, "format", "") != "nest-workspace")
             throw JsonError("format", "expected \"nest-workspace\"");
         if (has(j, "version"))
@@ -120,8 +52,10 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
             const Json &plans = j.at("plans");
             requireArray(plans, "plans");
             for (size_t i = 0; i < plans.size(); ++i) {
-                requireObject(plans[i], childPath("plans", i));
-                w.plans.push_back(plans[i]);
+                Result<PinnedPlan> p = pinnedPlanFromJson(plans[i], origin, childPath("plans", i), w.cluster);
+                if (!p)
+                    return Result<Workspace>::failure(p.error());
+                w.plans.push_back(std::move(p).value());
             }
         }
         return w;
@@ -133,14 +67,29 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
 Json workspaceToJson(const Workspace &w)
 {
     Json plans = Json::array();
-    for (const Json &p : w.plans)
-        plans.push_back(p);
+    for (const PinnedPlan &p : w.plans)
+        plans.push_back(pinnedPlanToJson(p));
     return Json{{"format", "nest-workspace"},
                 {"version", 1},
                 {"cluster", clusterToJson(w.cluster)},
                 {"model", w.model},
                 {"search", searchSettingsToJson(w.search)},
                 {"plans", plans}};
+}
+
+Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origin)
+{
+    Result<ModelProfile> m = modelFromJson(w.model, origin);
+    if (m)
+        return m;
+    // The model loaders name paths inside the model object: put them under "model".
+    const std::string head = origin.empty() ? std::string() : origin + ": ";
+    std::string msg = m.error();
+    if (msg.rfind(head + "at ", 0) == 0)
+        msg = head + "at model." + msg.substr(head.size() + 3);
+    else if (msg.rfind(head, 0) == 0)
+        msg = head + "model: " + msg.substr(head.size());
+    return Result<ModelProfile>::failure(msg);
 }
 
 Result<Workspace> loadWorkspace(const std::string &file)

@@ -7,14 +7,15 @@
 //   "cluster": { ...cluster JSON as ClusterIO reads it... },
 //   "model":   {"preset": "llama2-7b", "seq_length": 4096, "global_batch": 512}
 //              or a model config / profile object as the model loaders accept,
-//   "search":  {"micro_batches": [1, 2, 4, 8], "schedules": ["1f1b", "gpipe", "interleaved"],
-//               "max_stages": 0, "allow_zero": true, "allow_recompute": true,
-//               "allow_sp": true, "memory_headroom": 0.0},
-//   "plans":   [ ...pinned plan objects, kept as they are... ]
+//   "search":  { ...search settings (SearchSettings.h)... },
+//   "plans":   [ ...pinned plans (PinnedPlan.h)... ]
 // }
 // Only "cluster" is required; the rest take the defaults below. See docs/gui.md.
 #include "JsonUtil.h"
+#include "ModelProfile.h"
+#include "PinnedPlan.h"
 #include "Plan.h"
+#include "SearchSettings.h"
 #include "Result.h"
 #include "Topology.h"
 
@@ -23,24 +24,11 @@
 
 namespace nest {
 
-// The search settings the GUI exposes; defaults as SearchOptions' (Planner.h).
-struct SearchSettings {
-    std::vector<int> microBatches{1, 2, 4, 8};       // candidate micro-batch sizes
-    std::vector<Schedule> schedules{Schedule::OneFOneB, Schedule::GPipe, Schedule::Interleaved};
-    int maxStages = 0;                               // 0 = no limit
-    bool allowZero = true;
-    bool allowRecompute = true;
-    bool allowSequenceParallel = true;
-    double memoryHeadroom = 0.0;                     // fraction of device memory kept free
-
-    bool operator==(const SearchSettings &) const = default;
-};
-
 struct Workspace {
     Topology cluster;
     Json model = Json::object();   // {"preset": ...} or a model config / profile object
     SearchSettings search;
-    std::vector<Json> plans;       // pinned plans, opaque here
+    std::vector<PinnedPlan> plans; // pinned plans (PinnedPlan.h)
 };
 
 inline constexpr const char *kWorkspaceExtension = ".nestws.json";
@@ -53,8 +41,8 @@ Result<Workspace> loadWorkspace(const std::string &file);
 // key), as opposed to a bare cluster file.
 bool looksLikeWorkspace(const Json &j);
 
-Json searchSettingsToJson(const SearchSettings &s);
-// Throws JsonError with the path on bad input.
-SearchSettings searchSettingsFromJson(const Json &j, const std::string &path);
+// The workspace's model as a profile (its "model" object through the model loaders);
+// errors name `origin` and the path "model".
+Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origin);
 
 } // namespace nest

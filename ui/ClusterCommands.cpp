@@ -92,4 +92,23 @@ bool ChangeSearchSettings::mergeWith(const QUndoCommand *other)
     return true;
 }
 
+ChangePinnedPlans::ChangePinnedPlans(ClusterDocument *document, std::vector<PinnedPlan> before,
+                                     std::vector<PinnedPlan> after, const QString &text)
+    : QUndoCommand(text)
+    , m_document(document)
+    , m_before(std::move(before))
+    , m_after(std::move(after))
+{
+}
+
+void ChangePinnedPlans::undo()
+{
+    m_document->applyPlans(m_before);
+}
+
+void ChangePinnedPlans::redo()
+{
+    m_document->applyPlans(m_after);
+}
+
 } // namespace nest::ui

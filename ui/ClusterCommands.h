@@ -73,4 +73,18 @@ private:
     SearchSettings m_after;
 };
 
+// Pinning or unpinning plans: the whole list before and after.
+class ChangePinnedPlans : public QUndoCommand {
+public:
+    ChangePinnedPlans(ClusterDocument *document, std::vector<PinnedPlan> before, std::vector<PinnedPlan> after,
+                      const QString &text);
+    void undo() override;
+    void redo() override;
+
+private:
+    ClusterDocument *m_document;
+    std::vector<PinnedPlan> m_before;
+    std::vector<PinnedPlan> m_after;
+};
+
 } // namespace nest::ui

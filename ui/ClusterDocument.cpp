@@ -135,6 +135,7 @@ void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKin
     emit clusterChanged();
     emit modelChanged();
     emit searchChanged();
+    emit plansChanged();
     emit selectionChanged();
     emit fileNameChanged(m_fileName);
     updateModified();
@@ -147,6 +148,7 @@ void ClusterDocument::replaceContent(Workspace workspace)
     emit clusterChanged();
     emit modelChanged();
     emit searchChanged();
+    emit plansChanged();
     emit selectionChanged();
     updateModified();
 }
@@ -335,6 +337,35 @@ void ClusterDocument::applyModel(const Json &model)
 {
     m_model = model;
     emit modelChanged();
+    updateModified();
+}
+
+bool ClusterDocument::pinPlan(const PinnedPlan &plan)
+{
+    std::vector<PinnedPlan> after = m_plans;
+    after.push_back(plan);
+    m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),
+                                       tr("Pin plan %1").arg(QString::fromStdString(plan.label))));
+    return true;
+}
+
+bool ClusterDocument::unpinPlan(int index)
+{
+    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
+        emit editRefused(tr("there is no pinned plan %1").arg(index));
+        return false;
+    }
+    std::vector<PinnedPlan> after = m_plans;
+    after.erase(after.begin() + index);
+    m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),
+                                       tr("Unpin plan %1").arg(QString::fromStdString(m_plans[index].label))));
+    return true;
+}
+
+void ClusterDocument::applyPlans(const std::vector<PinnedPlan> &plans)
+{
+    m_plans = plans;
+    emit plansChanged();
     updateModified();
 }
 

@@ -37,7 +37,7 @@ public:
 
     const Json &model() const { return m_model; }
     const SearchSettings &search() const { return m_search; }
-    const std::vector<Json> &plans() const { return m_plans; }
+    const std::vector<PinnedPlan> &plans() const { return m_plans; }
     // The whole workspace as it would be saved.
     Workspace workspace() const;
 
@@ -86,11 +86,15 @@ public:
     bool setNodeDevices(int node, int count, const DeviceSpec &type);
     bool setModel(const Json &model, bool mergeable = false);
     bool setSearch(const SearchSettings &search);
+    // Keeps a plan in the workspace (one undo step); unpinPlan removes plan `index`.
+    bool pinPlan(const PinnedPlan &plan);
+    bool unpinPlan(int index);
 
     // --- used by the undo commands only
     void applyState(const ClusterState &state, const ClusterChange &change);
     void applyModel(const Json &model);
     void applySearch(const SearchSettings &search);
+    void applyPlans(const std::vector<PinnedPlan> &plans);
 
 signals:
     void clusterReset();                 // a new document was loaded
@@ -101,6 +105,7 @@ signals:
     void clusterChanged();               // after any change of the cluster (incl. reset)
     void modelChanged();
     void searchChanged();
+    void plansChanged();
     void selectionChanged();
     void editRefused(const QString &reason);
     void modifiedChanged(bool modified);
@@ -116,7 +121,7 @@ private:
     ClusterState m_state;
     Json m_model = Json::object();
     SearchSettings m_search;
-    std::vector<Json> m_plans;
+    std::vector<PinnedPlan> m_plans;
     QUndoStack *m_undo = nullptr;
     QString m_fileName;
     FileKind m_fileKind = FileKind::Workspace;

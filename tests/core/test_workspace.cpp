@@ -48,7 +48,21 @@ private slots:
         w.search.allowRecompute = false;
         w.search.allowSequenceParallel = false;
         w.search.memoryHeadroom = 0.125;
-        w.plans.push_back(Json{{"dp", 2}, {"note", "pinned"}});
+        w.search.planner = "exhaustive";
+        w.search.tpCandidates = {1, 4};
+        w.search.cpCandidates = {1, 2};
+        w.search.allowEp = false;
+        w.search.virtualStages = 3;
+        w.search.layouts = {Layout::ReplicasInside};
+        PinnedPlan pin;
+        pin.label = "four stages";
+        pin.planner = "nest";
+        pin.plan.dp = 2;
+        pin.plan.microBatch = 2;
+        pin.plan.stages.push_back(StagePlan{0, 3, 2, 1, 1, true, 1, false, {{0, 1}, {2, 3}}});
+        pin.settings.microBatches = {2};
+        pin.cluster = w.cluster;
+        w.plans.push_back(pin);
         const Json j = workspaceToJson(w);
         QCOMPARE(j.at("format").get<std::string>(), std::string("nest-workspace"));
         // Through text, as on disk.
@@ -59,7 +73,7 @@ private slots:
         QCOMPARE(back->model, w.model);
         QCOMPARE(back->search, w.search);
         QCOMPARE(back->plans.size(), size_t(1));
-        QCOMPARE(back->plans[0], w.plans[0]);
+        QVERIFY(back->plans[0] == w.plans[0]);
     }
 
     void modelAsPresetString()
@@ -84,6 +98,17 @@ private slots:
         QTest::newRow("headroom >= 1")
             << R"({"cluster": CL, "search": {"memory_headroom": 1.5}})" << "search.memory_headroom";
         QTest::newRow("plans not objects") << R"({"cluster": CL, "plans": [3]})" << "plans[0]";
+        QTest::newRow("pinned plan without plan") << R"({"cluster": CL, "plans": [{"label": "x"}]})"
+                                                 << "plans[0].plan";
+        QTest::newRow("pinned plan incomplete")
+            << R"({"cluster": CL, "plans": [{"plan": {"stages": 3}}]})" << "plans[0].plan.global_batch";
+        QTest::newRow("pinned plan unknown key")
+            << R"({"cluster": CL, "plans": [{"plan": {}, "lable": "x"}]})" << "plans[0].lable";
+        QTest::newRow("bad planner") << R"({"cluster": CL, "search": {"planner": "magic"}})" << "search.planner";
+        QTest::newRow("bad layout") << R"({"cluster": CL, "search": {"layouts": ["sideways"]}})"
+                                    << "search.layouts[0]";
+        QTest::newRow("duplicate tp") << R"({"cluster": CL, "search": {"tp_candidates": [2, 2]}})"
+                                      << "search.tp_candidates[1]";
         QTest::newRow("model wrong type") << R"({"cluster": CL, "model": 7})" << "model";
         QTest::newRow("bad cluster inside")
             << R"({"cluster": {"template": "fat-tree", "params": {"racks": -1}}})" << "cluster";

@@ -1,0 +1,37 @@
+#pragma once
+// A plan kept in a workspace: its label, the planner that made it, the plan itself, the
+// search settings it was planned with and the cluster it was planned on (so that it can be
+// shown, compared and re-evaluated after the cluster has been edited).
+//
+// JSON (an element of the workspace's "plans"):
+//   {"label": "nest 14:02", "planner": "nest", "plan": { ...plan JSON (PlanIO.h)... },
+//    "search": { ...search settings... }, "cluster": { ...cluster JSON... }}
+// "plan" is required; "label" defaults to "", "planner" to "file", "search" to the
+// defaults, "cluster" to the workspace's own cluster.
+#include "JsonUtil.h"
+#include "Plan.h"
+#include "Result.h"
+#include "SearchSettings.h"
+#include "Topology.h"
+
+#include <string>
+
+namespace nest {
+
+struct PinnedPlan {
+    std::string label;
+    std::string planner = "file";   // "nest", "exhaustive", or "file" (opened from a file)
+    Plan plan;
+    SearchSettings settings;
+    Topology cluster;
+
+    bool operator==(const PinnedPlan &) const = default;
+};
+
+Json pinnedPlanToJson(const PinnedPlan &p);
+// `path` is the JSON path of the object ("plans[2]"); `fallbackCluster` is used when the
+// object has no "cluster". Messages are "ORIGIN: at PATH.KEY: REASON".
+Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, const std::string &path,
+                                      const Topology &fallbackCluster);
+
+} // namespace nest

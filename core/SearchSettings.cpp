@@ -1,0 +1,170 @@
+#include "SearchSettings.h"
+
+#include "ExhaustivePlanner.h"
+#include "ModelProfile.h"
+#include "NestPlanner.h"
+
+#include <algorithm>
+
+namespace nest {
+
+SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model)
+{
+    SearchOptions o;
+    o.globalBatch = model.globalBatch;
+    o.seqLength = model.seqLength;
+    o.microBatches = s.microBatches;
+    o.schedules = s.schedules;
+    o.virtualStages = s.virtualStages;
+    o.maxStages = s.allowPp ? s.maxStages : 1;
+    o.allowZero = s.allowZero;
+    o.allowRecompute = s.allowRecompute;
+    o.allowSp = s.allowSequenceParallel;
+    o.tpCandidates = s.allowTp ? s.tpCandidates : std::vector<int>{1};
+    o.epCandidates = s.allowEp ? s.epCandidates : std::vector<int>{1};
+    o.cpCandidates = s.allowCp ? s.cpCandidates : std::vector<int>{1};
+    if (!s.allowDp)
+        o.dpCandidates = {1};
+    o.layouts = s.layouts;
+    o.memoryHeadroom = s.memoryHeadroom;
+    o.cost.memoryHeadroom = s.memoryHeadroom;
+    return o;
+}
+
+const std::vector<std::string> &plannerNames()
+{
+    static const std::vector<std::string> names{"nest", "exhaustive"};
+    return names;
+}
+
+std::unique_ptr<Planner> makePlanner(const std::string &name)
+{
+    if (name == "nest")
+        return std::make_unique<NestPlanner>();
+    if (name == "exhaustive")
+        return std::make_unique<ExhaustivePlanner>();
+    return nullptr;
+}
+
+bool layoutFromString(const std::string &text, Layout &out)
+{
+    for (Layout l : {Layout::ReplicasOutside, Layout::ReplicasInside}) {
+        if (text == toString(l)) {
+            out = l;
+            return true;
+        }
+    }
+    return false;
+}
+
+Json searchSettingsToJson(const SearchSettings &s)
+{
+    Json schedules = Json::array();
+    for (Schedule sc : s.schedules)
+        schedules.push_back(toString(sc));
+    Json layouts = Json::array();
+    for (Layout l : s.layouts)
+        layouts.push_back(toString(l));
+    return Json{{"planner", s.planner},
+                {"micro_batches", s.microBatches},
+                {"schedules", schedules},
+                {"virtual_stages", s.virtualStages},
+                {"max_stages", s.maxStages},
+                {"memory_headroom", s.memoryHeadroom},
+                {"allow_tp", s.allowTp},
+                {"allow_pp", s.allowPp},
+                {"allow_dp", s.allowDp},
+                {"allow_ep", s.allowEp},
+                {"allow_cp", s.allowCp},
+                {"allow_sp", s.allowSequenceParallel},
+                {"allow_zero", s.allowZero},
+                {"allow_recompute", s.allowRecompute},
+                {"tp_candidates", s.tpCandidates},
+                {"ep_candidates", s.epCandidates},
+                {"cp_candidates", s.cpCandidates},
+                {"layouts", layouts}};
+}
+
+namespace {
+
+std::vector<int> intList(const Json &j, const char *key, const std::string &path, int maxValue,
+                         std::vector<int> fallback)
+{
+    if (!has(j, key))
+        return fallback;
+    const std::string p = childPath(path, key);
+    const Json &list = j.at(key);
+    requireArray(list, p);
+    if (list.empty())
+        throw JsonError(p, "needs at least one value");
+    std::vector<int> out;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const int v = static_cast<int>(asInt(list[i], childPath(p, i), 1, maxValue));
+        if (std::find(out.begin(), out.end(), v) != out.end())
+            throw JsonError(childPath(p, i), "duplicate value " + std::to_string(v));
+        out.push_back(v);
+    }
+    return out;
+}
+
+} // namespace
+
+SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
+{
+    requireKnownKeys(j, path,
+                     {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
+                      "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
+                      "allow_recompute", "tp_candidates", "ep_candidates", "cp_candidates", "layouts"});
+    SearchSettings s;
+    s.planner = getString(j, "planner", path, s.planner);
+    if (!makePlanner(s.planner))
+        throw JsonError(childPath(path, "planner"), "expected \"nest\" or \"exhaustive\", found \"" + s.planner + "\"");
+    s.microBatches = intList(j, "micro_batches", path, 1 << 20, s.microBatches);
+    if (has(j, "schedules")) {
+        const std::string p = childPath(path, "schedules");
+        const Json &list = j.at("schedules");
+        requireArray(list, p);
+        if (list.empty())
+            throw JsonError(p, "needs at least one schedule");
+        s.schedules.clear();
+        for (size_t i = 0; i < list.size(); ++i) {
+            Schedule sc;
+            if (!list[i].is_string() || !scheduleFromString(list[i].get<std::string>(), sc))
+                throw JsonError(childPath(p, i), "expected one of \"1f1b\", \"gpipe\", \"interleaved\"");
+            s.schedules.push_back(sc);
+        }
+    }
+    s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, s.virtualStages));
+    s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
+    s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
+    if (s.memoryHeadroom >= 1)
+        throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");
+    s.allowTp = getBool(j, "allow_tp", path, true);
+    s.allowPp = getBool(j, "allow_pp", path, true);
+    s.allowDp = getBool(j, "allow_dp", path, true);
+    s.allowEp = getBool(j, "allow_ep", path, true);
+    s.allowCp = getBool(j, "allow_cp", path, true);
+    s.allowSequenceParallel = getBool(j, "allow_sp", path, true);
+    s.allowZero = getBool(j, "allow_zero", path, true);
+    s.allowRecompute = getBool(j, "allow_recompute", path, true);
+    s.tpCandidates = intList(j, "tp_candidates", path, 1 << 16, s.tpCandidates);
+    s.epCandidates = intList(j, "ep_candidates", path, 1 << 16, s.epCandidates);
+    s.cpCandidates = intList(j, "cp_candidates", path, 1 << 16, s.cpCandidates);
+    if (has(j, "layouts")) {
+        const std::string p = childPath(path, "layouts");
+        const Json &list = j.at("layouts");
+        requireArray(list, p);
+        if (list.empty())
+            throw JsonError(p, "needs at least one layout");
+        s.layouts.clear();
+        for (size_t i = 0; i < list.size(); ++i) {
+            Layout l;
+            if (!list[i].is_string() || !layoutFromString(list[i].get<std::string>(), l))
+                throw JsonError(childPath(p, i), "expected \"outside\" or \"inside\"");
+            s.layouts.push_back(l);
+        }
+    }
+    return s;
+}
+
+} // namespace nest
