@@ -6,12 +6,13 @@
 #include "PlanIO.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace nest::cli {
 
 std::set<std::string> planValueOptions()
 {
-    return {"cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
+    return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "efficiency", "dp-overlap"};
 }
 
@@ -84,12 +85,94 @@ static void parseSchedule(const std::string &text, UniformLayout &u)
     }
 }
 
+std::optional<Workspace> loadWorkspaceOption(const CliArgs &args)
+{
+    if (!args.has("workspace"))
+        return std::nullopt;
+    if (args.has("cluster") || args.has("model"))
+        throw UsageError{"--workspace FILE cannot be combined with --cluster or --model: the workspace "
+                         "gives the cluster and the model"};
+    auto w = loadWorkspace(args.value("workspace"));
+    if (!w)
+        throw UsageError{w.error()};
+    return std::move(w).value();
+}
+
+namespace {
+
+// The workspace's model; rebuilt with the overrides when there are any (errors in the
+// model object itself are reported first, with their path under "model").
+ModelProfile workspaceModelWith(const Workspace &w, const std::string &file, const ModelOptions &options)
+{
+    auto model = workspaceModel(w, file);
+    if (!model)
+        throw UsageError{model.error()};
+    if (!options.seqLength && !options.globalBatch)
+        return std::move(model).value();
+    auto rebuilt = modelFromJson(w.model, file, options);
+    if (!rebuilt)
+        throw UsageError{rebuilt.error()};
+    return std::move(rebuilt).value();
+}
+
+} // namespace
+
+ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqLength,
+                                    std::optional<int> globalBatch)
+{
+    ClusterAndModel out;
+    if (std::optional<Workspace> w = loadWorkspaceOption(args)) {
+        out.model = workspaceModelWith(*w, args.value("workspace"), ModelOptions{seqLength, globalBatch});
+        out.topology = std::move(w->cluster);
+        out.search = std::move(w->search);
+        return out;
+    }
+    out.topology = loadClusterOption(args);
+    out.model = loadModelOption(args, seqLength, globalBatch);
+    return out;
+}
+
+CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
+{
+    CostOptions o = costOptionsFrom(args);
+    if (in.search)
+        o.memoryHeadroom = in.search->memoryHeadroom;
+    return o;
+}
+
+SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
+{
+    SearchSettings s = base.value_or(SearchSettings{});
+    if (args.has("planner"))
+        s.planner = args.value("planner");
+    if (!makePlanner(s.planner)) {
+        std::string names;
+        for (const std::string &n : plannerNames())
+            names += (names.empty() ? "'" : ", '") + n + "'";
+        throw UsageError{"--planner must be one of " + names + ", found '" + s.planner + "'"};
+    }
+    s.microBatches = args.intList("microbatch", s.microBatches);
+    s.maxStages = args.intValue("max-stages", s.maxStages, 0);
+    if (args.has("memory-headroom")) {
+        const std::string text = args.value("memory-headroom");
+        char *end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(v >= 0 && v < 1))
+            throw UsageError{"option --memory-headroom expects a fraction in [0, 1), got '" + text + "'"};
+        s.memoryHeadroom = v;
+    }
+    if (args.flag("no-zero"))
+        s.allowZero = false;
+    if (args.flag("no-recompute"))
+        s.allowRecompute = false;
+    return s;
+}
+
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
     static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
                                           "schedule", "zero", "recompute", "order"};
     PlanInputs in;
-    in.topology = loadClusterOption(args);
     if (args.has("plan")) {
         for (const char *o : layoutOptions)
             if (args.has(o))
@@ -100,7 +183,10 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         if (!plan)
             throw UsageError{plan.error()};
         in.plan = std::move(plan).value();
-        in.model = loadModelOption(args, in.plan.seqLength, in.plan.globalBatch);
+        ClusterAndModel cm = loadClusterAndModel(args, in.plan.seqLength, in.plan.globalBatch);
+        in.topology = std::move(cm.topology);
+        in.model = std::move(cm.model);
+        in.search = std::move(cm.search);
         return in;
     }
     std::optional<int> seq, batch;
@@ -108,7 +194,10 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         seq = args.intValue("seq", 2048);
     if (args.has("batch"))
         batch = args.intValue("batch", 4096);
-    in.model = loadModelOption(args, seq, batch);
+    ClusterAndModel cm = loadClusterAndModel(args, seq, batch);
+    in.topology = std::move(cm.topology);
+    in.model = std::move(cm.model);
+    in.search = std::move(cm.search);
     UniformLayout u;
     u.tp = args.intValue("tp", 1);
     u.pp = args.intValue("pp", 1);

@@ -1,15 +1,19 @@
 #pragma once
-// Option parsing shared by `nest-cli evaluate`, `simulate` (and `plan` for --cluster /
-// --model): loads the cluster and the model, and the plan from --plan FILE or from the
-// uniform-layout options (--tp --pp --dp --ep --cp --sp --microbatch --batch --seq
-// --schedule --zero --recompute --order). Bad input throws UsageError (exit 2).
+// Option parsing shared by `nest-cli evaluate`, `simulate` and `plan`: loads the cluster
+// and the model (from --cluster and --model, or from --workspace FILE), the plan from
+// --plan FILE or from the uniform-layout options (--tp --pp --dp --ep --cp --sp
+// --microbatch --batch --seq --schedule --zero --recompute --order), and the search
+// settings of `plan`. Bad input throws UsageError (exit 2).
 #include "CliArgs.h"
 
 #include "Evaluator.h"
 #include "ModelProfile.h"
 #include "Plan.h"
+#include "SearchSettings.h"
 #include "Topology.h"
+#include "Workspace.h"
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,13 +30,38 @@ ModelProfile loadModelOption(const CliArgs &args, std::optional<int> seqLength, 
 // --efficiency F (matmul efficiency override), --dp-overlap F.
 CostOptions costOptionsFrom(const CliArgs &args);
 
+// --workspace FILE: the workspace, or nullopt when the option is absent. Refuses
+// --cluster or --model beside it; a missing or malformed file is a UsageError whose
+// message is "FILE: at PATH: REASON".
+std::optional<Workspace> loadWorkspaceOption(const CliArgs &args);
+
+// The cluster, the model and (from a workspace) the search settings.
+struct ClusterAndModel {
+    Topology topology;
+    ModelProfile model;
+    std::optional<SearchSettings> search;  // set with --workspace
+};
+// From --workspace FILE, or from --cluster and --model; the model built with the given
+// sequence length / global batch when set (else the file's or preset's own).
+ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqLength,
+                                    std::optional<int> globalBatch);
+
 struct PlanInputs {
     Topology topology;
     ModelProfile model;
     Plan plan;
+    std::optional<SearchSettings> search;  // set with --workspace
 };
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.
 PlanInputs loadPlanInputs(const CliArgs &args);
+// costOptionsFrom(args) with the workspace's memory headroom (when there is a workspace),
+// so that `evaluate --workspace` judges memory as `plan --workspace` did.
+CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
+
+// The search settings of `nest-cli plan`: the workspace's (or the defaults), then every
+// explicit flag on top: --planner, --microbatch, --max-stages, --memory-headroom,
+// --no-zero, --no-recompute. An unknown planner is a UsageError listing plannerNames().
+SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base);
 
 } // namespace nest::cli

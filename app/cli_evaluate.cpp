@@ -1,4 +1,5 @@
-// nest-cli evaluate: the cost report of one plan (text, or one JSON object with --json).
+// nest-cli evaluate: the cost report of one plan (text, or one JSON object with --json), on
+// --cluster and --model or on the cluster and model of --workspace FILE.
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
 
@@ -50,7 +51,7 @@ int cmdEvaluate(const Args &argv)
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const PlanInputs in = loadPlanInputs(args);
-    const Report report = evaluate(in.plan, in.topology, in.model, costOptionsFrom(args));
+    const Report report = evaluate(in.plan, in.topology, in.model, costOptionsFor(args, in));
     if (!report.feasible && report.stages.empty()) {
         // The plan does not fit this cluster/model at all (bad layer ranges, device ids...).
         std::string msg = "the plan is not valid for this cluster and model:";

@@ -16,14 +16,18 @@ const char *kUsage =
     "  presets   [--json]                       list devices, cluster templates, models\n"
     "  inspect   [--cluster C] [--model M] [--json]\n"
     "                                           devices, levels, parameters, FLOPs/token\n"
-    "  evaluate  --cluster C --model M (--plan FILE | --tp N --pp N --dp N ...) [--json]\n"
-    "                                           cost report of one plan\n"
+    "  evaluate  (--cluster C --model M | --workspace W) (--plan FILE | --tp N --pp N --dp N ...)\n"
+    "            [--json]                       cost report of one plan\n"
     "  simulate  (same options as evaluate) [--out FILE]\n"
     "                                           discrete-event run, timeline JSON\n"
-    "  plan      --cluster C --model M [--planner nest|exhaustive] [--json] [--out FILE]\n"
+    "  plan      (--cluster C --model M | --workspace W) [--planner nest|exhaustive]\n"
+    "            [--microbatch 1,2,4] [--max-stages N] [--memory-headroom F] [--no-zero]\n"
+    "            [--no-recompute] [--batch N] [--seq N] [--json] [--out FILE]\n"
     "                                           search for the best plan\n"
     "\n"
-    "C and M are a file (JSON) or a preset name; see `nest-cli presets`.\n"
+    "C and M are a file (JSON) or a preset name; see `nest-cli presets`. W is a workspace\n"
+    "(*.nestws.json): its cluster, model and search settings, as the window plans them;\n"
+    "explicit search flags override the workspace's settings.\n"
     "Exit status: 0 success, 2 bad input or usage, 1 internal error.\n";
 
 } // namespace

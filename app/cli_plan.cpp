@@ -1,12 +1,14 @@
 // nest-cli plan: search for the best plan (NEST dynamic program or exhaustive enumeration)
 // and print it with its report and the search statistics. With --json one object with the
-// keys "plan", "report" (as `evaluate --json`), "solve_time_s", "states" and "stats".
+// keys "plan", "report" (as `evaluate --json`), "solve_time_s", "states", "stats" and
+// "search" (the settings searched). With --workspace FILE the cluster, the model and the
+// search settings come from the workspace and go through searchOptionsFrom(), exactly as
+// the window plans; explicit flags override the workspace's settings.
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
 
-#include "ExhaustivePlanner.h"
-#include "NestPlanner.h"
 #include "PlanIO.h"
+#include "SearchSettings.h"
 
 #include <cstdio>
 #include <iostream>
@@ -74,35 +76,26 @@ Json statsToJson(const SearchStats &s)
 int cmdPlan(const Args &argv)
 {
     const CliArgs args(argv,
-                       {"cluster", "model", "planner", "batch", "seq", "microbatch", "max-stages", "out",
-                        "efficiency", "dp-overlap"},
+                       {"workspace", "cluster", "model", "planner", "batch", "seq", "microbatch", "max-stages",
+                        "memory-headroom", "out", "efficiency", "dp-overlap"},
                        {"no-zero", "no-recompute", "json"});
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
-    const std::string plannerName = args.value("planner", "nest");
-    std::unique_ptr<Planner> planner;
-    if (plannerName == "nest")
-        planner = std::make_unique<NestPlanner>();
-    else if (plannerName == "exhaustive")
-        planner = std::make_unique<ExhaustivePlanner>();
-    else
-        throw UsageError{"--planner must be 'nest' or 'exhaustive', found '" + plannerName + "'"};
 
     std::optional<int> seq, batch;
     if (args.has("seq"))
         seq = args.intValue("seq", 0);
     if (args.has("batch"))
         batch = args.intValue("batch", 0);
-    const Topology topo = loadClusterOption(args);
-    const ModelProfile model = loadModelOption(args, seq, batch);
+    ClusterAndModel in = loadClusterAndModel(args, seq, batch);
+    const SearchSettings settings = searchSettingsFrom(args, std::move(in.search));
+    const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked above
+    const Topology &topo = in.topology;
+    const ModelProfile &model = in.model;
 
-    SearchOptions o;
-    o.globalBatch = model.globalBatch;
-    o.microBatches = args.intList("microbatch", o.microBatches);
-    o.maxStages = args.intValue("max-stages", 0, 0);
-    o.allowZero = !args.flag("no-zero");
-    o.allowRecompute = !args.flag("no-recompute");
+    SearchOptions o = searchOptionsFrom(settings, model);
     o.cost = costOptionsFrom(args);
+    o.cost.memoryHeadroom = o.memoryHeadroom;
 
     const PlanResult r = planner->plan(topo, model, o);
     if (!r.found) {
@@ -126,6 +119,7 @@ int cmdPlan(const Args &argv)
                      {"solve_time_s", r.stats.wallSeconds},
                      {"states", r.stats.states},
                      {"planner", planner->name()},
+                     {"search", searchSettingsToJson(settings)},
                      {"stats", statsToJson(r.stats)}};
         std::cout << j.dump(2) << "\n";
     } else {

@@ -21,7 +21,7 @@ int cmdSimulate(const Args &argv)
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const PlanInputs in = loadPlanInputs(args);
-    const CostOptions options = costOptionsFrom(args);
+    const CostOptions options = costOptionsFor(args, in);
     const std::vector<std::string> errors = planErrors(in.plan, in.topology, in.model);
     if (!errors.empty()) {
         std::string msg = "the plan is not valid for this cluster and model:";
