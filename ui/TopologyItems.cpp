@@ -4,8 +4,12 @@
 #include "ClusterTreeModel.h"
 #include "TopologyScene.h"
 
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+
+#include <algorithm>
+#include <cmath>
 
 namespace nest::ui {
 
@@ -15,12 +19,33 @@ const QColor kSelection(0x2d, 0x7f, 0xf9);
 const QColor kText(0x22, 0x2b, 0x36);
 const QColor kMuted(0x6b, 0x77, 0x85);
 
-QFont font(double pointSize, bool bold = false)
+// Sizes in scene units (pixels at 100 % zoom), never points: a point size is resolved
+// against the paint device's resolution, so the same item would print 12x too large on a
+// 1200 dpi PDF writer and too small in a 72 dpi SVG.
+QFont font(double pixels, bool bold = false)
 {
     QFont f;
-    f.setPointSizeF(pointSize);
+    f.setPixelSize(std::max(1, static_cast<int>(std::lround(pixels))));
     f.setBold(bold);
     return f;
+}
+
+// The on-screen size (pixels) under which a zoomed-out label is scaled up against the zoom.
+constexpr double kReadablePixels = 10;
+// Labels shrunk (to fit their box) below this on-screen size are not drawn.
+constexpr double kSmallestPixels = 5;
+
+// A stale overlay's colours: washed out towards white.
+QColor dimmed(const QColor &c)
+{
+    return QColor::fromRgbF(c.redF() * 0.45f + 0.55f, c.greenF() * 0.45f + 0.55f, c.blueF() * 0.45f + 0.55f);
+}
+
+void hatch(QPainter *p, const QRectF &r)
+{
+    p->setPen(Qt::NoPen);
+    p->setBrush(QBrush(QColor(0x55, 0x5f, 0x6a, 110), Qt::BDiagPattern));
+    p->drawRect(r);
 }
 
 double lodOf(const QStyleOptionGraphicsItem *option, const QPainter *painter)
@@ -55,7 +80,7 @@ GroupItem::GroupItem(const TopologyScene *scene, int group, GroupUid uid, const 
     , m_box(box)
 {
     m_level = scene->document()->topology().groups[group].level;
-    setFlag(ItemIsSelectable);
+    setFlag(ItemIsSelectable, !scene->isReadOnly());
     setZValue(box.container ? -10 + m_level * -1.0 : 1);
     setToolTip(QString::fromStdString(scene->document()->topology().groups[group].name));
 }
@@ -105,12 +130,13 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         p->setPen(pen);
         p->setBrush(fill);
         p->drawRoundedRect(m_box.rect, 8, 8);
-        if (m_level == 1 && lod > 0.35 && !m_box.dropSlot.isEmpty() && !m_scene->isPrinting()) {
+        if (m_level == 1 && lod > 0.35 && !m_box.dropSlot.isEmpty() && !m_scene->isPrinting() &&
+            !m_scene->isReadOnly()) {
             p->setPen(QPen(QColor(0xc3, 0xcb, 0xd4), 1, Qt::DashLine));
             p->setBrush(Qt::NoBrush);
             p->drawRoundedRect(m_box.dropSlot, 4, 4);
             if (lod > 0.6) {
-                p->setFont(font(7));
+                p->setFont(font(9));
                 p->setPen(QColor(0xa0, 0xa9, 0xb4));
                 p->drawText(m_box.dropSlot, Qt::AlignCenter, QObject::tr("drop a node here"));
             }
@@ -122,32 +148,24 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         p->setBrush(Qt::NoBrush);
         p->drawRoundedRect(m_box.switchRect.adjusted(-3, -3, 3, 3), 5, 5);
     }
-    if (lod < 0.25)
+    // The name is drawn by the group's LabelItem; the details only where readable.
+    if (lod < 0.5 || (m_box.container && m_level < 2))
         return;
-    const QString name = QString::fromStdString(g.name);
     const QString detail = QObject::tr("%1 · %2 dev · %3")
                                .arg(QString::fromStdString(t.levels[g.level].name))
                                .arg(t.deviceCountUnder(m_group))
                                .arg(formatBandwidth(t.link(m_group).bandwidth));
-    p->setPen(kText);
+    p->setPen(kMuted);
     if (m_box.container) {
-        const QRectF label(m_box.rect.left() + 6, m_box.switchRect.bottom() + 1,
+        const QRectF label(m_box.rect.left() + 6, m_box.switchRect.bottom() + 15,
                            m_box.rect.width() - 12, 16);
-        p->setFont(font(8, true));
-        p->drawText(label, Qt::AlignHCenter | Qt::AlignTop, name);
-        if (m_level >= 2 && lod > 0.5) {
-            p->setFont(font(7));
-            p->setPen(kMuted);
-            p->drawText(label.translated(0, 14), Qt::AlignHCenter | Qt::AlignTop, detail);
-        }
+        p->setFont(font(9));
+        p->drawText(label, Qt::AlignHCenter | Qt::AlignTop, detail);
     } else {
-        // The root: name and details to the right of its switch.
-        const QRectF label(m_box.switchRect.right() + 10, m_box.switchRect.top() - 4, 400, 16);
-        p->setFont(font(9, true));
-        p->drawText(label, Qt::AlignLeft | Qt::AlignTop, name);
-        p->setFont(font(7.5));
-        p->setPen(kMuted);
-        p->drawText(label.translated(0, 15), Qt::AlignLeft | Qt::AlignTop, detail);
+        // The root: details under its name, to the right of its switch.
+        const QRectF label(m_box.switchRect.right() + 10, m_box.switchRect.top() + 11, 400, 16);
+        p->setFont(font(10));
+        p->drawText(label, Qt::AlignLeft | Qt::AlignTop, detail);
     }
 }
 
@@ -159,15 +177,18 @@ NodeItem::NodeItem(const TopologyScene *scene, int group, GroupUid uid, const QR
     , m_uid(uid)
     , m_rect(rect)
 {
-    setFlag(ItemIsSelectable);
+    setFlag(ItemIsSelectable, !scene->isReadOnly());
     setZValue(5);
     const Topology &t = scene->document()->topology();
     const TopoGroup &g = t.groups[group];
     const DeviceSpec &d = t.deviceTypes[std::clamp<int>(g.deviceType, 0, int(t.deviceTypes.size()) - 1)];
-    setToolTip(QObject::tr("%1: %2 × %3 (%4 GB, %5 TFLOP/s each)\nDrag onto another rack to move it.")
-                   .arg(QString::fromStdString(g.name)).arg(g.devices.size())
-                   .arg(QString::fromStdString(d.name)).arg(d.memoryBytes / 1e9, 0, 'g', 4)
-                   .arg(d.peakFlops / 1e12, 0, 'g', 4));
+    QString tip = QObject::tr("%1: %2 × %3 (%4 GB, %5 TFLOP/s each)")
+                      .arg(QString::fromStdString(g.name)).arg(g.devices.size())
+                      .arg(QString::fromStdString(d.name)).arg(d.memoryBytes / 1e9, 0, 'g', 4)
+                      .arg(d.peakFlops / 1e12, 0, 'g', 4);
+    if (!scene->isReadOnly())
+        tip += QObject::tr("\nDrag onto another rack to move it.");
+    setToolTip(tip);
 }
 
 QRectF NodeItem::boundingRect() const
@@ -192,6 +213,65 @@ int NodeItem::deviceAt(const QPointF &itemPos) const
     return -1;
 }
 
+std::vector<PlacementOverlay::Band> NodeItem::bands() const
+{
+    const PlacementOverlay *overlay = m_scene->overlay();
+    return overlay ? overlay->nodeBands(m_group) : std::vector<PlacementOverlay::Band>();
+}
+
+void NodeItem::paintBands(QPainter *p, const PlacementOverlay &overlay, double lod) const
+{
+    const std::vector<PlacementOverlay::Band> &bands = overlay.nodeBands(m_group);
+    int total = 0;
+    for (const auto &band : bands)
+        total += band.devices;
+    double x = m_rect.left();
+    p->setPen(Qt::NoPen);
+    for (const auto &band : bands) {
+        const double w = m_rect.width() * band.devices / std::max(1, total);
+        p->setBrush(overlay.isStale() ? dimmed(band.colour) : band.colour);
+        p->drawRect(QRectF(x, m_rect.top(), w, m_rect.height()));
+        x += w;
+    }
+    if (overlay.isStale())
+        hatch(p, m_rect);
+    const bool over = overlay.nodeOverCapacity(m_group);
+    // At least a visible on-screen width however far out the zoom is.
+    const double width = over ? std::max(2.5, 2.0 / lod) : std::max(1.0, 0.8 / lod);
+    p->setPen(QPen(over ? PlacementOverlay::overCapacityColour() : QColor(0x44, 0x4e, 0x5a), width));
+    p->setBrush(Qt::NoBrush);
+    p->drawRect(m_rect);
+}
+
+void NodeItem::paintDevices(QPainter *p, const PlacementOverlay *overlay, const QColor &typeColour) const
+{
+    const std::vector<int> &ids = m_scene->document()->topology().groups[m_group].devices;
+    const int n = static_cast<int>(ids.size());
+    if (!overlay) {
+        p->setPen(QPen(typeColour.darker(135), 0.8));
+        p->setBrush(typeColour);
+        for (int i = 0; i < n; ++i)
+            p->drawRoundedRect(deviceRect(m_rect, n, i), 2.5, 2.5);
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        const QRectF r = deviceRect(m_rect, n, i);
+        QColor c = overlay->deviceColour(ids[i]);
+        if (!c.isValid())
+            c = PlacementOverlay::unusedColour();
+        if (overlay->isStale())
+            c = dimmed(c);
+        if (overlay->isOverCapacity(ids[i]))
+            p->setPen(QPen(PlacementOverlay::overCapacityColour(), 2.2));
+        else
+            p->setPen(QPen(c.darker(140), 0.8));
+        p->setBrush(c);
+        p->drawRoundedRect(r, 2.5, 2.5);
+        if (overlay->isStale())
+            hatch(p, r);
+    }
+}
+
 void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidget *)
 {
     const Topology &t = m_scene->document()->topology();
@@ -203,16 +283,21 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
     const double lod = lodOf(option, p);
     const bool selected = isSelected() && !m_scene->isPrinting();
     const QColor nvlink = bandwidthColor(t.link(m_group).bandwidth);
+    const PlacementOverlay *overlay = m_scene->overlay();
 
     QPen border(selected ? kSelection : nvlink.darker(115), selected ? 3 : 1.6);
     if (lod * layout::kDevice < 5) {
-        // Folded: one glyph for the node, coloured by device type.
+        // Folded: one glyph for the node; with an overlay, one band per stage or replica.
+        if (overlay && !overlay->nodeBands(m_group).empty()) {
+            paintBands(p, *overlay, lod);
+            return;
+        }
         p->setPen(border);
         p->setBrush(devColor.lighter(150));
         p->drawRect(m_rect);
         if (lod * m_rect.height() > 12) {
             p->setPen(kText);
-            p->setFont(font(std::max(7.0, 7 / std::max(lod, 0.05))));
+            p->setFont(font(std::max(9.0, 9 / std::max(lod, 0.05))));
             p->drawText(m_rect, Qt::AlignCenter, QStringLiteral("%1×").arg(n));
         }
         return;
@@ -222,17 +307,79 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
     p->drawRoundedRect(m_rect, 4, 4);
     if (lod > 0.45) {
         const QRectF title(m_rect.left() + 6, m_rect.top() + 2, m_rect.width() - 12, layout::kNodeTitle - 3);
-        p->setFont(font(7.5, true));
+        p->setFont(font(10, true));
         p->setPen(kText);
         p->drawText(title, Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(g.name));
-        p->setFont(font(6.5));
+        p->setFont(font(9));
         p->setPen(kMuted);
         p->drawText(title, Qt::AlignRight | Qt::AlignVCenter, QString::fromStdString(typeName));
     }
-    p->setPen(QPen(devColor.darker(135), 0.8));
-    p->setBrush(devColor);
-    for (int i = 0; i < n; ++i)
-        p->drawRoundedRect(deviceRect(m_rect, n, i), 2.5, 2.5);
+    paintDevices(p, overlay, devColor);
+}
+
+// --- LabelItem ----------------------------------------------------------------------
+
+namespace {
+constexpr double kLabelPixels = 11;      // container names at 100 %
+constexpr double kRootLabelPixels = 12;  // the root's name
+} // namespace
+
+LabelItem::LabelItem(const TopologyScene *scene, int group, const TopologyLayout::Box &box)
+    : m_text(QString::fromStdString(scene->document()->topology().groups[group].name))
+    , m_group(group)
+    , m_box(box)
+    , m_root(!box.container)
+{
+    setZValue(50);
+    setAcceptedMouseButtons(Qt::NoButton);
+    setAcceptHoverEvents(false);
+    m_widthPerPixel = QFontMetricsF(font(100, true)).horizontalAdvance(m_text) / 100.0;
+}
+
+QRectF LabelItem::naturalRect() const
+{
+    if (m_root)
+        return QRectF(m_box.switchRect.right() + 10, m_box.switchRect.top() - 4, 400, 16);
+    return QRectF(m_box.rect.left() + 6, m_box.switchRect.bottom() + 1, m_box.rect.width() - 12, 16);
+}
+
+QRectF LabelItem::boundingRect() const
+{
+    return naturalRect().united(m_box.rect);
+}
+
+void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidget *)
+{
+    const double lod = lodOf(option, p);
+    const double natural = m_root ? kRootLabelPixels : kLabelPixels;
+    p->setPen(kText);
+    if (natural * lod >= kReadablePixels) {
+        p->setFont(font(natural, true));
+        p->drawText(naturalRect(), (m_root ? Qt::AlignLeft : Qt::AlignHCenter) | Qt::AlignTop, m_text);
+        return;
+    }
+    // Zoomed out: keep the name readable on screen, but inside its box (a name wider than
+    // its rack would cover the neighbours' names).
+    const QRectF &box = m_box.rect;
+    double pixels = kReadablePixels / lod;
+    const double maxWidth = m_root ? box.right() - m_box.switchRect.right() - 20 : box.width() * 0.92;
+    const double maxHeight = m_root ? box.height() * 0.12 : box.height() * 0.3;
+    pixels = std::min({pixels, maxWidth / std::max(m_widthPerPixel, 1e-6), maxHeight});
+    if (pixels * lod < kSmallestPixels)
+        return;
+    // Outlined text (a white halo) rather than a plate: the node colours stay visible
+    // between the letters.
+    const QFont f = font(pixels, true);
+    const QFontMetricsF fm(f);
+    const double width = fm.horizontalAdvance(m_text);
+    const QPointF baseline = m_root ? QPointF(m_box.switchRect.right() + 10, box.top() + 2 + fm.ascent())
+                                    : QPointF(box.center().x() - width / 2,
+                                              m_box.switchRect.bottom() + 1 + fm.ascent());
+    QPainterPath path;
+    path.addText(baseline, f, m_text);
+    p->setBrush(Qt::NoBrush);
+    p->strokePath(path, QPen(QColor(255, 255, 255, 230), pixels * 0.22, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+    p->fillPath(path, kText);
 }
 
 // --- LinkItem -----------------------------------------------------------------------

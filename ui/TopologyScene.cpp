@@ -1,11 +1,14 @@
 #include "TopologyScene.h"
 
 #include "ClusterDocument.h"
+#include "PlacementOverlay.h"
 #include "TopologyItems.h"
 
 #include <QApplication>
+#include <QGraphicsSceneHelpEvent>
 #include <QGraphicsSceneMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 
 namespace nest::ui {
 
@@ -55,12 +58,60 @@ void TopologyScene::rebuild()
             auto *item = new GroupItem(this, g, m_document->uidOf(g), box);
             addItem(item);
             m_groups.insert(g, item);
+            addItem(new LabelItem(this, g, box));
         }
     }
     const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
     setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
     m_syncing = wasSyncing;
     syncSelectionFromDocument();
+}
+
+void TopologyScene::setReadOnly(bool readOnly)
+{
+    if (m_readOnly == readOnly)
+        return;
+    m_readOnly = readOnly;
+    rebuild();
+}
+
+void TopologyScene::setOverlay(std::shared_ptr<const PlacementOverlay> overlay)
+{
+    m_overlay = std::move(overlay);
+    update();
+}
+
+int TopologyScene::deviceAt(const QPointF &scenePos) const
+{
+    const Topology &t = m_document->topology();
+    for (QGraphicsItem *item : items(scenePos)) {
+        if (item->type() != NodeItemType)
+            continue;
+        const auto *node = static_cast<const NodeItem *>(item);
+        const int i = node->deviceAt(node->mapFromScene(scenePos));
+        const std::vector<int> &ids = t.groups[node->group()].devices;
+        return i >= 0 && i < static_cast<int>(ids.size()) ? ids[i] : -1;
+    }
+    return -1;
+}
+
+QString TopologyScene::toolTipAt(const QPointF &scenePos) const
+{
+    if (!m_overlay)
+        return {};
+    const int device = deviceAt(scenePos);
+    return device >= 0 ? m_overlay->deviceToolTip(device) : QString();
+}
+
+void TopologyScene::helpEvent(QGraphicsSceneHelpEvent *event)
+{
+    const QString text = toolTipAt(event->scenePos());
+    if (text.isEmpty()) {
+        QGraphicsScene::helpEvent(event);
+        return;
+    }
+    QToolTip::showText(event->screenPos(), text, event->widget());
+    event->setAccepted(true);
 }
 
 QRectF TopologyScene::groupRect(int group) const
@@ -101,7 +152,7 @@ void TopologyScene::renderDiagram(QPainter *painter, const QRectF &target)
 
 void TopologyScene::syncSelectionFromDocument()
 {
-    if (m_syncing)
+    if (m_syncing || m_readOnly)
         return;
     m_syncing = true;
     const QList<GroupUid> &sel = m_document->selection();
@@ -114,7 +165,7 @@ void TopologyScene::syncSelectionFromDocument()
 
 void TopologyScene::syncSelectionToDocument()
 {
-    if (m_syncing)
+    if (m_syncing || m_readOnly)
         return;
     m_syncing = true;
     QList<GroupUid> uids;
@@ -132,7 +183,7 @@ void TopologyScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
 {
     QGraphicsScene::mousePressEvent(event);
     m_drag = {};
-    if (event->button() != Qt::LeftButton)
+    if (event->button() != Qt::LeftButton || m_readOnly)
         return;
     for (QGraphicsItem *item : items(event->scenePos())) {
         if (item->type() == NodeItemType) {

@@ -3,12 +3,17 @@
 // layout whenever the cluster changes; selection is synced both ways with the document.
 // Dragging a node box onto another rack asks the document to move it (one undo command);
 // a drop anywhere else is refused with the reason (dropRefused).
+// A read-only scene (the Placement view's) allows no drag and keeps its own selection out
+// of the document. An overlay (PlacementOverlay) colours the devices; it lives in the scene,
+// not in the items, so it survives every rebuild.
 #include "ClusterEdits.h"
 #include "TopologyLayout.h"
 
 #include <QGraphicsScene>
 #include <QHash>
 #include <QPointer>
+
+#include <memory>
 
 class QPainter;
 
@@ -17,6 +22,7 @@ namespace nest::ui {
 class ClusterDocument;
 class GroupItem;
 class NodeItem;
+class PlacementOverlay;
 
 class TopologyScene : public QGraphicsScene {
     Q_OBJECT
@@ -32,6 +38,18 @@ public:
     GroupItem *groupItem(int group) const;
     // Where a dragged node would land on a rack: its drop slot's centre.
     QPointF dropPoint(int rack) const;
+
+    // Read-only: nodes cannot be dragged or selected, the document's selection is neither
+    // shown nor changed. Rebuilds the items.
+    void setReadOnly(bool readOnly);
+    bool isReadOnly() const { return m_readOnly; }
+    // The colouring of devices and nodes; null = plain device-type colours.
+    void setOverlay(std::shared_ptr<const PlacementOverlay> overlay);
+    const PlacementOverlay *overlay() const { return m_overlay.get(); }
+    // Device id (of the document's topology) at a scene point, -1 when none.
+    int deviceAt(const QPointF &scenePos) const;
+    // What the tooltip at a scene point says: the overlay's device tooltip, else empty.
+    QString toolTipAt(const QPointF &scenePos) const;
 
     // True while exporting: items hide selection and drag feedback.
     bool isPrinting() const { return m_printing; }
@@ -50,6 +68,7 @@ protected:
     void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
     void mouseMoveEvent(QGraphicsSceneMouseEvent *event) override;
     void mouseReleaseEvent(QGraphicsSceneMouseEvent *event) override;
+    void helpEvent(QGraphicsSceneHelpEvent *event) override;
 
 private:
     void syncSelectionFromDocument();
@@ -64,6 +83,8 @@ private:
     QHash<int, GroupItem *> m_groups;
     bool m_syncing = false;
     bool m_printing = false;
+    bool m_readOnly = false;
+    std::shared_ptr<const PlacementOverlay> m_overlay;
 
     struct Drag {
         NodeItem *item = nullptr;

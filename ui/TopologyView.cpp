@@ -21,7 +21,8 @@ TopologyView::TopologyView(TopologyScene *scene, QWidget *parent)
     , m_scene(scene)
 {
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
-    setDragMode(RubberBandDrag);
+    // A read-only scene selects nothing: the left button pans instead.
+    setDragMode(scene->isReadOnly() ? ScrollHandDrag : RubberBandDrag);
     setRubberBandSelectionMode(Qt::ContainsItemShape);
     setTransformationAnchor(AnchorUnderMouse);
     setResizeAnchor(AnchorViewCenter);
@@ -167,7 +168,7 @@ void TopologyView::keyReleaseEvent(QKeyEvent *event)
 {
     if (event->key() == Qt::Key_Space && !event->isAutoRepeat()) {
         m_spaceHeld = false;
-        setDragMode(RubberBandDrag);
+        setDragMode(m_scene->isReadOnly() ? ScrollHandDrag : RubberBandDrag);
         setInteractive(true);
         event->accept();
         return;

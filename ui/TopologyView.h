@@ -1,7 +1,8 @@
 #pragma once
 // The topology canvas view: zoom under the mouse (wheel, Ctrl+= / Ctrl+-) within a clamped
 // range, fit to view (Ctrl+0 / F) and to the selection, rubber-band selection, panning with
-// the middle mouse button or Space+drag, and a legend of the levels' link colours.
+// the middle mouse button or Space+drag, and a legend of the levels' link colours. Over a
+// read-only scene the left button pans (nothing to select or drag).
 #include <QGraphicsView>
 
 namespace nest::ui {

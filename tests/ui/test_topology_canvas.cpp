@@ -3,12 +3,15 @@
 // the screenshot/export paths. Cluster: sample_configs/workspaces/quickstart.nestws.json
 // (rack0: node0..2, rack1: node3..6; 56 devices).
 #include "ClusterDocument.h"
+#include "DiagramExport.h"
 #include "MainWindow.h"
 #include "TopologyItems.h"
 #include "TopologyScene.h"
 #include "TopologyView.h"
 #include "ClusterTemplates.h"
 
+#include <QProcess>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -215,6 +218,8 @@ private slots:
         QVERIFY(view()->zoom() > TopologyView::kMinZoom && view()->zoom() < TopologyView::kMaxZoom);
     }
 
+    // The topology diagram's own export (MainWindow::exportView hands it the canvas while
+    // the Topology tab is current; the quickstart's plan brings the Placement tab forward).
     void screenshotAndExport()
     {
         const QImage shot = m_window->grab().toImage();
@@ -227,13 +232,13 @@ private slots:
         QVERIFY(colours.size() > 20);
         QString error;
         const QString png = m_dir.filePath("view.png");
-        QVERIFY2(m_window->exportView(png, &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene(), png, &error), qPrintable(error));
         QImage back(png);
         QVERIFY(!back.isNull());
         // 2x the diagram rectangle (TopologyScene::diagramRect), rounded.
         QCOMPARE(back.size(), (scene()->diagramRect().size() * 2).toSize());
         const QString svg = m_dir.filePath("view.svg");
-        QVERIFY2(m_window->exportView(svg, &error), qPrintable(error));
+        QVERIFY2(exportDiagram(scene(), svg, &error), qPrintable(error));
         QFile f(svg);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray text = f.readAll();
@@ -241,8 +246,52 @@ private slots:
         QVERIFY(text.contains("viewBox"));
         QVERIFY(text.contains("quickstart-2-racks"));  // the title
         // An unwritable target is reported, not ignored.
-        QVERIFY(!m_window->exportView(QStringLiteral("/nonexistent-dir/x.png"), &error));
+        QVERIFY(!exportDiagram(scene(), QStringLiteral("/nonexistent-dir/x.png"), &error));
         QVERIFY(error.contains("/nonexistent-dir/x.png"));
+    }
+
+    void pdfKeepsNamesAsText()
+    {
+        QString error;
+        const QString pdf = m_dir.filePath("view.pdf");
+        QVERIFY2(exportDiagram(scene(), pdf, &error), qPrintable(error));
+        QVERIFY(bytesOf(pdf).startsWith("%PDF"));
+        QProcess probe;
+        probe.start(QStringLiteral("pdftotext"), {QStringLiteral("-v")});
+        if (!probe.waitForFinished(10000) || probe.exitStatus() != QProcess::NormalExit)
+            QSKIP("pdftotext is not installed");
+        // -bbox: every word with its box in PDF points (1 point = 1 scene unit here).
+        QProcess p;
+        p.start(QStringLiteral("pdftotext"), {QStringLiteral("-bbox"), pdf, QStringLiteral("-")});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 0);
+        const QString text = QString::fromUtf8(p.readAllStandardOutput());
+        QHash<QString, double> height;
+        static const QRegularExpression word(
+            QStringLiteral("<word xMin=\"([\\d.]+)\" yMin=\"([\\d.]+)\" xMax=\"([\\d.]+)\" yMax=\"([\\d.]+)\">([^<]*)</word>"));
+        for (auto it = word.globalMatch(text); it.hasNext();) {
+            const auto m = it.next();
+            height.insert(m.captured(5), m.captured(4).toDouble() - m.captured(2).toDouble());
+        }
+        // Every group of the cluster (switches, racks, nodes) is there as text...
+        const Topology &t = doc()->topology();
+        for (const TopoGroup &g : t.groups)
+            QVERIFY2(height.contains(QString::fromStdString(g.name)), g.name.c_str());
+        QCOMPARE(static_cast<int>(t.groups.size()), 10);
+        // ...at the size it has on screen (11-12 px names: boxes of 10-17 points), not as
+        // glyphs scaled by the writer's 1200 dpi.
+        for (const char *name : {"spine0", "rack0", "rack1", "node0", "node6"}) {
+            const double h = height.value(QLatin1String(name));
+            QVERIFY2(h > 8 && h < 18, qPrintable(QStringLiteral("%1: %2 pt").arg(name).arg(h)));
+        }
+    }
+
+    void unknownExportFormatIsRefused()
+    {
+        QString error;
+        QVERIFY(!exportDiagram(scene(), m_dir.filePath("view.bmp"), &error));
+        QVERIFY2(error.startsWith(m_dir.filePath("view.bmp") + ": unknown image format"), qPrintable(error));
+        QVERIFY(!QFile::exists(m_dir.filePath("view.bmp")));
     }
 
     void largeClusterStaysFast()
