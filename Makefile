@@ -2,7 +2,8 @@
 # (only when missing; sudo when not root), configure with CMake + Ninja, and build.
 BUILD_DIR ?= build
 PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb xauth \
-             libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache
+             libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
+             poppler-utils libxml2-utils
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
@@ -44,7 +45,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 screenshot: apps
-	QT_QPA_PLATFORM=offscreen ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE) --screenshot docs/screenshot.png
+	QT_QPA_PLATFORM=offscreen ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE) --tab placement --screenshot docs/screenshot.png
 
 bench: build
 	@for b in $(BUILD_DIR)/tests/bench/bench_*; do [ -x "$$b" ] && "$$b"; done

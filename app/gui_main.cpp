@@ -1,12 +1,18 @@
-// nest-planner [WORKSPACE|CLUSTER] [--screenshot FILE]
-// Opens the editor with the file (a workspace if it parses as one, else a cluster), or the
-// quick-start sample when none is given. With --screenshot the window is shown at
-// 1400x900 with the default dock layout (the user's settings are neither read nor
-// written), rendered to FILE (PNG) once the event loop has laid it out, and the program
-// exits: 0 on success, 1 when the PNG cannot be written, 2 for bad arguments or a file
-// that cannot be loaded, 3 on the fail-safe timeout. Without it, a recovery file left by a
+// nest-planner [FILE] [--run] [--tab topology|placement|memory|breakdown|timeline|summary]
+//              [--screenshot PNG] [--export FILE]
+// Opens the editor with FILE (a workspace, a cluster, or a plan evaluated on the sample
+// workspace), or the quick-start sample when none is given. --run plans before anything
+// else; --tab selects the central tab. With --screenshot the window is shown at 1400x900
+// with the default layout (the user's settings are neither read nor written), rendered to
+// PNG, and the program exits; --export writes the current tab by extension (.png, .svg,
+// .pdf) or the plan (.json) and exits. Both wait for the planning (or the pinned plan's
+// evaluation) to finish first. Exit codes: 0 success, 1 a file could not be written,
+// 2 bad arguments or a file that cannot be loaded, 3 fail-safe timeout, 4 planning failed
+// or there is no plan to export. Without --screenshot/--export, a recovery file left by a
 // crash is offered once the window is shown.
+#include "DocumentFiles.h"
 #include "MainWindow.h"
+#include "PlanSession.h"
 #include "SaveFile.h"
 #include "TopologyView.h"
 
@@ -18,6 +24,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 namespace {
@@ -38,7 +45,90 @@ QString findQuickstart()
 
 void usage(FILE *out)
 {
-    std::fprintf(out, "usage: nest-planner [WORKSPACE.nestws.json | CLUSTER.json] [--screenshot FILE.png]\n");
+    std::fprintf(out,
+                 "usage: nest-planner [WORKSPACE.nestws.json | CLUSTER.json | PLAN.json] [--run]\n"
+                 "                    [--tab topology|placement|memory|breakdown|timeline|summary]\n"
+                 "                    [--screenshot FILE.png] [--export FILE.png|.svg|.pdf|.json]\n");
+}
+
+struct Options {
+    QString file, screenshot, exportFile, tab;
+    bool run = false;
+};
+
+// Parses the arguments; returns -1 to go on, else the exit code.
+int parse(const QStringList &args, Options &o)
+{
+    auto valueOf = [&](int &i, const QString &name, QString &out) {
+        const QString a = args[i];
+        if (a.startsWith(name + QLatin1Char('='))) {
+            out = a.mid(name.size() + 1);
+            return true;
+        }
+        if (i + 1 >= args.size()) {
+            std::fprintf(stderr, "nest-planner: %s needs a value\n", qPrintable(name));
+            return false;
+        }
+        out = args[++i];
+        return true;
+    };
+    for (int i = 1; i < args.size(); ++i) {
+        const QString &a = args[i];
+        const QString name = a.section(QLatin1Char('='), 0, 0);
+        if (name == QLatin1String("--screenshot")) {
+            if (!valueOf(i, name, o.screenshot))
+                return 2;
+        } else if (name == QLatin1String("--export")) {
+            if (!valueOf(i, name, o.exportFile))
+                return 2;
+        } else if (name == QLatin1String("--tab")) {
+            if (!valueOf(i, name, o.tab))
+                return 2;
+            if (!nest::ui::MainWindow::tabNames().contains(o.tab)) {
+                std::fprintf(stderr, "nest-planner: --tab expects one of %s, got '%s'\n",
+                             qPrintable(nest::ui::MainWindow::tabNames().join(QLatin1Char('|'))), qPrintable(o.tab));
+                return 2;
+            }
+        } else if (a == QLatin1String("--run")) {
+            o.run = true;
+        } else if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
+            usage(stdout);
+            return 0;
+        } else if (a.startsWith(QLatin1String("-"))) {
+            std::fprintf(stderr, "nest-planner: unknown option %s\n", qPrintable(a));
+            usage(stderr);
+            return 2;
+        } else if (o.file.isEmpty()) {
+            o.file = a;
+        } else {
+            std::fprintf(stderr, "nest-planner: more than one file given\n");
+            return 2;
+        }
+    }
+    if (!o.exportFile.isEmpty()) {
+        const QString ext = QFileInfo(o.exportFile).suffix().toLower();
+        if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf") &&
+            ext != QLatin1String("json")) {
+            std::fprintf(stderr, "nest-planner: --export expects a .png, .svg, .pdf or .json file, got '%s'\n",
+                         qPrintable(o.exportFile));
+            return 2;
+        }
+    }
+    return -1;
+}
+
+// Calls `then` once no planning job runs any more (at once when none runs).
+void whenIdle(nest::ui::PlanSession *planning, const std::function<void()> &then)
+{
+    if (!planning->isRunning()) {
+        QTimer::singleShot(0, planning, then);
+        return;
+    }
+    auto *guard = new QObject(planning);
+    QObject::connect(planning, &nest::ui::PlanSession::runEnded, guard, [guard, then] {
+        guard->deleteLater();
+        QTimer::singleShot(0, guard->parent(), then);
+    });
 }
 
 } // namespace
@@ -49,57 +139,60 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("nest-planner"));
     QApplication::setOrganizationName(QStringLiteral("nest-planner"));
 
-    QString file, screenshot;
-    const QStringList args = QApplication::arguments();
-    for (int i = 1; i < args.size(); ++i) {
-        const QString &a = args[i];
-        if (a == QLatin1String("--screenshot")) {
-            if (i + 1 >= args.size()) {
-                std::fprintf(stderr, "nest-planner: --screenshot needs a file name\n");
-                return 2;
-            }
-            screenshot = args[++i];
-        } else if (a.startsWith(QLatin1String("--screenshot="))) {
-            screenshot = a.mid(13);
-        } else if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
-            usage(stdout);
-            return 0;
-        } else if (a.startsWith(QLatin1String("-"))) {
-            std::fprintf(stderr, "nest-planner: unknown option %s\n", qPrintable(a));
-            usage(stderr);
-            return 2;
-        } else if (file.isEmpty()) {
-            file = a;
-        } else {
-            std::fprintf(stderr, "nest-planner: more than one file given\n");
-            return 2;
-        }
-    }
+    Options o;
+    if (const int code = parse(QApplication::arguments(), o); code >= 0)
+        return code;
+    const bool batch = !o.screenshot.isEmpty() || !o.exportFile.isEmpty();
 
-    // A screenshot is reproducible: default layout, no recent files touched, no autosave.
+    // A batch run is reproducible: default layout, no recent files touched, no autosave.
     std::unique_ptr<QTemporaryDir> scratch;
     std::unique_ptr<nest::ui::Settings> settings;
-    if (!screenshot.isEmpty()) {
+    if (batch) {
         scratch = std::make_unique<QTemporaryDir>();
         settings = std::make_unique<nest::ui::Settings>(scratch->filePath(QStringLiteral("settings.ini")));
         settings->setAutosaveIntervalSeconds(0);
         settings->setRecoveryDirectory(scratch->filePath(QStringLiteral("recovery")));
     }
     nest::ui::MainWindow window(nullptr, std::move(settings));
-    const QString toLoad = file.isEmpty() ? findQuickstart() : file;
-    if (!toLoad.isEmpty()) {
+    nest::ui::PlanSession *planning = window.planning();
+
+    // A plan file is evaluated on the quick-start workspace (or the document in use).
+    bool fileIsPlan = false;
+    if (!o.file.isEmpty()) {
+        const auto peek = nest::ui::readDocumentFile(o.file);
+        fileIsPlan = peek && peek->kind == nest::ui::LoadedFile::Kind::Plan;
+    }
+    QStringList toOpen;
+    if (o.file.isEmpty() || fileIsPlan)
+        toOpen << findQuickstart();
+    if (!o.file.isEmpty())
+        toOpen << o.file;
+    for (const QString &f : toOpen) {
+        if (f.isEmpty())
+            continue;
         QString error;
-        const bool opened = file.isEmpty() ? window.openSample(toLoad, &error) : window.openFile(toLoad, &error);
+        const bool sample = f != o.file;
+        const bool opened = sample ? window.openSample(f, &error) : window.openFile(f, &error);
         if (!opened) {
-            if (!screenshot.isEmpty()) {
+            if (batch) {
                 std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error));
                 return 2;
             }
             QMessageBox::warning(&window, QObject::tr("Could not open"), error);
         }
     }
+    QString planError;
+    QObject::connect(planning, &nest::ui::PlanSession::failed, &window,
+                     [&planError](const QString &reason) { planError = reason; });
+    // Let the load's deferred work (a pinned plan's evaluation) start before --run.
+    QTimer::singleShot(0, &window, [&] {
+        if (o.run)
+            planning->run();
+        if (!o.tab.isEmpty())
+            window.setCurrentTab(o.tab);
+    });
 
-    if (screenshot.isEmpty()) {
+    if (!batch) {
         window.show();
         QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
         return app.exec();
@@ -109,30 +202,56 @@ int main(int argc, char **argv)
     window.show();
     int code = 3;
     // Fail-safe: never hang (e.g. a platform that never exposes the window).
-    QTimer::singleShot(30000, &app, [&] {
-        std::fprintf(stderr, "nest-planner: screenshot timed out\n");
+    QTimer::singleShot(120000, &app, [&] {
+        std::fprintf(stderr, "nest-planner: timed out\n");
         app.exit(3);
     });
-    QTimer::singleShot(400, &window, [&] {
-        window.view()->fitToView();
-        QTimer::singleShot(200, &window, [&] {
-            const QImage image = window.grab().toImage();
-            QString error;
-            const bool ok = !image.isNull() &&
-                nest::ui::writeFileAtomically(screenshot, [&](QIODevice *device, QString *why) {
-                    if (!image.save(device, "PNG")) {
-                        *why = QObject::tr("PNG encoding failed");
-                        return false;
-                    }
-                    return true;
-                }, &error);
-            if (!ok) {
-                std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error.isEmpty() ? QStringLiteral("could not grab the window") : error));
-                code = 1;
-            } else {
-                code = 0;
+    QTimer::singleShot(50, &window, [&] {
+        whenIdle(planning, [&] {
+            if (o.run && !planError.isEmpty()) {
+                std::fprintf(stderr, "nest-planner: planning failed: %s\n", qPrintable(planError));
+                app.exit(code = 4);
+                return;
             }
-            app.exit(code);
+            if (!o.tab.isEmpty())
+                window.setCurrentTab(o.tab);
+            window.view()->fitToView();
+            QTimer::singleShot(400, &window, [&] {
+                QString error;
+                code = 0;
+                if (!o.exportFile.isEmpty()) {
+                    const bool isJson = QFileInfo(o.exportFile).suffix().toLower() == QLatin1String("json");
+                    if (isJson && !planning->current()) {
+                        std::fprintf(stderr, "nest-planner: %s: no plan to export (add --run)\n",
+                                     qPrintable(o.exportFile));
+                        app.exit(code = 4);
+                        return;
+                    }
+                    const bool ok = isJson ? window.exportPlan(o.exportFile, &error)
+                                           : window.exportView(o.exportFile, &error);
+                    if (!ok) {
+                        std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error));
+                        code = 1;
+                    }
+                }
+                if (code == 0 && !o.screenshot.isEmpty()) {
+                    const QImage image = window.grab().toImage();
+                    const bool ok = !image.isNull() &&
+                        nest::ui::writeFileAtomically(o.screenshot, [&](QIODevice *device, QString *why) {
+                            if (!image.save(device, "PNG")) {
+                                *why = QObject::tr("PNG encoding failed");
+                                return false;
+                            }
+                            return true;
+                        }, &error);
+                    if (!ok) {
+                        std::fprintf(stderr, "nest-planner: %s\n",
+                                     qPrintable(error.isEmpty() ? QStringLiteral("could not grab the window") : error));
+                        code = 1;
+                    }
+                }
+                app.exit(code);
+            });
         });
     });
     app.exec();

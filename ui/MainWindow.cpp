@@ -1,16 +1,24 @@
 #include "MainWindow.h"
 
 #include "Autosaver.h"
-#include "ClusterIO.h"
+#include "BreakdownChartView.h"
 #include "ClusterTreeView.h"
 #include "DiagramExport.h"
 #include "DialogPrompts.h"
+#include "DocumentFiles.h"
+#include "MemoryChartView.h"
 #include "ModelPanel.h"
+#include "PlacementView.h"
+#include "PlanIO.h"
+#include "PlanRunner.h"
+#include "PlanSession.h"
+#include "PlanSummaryView.h"
 #include "PropertyEditor.h"
-#include "Recovery.h"
 #include "SaveFile.h"
+#include "SearchPanel.h"
 #include "Settings.h"
 #include "TemplateDialog.h"
+#include "TimelineView.h"
 #include "TopologyScene.h"
 #include "TopologyView.h"
 
@@ -18,6 +26,12 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QRegularExpression>
+#include <QToolBar>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -38,28 +52,12 @@ static void initNestResources()
 
 namespace nest::ui {
 
-Result<LoadedFile> readDocumentFile(const QString &fileName)
+QStringList MainWindow::tabNames()
 {
-    const std::string file = fileName.toStdString();
-    Result<Json> j = readJsonFile(file);
-    if (!j)
-        return Result<LoadedFile>::failure(j.error());
-    LoadedFile loaded;
-    if (looksLikeWorkspace(*j)) {
-        Result<Workspace> w = workspaceFromJson(*j, file);
-        if (!w)
-            return Result<LoadedFile>::failure(w.error());
-        loaded.workspace = std::move(w).value();
-        loaded.kind = ClusterDocument::FileKind::Workspace;
-        return loaded;
-    }
-    Result<Topology> t = clusterFromJson(*j, file);
-    if (!t)
-        return Result<LoadedFile>::failure(t.error());
-    loaded.workspace.cluster = std::move(t).value();
-    loaded.kind = ClusterDocument::FileKind::Cluster;
-    return loaded;
+    return {QStringLiteral("topology"), QStringLiteral("placement"), QStringLiteral("memory"),
+            QStringLiteral("breakdown"), QStringLiteral("timeline"), QStringLiteral("summary")};
 }
+
 
 MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     : QMainWindow(parent)
@@ -67,9 +65,9 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     , m_settings(settings ? std::move(settings) : std::make_unique<Settings>())
 {
     initNestResources();
-    setDefaultPrompts();
     setWindowIcon(QIcon(QStringLiteral(":/icons/nest.svg")));
     setDockOptions(AnimatedDocks | AllowTabbedDocks);
+    setAcceptDrops(true);
     m_scene = new TopologyScene(m_document, this);
     m_view = new TopologyView(m_scene);
     m_tabs = new QTabWidget;
@@ -79,16 +77,52 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
 
     m_counts = new QLabel;
     m_zoom = new QLabel;
+    m_planLabel = new QLabel;
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(180);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_progress->hide();
+    statusBar()->addPermanentWidget(m_planLabel);
+    statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_counts);
     statusBar()->addPermanentWidget(m_zoom);
 
+    m_planning = new PlanSession(m_document, this);
+    createPlanViews();
     createDocks();
+
+    Workspace empty;
+    empty.model = Json{{"preset", "llama2-7b"}};
+    m_document->load(empty, QString(), ClusterDocument::FileKind::Workspace);
+
+    m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
+                                m_settings->autosaveIntervalSeconds(), this);
+    m_files = new DocumentFiles(m_document, *m_settings, m_autosaver, dialogPrompts(this, *m_settings), this);
+    connect(m_files, &DocumentFiles::status, this, [this](const QString &m) { showStatus(m); });
+    connect(m_files, &DocumentFiles::recentFilesChanged, this, &MainWindow::updateRecentMenu);
+    connect(m_files, &DocumentFiles::planOpened, this, [this](const Plan &plan, const QString &file) {
+        m_planning->showPlan(plan, QFileInfo(file).fileName());
+        m_tabs->setCurrentIndex(PlacementTab);
+    });
+    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &) {
+        m_lastAutosaveError.clear();
+        statusBar()->showMessage(tr("Autosaved"), 2000);
+    });
+    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
+        if (error != m_lastAutosaveError)   // once, not every interval
+            showStatus(error, 15000);
+        m_lastAutosaveError = error;
+    });
+
     createActions();
 
     connect(m_document, &ClusterDocument::clusterChanged, this, &MainWindow::updateCounts);
     connect(m_document, &ClusterDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(m_document, &ClusterDocument::fileNameChanged, this, &MainWindow::updateTitle);
     connect(m_document, &ClusterDocument::selectionChanged, this, &MainWindow::updateEditActions);
+    connect(m_document, &ClusterDocument::plansChanged, this, &MainWindow::updatePinnedMenu);
     connect(m_document, &ClusterDocument::editRefused, this,
             [this](const QString &reason) { showStatus(tr("Refused: %1").arg(reason)); });
     connect(m_document, &ClusterDocument::clusterReset, this, &MainWindow::fitLater);
@@ -100,21 +134,35 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     connect(m_view, &TopologyView::zoomChanged, this,
             [this](double z) { m_zoom->setText(tr("Zoom %1%").arg(qRound(z * 100))); });
 
-    Workspace empty;
-    empty.model = Json{{"preset", "llama2-7b"}};
-    m_document->load(empty, QString(), ClusterDocument::FileKind::Workspace);
-
-    m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
-                                m_settings->autosaveIntervalSeconds(), this);
-    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &) {
-        m_lastAutosaveError.clear();
-        statusBar()->showMessage(tr("Autosaved"), 2000);
+    connect(m_planning, &PlanSession::runStarted, this, [this](const QString &what) {
+        m_progress->setValue(0);
+        m_progress->show();
+        m_searchPanel->progressBar()->setValue(0);
+        m_searchPanel->setRunStatus(what);
+        showStatus(what);
+        updateRunActions();
     });
-    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
-        if (error != m_lastAutosaveError)   // once, not every interval
-            showStatus(error, 15000);
-        m_lastAutosaveError = error;
+    connect(m_planning, &PlanSession::progress, this, [this](double fraction, double best) {
+        const int v = qRound(1000 * fraction);
+        m_progress->setValue(v);
+        m_searchPanel->progressBar()->setValue(v);
+        if (best > 0)
+            m_searchPanel->setRunStatus(tr("Searching… best so far %1 s per iteration").arg(best, 0, 'f', 4));
     });
+    connect(m_planning, &PlanSession::runEnded, this, [this] {
+        m_progress->hide();
+        updateRunActions();
+    });
+    connect(m_planning, &PlanSession::message, this, [this](const QString &m) {
+        m_searchPanel->setRunStatus(m);
+        showStatus(m, 15000);
+    });
+    connect(m_planning, &PlanSession::planChanged, this, &MainWindow::showPlan);
+    connect(m_planning, &PlanSession::planChanged, this, [this](const PlanSnapshotPtr &current) {
+        m_searchPanel->progressBar()->setValue(current ? 1000 : 0);
+    });
+    connect(m_planning, &PlanSession::staleChanged, this, &MainWindow::setPlanStale);
+    connect(m_planning, &PlanSession::liveChanged, m_liveAction, &QAction::setChecked);
 
     resize(1400, 900);
     restoreGeometry(m_settings->windowGeometry());
@@ -122,38 +170,84 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     updateTitle();
     updateCounts();
     updateEditActions();
+    updateRunActions();
+    updatePinnedMenu();
     showStatus(tr("Ready"));
 }
 
 MainWindow::~MainWindow()
 {
-    // The scene mirrors the document: remove it before the document (an earlier child) goes.
+    // No worker may outlive the window; then the scenes mirror the document: remove them
+    // before the document (an earlier child) goes.
+    m_planning->cancel();
+    m_planning->runner()->waitForIdle();
+    delete m_tabs;
     delete m_scene;
-}
-
-void MainWindow::setDefaultPrompts()
-{
-    m_prompts = dialogPrompts(this, *m_settings);
 }
 
 void MainWindow::setPrompts(const Prompts &prompts)
 {
+    Prompts &p = m_files->prompts();
     if (prompts.clusterOrWorkspace)
-        m_prompts.clusterOrWorkspace = prompts.clusterOrWorkspace;
+        p.clusterOrWorkspace = prompts.clusterOrWorkspace;
     if (prompts.unsavedChanges)
-        m_prompts.unsavedChanges = prompts.unsavedChanges;
+        p.unsavedChanges = prompts.unsavedChanges;
     if (prompts.workspaceFileName)
-        m_prompts.workspaceFileName = prompts.workspaceFileName;
+        p.workspaceFileName = prompts.workspaceFileName;
     if (prompts.restoreRecovery)
-        m_prompts.restoreRecovery = prompts.restoreRecovery;
+        p.restoreRecovery = prompts.restoreRecovery;
     if (prompts.warning)
-        m_prompts.warning = prompts.warning;
+        p.warning = prompts.warning;
 }
 
 void MainWindow::warn(const QString &title, const QString &message)
 {
     showStatus(message);
-    m_prompts.warning(title, message);
+    m_files->prompts().warning(title, message);
+}
+
+void MainWindow::createPlanViews()
+{
+    m_placement = new PlacementView(m_document);
+    m_memory = new MemoryChartView;
+    m_breakdown = new BreakdownChartView;
+    m_timeline = new TimelineView;
+    m_summary = new PlanSummaryView;
+    m_tabs->addTab(m_placement, tr("Placement"));
+    m_tabs->addTab(m_memory, tr("Memory"));
+    m_tabs->addTab(m_breakdown, tr("Breakdown"));
+    m_tabs->addTab(m_timeline, tr("Timeline"));
+    m_tabs->addTab(m_summary, tr("Summary"));
+}
+
+void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr &previous)
+{
+    m_summary->setPrevious(previous);
+    m_placement->setSnapshot(current);
+    m_memory->setSnapshot(current);
+    m_breakdown->setSnapshot(current);
+    m_timeline->setSnapshot(current);
+    m_summary->setSnapshot(current);
+    setPlanStale(m_planning->isStale());
+    if (!current) {
+        m_planLabel->clear();
+    } else {
+        const Report &r = current->report();
+        m_planLabel->setText(r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
+                                        : tr("infeasible plan"));
+        if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
+            m_tabs->setCurrentIndex(PlacementTab);
+    }
+    updateRunActions();
+}
+
+void MainWindow::setPlanStale(bool stale)
+{
+    m_placement->setStale(stale);
+    m_memory->setStale(stale);
+    m_breakdown->setStale(stale);
+    m_timeline->setStale(stale);
+    m_summary->setStale(stale);
 }
 
 void MainWindow::createDocks()
@@ -179,7 +273,19 @@ void MainWindow::createDocks()
     modelDock->setObjectName(QStringLiteral("modelDock"));
     modelDock->setWidget(m_modelPanel);
     addDockWidget(Qt::RightDockWidgetArea, modelDock);
-    resizeDocks({clusterDock, modelDock}, {400, 400}, Qt::Horizontal);
+
+    m_searchPanel = new SearchPanel(m_document);
+    auto *searchScroll = new QScrollArea;
+    searchScroll->setWidget(m_searchPanel);
+    searchScroll->setWidgetResizable(true);
+    searchScroll->setFrameShape(QFrame::NoFrame);
+    auto *searchDock = new QDockWidget(tr("Search"), this);
+    searchDock->setObjectName(QStringLiteral("searchDock"));
+    searchDock->setWidget(searchScroll);
+    addDockWidget(Qt::RightDockWidgetArea, searchDock);
+    tabifyDockWidget(modelDock, searchDock);
+    searchDock->raise();
+    resizeDocks({clusterDock, modelDock}, {380, 340}, Qt::Horizontal);
 }
 
 void MainWindow::createActions()
@@ -196,7 +302,11 @@ void MainWindow::createActions()
     a = file->addAction(tr("Save &As…"), this, &MainWindow::saveAs);
     a->setShortcut(QKeySequence::SaveAs);
     file->addAction(tr("Save &Cluster As…"), this, &MainWindow::saveClusterAs);
-    file->addAction(tr("&Export View as PNG/SVG/PDF…"), this, &MainWindow::exportViewAs);
+    file->addSeparator();
+    a = file->addAction(tr("&Export View as PNG/SVG/PDF…"), this, &MainWindow::exportViewAs);
+    a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportPlanAction = file->addAction(tr("Export &Plan as JSON…"), this, &MainWindow::exportPlanAs);
+    m_exportPlanAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     file->addSeparator();
     a = file->addAction(tr("&Quit"), this, &QWidget::close);
     a->setShortcut(QKeySequence::Quit);
@@ -234,6 +344,32 @@ void MainWindow::createActions()
     a = edit->addAction(tr("Select &None"), this, [this] { m_document->setSelection({}); });
     a->setShortcut(QKeySequence(Qt::Key_Escape));
 
+    QMenu *plan = menuBar()->addMenu(tr("&Plan"));
+    m_runAction = plan->addAction(tr("&Run"), m_planning, &PlanSession::run);
+    m_runAction->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_R), QKeySequence(Qt::Key_F5)});
+    m_runAction->setToolTip(tr("Search for the best plan (Ctrl+R)"));
+    m_cancelAction = plan->addAction(tr("&Cancel"), m_planning, &PlanSession::cancel);
+    m_cancelAction->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Period), QKeySequence(Qt::SHIFT | Qt::Key_F5)});
+    m_cancelAction->setToolTip(tr("Stop the search (Ctrl+.)"));
+    m_liveAction = plan->addAction(tr("&Live Mode"));
+    m_liveAction->setCheckable(true);
+    m_liveAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_liveAction->setToolTip(tr("Re-plan automatically after every edit (Ctrl+L)"));
+    connect(m_liveAction, &QAction::toggled, m_planning, &PlanSession::setLive);
+    plan->addSeparator();
+    m_pinAction = plan->addAction(tr("&Pin Current Plan"), m_planning, &PlanSession::pinCurrent);
+    m_pinAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    m_pinnedMenu = plan->addMenu(tr("Show Pinned Plan"));
+    m_searchPanel->setActions(m_runAction, m_cancelAction, m_liveAction);
+
+    QToolBar *bar = addToolBar(tr("Plan"));
+    bar->setObjectName(QStringLiteral("planToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->addAction(m_runAction);
+    bar->addAction(m_cancelAction);
+    bar->addAction(m_liveAction);
+    bar->addAction(m_pinAction);
+
     QMenu *view = menuBar()->addMenu(tr("&View"));
     a = view->addAction(tr("Zoom &In"), m_view, &TopologyView::zoomIn);
     a->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
@@ -244,8 +380,38 @@ void MainWindow::createActions()
     a = view->addAction(tr("Fit &Selection"), m_view, &TopologyView::fitSelection);
     a->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F));
     view->addSeparator();
+    const QStringList titles{tr("&Topology"), tr("&Placement"), tr("&Memory"), tr("&Breakdown"), tr("T&imeline"),
+                             tr("S&ummary")};
+    for (int i = 0; i < titles.size(); ++i) {
+        a = view->addAction(titles[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::ALT | (Qt::Key_1 + i)));
+    }
+    view->addSeparator();
     for (QDockWidget *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction());
+}
+
+void MainWindow::updateRunActions()
+{
+    const bool running = m_planning->isRunning();
+    m_runAction->setEnabled(!running);
+    m_cancelAction->setEnabled(running);
+    m_pinAction->setEnabled(m_planning->current() != nullptr);
+    m_exportPlanAction->setEnabled(m_planning->current() != nullptr);
+}
+
+void MainWindow::updatePinnedMenu()
+{
+    if (!m_pinnedMenu)
+        return;
+    m_pinnedMenu->clear();
+    const auto &plans = m_document->plans();
+    for (int i = 0; i < static_cast<int>(plans.size()); ++i) {
+        const QString label = QString::fromStdString(plans[i].label);
+        m_pinnedMenu->addAction(label.isEmpty() ? tr("Plan %1").arg(i + 1) : label, m_planning,
+                                [this, i] { m_planning->showPinned(i); });
+    }
+    m_pinnedMenu->setEnabled(!plans.empty());
 }
 
 void MainWindow::updateTitle()
@@ -274,16 +440,12 @@ void MainWindow::updateEditActions()
 
 void MainWindow::updateRecentMenu()
 {
+    if (!m_recentMenu)
+        return;
     m_recentMenu->clear();
     const QStringList files = m_settings->recentFiles();
     for (const QString &f : files) {
-        m_recentMenu->addAction(QFileInfo(f).fileName(), this, [this, f] {
-            if (!maybeSave())
-                return;
-            QString error;
-            if (!openFile(f, &error))
-                warn(tr("Open failed"), error);
-        })->setToolTip(f);
+        m_recentMenu->addAction(QFileInfo(f).fileName(), this, [this, f] { openInteractively(f); })->setToolTip(f);
     }
     m_recentMenu->setEnabled(!files.isEmpty());
     if (!files.isEmpty()) {
@@ -318,160 +480,87 @@ void MainWindow::showEvent(QShowEvent *event)
 
 bool MainWindow::openFile(const QString &fileName, QString *error)
 {
-    Result<LoadedFile> loaded = readDocumentFile(fileName);
-    if (!loaded) {
-        *error = QString::fromStdString(loaded.error());
-        return false;
-    }
-    LoadedFile f = std::move(loaded).value();
-    if (f.kind == ClusterDocument::FileKind::Cluster) {
-        // A bare cluster: keep the model and search settings being worked on.
-        f.workspace.model = m_document->model();
-        f.workspace.search = m_document->search();
-    }
-    m_autosaver->discardRecovery();   // the document it belonged to is being replaced
-    m_document->load(std::move(f.workspace), QFileInfo(fileName).absoluteFilePath(), f.kind);
-    m_settings->addRecentFile(fileName);
-    m_settings->setLastDirectory(QFileInfo(fileName).absolutePath());
-    updateRecentMenu();
-    showStatus(tr("Opened %1").arg(QFileInfo(fileName).fileName()));
-    return true;
+    return m_files->openFile(fileName, error);
 }
 
 bool MainWindow::openSample(const QString &fileName, QString *error)
 {
-    Result<LoadedFile> loaded = readDocumentFile(fileName);
-    if (!loaded) {
-        *error = QString::fromStdString(loaded.error());
-        return false;
-    }
-    m_autosaver->discardRecovery();
-    m_document->load(std::move(loaded).value().workspace, QString(), ClusterDocument::FileKind::Workspace);
-    showStatus(tr("Opened the sample %1 as an untitled workspace").arg(QFileInfo(fileName).fileName()));
-    return true;
+    return m_files->openSample(fileName, error);
 }
 
 void MainWindow::newDocument(const Topology &cluster)
 {
-    Workspace w;
-    w.cluster = cluster;
-    w.model = m_document->model();
-    w.search = m_document->search();
-    m_autosaver->discardRecovery();
-    m_document->load(std::move(w), QString(), ClusterDocument::FileKind::Workspace);
-    // A new document is unsaved work: mark it modified so closing asks first.
-    m_document->markUnsaved();
+    m_files->newDocument(cluster);
 }
 
 bool MainWindow::saveWorkspace(const QString &fileName, QString *error)
 {
-    const std::string problem = m_document->topology().validate();
-    if (!problem.empty()) {
-        *error = tr("%1: not saved: the cluster is invalid: %2").arg(fileName, QString::fromStdString(problem));
-        return false;
-    }
-    const QByteArray data = QByteArray::fromStdString(workspaceToJson(m_document->workspace()).dump(2) + "\n");
-    if (!writeFileAtomically(fileName, data, error))
-        return false;
-    m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), ClusterDocument::FileKind::Workspace);
-    afterSave();
-    m_settings->addRecentFile(fileName);
-    updateRecentMenu();
-    showStatus(tr("Saved workspace %1").arg(QFileInfo(fileName).fileName()));
-    return true;
+    return m_files->saveWorkspace(fileName, error);
 }
 
 bool MainWindow::saveCluster(const QString &fileName, QString *error)
 {
-    const std::string problem = m_document->topology().validate();
-    if (!problem.empty()) {
-        *error = tr("%1: not saved: the cluster is invalid: %2").arg(fileName, QString::fromStdString(problem));
+    return m_files->saveCluster(fileName, error);
+}
+
+bool MainWindow::save()
+{
+    return m_files->save();
+}
+
+bool MainWindow::saveAs()
+{
+    return m_files->saveAs();
+}
+
+bool MainWindow::maybeSave()
+{
+    return m_files->maybeSave();
+}
+
+bool MainWindow::offerRecovery()
+{
+    return m_files->offerRecovery();
+}
+
+bool MainWindow::setCurrentTab(const QString &name)
+{
+    const int i = tabNames().indexOf(name.toLower());
+    if (i < 0)
         return false;
-    }
-    const QByteArray data = QByteArray::fromStdString(clusterToJson(m_document->topology()).dump(2) + "\n");
-    if (!writeFileAtomically(fileName, data, error))
-        return false;
-    const QString path = QFileInfo(fileName).absoluteFilePath();
-    if (path == m_document->fileName()) {
-        // The document's own file now holds the cluster only: model and search settings
-        // that differ from the last workspace save stay modified.
-        m_document->markSaved(path, ClusterDocument::FileKind::Cluster);
-        afterSave();
-    }
-    m_settings->addRecentFile(fileName);
-    updateRecentMenu();
-    if (path == m_document->fileName() && m_document->isSettingsModified())
-        showStatus(tr("Saved cluster %1; the model and search settings are not in it and stay unsaved")
-                       .arg(QFileInfo(fileName).fileName()));
-    else
-        showStatus(tr("Saved cluster %1").arg(QFileInfo(fileName).fileName()));
+    m_tabs->setCurrentIndex(i);
     return true;
 }
 
 bool MainWindow::exportView(const QString &fileName, QString *error)
 {
-    if (!exportDiagram(m_scene, fileName, error))
-        return false;
-    showStatus(tr("Exported %1").arg(QFileInfo(fileName).fileName()));
-    return true;
-}
-
-void MainWindow::afterSave()
-{
-    // Everything is on disk: the recovery file has nothing left to recover.
-    if (!m_document->isModified())
-        m_autosaver->discardRecovery();
-}
-
-bool MainWindow::maybeSave()
-{
-    if (!m_document->isModified())
-        return true;
-    const UnsavedChoice answer = m_prompts.unsavedChanges(
-        m_document->fileName().isEmpty() ? tr("This workspace") : QFileInfo(m_document->fileName()).fileName());
-    if (answer == UnsavedChoice::Save)
-        return save();
-    return answer == UnsavedChoice::Discard;
-}
-
-bool MainWindow::offerRecovery()
-{
-    const QString dir = m_autosaver->directory();
-    QStringList documents{m_document->fileName()};
-    if (!m_document->fileName().isEmpty())
-        documents.append(QString());   // an untitled document's work, too
-    for (const QString &document : documents) {
-        const QString file = recoveryFileFor(dir, document);
-        if (!recoveryIsNewer(file, document))
-            continue;
-        if (!m_autosaver->lock(file))
-            continue;   // another running NEST Planner owns it
-        Result<RecoveryData> data = readRecoveryFile(file);
-        if (!data || data->documentFile != document) {
-            m_autosaver->release();
-            showStatus(tr("Recovery file not used: %1")
-                           .arg(data ? tr("%1: it belongs to %2").arg(file, data->documentFile)
-                                     : QString::fromStdString(data.error())));
-            continue;
-        }
-        if (!m_prompts.restoreRecovery({file, document})) {
-            QFile::remove(file);
-            m_autosaver->release();
-            showStatus(tr("Recovery file removed"));
-            continue;
-        }
-        if (document.isEmpty()) {
-            m_document->load(std::move(data->workspace), QString(), ClusterDocument::FileKind::Workspace);
-            m_document->markUnsaved();
-        } else {
-            // Over the file it belongs to: "modified" compares with what is on disk.
-            m_document->replaceContent(std::move(data->workspace));
-        }
-        m_autosaver->adopt(file);
-        showStatus(tr("Restored unsaved changes from %1").arg(file));
-        return true;
+    bool ok = false;
+    switch (m_tabs->currentIndex()) {
+    case TopologyTab: ok = exportDiagram(m_scene, fileName, error); break;
+    case PlacementTab: ok = m_placement->exportTo(fileName, error); break;
+    case MemoryTab: ok = m_memory->exportTo(fileName, error); break;
+    case BreakdownTab: ok = m_breakdown->exportTo(fileName, error); break;
+    case TimelineTab: ok = m_timeline->exportTo(fileName, error); break;
+    case SummaryTab: ok = m_summary->exportTo(fileName, error); break;
+    default: *error = tr("%1: no view to export").arg(fileName); break;
     }
-    return false;
+    if (ok)
+        showStatus(tr("Exported %1").arg(QFileInfo(fileName).fileName()));
+    return ok;
+}
+
+bool MainWindow::exportPlan(const QString &fileName, QString *error)
+{
+    const PlanSnapshotPtr current = m_planning->current();
+    if (!current) {
+        *error = tr("%1: not written: there is no plan yet (Plan ▸ Run)").arg(fileName);
+        return false;
+    }
+    const QByteArray data = QByteArray::fromStdString(planToJson(current->plan()).dump(2) + "\n");
+    if (!writeFileAtomically(fileName, data, error))
+        return false;
+    showStatus(tr("Exported the plan to %1").arg(QFileInfo(fileName).fileName()));
+    return true;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)
@@ -480,10 +569,35 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
         return;
     }
+    // A search still running is cancelled; its worker returns within its polling interval.
+    m_planning->cancel();
     m_settings->setWindowGeometry(saveGeometry());
     m_settings->setWindowState(saveState());
     m_autosaver->discardRecovery();
     event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl &url : event->mimeData()->urls()) {
+            if (url.isLocalFile()) {
+                event->acceptProposedAction();
+                return;
+            }
+        }
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    for (const QUrl &url : event->mimeData()->urls()) {
+        if (!url.isLocalFile())
+            continue;
+        event->acceptProposedAction();
+        openInteractively(url.toLocalFile());
+        return;
+    }
 }
 
 void MainWindow::newFromTemplate()
@@ -504,91 +618,56 @@ void MainWindow::newFromTemplate()
 
 void MainWindow::open()
 {
-    if (!maybeSave())
-        return;
     const QString file = QFileDialog::getOpenFileName(
-        this, tr("Open workspace or cluster"), m_settings->lastDirectory(),
-        tr("Workspaces and clusters (*.nestws.json *.json);;All files (*)"));
-    if (file.isEmpty())
+        this, tr("Open workspace, cluster or plan"), m_settings->lastDirectory(),
+        tr("Workspaces, clusters and plans (*.nestws.json *.json);;All files (*)"));
+    if (!file.isEmpty())
+        openInteractively(file);
+}
+
+void MainWindow::openInteractively(const QString &file)
+{
+    // A plan leaves the document as it is; anything else replaces it: ask first.
+    const Result<LoadedFile> peek = readDocumentFile(file);
+    if (peek && peek->kind != LoadedFile::Kind::Plan && !maybeSave())
         return;
     QString error;
     if (!openFile(file, &error))
         warn(tr("Open failed"), error);
 }
 
-bool MainWindow::save()
+QString MainWindow::askSaveFileName(const QString &title, const QString &filters)
 {
-    const QString file = m_document->fileName();
-    QString error;
-    bool ok = false;
-    switch (decideSave(file, m_document->fileKind(), m_document->isSettingsModified())) {
-    case SaveAction::AskWorkspaceFileName:
-        return saveAs();
-    case SaveAction::WriteWorkspace:
-        ok = saveWorkspace(file, &error);
-        break;
-    case SaveAction::WriteCluster:
-        ok = saveCluster(file, &error);
-        break;
-    case SaveAction::AskClusterOrWorkspace:
-        switch (m_prompts.clusterOrWorkspace(file)) {
-        case ClusterSaveChoice::SaveWorkspaceAs:
-            return saveAs();
-        case ClusterSaveChoice::SaveClusterOnly:
-            ok = saveCluster(file, &error);
-            break;
-        case ClusterSaveChoice::Cancel:
-            showStatus(tr("Not saved"));
-            return false;
-        }
-        break;
-    }
-    if (!ok)
-        warn(tr("Save failed"), error);
-    return ok;
-}
-
-bool MainWindow::saveAs()
-{
-    const QString current = m_document->fileName();
-    const QString suggested = current.isEmpty() ? QString()
-                              : m_document->fileKind() == ClusterDocument::FileKind::Cluster
-                                  ? workspaceNameFor(current)
-                                  : current;
-    QString file = m_prompts.workspaceFileName(suggested);
-    if (file.isEmpty())
-        return false;
-    if (!file.endsWith(QLatin1String(kWorkspaceExtension)))
-        file += QLatin1String(kWorkspaceExtension);
-    QString error;
-    if (!saveWorkspace(file, &error)) {
-        warn(tr("Save failed"), error);
-        return false;
-    }
-    return true;
+    QString selected;
+    QString file = QFileDialog::getSaveFileName(this, title, m_settings->lastDirectory(), filters, &selected);
+    if (file.isEmpty() || !QFileInfo(file).suffix().isEmpty())
+        return file;
+    // No extension typed: the chosen filter's, e.g. "PDF (*.pdf)" -> ".pdf".
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("\\*(\\.[A-Za-z0-9.]+)")).match(selected);
+    return m.hasMatch() ? file + m.captured(1) : file;
 }
 
 void MainWindow::saveClusterAs()
 {
-    QString file = QFileDialog::getSaveFileName(this, tr("Save cluster"), m_settings->lastDirectory(),
-                                                tr("Cluster JSON (*.json)"));
-    if (file.isEmpty())
-        return;
-    if (!file.endsWith(QLatin1String(".json")))
-        file += QLatin1String(".json");
+    const QString file = askSaveFileName(tr("Save cluster"), tr("Cluster JSON (*.json)"));
     QString error;
-    if (!saveCluster(file, &error))
+    if (!file.isEmpty() && !saveCluster(file, &error))
         warn(tr("Save failed"), error);
 }
 
 void MainWindow::exportViewAs()
 {
-    const QString file = QFileDialog::getSaveFileName(this, tr("Export view"), m_settings->lastDirectory(),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF (*.pdf)"));
-    if (file.isEmpty())
-        return;
+    const QString file = askSaveFileName(tr("Export view"), tr("PNG image (*.png);;SVG drawing (*.svg);;PDF (*.pdf)"));
     QString error;
-    if (!exportView(file, &error))
+    if (!file.isEmpty() && !exportView(file, &error))
+        warn(tr("Export failed"), error);
+}
+
+void MainWindow::exportPlanAs()
+{
+    const QString file = askSaveFileName(tr("Export plan"), tr("Plan JSON (*.json)"));
+    QString error;
+    if (!file.isEmpty() && !exportPlan(file, &error))
         warn(tr("Export failed"), error);
 }
 

@@ -1,11 +1,11 @@
 #pragma once
-// The editor window: docks for the cluster (tree + property editor) and the model, the
-// Topology canvas tab in the centre, File / Edit / View menus, and a status bar with the
-// cluster's counts and messages. File handling: open a workspace or a cluster file, save
-// (QSaveFile) without silently dropping what a cluster file cannot hold (SavePolicy.h),
-// recent files, a prompt before discarding unsaved changes, autosave to a recovery file and
-// the offer to restore it at start-up (Autosaver.h, Recovery.h).
+// The editor window: wires actions, docks and views, nothing more. Docks: the cluster
+// (tree + property editor), the model, and the search (settings, Run / Cancel / Live,
+// progress). Central tabs: Topology (the editable canvas), Placement, Memory, Breakdown,
+// Timeline and Summary (the current plan). The document's file work lives in
+// DocumentFiles, planning in PlanSession; every plan view reads a PlanSnapshot.
 #include "ClusterDocument.h"
+#include "PlanSnapshot.h"
 #include "SavePolicy.h"
 #include "Settings.h"
 
@@ -16,98 +16,121 @@
 class QAction;
 class QLabel;
 class QMenu;
+class QProgressBar;
 class QTabWidget;
 
 namespace nest::ui {
 
 class Autosaver;
+class BreakdownChartView;
 class ClusterTreeView;
+class DocumentFiles;
+class MemoryChartView;
 class ModelPanel;
+class PlacementView;
+class PlanSession;
+class PlanSummaryView;
 class PropertyEditor;
+class SearchPanel;
+class TimelineView;
 class TopologyScene;
 class TopologyView;
-
-// A workspace or cluster file read from disk, or the reason it could not be read.
-struct LoadedFile {
-    Workspace workspace;
-    ClusterDocument::FileKind kind = ClusterDocument::FileKind::Workspace;
-};
-// Reads `fileName` as a workspace when it looks like one, else as a cluster file (whose
-// model and settings are left default: the caller may keep its own).
-Result<LoadedFile> readDocumentFile(const QString &fileName);
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    // The central tabs, in order; their names are what --tab takes.
+    enum Tab { TopologyTab, PlacementTab, MemoryTab, BreakdownTab, TimelineTab, SummaryTab };
+    static QStringList tabNames();   // "topology", "placement", "memory", "breakdown", "timeline", "summary"
+
     // settings: null = the user's settings (QSettings defaults).
     explicit MainWindow(QWidget *parent = nullptr, std::unique_ptr<Settings> settings = {});
     ~MainWindow() override;
 
     ClusterDocument *document() const { return m_document; }
+    DocumentFiles *files() const { return m_files; }
+    PlanSession *planning() const { return m_planning; }
     TopologyScene *scene() const { return m_scene; }
     TopologyView *view() const { return m_view; }
     ClusterTreeView *treeView() const { return m_tree; }
     PropertyEditor *propertyEditor() const { return m_properties; }
     ModelPanel *modelPanel() const { return m_modelPanel; }
+    SearchPanel *searchPanel() const { return m_searchPanel; }
+    PlacementView *placementView() const { return m_placement; }
+    MemoryChartView *memoryView() const { return m_memory; }
+    BreakdownChartView *breakdownView() const { return m_breakdown; }
+    TimelineView *timelineView() const { return m_timeline; }
+    PlanSummaryView *summaryView() const { return m_summary; }
+    QTabWidget *tabs() const { return m_tabs; }
+    QAction *runAction() const { return m_runAction; }
+    QAction *cancelAction() const { return m_cancelAction; }
+    QAction *liveAction() const { return m_liveAction; }
+    QProgressBar *progressBar() const { return m_progress; }
     Settings &settings() const { return *m_settings; }
     Autosaver *autosaver() const { return m_autosaver; }
 
     // Replaces the questions the window asks (the members that are set); tests answer them.
     void setPrompts(const Prompts &prompts);
 
-    // Loads a workspace or cluster file (no prompt). On failure the current document stays
-    // and *error names the file and the reason.
+    // File work (see DocumentFiles): open a workspace, cluster or plan file (no prompt);
+    // on failure the current document stays and *error names the file and the reason.
     bool openFile(const QString &fileName, QString *error);
-    // Opens a bundled sample as an untitled document: Save asks for a new name, so the
-    // shipped file is never overwritten, and the sample does not enter the recent files.
     bool openSample(const QString &fileName, QString *error);
-    // Replaces the document with a new, unsaved one (no prompt).
     void newDocument(const Topology &cluster);
-    // Write the workspace / only the cluster to `fileName` (no prompt). Writing the
-    // document's own file marks what it holds as saved.
     bool saveWorkspace(const QString &fileName, QString *error);
     bool saveCluster(const QString &fileName, QString *error);
-    // File ▸ Save / Save As, with their questions (see SavePolicy.h); true when written.
     bool save();
     bool saveAs();
+    bool maybeSave();
+    bool offerRecovery();
+
+    // Selects a tab by name (tabNames()); false for an unknown name.
+    bool setCurrentTab(const QString &name);
+    // Exports the current tab by extension (.png, .svg, .pdf), with its title and legend.
     bool exportView(const QString &fileName, QString *error);
+    // Writes the current plan as plan JSON; false when there is no plan.
+    bool exportPlan(const QString &fileName, QString *error);
+
     // Shows a message in the status bar (and keeps the last one for tests).
     void showStatus(const QString &message, int timeoutMs = 8000);
     QString lastStatus() const { return m_lastStatus; }
 
-    // Asks Save / Discard / Cancel when there are unsaved changes; true to go on.
-    bool maybeSave();
-
-    // At start-up: when a recovery file newer than the document (or an untitled one)
-    // exists, asks whether to restore it; restores it (the document stays modified) or
-    // removes it. True when restored.
-    bool offerRecovery();
-
 protected:
     void closeEvent(QCloseEvent *event) override;
     void showEvent(QShowEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
 
 private:
     void createActions();
     void createDocks();
+    void createPlanViews();
     void updateTitle();
     void updateCounts();
     void updateRecentMenu();
     void updateEditActions();
+    void updateRunActions();
     void fitLater();
+    void showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr &previous);
+    void setPlanStale(bool stale);
 
     void newFromTemplate();
     void open();
+    // Opens `file` with the questions a user action asks (unsaved changes, failures).
+    void openInteractively(const QString &file);
+    // A file name from the save dialog, with the chosen filter's extension when none typed.
+    QString askSaveFileName(const QString &title, const QString &filters);
     void saveClusterAs();
-    void setDefaultPrompts();
     void warn(const QString &title, const QString &message);
-    void afterSave();
     void exportViewAs();
+    void exportPlanAs();
+    void updatePinnedMenu();
 
     ClusterDocument *m_document;
     std::unique_ptr<Settings> m_settings;
-    Prompts m_prompts;
     Autosaver *m_autosaver = nullptr;
+    DocumentFiles *m_files = nullptr;
+    PlanSession *m_planning = nullptr;
     QString m_lastAutosaveError;
     TopologyScene *m_scene;
     TopologyView *m_view;
@@ -115,13 +138,27 @@ private:
     ClusterTreeView *m_tree = nullptr;
     PropertyEditor *m_properties = nullptr;
     ModelPanel *m_modelPanel = nullptr;
+    SearchPanel *m_searchPanel = nullptr;
+    PlacementView *m_placement = nullptr;
+    MemoryChartView *m_memory = nullptr;
+    BreakdownChartView *m_breakdown = nullptr;
+    TimelineView *m_timeline = nullptr;
+    PlanSummaryView *m_summary = nullptr;
     QLabel *m_counts;
     QLabel *m_zoom;
+    QLabel *m_planLabel;
+    QProgressBar *m_progress;
     QMenu *m_recentMenu = nullptr;
+    QMenu *m_pinnedMenu = nullptr;
     QAction *m_deleteAction = nullptr;
     QAction *m_duplicateAction = nullptr;
     QAction *m_addRackAction = nullptr;
     QAction *m_addNodeAction = nullptr;
+    QAction *m_runAction = nullptr;
+    QAction *m_cancelAction = nullptr;
+    QAction *m_liveAction = nullptr;
+    QAction *m_pinAction = nullptr;
+    QAction *m_exportPlanAction = nullptr;
     QString m_lastStatus;
     bool m_fitted = false;
 };

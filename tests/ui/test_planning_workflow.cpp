@@ -1,0 +1,444 @@
+// The window's planning workflow, end to end (offscreen): Run -> progress -> a result in
+// every view; Cancel; results whose inputs were edited meanwhile; the latest request wins;
+// closing during a search; live mode; pinned plans; opening and exporting plans; and the
+// event loop staying responsive during a GPT3-175B / 1024-device search.
+#include "BreakdownChartView.h"
+#include "ClusterDocument.h"
+#include "MainWindow.h"
+#include "MemoryChartView.h"
+#include "PlacementView.h"
+#include "PlanRunner.h"
+#include "PlanSession.h"
+#include "PlanSummaryView.h"
+#include "SearchPanel.h"
+#include "Settings.h"
+#include "TimelineView.h"
+
+#include "ClusterIO.h"
+#include "PlanIO.h"
+
+#include <QCheckBox>
+#include <QLineEdit>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QProcess>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+
+using namespace nest;
+using namespace nest::ui;
+using namespace uitest;
+
+namespace {
+
+// Records the longest gap between ticks of a 5 ms timer: how long the event loop was
+// blocked at most while it ran.
+class StallMeter : public QObject {
+public:
+    StallMeter()
+    {
+        m_timer.setInterval(5);
+        connect(&m_timer, &QTimer::timeout, this, [this] {
+            const qint64 now = m_clock.nsecsElapsed();
+            m_maxGapNs = std::max(m_maxGapNs, now - m_last);
+            m_last = now;
+            ++m_ticks;
+        });
+    }
+    void start()
+    {
+        m_clock.start();
+        m_last = 0;
+        m_timer.start();
+    }
+    void stop() { m_timer.stop(); }
+    double maxGapMs() const { return m_maxGapNs / 1e6; }
+    int ticks() const { return m_ticks; }
+
+private:
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0, m_maxGapNs = 0;
+    int m_ticks = 0;
+};
+
+} // namespace
+
+class TestPlanningWorkflow : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> window()
+    {
+        auto w = std::make_unique<MainWindow>(nullptr, std::make_unique<Settings>(m_dir.filePath("s.ini")));
+        w->settings().setAutosaveIntervalSeconds(0);
+        Prompts answers;
+        answers.unsavedChanges = [](const QString &) { return UnsavedChoice::Discard; };
+        answers.warning = [](const QString &, const QString &message) { qWarning("%s", qPrintable(message)); };
+        w->setPrompts(answers);
+        w->resize(1200, 800);
+        return w;
+    }
+    std::unique_ptr<MainWindow> quickstart()
+    {
+        auto w = window();
+        QString error;
+        if (!w->openSample(kQuickstart, &error))
+            qWarning("%s", qPrintable(error));
+        // Without a pinned plan's evaluation in the way.
+        w->planning()->cancel();
+        return w;
+    }
+    static void waitIdle(MainWindow *w, int timeoutMs = 60000)
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!w->planning()->isRunning(), timeoutMs);
+    }
+    static void useExhaustive(MainWindow *w)
+    {
+        SearchSettings s = w->document()->search();
+        s.planner = "exhaustive";
+        s.microBatches = {1, 2, 4, 8, 16};
+        QVERIFY(w->document()->setSearch(s));
+    }
+
+private slots:
+    void runDeliversToEveryView()
+    {
+        auto w = quickstart();
+        QSignalSpy progress(w->planning(), &PlanSession::progress);
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        QVERIFY(w->runAction()->isEnabled());
+        w->runAction()->trigger();
+        QVERIFY(w->planning()->isRunning());
+        QVERIFY(!w->runAction()->isEnabled());
+        QVERIFY(w->cancelAction()->isEnabled());
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        QVERIFY(progress.count() >= 1);
+        double last = -1;
+        for (const QList<QVariant> &args : progress) {
+            const double f = args.at(0).toDouble();
+            QVERIFY(f >= last && f <= 1.0);   // monotone
+            last = f;
+        }
+        const PlanSnapshotPtr s = w->planning()->current();
+        QVERIFY(s);
+        QVERIFY(s->searched && s->verified);
+        QVERIFY(s->report().feasible);
+        // The same plan in every view.
+        QCOMPARE(w->placementView()->snapshot(), s);
+        QCOMPARE(w->memoryView()->snapshot(), s);
+        QCOMPARE(w->breakdownView()->snapshot(), s);
+        QCOMPARE(w->timelineView()->snapshot(), s);
+        QCOMPARE(w->summaryView()->snapshot(), s);
+        QVERIFY(!w->planning()->isStale());
+        QVERIFY(!w->placementView()->isStale());
+        // The plan is what the evaluator says of it on the document's inputs.
+        const Report again = evaluate(s->plan(), w->document()->topology(), s->model);
+        QCOMPARE(again.iterationTime, s->report().iterationTime);
+        QVERIFY(w->runAction()->isEnabled());
+        QVERIFY(!w->cancelAction()->isEnabled());
+        QVERIFY(w->lastStatus().contains(QStringLiteral("samples/s")));
+    }
+
+    void cancelReturnsQuickly()
+    {
+        auto w = quickstart();
+        useExhaustive(w.get());   // 56 devices: far too many plans to finish
+        QSignalSpy cancelled(w->planning()->runner(), &PlanRunner::cancelled);
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        w->planning()->run();
+        QTest::qWait(300);
+        QVERIFY(w->planning()->isRunning());
+        QElapsedTimer t;
+        t.start();
+        w->cancelAction()->trigger();
+        QCOMPARE(cancelled.count(), 1);
+        QVERIFY(!w->planning()->isRunning());
+        QVERIFY(w->runAction()->isEnabled());
+        w->planning()->runner()->waitForIdle();   // the worker itself has returned
+        const double ms = t.nsecsElapsed() / 1e6;
+        qInfo("cancel -> worker returned in %.1f ms", ms);
+        QVERIFY2(ms < 100, qPrintable(QStringLiteral("cancel took %1 ms").arg(ms)));
+        QTest::qWait(50);
+        QCOMPARE(changed.count(), 0);   // no late result
+    }
+
+    void editedInputsMarkTheResultStale()
+    {
+        auto w = quickstart();
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        w->planning()->run();
+        // An edit before the result is delivered: the result is for the old inputs.
+        LinkParams link = w->document()->topology().levels[1].link;
+        link.bandwidth *= 0.5;
+        QVERIFY(w->document()->setLevelLink(1, link));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        QVERIFY(w->planning()->isStale());
+        QVERIFY(w->placementView()->isStale());
+        QVERIFY(w->memoryView()->isStale());
+        QVERIFY(w->summaryView()->isStale());
+        QVERIFY(w->lastStatus().contains(QStringLiteral("stale")));
+        // Re-running clears it.
+        w->planning()->run();
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 2, 60000);
+        QVERIFY(!w->planning()->isStale());
+        QVERIFY(!w->timelineView()->isStale());
+        // An edit after a result marks the shown plan stale at once.
+        QVERIFY(w->document()->undoStack()->canUndo());
+        w->document()->undoStack()->undo();
+        QVERIFY(w->planning()->isStale());
+        QVERIFY(w->breakdownView()->isStale());
+    }
+
+    void latestRequestWins()
+    {
+        auto w = quickstart();
+        QSignalSpy finished(w->planning()->runner(), &PlanRunner::finished);
+        const quint64 first = w->planning()->runner()->plan(w->document()->workspace(), 0, "first");
+        const quint64 second = w->planning()->runner()->plan(w->document()->workspace(), 0, "second");
+        QVERIFY(second > first);
+        waitIdle(w.get());
+        QTest::qWait(100);
+        QCOMPARE(finished.count(), 1);
+        QCOMPARE(finished.at(0).at(0).toULongLong(), second);
+    }
+
+    void closeDuringSearch()
+    {
+        auto w = quickstart();
+        useExhaustive(w.get());
+        w->show();
+        w->planning()->run();
+        QTest::qWait(200);
+        QVERIFY(w->planning()->isRunning());
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(w->close());   // unsaved changes are discarded by the test's answer
+        w.reset();             // the window goes, and the worker with it
+        qInfo("close + destroy during a search: %.1f ms", t.nsecsElapsed() / 1e6);
+    }
+
+    void eventLoopStaysResponsive()
+    {
+        auto w = window();
+        auto topo = resolveCluster("paper-spineleaf-1024");
+        QVERIFY2(topo.ok(), topo.error().c_str());
+        w->newDocument(*topo);
+        QVERIFY(w->document()->setModel(Json{{"preset", "gpt3-175b"}}));
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QSignalSpy ended(w->planning(), &PlanSession::runEnded);
+        QSignalSpy progress(w->planning(), &PlanSession::progress);
+        StallMeter meter;
+        QElapsedTimer t;
+        t.start();
+        meter.start();
+        w->planning()->run();
+        QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 120000);
+        const double searchMs = t.nsecsElapsed() / 1e6;
+        QTest::qWait(30);
+        meter.stop();
+        QVERIFY(w->planning()->current());
+        qInfo("GPT3-175B on 1024 devices: search + delivery %.0f ms, %d progress signals, %d timer ticks, "
+              "longest event-loop stall %.1f ms",
+              searchMs, int(progress.count()), meter.ticks(), meter.maxGapMs());
+        QVERIFY(meter.ticks() > 3);
+        QVERIFY2(meter.maxGapMs() < 50, qPrintable(QStringLiteral("stall %1 ms").arg(meter.maxGapMs())));
+    }
+
+    void liveModeReplansAfterAnEdit()
+    {
+        auto w = quickstart();
+        w->planning()->setLiveDelayMs(50);
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        w->liveAction()->trigger();   // on: plans now (no plan yet)
+        QVERIFY(w->planning()->isLive());
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        const double before = w->planning()->current()->report().samplesPerSecond;
+        // Slow the spine link by 8x: the plan changes, and the views show the difference.
+        LinkParams link = w->document()->topology().levels[2].link;
+        link.bandwidth /= 8;
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(w->document()->setLevelLink(2, link));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 2, 60000);
+        qInfo("live re-plan after a link edit: %.0f ms (debounce 50 ms)", t.nsecsElapsed() / 1e6);
+        QVERIFY(!w->planning()->isStale());
+        QCOMPARE(w->planning()->previous()->report().samplesPerSecond, before);
+        const double after = w->planning()->current()->report().samplesPerSecond;
+        QVERIFY(after <= before);   // a slower network never makes the best plan faster
+        QVERIFY(!w->summaryView()->deltaText().isEmpty());
+        // Several quick edits: one re-plan (debounced).
+        w->planning()->setLiveDelayMs(300);
+        for (int i = 0; i < 4; ++i) {
+            link.bandwidth *= 1.5;
+            QVERIFY(w->document()->setLevelLink(2, link));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 3, 60000);
+        QTest::qWait(500);
+        QCOMPARE(changed.count(), 3);
+        w->liveAction()->trigger();
+        QVERIFY(!w->planning()->isLive());
+    }
+
+    void pinnedPlanSurvivesSaveAndOpen()
+    {
+        auto w = quickstart();
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const PlanSnapshotPtr s = w->planning()->current();
+        const size_t shipped = w->document()->plans().size();   // the sample carries one
+        QVERIFY(w->planning()->pinCurrent());
+        QCOMPARE(w->document()->plans().size(), shipped + 1);
+        QVERIFY(w->document()->plans().back().plan == s->plan());
+        QVERIFY(w->document()->plans().back().cluster == w->document()->topology());
+        const QString file = m_dir.filePath("pinned.nestws.json");
+        QString error;
+        QVERIFY2(w->saveWorkspace(file, &error), qPrintable(error));
+
+        auto b = window();
+        QVERIFY2(b->openFile(file, &error), qPrintable(error));
+        QCOMPARE(b->document()->plans().size(), shipped + 1);
+        // Opening shows the last pinned plan, evaluated again: the same iteration time.
+        QTRY_VERIFY_WITH_TIMEOUT(b->planning()->current() != nullptr, 60000);
+        waitIdle(b.get());
+        QVERIFY(b->planning()->current()->plan() == s->plan());
+        QCOMPARE(b->planning()->current()->report().iterationTime, s->report().iterationTime);
+        QVERIFY(!b->planning()->isStale());
+        // Undo of the pin in the first window.
+        w->document()->undoStack()->undo();
+        QCOMPARE(w->document()->plans().size(), shipped);
+    }
+
+    void exportedPlanReopensToTheSameTime()
+    {
+        auto w = quickstart();
+        QString error;
+        const QString planFile = m_dir.filePath("plan.json");
+        QVERIFY(!w->exportPlan(planFile, &error));   // nothing planned yet
+        QVERIFY(error.contains(planFile));
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const double t0 = w->planning()->current()->report().iterationTime;
+        QVERIFY2(w->exportPlan(planFile, &error), qPrintable(error));
+        auto loaded = loadPlan(planFile.toStdString());
+        QVERIFY2(loaded.ok(), loaded.error().c_str());
+        QVERIFY(*loaded == w->planning()->current()->plan());
+        // File > Open on a plan: evaluated on the current cluster and model, shown everywhere.
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        QVERIFY2(w->openFile(planFile, &error), qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        const PlanSnapshotPtr s = w->planning()->current();
+        QCOMPARE(s->planner, std::string("file"));
+        QCOMPARE(s->report().iterationTime, t0);
+        QCOMPARE(w->memoryView()->snapshot(), s);
+        QCOMPARE(w->tabs()->currentIndex(), int(MainWindow::PlacementTab));
+        // A plan that does not fit the cluster opens with its reasons, not a crash.
+        Plan bad = *loaded;
+        bad.stages[0].devices[0][0] = 100000;
+        const QString badFile = m_dir.filePath("bad-plan.json");
+        QVERIFY(savePlan(badFile.toStdString(), bad).ok());
+        QVERIFY2(w->openFile(badFile, &error), qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 2, 60000);
+        QVERIFY(!w->planning()->current()->report().feasible);
+        QVERIFY(!w->planning()->current()->analysis.wellFormed());
+    }
+
+    void exportsEveryTab()
+    {
+        auto w = quickstart();
+        w->show();
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const bool havePdfToText = !QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty();
+        const QStringList tabs = MainWindow::tabNames();
+        for (const QString &tab : tabs) {
+            QVERIFY(w->setCurrentTab(tab));
+            for (const QString &ext : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
+                const QString file = m_dir.filePath(tab + QLatin1Char('.') + ext);
+                QString error;
+                QVERIFY2(w->exportView(file, &error), qPrintable(tab + QStringLiteral(": ") + error));
+                if (ext == QLatin1String("png")) {
+                    QImage image(file);
+                    QVERIFY2(!image.isNull() && image.width() > 100, qPrintable(file));
+                } else if (ext == QLatin1String("svg")) {
+                    QFile f(file);
+                    QVERIFY(f.open(QIODevice::ReadOnly));
+                    QXmlStreamReader xml(&f);
+                    bool sawSvg = false;
+                    while (!xml.atEnd())
+                        if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("svg"))
+                            sawSvg = true;
+                    QVERIFY2(!xml.hasError(), qPrintable(file + QStringLiteral(": ") + xml.errorString()));
+                    QVERIFY(sawSvg);
+                } else if (havePdfToText) {
+                    QProcess p;
+                    p.start(QStringLiteral("pdftotext"), {file, QStringLiteral("-")});
+                    QVERIFY(p.waitForFinished(30000));
+                    const QString text = QString::fromUtf8(p.readAllStandardOutput());
+                    QVERIFY2(text.trimmed().size() > 10, qPrintable(file + QStringLiteral(": no text")));
+                }
+            }
+        }
+        QString error;
+        QVERIFY(!w->setCurrentTab(QStringLiteral("nowhere")));
+        QVERIFY(!w->exportView(m_dir.filePath("x.bmp"), &error));
+        QVERIFY(error.contains(QStringLiteral("x.bmp")));
+    }
+
+    void tabScreenshotsDiffer()
+    {
+        auto w = quickstart();
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        QList<QImage> shots;
+        for (int i = 0; i < w->tabs()->count(); ++i) {
+            w->tabs()->setCurrentIndex(i);
+            QTest::qWait(50);
+            shots << w->tabs()->currentWidget()->grab().toImage();
+        }
+        for (int i = 0; i < shots.size(); ++i)
+            for (int j = i + 1; j < shots.size(); ++j)
+                QVERIFY2(shots[i] != shots[j], qPrintable(QStringLiteral("tabs %1 and %2 look the same").arg(i).arg(j)));
+    }
+
+    void searchPanelEditsAreUndoable()
+    {
+        auto w = quickstart();
+        SearchPanel *panel = w->searchPanel();
+        QVERIFY(w->document()->search().allowTp);
+        panel->strategyBox(QStringLiteral("tp"))->setChecked(false);
+        QVERIFY(!w->document()->search().allowTp);
+        QVERIFY(!panel->tpEdit()->isEnabled());
+        panel->microBatchEdit()->setText(QStringLiteral("2, 4"));
+        emit panel->microBatchEdit()->editingFinished();
+        QCOMPARE(w->document()->search().microBatches, (std::vector<int>{2, 4}));
+        panel->microBatchEdit()->setText(QStringLiteral("2, x"));
+        emit panel->microBatchEdit()->editingFinished();
+        QVERIFY(panel->problem().contains(QStringLiteral("'x'")));
+        QCOMPARE(w->document()->search().microBatches, (std::vector<int>{2, 4}));   // unchanged
+        // A plan with TP off uses tp 1 everywhere, as the settings say.
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        for (const StagePlan &st : w->planning()->current()->plan().stages)
+            QCOMPARE(st.tp, 1);
+        QVERIFY(w->planning()->current()->plan().microBatch == 2 || w->planning()->current()->plan().microBatch == 4);
+        w->document()->undoStack()->undo();
+        QVERIFY(w->document()->search().allowTp);
+        QVERIFY(panel->strategyBox(QStringLiteral("tp"))->isChecked());
+    }
+};
+
+QTEST_MAIN(TestPlanningWorkflow)
+#include "test_planning_workflow.moc"

@@ -1,0 +1,87 @@
+#pragma once
+// The Breakdown view: where each pipeline stage spends one training iteration, as stacked
+// bars in seconds per iteration, from the evaluator's Report (StageReport::cost and
+// ::bubble); beside it, one stacked bar splitting the whole iteration over the same
+// categories (the mean over pipeline positions, which adds up to the iteration time).
+//
+// What each bar is, for stage k with m = plan.numMicroBatches() micro-batches per
+// iteration (the StageCost terms are seconds per micro-batch unless said otherwise):
+//   Compute        m * (forward + backward)
+//   Recompute      m * recompute
+//   TP / EP / CP   m * tpComm / m * epComm / m * cpComm
+//   Pipeline p2p   m * p2p                  (activation send + gradient send)
+//   Gradient sync  dpSync                   (per iteration, exposed part)
+//   ZeRO           m * zeroComm + zeroGather (per-micro-batch traffic + post-step gather)
+//   Optimizer      optimizer                (per iteration)
+//   Bubble         StageReport::bubble      (idle time of the stage's devices)
+// evaluate() sets bubble = iterationTime - (m * perMicroBatch + iterationExtra) per physical
+// pipeline position, so with 1F1B / GPipe every stage's stack equals Report::iterationTime.
+// With the interleaved schedule a device runs several stages (chunks); each stage's bar is
+// its own work plus its device's idle time, and one device's chunks plus one bubble add up
+// to the iteration time.
+// Iteration split (right): per category, the sum over stages divided by the pipeline depth,
+// the bubble counted once per physical position: the segments add up to iterationTime.
+#include "PlanSnapshot.h"
+
+#include <QStringList>
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPBars;
+class QLabel;
+class QStackedWidget;
+
+namespace nest::ui {
+
+class BreakdownChartView : public QWidget {
+    Q_OBJECT
+public:
+    explicit BreakdownChartView(QWidget *parent = nullptr);
+
+    void setSnapshot(PlanSnapshotPtr snapshot);
+    PlanSnapshotPtr snapshot() const { return m_snapshot; }
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+    // .png/.svg/.pdf by extension, with the title and the legend; "FILE: reason" on failure.
+    bool exportTo(const QString &fileName, QString *error);
+
+    // "Compute", "Recompute", "TP", "EP", "CP", "Pipeline p2p", "Gradient sync", "ZeRO",
+    // "Optimizer", "Bubble": the stack order, bottom to top.
+    static QStringList categoryNames();
+
+    QCustomPlot *plot() const { return m_plot; }
+    QCPAxisRect *splitRect() const { return m_splitRect; }
+    QLabel *placeholder() const { return m_placeholder; }
+    QLabel *staleBanner() const { return m_staleBanner; }
+    QVector<double> keys() const { return m_keys; }  // stage indices
+    // Seconds per iteration of the named category at each stage, as plotted.
+    QVector<double> seriesValues(const QString &name) const;
+    // The named category's segment of the iteration-split bar (seconds), as plotted.
+    double splitValue(const QString &name) const;
+    QString title() const;
+    // What hovering at `pos` (plot pixels) shows; empty where there is nothing.
+    QString toolTipAt(const QPoint &pos) const;
+
+protected:
+    void changeEvent(QEvent *event) override;
+
+private:
+    void rebuild();
+    void showPlaceholder(const QString &text);
+    void recolour();
+
+    QCustomPlot *m_plot = nullptr;
+    QCPAxisRect *m_splitRect = nullptr;
+    QLabel *m_placeholder = nullptr;
+    QLabel *m_staleBanner = nullptr;
+    QStackedWidget *m_stack = nullptr;
+    PlanSnapshotPtr m_snapshot;
+    bool m_stale = false;
+    QVector<double> m_keys;
+    QVector<QCPBars *> m_bars;              // per category, main axis rect
+    QVector<QCPBars *> m_splitBars;         // per category, iteration split
+};
+
+} // namespace nest::ui

@@ -1,0 +1,74 @@
+#pragma once
+// The document's file work, out of the window: open a workspace, a cluster or a plan file;
+// save (QSaveFile) without silently dropping what a cluster file cannot hold
+// (SavePolicy.h); validation before writing; the prompt before discarding unsaved changes;
+// recent files; and the recovery file offered at start-up (Autosaver.h, Recovery.h).
+// Functions return success and an error that names the file and the reason; the
+// questions go through Prompts so that tests answer them.
+#include "ClusterDocument.h"
+#include "Plan.h"
+#include "SavePolicy.h"
+
+#include <QObject>
+#include <QString>
+
+namespace nest::ui {
+
+class Autosaver;
+class Settings;
+
+// A workspace, cluster or plan file read from disk.
+struct LoadedFile {
+    enum class Kind { Workspace, Cluster, Plan };
+    Kind kind = Kind::Workspace;
+    Workspace workspace;   // Workspace and Cluster (a cluster's model/settings stay default)
+    Plan plan;             // Plan
+};
+// Reads `fileName` as a plan ("format": "nest-plan"), a workspace when it looks like one,
+// else a cluster file.
+Result<LoadedFile> readDocumentFile(const QString &fileName);
+
+class DocumentFiles : public QObject {
+    Q_OBJECT
+public:
+    DocumentFiles(ClusterDocument *document, Settings &settings, Autosaver *autosaver, Prompts prompts,
+                  QObject *parent = nullptr);
+
+    Prompts &prompts() { return m_prompts; }
+
+    // Loads a workspace or cluster file (no prompt), or, for a plan file, emits
+    // planOpened() and leaves the document as it is. On failure the document stays and
+    // *error names the file and the reason.
+    bool openFile(const QString &fileName, QString *error);
+    // A bundled sample as an untitled document (Save asks for a name; not a recent file).
+    bool openSample(const QString &fileName, QString *error);
+    // Replaces the document with a new, unsaved one holding `cluster` (no prompt).
+    void newDocument(const Topology &cluster);
+    // Write the workspace / only the cluster to `fileName` (no prompt).
+    bool saveWorkspace(const QString &fileName, QString *error);
+    bool saveCluster(const QString &fileName, QString *error);
+    // File ▸ Save / Save As, with their questions; true when written.
+    bool save();
+    bool saveAs();
+    // Asks Save / Discard / Cancel when there are unsaved changes; true to go on.
+    bool maybeSave();
+    // At start-up: offers a recovery file newer than the document; true when restored.
+    bool offerRecovery();
+
+signals:
+    void status(const QString &message);
+    void recentFilesChanged();
+    void planOpened(const nest::Plan &plan, const QString &fileName);
+
+private:
+    void warn(const QString &title, const QString &message);
+    void afterSave();
+    bool validate(const QString &fileName, QString *error) const;
+
+    ClusterDocument *m_document;
+    Settings &m_settings;
+    Autosaver *m_autosaver;
+    Prompts m_prompts;
+};
+
+} // namespace nest::ui

@@ -1,0 +1,322 @@
+#include "MemoryChartView.h"
+
+#include "PlotExport.h"
+
+#include <QComboBox>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nest::ui {
+
+namespace {
+
+// Bars at most this many get outlines and a width of 0.7; more are drawn edge to edge.
+constexpr int kOutlinedBars = 64;
+const QColor kOverColour(0xd6, 0x27, 0x28);
+const std::array<QColor, 6> kComponentColours = {QColor(0x4c, 0x78, 0xa8), QColor(0x72, 0xb7, 0xb2),
+                                                 QColor(0xb2, 0x79, 0xa2), QColor(0xf5, 0x85, 0x18),
+                                                 QColor(0xee, 0xca, 0x3b), QColor(0x9d, 0x9d, 0x9d)};
+
+// The value plotted at exactly `key` in a data container, 0 when there is none.
+template <typename Container>
+double valueAt(const Container &data, double key)
+{
+    const auto it = data.findBegin(key, false);
+    return it != data.constEnd() && it->key == key ? it->value : 0.0;
+}
+
+QString gb(double bytes)
+{
+    return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
+}
+
+} // namespace
+
+MemoryChartView::MemoryChartView(QWidget *parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("memoryChartView"));
+    m_staleBanner = makeStaleBanner(this);
+    m_modeBox = new QComboBox(this);
+    m_modeBox->setObjectName(QStringLiteral("memoryMode"));
+    m_modeBox->addItem(tr("Per device"), PerDevice);
+    m_modeBox->addItem(tr("Per stage"), PerStage);
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setMode(static_cast<Mode>(m_modeBox->itemData(index).toInt())); });
+
+    m_plot = new QCustomPlot(this);
+    m_plot->setObjectName(QStringLiteral("memoryPlot"));
+    setupPlotTitleAndLegend(m_plot, 4);
+    m_plot->yAxis->setTicker(makeBytesTicker());
+    m_plot->yAxis->setLabel(tr("memory (GB)"));
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    showToolTipsOnHover(m_plot, [this](const QPoint &pos) { return toolTipAt(pos); });
+
+    m_placeholder = makePlaceholder(this);
+    m_stack = new QStackedWidget(this);
+    m_stack->addWidget(m_placeholder);
+    m_stack->addWidget(m_plot);
+
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Show:"), this));
+    bar->addWidget(m_modeBox);
+    bar->addStretch(1);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_staleBanner);
+    layout->addLayout(bar);
+    layout->addWidget(m_stack, 1);
+    recolour();
+    rebuild();
+}
+
+QStringList MemoryChartView::componentNames()
+{
+    return {tr("Weights"), tr("Gradients"), tr("Optimizer state"), tr("Activations"), tr("Stash"), tr("Overhead")};
+}
+
+QString MemoryChartView::capacityName()
+{
+    return tr("Capacity");
+}
+
+QString MemoryChartView::overCapacityName()
+{
+    return tr("Over capacity");
+}
+
+void MemoryChartView::setSnapshot(PlanSnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void MemoryChartView::setStale(bool stale)
+{
+    m_stale = stale;
+    m_staleBanner->setVisible(stale);
+}
+
+bool MemoryChartView::exportTo(const QString &fileName, QString *error)
+{
+    if (m_keys.isEmpty()) {
+        *error = tr("%1: nothing to export: %2").arg(fileName, m_placeholder->text());
+        return false;
+    }
+    return exportPlot(m_plot, fileName, error);
+}
+
+void MemoryChartView::setMode(Mode mode)
+{
+    if (m_modeBox->currentIndex() != m_modeBox->findData(mode))
+        m_modeBox->setCurrentIndex(m_modeBox->findData(mode));  // re-enters through the signal
+    if (mode == m_mode)
+        return;
+    m_mode = mode;
+    rebuild();
+}
+
+QString MemoryChartView::title() const
+{
+    const QCPTextElement *t = plotTitle(m_plot);
+    return t ? t->text() : QString();
+}
+
+std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
+{
+    std::vector<Row> rows;
+    const Report &rep = m_snapshot->report();
+    if (m_mode == PerDevice) {
+        for (const DeviceReport &d : rep.devices) {
+            if (d.stage < 0)
+                continue;
+            rows.push_back({static_cast<double>(d.device),
+                            {d.weights, d.gradients, d.optimizerState, d.activations, d.stash, d.overhead},
+                            d.total, d.capacity, d.total > d.capacity,
+                            tr("device %1 (stage %2, replica %3, shard %4)")
+                                .arg(d.device).arg(d.stage).arg(d.replica).arg(d.shard)});
+        }
+    } else {
+        for (const StageReport &s : rep.stages) {
+            const StageCost &c = s.cost;
+            rows.push_back({static_cast<double>(s.index),
+                            {c.weights, c.gradients, c.optimizerState, c.activations, c.stash, c.overhead},
+                            c.memoryTotal, c.memoryCapacity, !c.fitsMemory,
+                            tr("stage %1 (layers %2-%3, worst device)")
+                                .arg(s.index).arg(s.firstLayer).arg(s.endLayer - 1)});
+        }
+    }
+    return rows;
+}
+
+void MemoryChartView::showPlaceholder(const QString &text)
+{
+    m_placeholder->setText(text);
+    m_stack->setCurrentWidget(m_placeholder);
+}
+
+void MemoryChartView::rebuild()
+{
+    m_plot->clearPlottables();
+    m_capacity = nullptr;
+    m_keys.clear();
+    m_rows.clear();
+    m_overCount = 0;
+    if (QCPTextElement *t = plotTitle(m_plot))
+        t->setText(QString());
+    if (!m_snapshot)
+        return showPlaceholder(noPlanText());
+    if (!m_snapshot->analysis.wellFormed())
+        return showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
+                                   .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+    m_rows = collectRows();
+    if (m_rows.empty())
+        return showPlaceholder(tr("The plan uses no device"));
+    m_stack->setCurrentWidget(m_plot);
+
+    const bool many = m_rows.size() > static_cast<size_t>(kOutlinedBars);
+    const QStringList names = componentNames();
+    QVector<double> keys, capKeys, capValues, overKeys, overValues;
+    std::array<QVector<double>, 6> values;
+    double top = 0;
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        const Row &r = m_rows[i];
+        keys << r.key;
+        for (size_t c = 0; c < values.size(); ++c)
+            values[c] << r.parts[c];
+        // Step line (left steps): one segment key-0.5 .. key+0.5 per bar, broken (NaN)
+        // where keys are not consecutive (unused devices).
+        if (i > 0 && r.key != m_rows[i - 1].key + 1) {
+            capKeys << m_rows[i - 1].key + 0.5 << m_rows[i - 1].key + 0.5;
+            capValues << m_rows[i - 1].capacity << std::numeric_limits<double>::quiet_NaN();
+        }
+        capKeys << r.key - 0.5;
+        capValues << r.capacity;
+        if (r.over) {
+            overKeys << r.key;
+            overValues << r.total;
+            ++m_overCount;
+        }
+        top = std::max({top, r.total, r.capacity});
+    }
+    capKeys << m_rows.back().key + 0.5;
+    capValues << m_rows.back().capacity;
+    m_keys = keys;
+
+    QCPBars *below = nullptr;
+    for (size_t c = 0; c < values.size(); ++c) {
+        auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(names[static_cast<int>(c)]);
+        bars->setWidth(many ? 1.0 : 0.7);
+        bars->setBrush(kComponentColours[c]);
+        bars->setPen(many ? QPen(Qt::NoPen) : QPen(kComponentColours[c].darker(130), 0));
+        bars->setData(keys, values[c], true);
+        if (below)
+            bars->moveAbove(below);
+        below = bars;
+    }
+    m_capacity = m_plot->addGraph();
+    m_capacity->setName(capacityName());
+    m_capacity->setLineStyle(QCPGraph::lsStepLeft);
+    m_capacity->setData(capKeys, capValues, true);
+    if (m_overCount > 0) {
+        auto *outline = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        outline->setName(overCapacityName());
+        outline->setWidth(many ? 1.0 : 0.7);
+        outline->setBrush(Qt::NoBrush);
+        outline->setPen(QPen(kOverColour, 2));
+        outline->setData(overKeys, overValues, true);
+        QCPGraph *markers = m_plot->addGraph();
+        markers->setLineStyle(QCPGraph::lsNone);
+        markers->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, kOverColour, kOverColour, 7));
+        markers->setData(overKeys, QVector<double>(overValues.size(), top * 1.04), true);
+        markers->removeFromLegend();
+    }
+
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setLabel(m_mode == PerDevice ? tr("device id") : tr("pipeline stage"));
+    m_plot->xAxis->setRange(keys.front() - 0.6, keys.back() + 0.6);
+    m_plot->yAxis->setRange(0, top > 0 ? top * 1.1 : 1e9);
+
+    const QString label = QString::fromStdString(m_snapshot->label);
+    QString text = (m_mode == PerDevice ? tr("Memory per device — %1") : tr("Memory per stage — %1")).arg(label);
+    if (m_overCount > 0)
+        text += (m_mode == PerDevice ? (m_overCount == 1 ? tr(" — %1 device over capacity")
+                                                         : tr(" — %1 devices over capacity"))
+                                     : (m_overCount == 1 ? tr(" — %1 stage over capacity")
+                                                         : tr(" — %1 stages over capacity")))
+                    .arg(m_overCount);
+    plotTitle(m_plot)->setText(text);
+    recolour();
+    m_plot->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+QVector<double> MemoryChartView::seriesValues(const QString &name) const
+{
+    QVector<double> out;
+    if (name == capacityName() && m_capacity) {
+        for (double k : m_keys)
+            out << valueAt(*m_capacity->data(), k - 0.5);
+        return out;
+    }
+    for (int i = 0; i < m_plot->plottableCount(); ++i) {
+        auto *bars = qobject_cast<QCPBars *>(m_plot->plottable(i));
+        if (!bars || bars->name() != name)
+            continue;
+        for (double k : m_keys)
+            out << valueAt(*bars->data(), k);
+        return out;
+    }
+    if (name == overCapacityName() && !m_keys.isEmpty())
+        return QVector<double>(m_keys.size(), 0.0);  // nothing over capacity
+    return out;
+}
+
+void MemoryChartView::recolour()
+{
+    applyPlotPalette(m_plot, palette());
+    if (m_capacity)
+        m_capacity->setPen(QPen(palette().color(QPalette::WindowText), 2, Qt::DashLine));
+}
+
+void MemoryChartView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        recolour();
+        m_plot->replot(QCustomPlot::rpQueuedRefresh);
+    }
+}
+
+QString MemoryChartView::toolTipAt(const QPoint &pos) const
+{
+    if (m_rows.empty() || !m_plot->axisRect()->rect().contains(pos))
+        return {};
+    const double key = std::round(m_plot->xAxis->pixelToCoord(pos.x()));
+    const auto it = std::lower_bound(m_rows.begin(), m_rows.end(), key,
+                                     [](const Row &r, double k) { return r.key < k; });
+    if (it == m_rows.end() || it->key != key)
+        return {};
+    QString text = QStringLiteral("<b>%1</b>").arg(it->name.toHtmlEscaped());
+    const QStringList names = componentNames();
+    for (int c = 0; c < names.size(); ++c)
+        text += QStringLiteral("<br>%1: %2").arg(names[c], gb(it->parts[static_cast<size_t>(c)]));
+    text += QStringLiteral("<br><b>%1</b> of %2").arg(gb(it->total), gb(it->capacity));
+    if (it->over)
+        text += QStringLiteral("<br><font color=\"%1\">%2</font>").arg(kOverColour.name(), overCapacityName());
+    return text;
+}
+
+} // namespace nest::ui

@@ -1,0 +1,64 @@
+#pragma once
+// Runs planning jobs off the GUI thread (QtConcurrent::run + QFutureWatcher) and delivers
+// their results by queued signals. Each job gets an id; the latest request wins: starting
+// a job cancels the one running, and the results of any job but the current one are
+// dropped (hotspot's JobTracker habit). The job works on copies of its inputs, so the
+// window may be edited meanwhile; the caller compares the input revision it passed with
+// the current one to mark a late result stale.
+//
+// Cancel: sets the job's CancelToken (polled by the planners) and reports `cancelled` at
+// once; the worker returns within the planners' polling interval. The destructor cancels
+// and waits, so closing the window during a search is clean.
+#include "PlanSnapshot.h"
+#include "Workspace.h"
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+namespace nest::ui {
+
+class PlanRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit PlanRunner(QObject *parent = nullptr);
+    ~PlanRunner() override;
+
+    // Plans `inputs` (cluster, model, search settings) with the planner its settings name.
+    // `revision` is handed back with the result. Returns the job id (> 0).
+    quint64 plan(const Workspace &inputs, quint64 revision, const QString &label);
+    // Evaluates and simulates a given plan on `inputs`' cluster and model (an opened plan
+    // file, a pinned plan) on the worker too.
+    quint64 evaluate(const Workspace &inputs, const Plan &plan, quint64 revision, const QString &label,
+                     const QString &planner);
+    void cancel();
+    bool isRunning() const { return m_current != 0; }
+    quint64 currentJob() const { return m_current; }
+    // Blocks until no job runs any more (tests, shutdown).
+    void waitForIdle();
+
+signals:
+    void started(quint64 job);
+    // fraction in [0, 1]; bestSoFar = best iteration time so far in seconds (0 = none).
+    void progress(quint64 job, double fraction, double bestSoFar);
+    void finished(quint64 job, quint64 revision, nest::ui::PlanSnapshotPtr snapshot);
+    void failed(quint64 job, const QString &message);
+    void cancelled(quint64 job);
+
+private:
+    struct Job;
+    quint64 launch(std::function<PlanSnapshotPtr(Job &)> work, quint64 revision);
+    void deliver(const std::shared_ptr<Job> &job, QFutureWatcher<PlanSnapshotPtr> *watcher);
+
+    quint64 m_nextId = 1;
+    quint64 m_current = 0;
+    std::shared_ptr<Job> m_job;
+    QList<QFutureWatcher<PlanSnapshotPtr> *> m_watchers;
+};
+
+} // namespace nest::ui
+
+Q_DECLARE_METATYPE(nest::ui::PlanSnapshotPtr)

@@ -1,0 +1,37 @@
+#pragma once
+// One plan as every plan view shows it: what was planned (or opened), on which cluster and
+// model, what the evaluator and the simulator say of it, and how the search went. A
+// snapshot is immutable and shared (std::shared_ptr<const PlanSnapshot>) between the
+// views; the worker builds it, the views only read it.
+#include "Planner.h"
+#include "PlanAnalysis.h"
+#include "SearchSettings.h"
+#include "Topology.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace nest::ui {
+
+struct PlanSnapshot {
+    std::uint64_t jobId = 0;           // the planning job that made it (0 = opened / pinned)
+    std::string label;            // "nest 14:02", the file name, the pinned label
+    std::string planner;          // "nest", "exhaustive", "file"
+    Topology topology;            // the cluster it was planned on
+    ModelProfile model;           // the model it was planned for
+    SearchSettings settings;      // the settings it was planned with
+    PlanAnalysis analysis;        // plan + report + simulation
+    bool searched = false;        // true: stats/objective below come from a search
+    SearchStats stats;
+    double objective = 0;         // the value the planner optimised (seconds)
+    bool verified = false;        // objective == report.iterationTime
+
+    const Plan &plan() const { return analysis.plan; }
+    const Report &report() const { return analysis.report; }
+    const SimulationResult &simulation() const { return analysis.simulation; }
+};
+
+using PlanSnapshotPtr = std::shared_ptr<const PlanSnapshot>;
+
+} // namespace nest::ui

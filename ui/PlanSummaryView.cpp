@@ -1,0 +1,418 @@
+#include "PlanSummaryView.h"
+
+#include "DiagramExport.h"
+
+#include "PlanIO.h"
+#include "PlotExport.h"
+#include "SaveFile.h"
+
+#include <QFontDatabase>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace nest::ui {
+
+namespace {
+
+QString signedNumber(double v, int decimals)
+{
+    return (v >= 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'f', decimals);
+}
+
+// The physical stages (one per pipeline position): what the devices hold.
+std::vector<const StagePlan *> physicalStages(const Plan &p)
+{
+    std::vector<const StagePlan *> out;
+    const int depth = std::min<int>(p.pipelineDepth(), static_cast<int>(p.stages.size()));
+    for (int i = 0; i < depth; ++i)
+        out.push_back(&p.stages[static_cast<size_t>(i)]);
+    return out;
+}
+
+// "tp 2" or "tp 4-8" over the stages.
+template <typename Get>
+QString widthText(const char *name, const std::vector<const StagePlan *> &stages, Get get)
+{
+    int lo = std::numeric_limits<int>::max(), hi = 0;
+    for (const StagePlan *s : stages) {
+        lo = std::min(lo, get(*s));
+        hi = std::max(hi, get(*s));
+    }
+    if (stages.empty())
+        return QStringLiteral("%1 ?").arg(QLatin1String(name));
+    if (lo == hi)
+        return QStringLiteral("%1 %2").arg(QLatin1String(name)).arg(lo);
+    return QStringLiteral("%1 %2-%3").arg(QLatin1String(name)).arg(lo).arg(hi);
+}
+
+// "off", "on" or "on for K of N stages".
+QString onOffText(const std::vector<StagePlan> &stages, bool StagePlan::*flag)
+{
+    const auto on = std::count_if(stages.begin(), stages.end(), [&](const StagePlan &s) { return s.*flag; });
+    if (on == 0)
+        return QObject::tr("off");
+    if (on == static_cast<long>(stages.size()))
+        return QObject::tr("on");
+    return QObject::tr("on for %1 of %2 stages").arg(on).arg(stages.size());
+}
+
+QString zeroText(const std::vector<StagePlan> &stages)
+{
+    std::set<int> levels;
+    for (const StagePlan &s : stages)
+        levels.insert(s.zero);
+    if (levels.empty())
+        return QString();
+    if (levels.size() == 1)
+        return *levels.begin() == 0 ? QObject::tr("off") : QStringLiteral("ZeRO-%1").arg(*levels.begin());
+    return QObject::tr("mixed: ZeRO-%1 to ZeRO-%2").arg(*levels.begin()).arg(*levels.rbegin());
+}
+
+QString memoryText(const Report &r)
+{
+    double smallest = std::numeric_limits<double>::infinity();
+    for (const DeviceReport &d : r.devices)
+        if (d.stage >= 0)
+            smallest = std::min(smallest, d.capacity);
+    const QString peak = QStringLiteral("%1 GB").arg(r.peakMemoryBytes / 1e9, 0, 'f', 2);
+    if (!(smallest < std::numeric_limits<double>::infinity()) || smallest <= 0)
+        return peak;
+    return QObject::tr("%1 of %2 GB (%3 %)")
+        .arg(peak)
+        .arg(smallest / 1e9, 0, 'f', 2)
+        .arg(100 * r.peakMemoryBytes / smallest, 0, 'f', 1);
+}
+
+QString searchText(const PlanSnapshot &s)
+{
+    if (!s.searched)
+        return QObject::tr("not searched (planner: %1)").arg(QString::fromStdString(s.planner));
+    const SearchStats &st = s.stats;
+    return QObject::tr("%1 s, %2 states, %3 transitions, %4 pruned, %5 stage-cost calls, "
+                       "%6 of %7 outer points searched (%8 skipped); search value %9")
+        .arg(st.wallSeconds, 0, 'f', 3)
+        .arg(st.states)
+        .arg(st.transitions)
+        .arg(st.pruned)
+        .arg(st.stageCostCalls)
+        .arg(st.configs)
+        .arg(st.configs + st.configsSkipped)
+        .arg(st.configsSkipped)
+        .arg(s.verified ? QObject::tr("matches the evaluator")
+                        : QObject::tr("DIFFERS from the evaluator (%1 s vs %2 s)")
+                              .arg(s.objective, 0, 'f', 6)
+                              .arg(s.report().iterationTime, 0, 'f', 6));
+}
+
+QString simulationText(const PlanSnapshot &s)
+{
+    const SimulationResult &sim = s.simulation();
+    if (!sim.error.empty())
+        return QObject::tr("not simulated: %1").arg(QString::fromStdString(sim.error));
+    const double t = s.report().iterationTime;
+    const QString made = QObject::tr("%1 s simulated").arg(sim.makespan, 0, 'f', 4);
+    if (t <= 0)
+        return made;
+    return QObject::tr("%1, %2 % vs the evaluator").arg(made, signedNumber(100 * (sim.makespan - t) / t, 2));
+}
+
+QString feasibilityText(const PlanSnapshot &s)
+{
+    if (s.report().feasible)
+        return QObject::tr("feasible");
+    QStringList reasons;
+    for (const std::string &r : s.report().reasons)
+        reasons << QString::fromStdString(r);
+    for (const std::string &e : s.analysis.errors)
+        if (!reasons.contains(QString::fromStdString(e)))
+            reasons << QString::fromStdString(e);
+    return reasons.isEmpty() ? QObject::tr("infeasible") : QObject::tr("infeasible: %1").arg(reasons.join(QStringLiteral("; ")));
+}
+
+} // namespace
+
+PlanSummaryView::PlanSummaryView(QWidget *parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("planSummaryView"));
+    setAutoFillBackground(true);
+    auto *outer = new QVBoxLayout(this);
+    m_title = new QLabel(this);
+    m_title->setObjectName(QStringLiteral("summaryTitle"));
+    m_title->setTextFormat(Qt::PlainText);
+    QFont titleFont = m_title->font();
+    titleFont.setBold(true);
+    if (titleFont.pointSizeF() > 0)
+        titleFont.setPointSizeF(titleFont.pointSizeF() * 1.25);
+    m_title->setFont(titleFont);
+    outer->addWidget(m_title);
+    m_staleBanner = makeStaleBanner(this);
+    outer->addWidget(m_staleBanner);
+    m_placeholder = makePlaceholder(this);
+    outer->addWidget(m_placeholder, 1);
+
+    m_content = new QWidget(this);
+    auto *content = new QVBoxLayout(m_content);
+    content->setContentsMargins(0, 0, 0, 0);
+    m_feasibility = new QLabel(m_content);
+    m_feasibility->setObjectName(QStringLiteral("feasibility"));
+    m_feasibility->setTextFormat(Qt::PlainText);
+    m_feasibility->setWordWrap(true);
+    QFont bold = m_feasibility->font();
+    bold.setBold(true);
+    m_feasibility->setFont(bold);
+    content->addWidget(m_feasibility);
+
+    auto *grid = new QGridLayout;
+    content->addLayout(grid);
+    const std::pair<const char *, QString> rows[] = {
+        {"throughput", tr("Throughput")},       {"tokens", tr("Tokens")},
+        {"mfu", tr("MFU")},                     {"iteration", tr("Iteration time")},
+        {"memory", tr("Peak memory")},          {"shape", tr("Shape")},
+        {"zero", tr("ZeRO")},                   {"recompute", tr("Recompute")},
+        {"sp", tr("Sequence parallel")},        {"microbatch", tr("Micro-batches")},
+        {"schedule", tr("Schedule")},           {"simulation", tr("Simulation")},
+        {"search", tr("Search")}};
+    for (const auto &[key, caption] : rows) {
+        auto *name = new QLabel(caption + QLatin1Char(':'), m_content);
+        auto *value = new QLabel(m_content);
+        value->setObjectName(QStringLiteral("value_%1").arg(QLatin1String(key)));
+        value->setTextFormat(Qt::PlainText);
+        value->setWordWrap(true);
+        value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        const int row = grid->rowCount();
+        grid->addWidget(name, row, 0, Qt::AlignTop);
+        grid->addWidget(value, row, 1);
+        m_values.insert(QLatin1String(key), value);
+    }
+    grid->setColumnStretch(1, 1);
+    m_delta = new QLabel(m_content);
+    m_delta->setObjectName(QStringLiteral("delta"));
+    m_delta->setTextFormat(Qt::PlainText);
+    content->addWidget(m_delta);
+
+    content->addWidget(new QLabel(tr("Stages"), m_content));
+    m_table = new QTableWidget(0, static_cast<int>(stageColumns().size()), m_content);
+    m_table->setObjectName(QStringLiteral("stageTable"));
+    m_table->setHorizontalHeaderLabels(stageColumns());
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    content->addWidget(m_table, 2);
+
+    content->addWidget(new QLabel(tr("Plan JSON"), m_content));
+    m_json = new QPlainTextEdit(m_content);
+    m_json->setObjectName(QStringLiteral("planJson"));
+    m_json->setReadOnly(true);
+    m_json->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
+    content->addWidget(m_json, 3);
+    outer->addWidget(m_content, 1);
+    rebuild();
+}
+
+QColor PlanSummaryView::infeasibleColor()
+{
+    return QColor(0xb0, 0x00, 0x20);
+}
+
+QStringList PlanSummaryView::stageColumns()
+{
+    return {tr("stage"), tr("layers"), tr("tp"), tr("cp"), tr("ep"), tr("sp"), tr("zero"),
+            tr("recompute"), tr("devices"), tr("t_stage ms"), tr("memory GB")};
+}
+
+void PlanSummaryView::setSnapshot(PlanSnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void PlanSummaryView::setPrevious(PlanSnapshotPtr previous)
+{
+    m_previous = std::move(previous);
+    updateDelta();
+}
+
+void PlanSummaryView::setStale(bool stale)
+{
+    m_stale = stale;
+    m_staleBanner->setVisible(stale);
+}
+
+QString PlanSummaryView::valueText(const QString &key) const
+{
+    if (key == QLatin1String("feasibility"))
+        return m_feasibility->text();
+    const QLabel *label = m_values.value(key);
+    return label ? label->text() : QString();
+}
+
+QString PlanSummaryView::titleText() const
+{
+    return m_title->text();
+}
+
+QString PlanSummaryView::deltaText() const
+{
+    return m_delta->text();
+}
+
+QString PlanSummaryView::planJsonText() const
+{
+    return m_json->toPlainText();
+}
+
+void PlanSummaryView::rebuild()
+{
+    const bool has = m_snapshot != nullptr;
+    m_placeholder->setVisible(!has);
+    m_content->setVisible(has);
+    if (!has) {
+        m_title->setText(tr("Plan summary"));
+        m_feasibility->clear();
+        for (QLabel *l : std::as_const(m_values))
+            l->clear();
+        m_table->setRowCount(0);
+        m_json->clear();
+        updateDelta();
+        return;
+    }
+    const PlanSnapshot &s = *m_snapshot;
+    m_title->setText(tr("Plan summary: %1 (planner: %2)")
+                         .arg(QString::fromStdString(s.label), QString::fromStdString(s.planner)));
+    fillValues(s);
+    fillTable(s);
+    m_json->setPlainText(QString::fromStdString(planToJson(s.plan()).dump(2)));
+    updateDelta();
+}
+
+void PlanSummaryView::fillValues(const PlanSnapshot &s)
+{
+    const Report &r = s.report();
+    const Plan &p = s.plan();
+    const bool feasible = r.feasible;
+    m_feasibility->setText(feasibilityText(s));
+    QPalette pal = m_feasibility->palette();
+    pal.setColor(QPalette::WindowText, feasible ? palette().color(QPalette::WindowText) : infeasibleColor());
+    m_feasibility->setPalette(pal);
+
+    const auto set = [this](const char *key, const QString &text) { m_values.value(QLatin1String(key))->setText(text); };
+    set("throughput", tr("%1 samples/s").arg(r.samplesPerSecond, 0, 'f', 2));
+    set("tokens", tr("%1 tokens/s").arg(r.tokensPerSecond, 0, 'f', 0));
+    set("mfu", QStringLiteral("%1 %").arg(100 * r.mfu, 0, 'f', 1));
+    set("iteration", tr("%1 s").arg(r.iterationTime, 0, 'f', 4));
+    set("memory", memoryText(r));
+
+    const auto stages = physicalStages(p);
+    QString pp = QStringLiteral("pp %1").arg(p.pipelineDepth());
+    if (p.virtualStages > 1)
+        pp += QStringLiteral(" (x%1 virtual)").arg(p.virtualStages);
+    set("shape", QStringList{widthText("tp", stages, [](const StagePlan &st) { return st.tp; }), pp,
+                             QStringLiteral("dp %1").arg(p.dp),
+                             widthText("ep", stages, [](const StagePlan &st) { return st.ep; }),
+                             widthText("cp", stages, [](const StagePlan &st) { return st.cp; })}
+                     .join(QStringLiteral(", ")));
+    set("zero", zeroText(p.stages));
+    set("recompute", onOffText(p.stages, &StagePlan::recompute));
+    set("sp", onOffText(p.stages, &StagePlan::sp));
+    set("microbatch", tr("%1 x %2 micro-batches (global batch %3)")
+                          .arg(p.microBatch)
+                          .arg(p.numMicroBatches())
+                          .arg(p.globalBatch));
+    QString schedule = QString::fromLatin1(toString(p.schedule));
+    if (p.schedule == Schedule::Interleaved)
+        schedule += tr(", %1 virtual stages per device").arg(p.virtualStages);
+    set("schedule", schedule);
+    set("simulation", simulationText(s));
+    set("search", searchText(s));
+}
+
+void PlanSummaryView::fillTable(const PlanSnapshot &s)
+{
+    const Plan &p = s.plan();
+    const Report &r = s.report();
+    m_table->setRowCount(static_cast<int>(p.stages.size()));
+    for (int i = 0; i < static_cast<int>(p.stages.size()); ++i) {
+        const StagePlan &st = p.stages[static_cast<size_t>(i)];
+        int lo = std::numeric_limits<int>::max(), hi = -1;
+        for (const auto &row : st.devices)
+            for (int d : row) {
+                lo = std::min(lo, d);
+                hi = std::max(hi, d);
+            }
+        const bool costed = i < static_cast<int>(r.stages.size());
+        const QString dash = QStringLiteral("-");
+        const QStringList cells{
+            QString::number(i),
+            QStringLiteral("%1-%2").arg(st.firstLayer).arg(st.endLayer - 1),
+            QString::number(st.tp),
+            QString::number(st.cp),
+            QString::number(st.ep),
+            st.sp ? tr("on") : tr("off"),
+            QString::number(st.zero),
+            st.recompute ? tr("on") : tr("off"),
+            hi < 0 ? dash : QStringLiteral("%1-%2").arg(lo).arg(hi),
+            costed ? QString::number(1e3 * r.stages[static_cast<size_t>(i)].cost.perMicroBatch, 'f', 2) : dash,
+            costed ? QString::number(r.stages[static_cast<size_t>(i)].cost.memoryTotal / 1e9, 'f', 2) : dash};
+        for (int c = 0; c < cells.size(); ++c) {
+            auto *item = new QTableWidgetItem(cells[c]);
+            const bool text = c == 1 || c == 5 || c == 7 || c == 8;  // layers, sp, recompute, devices
+            item->setTextAlignment(text ? Qt::AlignLeft | Qt::AlignVCenter : Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(i, c, item);
+        }
+    }
+}
+
+void PlanSummaryView::updateDelta()
+{
+    if (!m_snapshot || !m_previous || !m_snapshot->report().feasible || !m_previous->report().feasible ||
+        m_previous->report().samplesPerSecond <= 0 || m_previous->report().iterationTime <= 0) {
+        m_delta->clear();
+        m_delta->hide();
+        return;
+    }
+    const Report &now = m_snapshot->report();
+    const Report &was = m_previous->report();
+    const double dThroughput = 100 * (now.samplesPerSecond - was.samplesPerSecond) / was.samplesPerSecond;
+    const double dTime = now.iterationTime - was.iterationTime;
+    m_delta->setText(tr("Δ throughput %1 % (was %2 samples/s), Δ iteration time %3 s (%4 %)")
+                         .arg(signedNumber(dThroughput, 1))
+                         .arg(was.samplesPerSecond, 0, 'f', 1)
+                         .arg(signedNumber(dTime, 4))
+                         .arg(signedNumber(100 * dTime / was.iterationTime, 1)));
+    m_delta->show();
+}
+
+bool PlanSummaryView::exportTo(const QString &fileName, QString *error)
+{
+    if (!m_snapshot) {
+        *error = tr("%1: nothing to export (no plan yet)").arg(fileName);
+        return false;
+    }
+    if (fileName.toLower().endsWith(QLatin1String(".json")))
+        return writeFileAtomically(fileName, (planJsonText() + QLatin1Char('\n')).toUtf8(), error);
+    // A view never shown has no geometry yet: lay it out at its preferred size.
+    if (!isVisible()) {
+        ensurePolished();
+        if (!testAttribute(Qt::WA_Resized))
+            resize(sizeHint().expandedTo(QSize(900, 700)));
+        layout()->activate();
+    }
+    // The widget itself, as drawn on screen; exportPainting picks PNG / SVG / PDF.
+    return exportPainting(fileName, QSizeF(size()), m_title->text(), [this](QPainter *painter) {
+        render(painter, QPoint(), QRegion(), RenderFlags(DrawWindowBackground | DrawChildren));
+    }, error);
+}
+
+} // namespace nest::ui

@@ -1,0 +1,305 @@
+#include "SearchPanel.h"
+
+#include "ClusterDocument.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace nest::ui {
+
+namespace {
+
+QString listText(const std::vector<int> &v)
+{
+    QStringList parts;
+    for (int x : v)
+        parts << QString::number(x);
+    return parts.join(QStringLiteral(", "));
+}
+
+} // namespace
+
+std::optional<std::vector<int>> SearchPanel::parseList(const QString &text, QString *why)
+{
+    std::vector<int> out;
+    const QStringList parts = text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
+    for (const QString &p : parts) {
+        bool ok = false;
+        const int v = p.toInt(&ok);
+        if (!ok || v < 1) {
+            *why = tr("'%1' is not a whole number of at least 1").arg(p);
+            return std::nullopt;
+        }
+        if (std::find(out.begin(), out.end(), v) != out.end()) {
+            *why = tr("%1 is listed twice").arg(v);
+            return std::nullopt;
+        }
+        out.push_back(v);
+    }
+    if (out.empty()) {
+        *why = tr("needs at least one value");
+        return std::nullopt;
+    }
+    return out;
+}
+
+SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setObjectName(QStringLiteral("searchPanel"));
+    auto *top = new QVBoxLayout(this);
+
+    m_buttons = new QWidget;
+    auto *buttons = new QHBoxLayout(m_buttons);
+    buttons->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(m_buttons);
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 1000);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    top->addWidget(m_progress);
+    m_status = new QLabel(tr("Not planned yet"));
+    m_status->setWordWrap(true);
+    top->addWidget(m_status);
+
+    auto *form = new QFormLayout;
+    m_planner = new QComboBox;
+    for (const std::string &n : plannerNames())
+        m_planner->addItem(QString::fromStdString(n));
+    m_planner->setToolTip(tr("nest: the network-aware dynamic program; exhaustive: every plan (small clusters only)"));
+    form->addRow(tr("Planner"), m_planner);
+    top->addLayout(form);
+
+    auto *strategies = new QGroupBox(tr("Strategies"));
+    auto *grid = new QGridLayout(strategies);
+    m_tpOn = new QCheckBox(tr("Tensor (TP)"));
+    m_ppOn = new QCheckBox(tr("Pipeline (PP)"));
+    m_dpOn = new QCheckBox(tr("Data (DP)"));
+    m_epOn = new QCheckBox(tr("Expert (EP)"));
+    m_spOn = new QCheckBox(tr("Sequence (SP)"));
+    m_cpOn = new QCheckBox(tr("Context (CP)"));
+    m_zeroOn = new QCheckBox(tr("ZeRO 1-3"));
+    m_recomputeOn = new QCheckBox(tr("Recompute"));
+    const QList<QCheckBox *> boxes{m_tpOn, m_ppOn, m_dpOn, m_epOn, m_spOn, m_cpOn, m_zeroOn, m_recomputeOn};
+    for (int i = 0; i < boxes.size(); ++i)
+        grid->addWidget(boxes[i], i / 2, i % 2);
+    top->addWidget(strategies);
+
+    auto *space = new QGroupBox(tr("Candidates"));
+    auto *sform = new QFormLayout(space);
+    m_microBatches = new QLineEdit;
+    m_microBatches->setToolTip(tr("Micro-batch sizes to search, e.g. 1, 2, 4, 8"));
+    m_tp = new QLineEdit;
+    m_ep = new QLineEdit;
+    m_cp = new QLineEdit;
+    sform->addRow(tr("Micro-batch sizes"), m_microBatches);
+    sform->addRow(tr("TP widths"), m_tp);
+    sform->addRow(tr("EP widths"), m_ep);
+    sform->addRow(tr("CP widths"), m_cp);
+    m_maxStages = new QSpinBox;
+    m_maxStages->setRange(0, 4096);
+    m_maxStages->setSpecialValueText(tr("no limit"));
+    sform->addRow(tr("Max stages"), m_maxStages);
+    m_headroom = new QDoubleSpinBox;
+    m_headroom->setRange(0, 90);
+    m_headroom->setSuffix(QStringLiteral(" %"));
+    m_headroom->setDecimals(1);
+    m_headroom->setToolTip(tr("Fraction of each device's memory kept free"));
+    sform->addRow(tr("Memory headroom"), m_headroom);
+    top->addWidget(space);
+
+    auto *sched = new QGroupBox(tr("Schedules and layouts"));
+    auto *sgrid = new QGridLayout(sched);
+    m_1f1b = new QCheckBox(QStringLiteral("1F1B"));
+    m_gpipe = new QCheckBox(QStringLiteral("GPipe"));
+    m_interleaved = new QCheckBox(tr("Interleaved, depth"));
+    m_virtual = new QSpinBox;
+    m_virtual->setRange(2, 64);
+    m_virtual->setToolTip(tr("Model chunks per device in the interleaved 1F1B schedule"));
+    m_outside = new QCheckBox(tr("Replicas side by side"));
+    m_outside->setToolTip(tr("Stage-major: each stage's data-parallel replicas next to each other"));
+    m_inside = new QCheckBox(tr("Pipeline per block"));
+    m_inside->setToolTip(tr("Pipeline-major: each replica a whole pipeline in its own block"));
+    sgrid->addWidget(m_1f1b, 0, 0);
+    sgrid->addWidget(m_gpipe, 0, 1);
+    sgrid->addWidget(m_interleaved, 1, 0);
+    sgrid->addWidget(m_virtual, 1, 1);
+    sgrid->addWidget(m_outside, 2, 0);
+    sgrid->addWidget(m_inside, 2, 1);
+    top->addWidget(sched);
+
+    m_error = new QLabel;
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_error->hide();
+    top->addWidget(m_error);
+    top->addStretch(1);
+
+    for (QCheckBox *b : boxes + QList<QCheckBox *>{m_1f1b, m_gpipe, m_interleaved, m_outside, m_inside})
+        connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
+    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp})
+        connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
+    connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_virtual, &QSpinBox::valueChanged, this, &SearchPanel::commit);
+    connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
+    connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
+    connect(m_document, &ClusterDocument::searchChanged, this, &SearchPanel::refresh);
+    refresh();
+}
+
+void SearchPanel::setActions(QAction *run, QAction *cancel, QAction *live)
+{
+    auto *layout = static_cast<QHBoxLayout *>(m_buttons->layout());
+    for (QAction *a : {run, cancel, live}) {
+        auto *b = new QToolButton;
+        b->setDefaultAction(a);
+        b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+        layout->addWidget(b);
+    }
+    layout->addStretch(1);
+}
+
+void SearchPanel::setRunStatus(const QString &text)
+{
+    m_status->setText(text);
+}
+
+QString SearchPanel::runStatus() const
+{
+    return m_status->text();
+}
+
+QCheckBox *SearchPanel::strategyBox(const QString &name) const
+{
+    if (name == QLatin1String("tp")) return m_tpOn;
+    if (name == QLatin1String("pp")) return m_ppOn;
+    if (name == QLatin1String("dp")) return m_dpOn;
+    if (name == QLatin1String("ep")) return m_epOn;
+    if (name == QLatin1String("sp")) return m_spOn;
+    if (name == QLatin1String("cp")) return m_cpOn;
+    if (name == QLatin1String("zero")) return m_zeroOn;
+    if (name == QLatin1String("recompute")) return m_recomputeOn;
+    return nullptr;
+}
+
+QCheckBox *SearchPanel::scheduleBox(Schedule s) const
+{
+    switch (s) {
+    case Schedule::OneFOneB: return m_1f1b;
+    case Schedule::GPipe: return m_gpipe;
+    case Schedule::Interleaved: return m_interleaved;
+    }
+    return nullptr;
+}
+
+void SearchPanel::refresh()
+{
+    m_updating = true;
+    const SearchSettings &s = m_document->search();
+    m_planner->setCurrentText(QString::fromStdString(s.planner));
+    m_tpOn->setChecked(s.allowTp);
+    m_ppOn->setChecked(s.allowPp);
+    m_dpOn->setChecked(s.allowDp);
+    m_epOn->setChecked(s.allowEp);
+    m_spOn->setChecked(s.allowSequenceParallel);
+    m_cpOn->setChecked(s.allowCp);
+    m_zeroOn->setChecked(s.allowZero);
+    m_recomputeOn->setChecked(s.allowRecompute);
+    m_microBatches->setText(listText(s.microBatches));
+    m_tp->setText(listText(s.tpCandidates));
+    m_ep->setText(listText(s.epCandidates));
+    m_cp->setText(listText(s.cpCandidates));
+    m_tp->setEnabled(s.allowTp);
+    m_ep->setEnabled(s.allowEp);
+    m_cp->setEnabled(s.allowCp);
+    m_maxStages->setEnabled(s.allowPp);
+    auto hasSchedule = [&](Schedule x) { return std::find(s.schedules.begin(), s.schedules.end(), x) != s.schedules.end(); };
+    m_1f1b->setChecked(hasSchedule(Schedule::OneFOneB));
+    m_gpipe->setChecked(hasSchedule(Schedule::GPipe));
+    m_interleaved->setChecked(hasSchedule(Schedule::Interleaved));
+    m_virtual->setValue(s.virtualStages);
+    m_virtual->setEnabled(hasSchedule(Schedule::Interleaved));
+    auto hasLayout = [&](Layout x) { return std::find(s.layouts.begin(), s.layouts.end(), x) != s.layouts.end(); };
+    m_outside->setChecked(hasLayout(Layout::ReplicasOutside));
+    m_inside->setChecked(hasLayout(Layout::ReplicasInside));
+    m_maxStages->setValue(s.maxStages);
+    m_headroom->setValue(100.0 * s.memoryHeadroom);
+    m_problem.clear();
+    m_error->hide();
+    m_updating = false;
+}
+
+void SearchPanel::commit()
+{
+    if (m_updating)
+        return;
+    SearchSettings s = m_document->search();
+    QString why;
+    const auto fail = [&](const QString &what) {
+        m_problem = tr("%1: %2").arg(what, why);
+        m_error->setText(m_problem);
+        m_error->show();
+    };
+    s.planner = m_planner->currentText().toStdString();
+    s.allowTp = m_tpOn->isChecked();
+    s.allowPp = m_ppOn->isChecked();
+    s.allowDp = m_dpOn->isChecked();
+    s.allowEp = m_epOn->isChecked();
+    s.allowSequenceParallel = m_spOn->isChecked();
+    s.allowCp = m_cpOn->isChecked();
+    s.allowZero = m_zeroOn->isChecked();
+    s.allowRecompute = m_recomputeOn->isChecked();
+    const std::pair<QLineEdit *, std::vector<int> *> lists[] = {
+        {m_microBatches, &s.microBatches}, {m_tp, &s.tpCandidates}, {m_ep, &s.epCandidates}, {m_cp, &s.cpCandidates}};
+    const QString names[] = {tr("Micro-batch sizes"), tr("TP widths"), tr("EP widths"), tr("CP widths")};
+    for (int i = 0; i < 4; ++i) {
+        const auto v = parseList(lists[i].first->text(), &why);
+        if (!v) {
+            fail(names[i]);
+            return;
+        }
+        *lists[i].second = *v;
+    }
+    s.schedules.clear();
+    for (auto [box, sc] : {std::pair{m_1f1b, Schedule::OneFOneB}, std::pair{m_gpipe, Schedule::GPipe},
+                           std::pair{m_interleaved, Schedule::Interleaved}})
+        if (box->isChecked())
+            s.schedules.push_back(sc);
+    if (s.schedules.empty()) {
+        why = tr("choose at least one");
+        fail(tr("Schedules"));
+        return;
+    }
+    s.layouts.clear();
+    if (m_outside->isChecked())
+        s.layouts.push_back(Layout::ReplicasOutside);
+    if (m_inside->isChecked())
+        s.layouts.push_back(Layout::ReplicasInside);
+    if (s.layouts.empty()) {
+        why = tr("choose at least one");
+        fail(tr("Layouts"));
+        return;
+    }
+    s.virtualStages = m_virtual->value();
+    s.maxStages = m_maxStages->value();
+    s.memoryHeadroom = m_headroom->value() / 100.0;
+    m_problem.clear();
+    m_error->hide();
+    m_document->setSearch(s);
+}
+
+} // namespace nest::ui

@@ -1,0 +1,73 @@
+#pragma once
+// The search dock: planner choice, strategies on/off (tp, pp, dp, ep, sp, cp, ZeRO,
+// recompute), candidate widths, micro-batch candidates, schedules with the interleaving
+// depth, replica layouts, max stages and memory headroom, and the Run / Cancel / Live
+// buttons (the window's actions). The document's SearchSettings are the truth: every edit
+// is an undo command (ChangeSearchSettings); the panel resyncs on searchChanged.
+#include "SearchSettings.h"
+
+#include <QWidget>
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QSpinBox;
+
+namespace nest::ui {
+
+class ClusterDocument;
+
+class SearchPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SearchPanel(ClusterDocument *document, QWidget *parent = nullptr);
+
+    // The window's actions, shown as buttons here.
+    void setActions(QAction *run, QAction *cancel, QAction *live);
+    QProgressBar *progressBar() const { return m_progress; }
+    void setRunStatus(const QString &text);
+    QString runStatus() const;
+
+    // Widgets, for tests and the window.
+    QComboBox *plannerBox() const { return m_planner; }
+    QCheckBox *strategyBox(const QString &name) const;   // "tp","pp","dp","ep","sp","cp","zero","recompute"
+    QLineEdit *microBatchEdit() const { return m_microBatches; }
+    QLineEdit *tpEdit() const { return m_tp; }
+    QLineEdit *epEdit() const { return m_ep; }
+    QLineEdit *cpEdit() const { return m_cp; }
+    QCheckBox *scheduleBox(Schedule s) const;
+    QSpinBox *virtualStagesSpin() const { return m_virtual; }
+    QSpinBox *maxStagesSpin() const { return m_maxStages; }
+    QDoubleSpinBox *headroomSpin() const { return m_headroom; }
+    // The last reason an entry was refused ("" when the settings are valid).
+    QString problem() const { return m_problem; }
+
+    // "1, 2, 4" -> {1, 2, 4}; empty optional with *why for bad text (not a whole number,
+    // < 1, repeated, empty list).
+    static std::optional<std::vector<int>> parseList(const QString &text, QString *why);
+
+private:
+    void refresh();
+    void commit();
+
+    ClusterDocument *m_document;
+    bool m_updating = false;
+    QString m_problem;
+
+    QComboBox *m_planner;
+    QCheckBox *m_tpOn, *m_ppOn, *m_dpOn, *m_epOn, *m_spOn, *m_cpOn, *m_zeroOn, *m_recomputeOn;
+    QLineEdit *m_microBatches, *m_tp, *m_ep, *m_cp;
+    QCheckBox *m_1f1b, *m_gpipe, *m_interleaved, *m_outside, *m_inside;
+    QSpinBox *m_virtual, *m_maxStages;
+    QDoubleSpinBox *m_headroom;
+    QLabel *m_error;
+    QWidget *m_buttons;
+    QProgressBar *m_progress;
+    QLabel *m_status;
+};
+
+} // namespace nest::ui
