@@ -50,6 +50,8 @@ BreakdownChartView::BreakdownChartView(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("breakdownChartView"));
     m_staleBanner = makeStaleBanner(this);
     m_plot = new QCustomPlot(this);
+    // A long title or legend must not widen the window: the docks keep their room.
+    m_plot->setMinimumSize(320, 240);
     m_plot->setObjectName(QStringLiteral("breakdownPlot"));
     setupPlotTitleAndLegend(m_plot, 5);
 

@@ -52,6 +52,8 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QWidget(parent)
             [this](int index) { setMode(static_cast<Mode>(m_modeBox->itemData(index).toInt())); });
 
     m_plot = new QCustomPlot(this);
+    // A long title or legend must not widen the window: the docks keep their room.
+    m_plot->setMinimumSize(320, 240);
     m_plot->setObjectName(QStringLiteral("memoryPlot"));
     setupPlotTitleAndLegend(m_plot, 4);
     m_plot->yAxis->setTicker(makeBytesTicker());

@@ -74,6 +74,9 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     top->addWidget(m_progress);
     m_status = new QLabel(tr("Not planned yet"));
     m_status->setWordWrap(true);
+    // Room for the longest status (three lines), so the dock does not jump as it changes.
+    m_status->setMinimumHeight(3 * m_status->fontMetrics().lineSpacing());
+    m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(m_status);
 
     auto *form = new QFormLayout;

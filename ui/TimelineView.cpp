@@ -153,6 +153,8 @@ TimelineView::TimelineView(QWidget *parent) : QWidget(parent)
     setObjectName(QStringLiteral("timelineView"));
     m_staleBanner = makeStaleBanner(this);
     m_plot = new QCustomPlot(this);
+    // A long title or legend must not widen the window: the docks keep their room.
+    m_plot->setMinimumSize(320, 240);
     m_plot->setObjectName(QStringLiteral("timelinePlot"));
     setupPlotTitleAndLegend(m_plot, 4);
     for (const KindStyle &style : kStyles)

@@ -285,6 +285,20 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 3, 60000);
         QTest::qWait(500);
         QCOMPARE(changed.count(), 3);
+        // Dragging a node into another rack (the canvas pushes this command) and raising the
+        // spine's oversubscription re-plan too; each result is fresh and shows a difference.
+        w->planning()->setLiveDelayMs(50);
+        const Topology &topo = w->document()->topology();
+        QVERIFY(w->document()->moveNode(groupNamed(topo, "node2"), groupNamed(topo, "rack1")));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 4, 60000);
+        QVERIFY(!w->planning()->isStale());
+        QVERIFY(w->planning()->current()->topology == w->document()->topology());
+        link = w->document()->topology().levels[2].link;
+        link.oversubscription *= 4;
+        QVERIFY(w->document()->setLevelLink(2, link));
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 5, 60000);
+        QVERIFY(!w->summaryView()->deltaText().isEmpty());
+        QVERIFY(w->lastStatus().contains(QStringLiteral("vs the previous plan")));
         w->liveAction()->trigger();
         QVERIFY(!w->planning()->isLive());
     }
