@@ -24,31 +24,20 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <string>
 #include <functional>
+#include <malloc.h>
 #include <memory>
 
 namespace {
-
-QString findQuickstart()
-{
-    const QString rel = QStringLiteral("sample_configs/workspaces/quickstart.nestws.json");
-    const QString appDir = QCoreApplication::applicationDirPath();
-    const QStringList candidates{appDir + QStringLiteral("/../") + rel,
-                                 appDir + QStringLiteral("/../../") + rel,
-                                 appDir + QStringLiteral("/../share/nest-planner/") + rel,
-                                 QStringLiteral(NEST_SOURCE_DIR "/") + rel};
-    for (const QString &c : candidates)
-        if (QFileInfo::exists(c))
-            return QDir::cleanPath(c);
-    return {};
-}
 
 void usage(FILE *out)
 {
     std::fprintf(out,
                  "usage: nest-planner [WORKSPACE.nestws.json | CLUSTER.json | PLAN.json] [--run]\n"
                  "                    [--tab topology|placement|memory|breakdown|timeline|summary]\n"
-                 "                    [--screenshot FILE.png] [--export FILE.png|.svg|.pdf|.json]\n");
+                 "                    [--screenshot FILE.png] [--export FILE.png|.svg|.pdf|.json]\n"
+                 "       nest-planner --help | --version\n");
 }
 
 struct Options {
@@ -91,9 +80,6 @@ int parse(const QStringList &args, Options &o)
             }
         } else if (a == QLatin1String("--run")) {
             o.run = true;
-        } else if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
-            usage(stdout);
-            return 0;
         } else if (a.startsWith(QLatin1String("-"))) {
             std::fprintf(stderr, "nest-planner: unknown option %s\n", qPrintable(a));
             usage(stderr);
@@ -135,6 +121,23 @@ void whenIdle(nest::ui::PlanSession *planning, const std::function<void()> &then
 
 int main(int argc, char **argv)
 {
+    // Live mode re-plans after every edit: keep the planner's large tables in the heap
+    // between plans instead of handing them back to the kernel and faulting them in again.
+    // Halves the re-plan time of the larger cases (docs/planner.md, "Re-plan latency").
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    // --help and --version answer without a display (no QApplication yet).
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        if (a == "--version") {
+            std::printf("nest-planner %s\n", NEST_VERSION);
+            return 0;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("nest-planner"));
     QApplication::setOrganizationName(QStringLiteral("nest-planner"));
@@ -164,7 +167,7 @@ int main(int argc, char **argv)
     }
     QStringList toOpen;
     if (o.file.isEmpty() || fileIsPlan)
-        toOpen << findQuickstart();
+        toOpen << nest::ui::sampleWorkspacePath();
     if (!o.file.isEmpty())
         toOpen << o.file;
     for (const QString &f : toOpen) {

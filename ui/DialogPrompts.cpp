@@ -43,7 +43,7 @@ Prompts dialogPrompts(QWidget *parent, const Settings &settings)
     };
     prompts.workspaceFileName = [parent, &settings](const QString &suggested) {
         return QFileDialog::getSaveFileName(parent, QObject::tr("Save workspace"),
-                                            suggested.isEmpty() ? settings.lastDirectory() : suggested,
+                                            suggested.isEmpty() ? settings.saveDirectory() : suggested,
                                             QObject::tr("NEST workspace (*.nestws.json)"));
     };
     prompts.restoreRecovery = [parent](const RecoveryOffer &offer) {

@@ -7,8 +7,11 @@
 #include "SaveFile.h"
 #include "Settings.h"
 
+#include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 
 namespace nest::ui {
 
@@ -44,6 +47,19 @@ Result<LoadedFile> readDocumentFile(const QString &fileName)
     return loaded;
 }
 
+QString sampleWorkspacePath()
+{
+    const QString rel = QStringLiteral("sample_configs/workspaces/quickstart.nestws.json");
+    const QString appDir = QCoreApplication::applicationDirPath();
+    const QStringList candidates{appDir + QStringLiteral("/../") + rel, appDir + QStringLiteral("/../../") + rel,
+                                 appDir + QStringLiteral("/../share/nest-planner/") + rel,
+                                 QStringLiteral(NEST_SOURCE_DIR "/") + rel};
+    for (const QString &c : candidates)
+        if (QFileInfo::exists(c))
+            return QDir::cleanPath(c);
+    return {};
+}
+
 DocumentFiles::DocumentFiles(ClusterDocument *document, Settings &settings, Autosaver *autosaver,
                              Prompts prompts, QObject *parent)
     : QObject(parent)
@@ -52,6 +68,24 @@ DocumentFiles::DocumentFiles(ClusterDocument *document, Settings &settings, Auto
     , m_autosaver(autosaver)
     , m_prompts(std::move(prompts))
 {
+}
+
+QString DocumentFiles::suggestedFileName(const QString &suffix) const
+{
+    // The document's own name, else the cluster's, made safe for a file name.
+    QString base = m_document->fileName().isEmpty() ? QString() : QFileInfo(m_document->fileName()).fileName();
+    if (base.endsWith(QLatin1String(kWorkspaceExtension)))
+        base.chop(int(qstrlen(kWorkspaceExtension)));
+    else if (base.endsWith(QLatin1String(".json")))
+        base.chop(5);
+    if (base.isEmpty())
+        base = QString::fromStdString(m_document->topology().name);
+    base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+    if (base.isEmpty())
+        base = QStringLiteral("untitled");
+    const QString dir = m_document->fileName().isEmpty() ? m_settings.saveDirectory()
+                                                         : QFileInfo(m_document->fileName()).absolutePath();
+    return QDir(dir).filePath(base + suffix);
 }
 
 void DocumentFiles::warn(const QString &title, const QString &message)
@@ -259,7 +293,7 @@ bool DocumentFiles::save()
 bool DocumentFiles::saveAs()
 {
     const QString current = m_document->fileName();
-    const QString suggested = current.isEmpty() ? QString()
+    const QString suggested = current.isEmpty() ? suggestedFileName(QLatin1String(kWorkspaceExtension))
                               : m_document->fileKind() == ClusterDocument::FileKind::Cluster
                                   ? workspaceNameFor(current)
                                   : current;

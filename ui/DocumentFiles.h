@@ -27,6 +27,9 @@ struct LoadedFile {
 // Reads `fileName` as a plan ("format": "nest-plan"), a workspace when it looks like one,
 // else a cluster file.
 Result<LoadedFile> readDocumentFile(const QString &fileName);
+// The bundled quick-start workspace (next to the program, in its share folder, or in the
+// source tree); "" when not found.
+QString sampleWorkspacePath();
 
 class DocumentFiles : public QObject {
     Q_OBJECT
@@ -54,6 +57,10 @@ public:
     bool maybeSave();
     // At start-up: offers a recovery file newer than the document; true when restored.
     bool offerRecovery();
+    // A file name for a save or export dialog: the document's (or cluster's) name with
+    // `suffix` ("-memory.png", ".nestws.json"), next to the document or in
+    // Settings::saveDirectory() (never in a sample folder).
+    QString suggestedFileName(const QString &suffix) const;
 
 signals:
     void status(const QString &message);

@@ -21,10 +21,13 @@
 #include "TimelineView.h"
 #include "TopologyScene.h"
 #include "TopologyView.h"
+#include "WelcomePage.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -36,11 +39,15 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTime>
 #include <QTimer>
+#include <QUrl>
 #include <QUndoStack>
 
 // The GUI library is static: its resources must be registered explicitly (outside any
@@ -72,11 +79,16 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     m_view = new TopologyView(m_scene);
     m_tabs = new QTabWidget;
     m_tabs->setDocumentMode(true);
-    m_tabs->addTab(m_view, tr("Topology"));
+    m_welcome = new WelcomePage;
+    m_topologyStack = new QStackedWidget;
+    m_topologyStack->addWidget(m_view);
+    m_topologyStack->addWidget(m_welcome);
+    m_tabs->addTab(m_topologyStack, tr("Topology"));
     setCentralWidget(m_tabs);
 
     m_counts = new QLabel;
     m_zoom = new QLabel;
+    m_autosaveLabel = new QLabel;
     m_planLabel = new QLabel;
     m_progress = new QProgressBar;
     m_progress->setRange(0, 1000);
@@ -86,6 +98,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     m_progress->hide();
     statusBar()->addPermanentWidget(m_planLabel);
     statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_autosaveLabel);
     statusBar()->addPermanentWidget(m_counts);
     statusBar()->addPermanentWidget(m_zoom);
 
@@ -106,9 +119,11 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
         m_planning->showPlan(plan, QFileInfo(file).fileName());
         m_tabs->setCurrentIndex(PlacementTab);
     });
-    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &) {
+    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &file) {
+        // A permanent label: a transient message would hide the last refusal or result.
         m_lastAutosaveError.clear();
-        statusBar()->showMessage(tr("Autosaved"), 2000);
+        m_autosaveLabel->setText(tr("Autosaved %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm"))));
+        m_autosaveLabel->setToolTip(file);
     });
     connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
         if (error != m_lastAutosaveError)   // once, not every interval
@@ -119,6 +134,30 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     createActions();
 
     connect(m_document, &ClusterDocument::clusterChanged, this, &MainWindow::updateCounts);
+    connect(m_document, &ClusterDocument::clusterChanged, this, &MainWindow::updateEmptyState);
+    // Every edit, undo and redo says what it did (and so replaces drag hints).
+    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this](int index) {
+        const QUndoStack *stack = m_document->undoStack();
+        if (index > m_undoIndex && index > 0)
+            showStatus(tr("Done: %1").arg(stack->text(index - 1)));
+        else if (index < m_undoIndex && index < stack->count())
+            showStatus(tr("Undone: %1").arg(stack->text(index)));
+        m_undoIndex = index;
+    });
+    connect(m_document, &ClusterDocument::clusterReset, this, [this] { m_undoIndex = 0; });
+    connect(m_welcome, &WelcomePage::newRequested, this, &MainWindow::newFromTemplate);
+    connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::open);
+    connect(m_welcome, &WelcomePage::recentRequested, this, &MainWindow::openInteractively);
+    connect(m_welcome, &WelcomePage::sampleRequested, this, [this] {
+        if (!maybeSave())
+            return;
+        QString error;
+        const QString sample = sampleWorkspacePath();
+        if (sample.isEmpty())
+            warn(tr("Open failed"), tr("The sample workspace was not found next to the program or in its source tree"));
+        else if (!openSample(sample, &error))
+            warn(tr("Open failed"), error);
+    });
     connect(m_document, &ClusterDocument::modifiedChanged, this, &MainWindow::updateTitle);
     connect(m_document, &ClusterDocument::fileNameChanged, this, &MainWindow::updateTitle);
     connect(m_document, &ClusterDocument::selectionChanged, this, &MainWindow::updateEditActions);
@@ -172,6 +211,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     updateEditActions();
     updateRunActions();
     updatePinnedMenu();
+    updateEmptyState();
     showStatus(tr("Ready"));
 }
 
@@ -263,7 +303,7 @@ void MainWindow::createDocks()
     split->addWidget(scroll);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
-    auto *clusterDock = new QDockWidget(tr("Cluster"), this);
+    auto *clusterDock = m_clusterDock = new QDockWidget(tr("Cluster"), this);
     clusterDock->setObjectName(QStringLiteral("clusterDock"));
     clusterDock->setWidget(split);
     addDockWidget(Qt::LeftDockWidgetArea, clusterDock);
@@ -279,13 +319,21 @@ void MainWindow::createDocks()
     searchScroll->setWidget(m_searchPanel);
     searchScroll->setWidgetResizable(true);
     searchScroll->setFrameShape(QFrame::NoFrame);
-    auto *searchDock = new QDockWidget(tr("Search"), this);
+    auto *searchDock = m_rightDock = new QDockWidget(tr("Search"), this);
     searchDock->setObjectName(QStringLiteral("searchDock"));
     searchDock->setWidget(searchScroll);
     addDockWidget(Qt::RightDockWidgetArea, searchDock);
     tabifyDockWidget(modelDock, searchDock);
     searchDock->raise();
-    resizeDocks({clusterDock, modelDock}, {380, 340}, Qt::Horizontal);
+}
+
+void MainWindow::sizeDocksToWindow()
+{
+    // Docks sized to their content but never more than about a quarter of the window
+    // each, so the canvas keeps most of it (1400 px: 340 + 330; 1024 px: 250 + 240).
+    const int w = width();
+    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 24 / 100, 220, 380), std::clamp(w * 23 / 100, 220, 340)},
+                Qt::Horizontal);
 }
 
 void MainWindow::createActions()
@@ -300,7 +348,8 @@ void MainWindow::createActions()
     a = file->addAction(tr("&Save"), this, &MainWindow::save);
     a->setShortcut(QKeySequence::Save);
     a = file->addAction(tr("Save &As…"), this, &MainWindow::saveAs);
-    a->setShortcut(QKeySequence::SaveAs);
+    // QKeySequence::SaveAs is empty on X11 without a desktop's key theme.
+    a->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     file->addAction(tr("Save &Cluster As…"), this, &MainWindow::saveClusterAs);
     file->addSeparator();
     a = file->addAction(tr("&Export View as PNG/SVG/PDF…"), this, &MainWindow::exportViewAs);
@@ -389,12 +438,22 @@ void MainWindow::createActions()
     view->addSeparator();
     for (QDockWidget *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction());
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    a = help->addAction(tr("&Documentation"), this, [] {
+        QDesktopServices::openUrl(QUrl::fromLocalFile(QDir::cleanPath(QStringLiteral(NEST_SOURCE_DIR "/docs"))));
+    });
+    a->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&About NEST Planner"), this, &MainWindow::showAbout);
 }
 
 void MainWindow::updateRunActions()
 {
+    if (!m_runAction)
+        return;
     const bool running = m_planning->isRunning();
-    m_runAction->setEnabled(!running);
+    m_runAction->setEnabled(!running && !isEmptyState());
+    m_liveAction->setEnabled(!isEmptyState() || m_liveAction->isChecked());
     m_cancelAction->setEnabled(running);
     m_pinAction->setEnabled(m_planning->current() != nullptr);
     m_exportPlanAction->setEnabled(m_planning->current() != nullptr);
@@ -474,8 +533,42 @@ void MainWindow::showEvent(QShowEvent *event)
     QMainWindow::showEvent(event);
     if (!m_fitted) {
         m_fitted = true;
+        if (m_settings->windowState().isEmpty())
+            sizeDocksToWindow();   // the user's own layout, when saved, wins
         fitLater();
     }
+}
+
+bool MainWindow::isEmptyState() const
+{
+    return m_document->topology().deviceCount() == 0;
+}
+
+void MainWindow::updateEmptyState()
+{
+    const bool empty = isEmptyState();
+    m_topologyStack->setCurrentWidget(empty ? static_cast<QWidget *>(m_welcome) : m_view);
+    if (empty)
+        m_welcome->setRecentFiles(m_settings->recentFiles());
+    m_zoom->setVisible(!empty);
+    if (m_addRackAction) {
+        m_addRackAction->setEnabled(!empty);
+        m_addNodeAction->setEnabled(!empty);
+    }
+    updateRunActions();
+}
+
+void MainWindow::showAbout()
+{
+    const QString docs = QDir::cleanPath(QStringLiteral(NEST_SOURCE_DIR "/docs"));
+    QMessageBox::about(this, tr("About NEST Planner"),
+                       tr("<h3>NEST Planner %1</h3>"
+                          "<p>Plans how a large training job is placed on a datacenter cluster: the NEST "
+                          "network- and memory-aware dynamic program over pipeline stages, devices per stage, "
+                          "tensor / expert / sequence / context parallelism, data-parallel replication, ZeRO, "
+                          "recomputation and micro-batch size.</p>"
+                          "<p>Documentation: <a href=\"%2\">%3</a></p>")
+                           .arg(QStringLiteral(NEST_VERSION), QUrl::fromLocalFile(docs).toString(), docs));
 }
 
 bool MainWindow::openFile(const QString &fileName, QString *error)
@@ -636,10 +729,10 @@ void MainWindow::openInteractively(const QString &file)
         warn(tr("Open failed"), error);
 }
 
-QString MainWindow::askSaveFileName(const QString &title, const QString &filters)
+QString MainWindow::askSaveFileName(const QString &title, const QString &filters, const QString &suffix)
 {
     QString selected;
-    QString file = QFileDialog::getSaveFileName(this, title, m_settings->lastDirectory(), filters, &selected);
+    QString file = QFileDialog::getSaveFileName(this, title, m_files->suggestedFileName(suffix), filters, &selected);
     if (file.isEmpty() || !QFileInfo(file).suffix().isEmpty())
         return file;
     // No extension typed: the chosen filter's, e.g. "PDF (*.pdf)" -> ".pdf".
@@ -649,7 +742,7 @@ QString MainWindow::askSaveFileName(const QString &title, const QString &filters
 
 void MainWindow::saveClusterAs()
 {
-    const QString file = askSaveFileName(tr("Save cluster"), tr("Cluster JSON (*.json)"));
+    const QString file = askSaveFileName(tr("Save cluster"), tr("Cluster JSON (*.json)"), QStringLiteral(".json"));
     QString error;
     if (!file.isEmpty() && !saveCluster(file, &error))
         warn(tr("Save failed"), error);
@@ -657,7 +750,8 @@ void MainWindow::saveClusterAs()
 
 void MainWindow::exportViewAs()
 {
-    const QString file = askSaveFileName(tr("Export view"), tr("PNG image (*.png);;SVG drawing (*.svg);;PDF (*.pdf)"));
+    const QString file = askSaveFileName(tr("Export view"), tr("PNG image (*.png);;SVG drawing (*.svg);;PDF (*.pdf)"),
+                                         QLatin1Char('-') + tabNames().value(m_tabs->currentIndex()) + QStringLiteral(".png"));
     QString error;
     if (!file.isEmpty() && !exportView(file, &error))
         warn(tr("Export failed"), error);
@@ -665,7 +759,7 @@ void MainWindow::exportViewAs()
 
 void MainWindow::exportPlanAs()
 {
-    const QString file = askSaveFileName(tr("Export plan"), tr("Plan JSON (*.json)"));
+    const QString file = askSaveFileName(tr("Export plan"), tr("Plan JSON (*.json)"), QStringLiteral("-plan.json"));
     QString error;
     if (!file.isEmpty() && !exportPlan(file, &error))
         warn(tr("Export failed"), error);

@@ -14,7 +14,9 @@
 #include <memory>
 
 class QAction;
+class QDockWidget;
 class QLabel;
+class QStackedWidget;
 class QMenu;
 class QProgressBar;
 class QTabWidget;
@@ -35,6 +37,7 @@ class SearchPanel;
 class TimelineView;
 class TopologyScene;
 class TopologyView;
+class WelcomePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -62,6 +65,12 @@ public:
     TimelineView *timelineView() const { return m_timeline; }
     PlanSummaryView *summaryView() const { return m_summary; }
     QTabWidget *tabs() const { return m_tabs; }
+    WelcomePage *welcomePage() const { return m_welcome; }
+    // True while the document has no devices: the Topology tab shows the welcome page and
+    // what needs a cluster (Add Rack / Add Node, Run, Live) is disabled.
+    bool isEmptyState() const;
+    QAction *addRackAction() const { return m_addRackAction; }
+    QAction *addNodeAction() const { return m_addNodeAction; }
     QAction *runAction() const { return m_runAction; }
     QAction *cancelAction() const { return m_cancelAction; }
     QAction *liveAction() const { return m_liveAction; }
@@ -119,12 +128,15 @@ private:
     // Opens `file` with the questions a user action asks (unsaved changes, failures).
     void openInteractively(const QString &file);
     // A file name from the save dialog, with the chosen filter's extension when none typed.
-    QString askSaveFileName(const QString &title, const QString &filters);
+    QString askSaveFileName(const QString &title, const QString &filters, const QString &suffix);
     void saveClusterAs();
     void warn(const QString &title, const QString &message);
     void exportViewAs();
     void exportPlanAs();
     void updatePinnedMenu();
+    void updateEmptyState();
+    void showAbout();
+    void sizeDocksToWindow();
 
     ClusterDocument *m_document;
     std::unique_ptr<Settings> m_settings;
@@ -135,6 +147,12 @@ private:
     TopologyScene *m_scene;
     TopologyView *m_view;
     QTabWidget *m_tabs;
+    QStackedWidget *m_topologyStack = nullptr;
+    WelcomePage *m_welcome = nullptr;
+    QDockWidget *m_clusterDock = nullptr;
+    QDockWidget *m_rightDock = nullptr;
+    QLabel *m_autosaveLabel = nullptr;
+    int m_undoIndex = 0;
     ClusterTreeView *m_tree = nullptr;
     PropertyEditor *m_properties = nullptr;
     ModelPanel *m_modelPanel = nullptr;

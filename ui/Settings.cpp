@@ -2,7 +2,9 @@
 
 #include "Recovery.h"
 
+#include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 
 namespace nest::ui {
 
@@ -73,6 +75,16 @@ void Settings::setWindowState(const QByteArray &state)
 QString Settings::lastDirectory() const
 {
     return m_settings.value(kLastDir).toString();
+}
+
+QString Settings::saveDirectory() const
+{
+    const QString last = lastDirectory();
+    if (!last.isEmpty() && QFileInfo(last).isDir() && QFileInfo(last).isWritable() &&
+        !QDir::cleanPath(last).contains(QLatin1String("/sample_configs")))
+        return last;
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QFileInfo(documents).isDir() ? documents : QDir::homePath();
 }
 
 void Settings::setLastDirectory(const QString &dir)

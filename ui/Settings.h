@@ -27,6 +27,9 @@ public:
 
     QString lastDirectory() const;
     void setLastDirectory(const QString &dir);
+    // Where a save or export dialog starts: the last directory, unless it is a bundled
+    // sample folder (never write into the samples) or gone; then Documents, then home.
+    QString saveDirectory() const;
 
     // Key "autosave/intervalSeconds": seconds between autosaves, 0 = off; default 60.
     int autosaveIntervalSeconds() const;

@@ -213,6 +213,25 @@ private slots:
         QVERIFY(nest::loadPlan(pinned.toStdString()).ok());
     }
 
+    void helpAndVersionWithoutADisplay()
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        p.setProcessEnvironment(env);
+        for (const QString &arg : {QStringLiteral("--version"), QStringLiteral("--help")}) {
+            p.start(kPlanner, {arg});
+            QVERIFY(p.waitForFinished(20000));
+            QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+            QCOMPARE(p.exitCode(), 0);
+            const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+            QVERIFY2(out.contains(arg == QLatin1String("--version") ? QStringLiteral("nest-planner 0.1") : QStringLiteral("usage")),
+                     qPrintable(out));
+        }
+    }
+
     void unwritablePngExits1()
     {
         const Run r = run({kQuickstart, QStringLiteral("--screenshot"), m_dir.filePath("no/such/dir/x.png")});

@@ -1,0 +1,171 @@
+// Issue 9 points 7, 8, 9 and 10 (the window's part): the empty state, dock sizes at the
+// default and a small window, feedback that is not overwritten or wrong, Save As's
+// shortcut, suggested file names outside the sample folder, the Help menu.
+#include "Autosaver.h"
+#include "ClusterDocument.h"
+#include "DocumentFiles.h"
+#include "MainWindow.h"
+#include "Settings.h"
+#include "TopologyView.h"
+#include "WelcomePage.h"
+
+#include "ClusterIO.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+
+using namespace nest;
+using namespace nest::ui;
+using namespace uitest;
+
+class TestWindowFeedback : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    std::unique_ptr<MainWindow> window()
+    {
+        auto w = std::make_unique<MainWindow>(nullptr, std::make_unique<Settings>(m_dir.filePath("s.ini")));
+        Prompts answers;
+        answers.unsavedChanges = [](const QString &) { return UnsavedChoice::Discard; };
+        answers.warning = [](const QString &, const QString &) {};
+        w->setPrompts(answers);
+        return w;
+    }
+    static QAction *findAction(QWidget *w, const QString &text)
+    {
+        for (QAction *a : w->findChildren<QAction *>())
+            if (a->text().remove(QLatin1Char('&')) == text)
+                return a;
+        return nullptr;
+    }
+
+private slots:
+    void emptyStateShowsWelcomeAndDisablesEdits()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(!w->openFile(m_dir.filePath("missing.json"), &error));
+        QVERIFY(w->isEmptyState());
+        auto *stack = qobject_cast<QStackedWidget *>(w->tabs()->widget(MainWindow::TopologyTab));
+        QVERIFY(stack);
+        QCOMPARE(stack->currentWidget(), static_cast<QWidget *>(w->welcomePage()));
+        QVERIFY(!w->addRackAction()->isEnabled());
+        QVERIFY(!w->addNodeAction()->isEnabled());
+        QVERIFY(!w->runAction()->isEnabled());
+        // The welcome page's sample button opens the quick-start: the canvas is back.
+        w->welcomePage()->sampleButton()->click();
+        QVERIFY(!w->isEmptyState());
+        QCOMPARE(stack->currentWidget(), static_cast<QWidget *>(w->view()));
+        QVERIFY(w->addRackAction()->isEnabled());
+        QVERIFY(w->runAction()->isEnabled());
+    }
+
+    void welcomeListsRecentFiles()
+    {
+        auto w = window();
+        QString error;
+        const QString file = m_dir.filePath("cluster.json");
+        QVERIFY2(w->openFile(kClusterSample, &error), qPrintable(error));
+        QVERIFY2(w->saveCluster(file, &error), qPrintable(error));
+        auto fresh = window();   // same settings file: the recent files are there
+        QVERIFY(fresh->isEmptyState());
+        QListWidget *list = fresh->welcomePage()->recentList();
+        bool found = false;
+        for (int i = 0; i < list->count(); ++i)
+            found = found || list->item(i)->data(Qt::UserRole).toString() == file;
+        QVERIFY(found);
+    }
+
+    void docksLeaveTheCanvasMostOfTheWindow_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("1400x900") << QSize(1400, 900);
+        QTest::newRow("1024x700") << QSize(1024, 700);
+    }
+
+    void docksLeaveTheCanvasMostOfTheWindow()
+    {
+        QFETCH(QSize, size);
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        w->resize(size);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QTest::qWait(50);
+        const int canvas = w->tabs()->width();
+        qInfo("%dx%d: canvas %d px", size.width(), size.height(), canvas);
+        QVERIFY2(canvas >= size.width() * 45 / 100, qPrintable(QString::number(canvas)));
+    }
+
+    void editsSayWhatTheyDid()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        const Topology &t = w->document()->topology();
+        QVERIFY(w->document()->moveNode(groupNamed(t, "node2"), groupNamed(t, "rack1")));
+        QVERIFY2(w->lastStatus().startsWith(QStringLiteral("Done: ")), qPrintable(w->lastStatus()));
+        w->document()->undoStack()->undo();
+        QVERIFY2(w->lastStatus().startsWith(QStringLiteral("Undone: ")), qPrintable(w->lastStatus()));
+    }
+
+    void autosaveDoesNotHideTheLastMessage()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        QVERIFY(w->document()->setClusterName(QStringLiteral("renamed")));
+        w->showStatus(QStringLiteral("Refused: something important"));
+        QVERIFY2(w->autosaver()->autosaveNow(&error), qPrintable(error));
+        QCOMPARE(w->lastStatus(), QStringLiteral("Refused: something important"));
+        bool labelled = false;
+        for (QLabel *l : w->findChildren<QLabel *>())
+            labelled = labelled || l->text().startsWith(QStringLiteral("Autosaved"));
+        QVERIFY(labelled);
+    }
+
+    void saveAsHasItsShortcut()
+    {
+        auto w = window();
+        QAction *saveAs = findAction(w.get(), QStringLiteral("Save As…"));
+        QVERIFY(saveAs);
+        QCOMPARE(saveAs->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    }
+
+    void suggestedNamesStayOutOfTheSamples()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openFile(kQuickstart, &error));   // by name: lastDirectory = the samples
+        QVERIFY(w->settings().lastDirectory().contains(QStringLiteral("sample_configs")));
+        QVERIFY(!w->settings().saveDirectory().contains(QStringLiteral("sample_configs")));
+        // An untitled document is named after its cluster, in the save directory.
+        auto u = window();
+        QVERIFY(u->openSample(kQuickstart, &error));
+        const QString name = u->files()->suggestedFileName(QStringLiteral("-memory.png"));
+        QCOMPARE(QFileInfo(name).fileName(), QStringLiteral("quickstart-2-racks-memory.png"));
+        QVERIFY(!name.contains(QStringLiteral("sample_configs")));
+    }
+
+    void helpMenuHasAbout()
+    {
+        auto w = window();
+        QVERIFY(findAction(w.get(), QStringLiteral("About NEST Planner")));
+        QVERIFY(findAction(w.get(), QStringLiteral("Documentation")));
+    }
+};
+
+QTEST_MAIN(TestWindowFeedback)
+#include "test_window_feedback.moc"
