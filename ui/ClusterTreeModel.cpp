@@ -180,21 +180,15 @@ int ClusterTreeModel::groupAt(const QModelIndex &index) const
 
 void ClusterTreeModel::onStructureAboutToChange()
 {
-    emit layoutAboutToBeChanged();
+    // A structural edit replaces the whole state (ClusterEdits returns a new, reindexed
+    // tree), and undo/redo jump between arbitrary states: a reset is always exact, and the
+    // view restores expansion, selection and scroll position by uid.
+    beginResetModel();
 }
 
 void ClusterTreeModel::onStructureChanged()
 {
-    const QModelIndexList old = persistentIndexList();
-    QModelIndexList now;
-    now.reserve(old.size());
-    for (const QModelIndex &i : old) {
-        const int g = m_document->groupOf(GroupUid(i.internalId()));
-        now.append(g < 0 ? QModelIndex() : indexOfGroup(g, i.column()));
-    }
-    changePersistentIndexList(old, now);
-    emit layoutChanged();
-    allDataChanged({});
+    endResetModel();
 }
 
 void ClusterTreeModel::groupDataChanged(int group, bool withAncestors)

@@ -1,8 +1,10 @@
 #pragma once
 // The cluster tree as a Qt item model over ClusterDocument: one row per group (the cluster
 // itself is the single top-level row), columns name, kind (level), devices, bandwidth.
-// Rows are keyed by the groups' stable uids, so expansion and selection survive edits:
-// structural edits are reported as a layout change with persistent indexes remapped.
+// Rows are keyed by the groups' stable uids. A structural edit (and its undo or redo) is
+// reported as a model reset, which is exact whatever the edit did; ClusterTreeView keeps
+// expansion, selection, the current row and the scroll position across it by uid.
+// Property edits emit dataChanged for the group and its ancestors (their device counts).
 #include <QAbstractItemModel>
 
 namespace nest::ui {

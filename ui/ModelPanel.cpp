@@ -19,9 +19,16 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace nest::ui {
 
 namespace {
+
+struct RunSettings {
+    int seqLength;
+    int globalBatch;
+};
 
 QSpinBox *sizeSpin(int max, const QString &name)
 {
@@ -63,6 +70,44 @@ QString human(double x, const QString &unit = QString())
     return QStringLiteral("%1 %2").arg(x, 0, 'g', 4).arg(unit);
 }
 
+// The imported model file with the run settings the user had (`before`) kept wherever the
+// file does not set them itself. A Hugging Face config.json never sets the global batch and
+// bounds the sequence length only by its position table (max_position_embeddings): it is
+// converted to our model file, named after the file, with the user's batch and sequence
+// length (the latter capped to the position table). Our model file keeps seq_length and
+// global_batch when it names them. A measured profile was measured at its own settings.
+Json withRunSettings(const Json &file, const QString &fileName, const std::optional<RunSettings> &before)
+{
+    const ModelFileKind kind = detectModelFileKind(file);
+    if (kind == ModelFileKind::HfConfig) {
+        auto config = importHfConfig(file, fileName.toStdString());
+        if (!config)
+            return file;
+        ModelConfig c = *config;
+        c.source = QObject::tr("Hugging Face config %1").arg(QFileInfo(fileName).fileName()).toStdString();
+        if (before) {
+            c.globalBatch = before->globalBatch;
+            c.seqLength = c.maxPositions > 0 ? std::min(before->seqLength, c.maxPositions)
+                                             : before->seqLength;
+        }
+        return validate(c).empty() ? modelConfigToJson(c) : file;
+    }
+    if (kind != ModelFileKind::ModelConfig || !before || !file.is_object())
+        return file;
+    Json j = file;
+    if (!j.contains("global_batch"))
+        j["global_batch"] = before->globalBatch;
+    if (!j.contains("seq_length")) {
+        j["seq_length"] = before->seqLength;
+        try {
+            (void)modelConfigFromJson(j, "model");
+        } catch (const JsonError &) {
+            j.erase("seq_length");   // beyond the file's position table: the file's own
+        }
+    }
+    return j;
+}
+
 } // namespace
 
 ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
@@ -85,6 +130,7 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     top->addWidget(m_import);
     layout->addLayout(top);
     m_source = new QLabel;
+    m_source->setObjectName(QStringLiteral("modelSource"));
     m_source->setWordWrap(true);
     m_source->setStyleSheet(QStringLiteral("color: #6b7785;"));
     layout->addWidget(m_source);
@@ -143,6 +189,7 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     layout->addLayout(run);
 
     m_summary = new QLabel;
+    m_summary->setObjectName(QStringLiteral("modelSummary"));
     m_summary->setWordWrap(true);
     layout->addWidget(m_summary);
     m_error = new QLabel;
@@ -322,9 +369,33 @@ bool ModelPanel::importFile(const QString &fileName)
         emit statusMessage(QString::fromStdString(profile.error()));
         return false;
     }
-    m_document->setModel(*j);
-    emit statusMessage(tr("Imported model %1 from %2")
-                           .arg(QString::fromStdString(profile->name), QFileInfo(fileName).fileName()));
+    // The run settings the user had, when the current model has any.
+    std::optional<RunSettings> before;
+    if (auto current = modelFromJson(m_document->model(), "model"))
+        before = RunSettings{current->seqLength, current->globalBatch};
+    const Json imported = withRunSettings(*j, fileName, before);
+    auto result = modelFromJson(imported, "model");
+    if (!result) {   // cannot happen for a file that loaded on its own; keep the file as is
+        m_document->setModel(*j);
+        result = std::move(profile);
+    } else {
+        m_document->setModel(imported);
+    }
+    // Name the model as the panel does (the profile of the document's model).
+    QString message = tr("Imported model %1 from %2")
+                          .arg(QString::fromStdString(result->name), QFileInfo(fileName).fileName());
+    if (before) {
+        QStringList changes;
+        if (result->seqLength != before->seqLength)
+            changes << tr("sequence length %1 → %2 (set by the imported model)")
+                           .arg(before->seqLength).arg(result->seqLength);
+        if (result->globalBatch != before->globalBatch)
+            changes << tr("global batch %1 → %2 (set by the imported model)")
+                           .arg(before->globalBatch).arg(result->globalBatch);
+        if (!changes.isEmpty())
+            message += QStringLiteral("; ") + changes.join(QStringLiteral("; "));
+    }
+    emit statusMessage(message);
     return true;
 }
 

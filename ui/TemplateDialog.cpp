@@ -6,8 +6,10 @@
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QHash>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -15,6 +17,30 @@
 #include <cmath>
 
 namespace nest::ui {
+
+namespace {
+
+// "Latency per hop (us)" -> {"Latency per hop", " µs"}: a unit in brackets goes to the spin box as a
+// suffix, written as the rest of the editor writes it (µs, not us).
+std::pair<QString, QString> labelAndUnit(const std::string &label)
+{
+    const QString text = QString::fromStdString(label);
+    static const QRegularExpression unitAtEnd(QStringLiteral("^(.*\\S)\\s*\\(([^()]+)\\)$"));
+    const QRegularExpressionMatch m = unitAtEnd.match(text);
+    if (!m.hasMatch())
+        return {text, QString()};
+    static const QHash<QString, QString> units{
+        {QStringLiteral("us"), QStringLiteral("µs")}, {QStringLiteral("µs"), QStringLiteral("µs")},
+        {QStringLiteral("ns"), QStringLiteral("ns")}, {QStringLiteral("ms"), QStringLiteral("ms")},
+        {QStringLiteral("GB/s"), QStringLiteral("GB/s")}, {QStringLiteral("Gb/s"), QStringLiteral("Gb/s")},
+        {QStringLiteral("TB/s"), QStringLiteral("TB/s")}, {QStringLiteral("GB"), QStringLiteral("GB")}};
+    const auto unit = units.constFind(m.captured(2));
+    if (unit == units.constEnd())
+        return {text, QString()};   // "GPUs (even)": a constraint, not a unit
+    return {m.captured(1), QLatin1Char(' ') + *unit};
+}
+
+} // namespace
 
 TemplateDialog::TemplateDialog(QWidget *parent)
     : QDialog(parent)
@@ -169,11 +195,13 @@ void TemplateDialog::rebuildForm()
         return;
     m_description->setText(QString::fromStdString(t->description));
     for (const TemplateParam &p : t->params) {
+        const auto [label, unit] = labelAndUnit(p.label);
         QAbstractSpinBox *box;
         if (p.integer) {
             auto *s = new QSpinBox;
             s->setRange(static_cast<int>(p.min), static_cast<int>(p.max));
             s->setValue(static_cast<int>(p.value));
+            s->setSuffix(unit);
             connect(s, &QSpinBox::valueChanged, this, &TemplateDialog::updatePreview);
             box = s;
         } else {
@@ -181,11 +209,12 @@ void TemplateDialog::rebuildForm()
             d->setDecimals(3);
             d->setRange(p.min, p.max);
             d->setValue(p.value);
+            d->setSuffix(unit);
             connect(d, &QDoubleSpinBox::valueChanged, this, &TemplateDialog::updatePreview);
             box = d;
         }
         box->setObjectName(QString::fromStdString(p.key));
-        m_form->addRow(QString::fromStdString(p.label), box);
+        m_form->addRow(label, box);
         m_spins.emplace_back(p.key, box);
     }
     updatePreview();

@@ -13,10 +13,12 @@
 #include "TemplateDialog.h"
 
 #include "ClusterTemplates.h"
+#include "ModelIO.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QFile>
+#include <QLabel>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QSignalSpy>
@@ -180,13 +182,14 @@ private slots:
         QCOMPARE(model->rowCount(rack1), 4);
         QCOMPARE(model->data(rack1.siblingAtColumn(ClusterTreeModel::DevicesColumn)).toInt(), 32);
         QVERIFY(model->data(rack1.siblingAtColumn(ClusterTreeModel::BandwidthColumn)).toString().startsWith("25 GB/s"));
-        // A persistent index follows its group across a move.
-        const QPersistentModelIndex node0(model->index(0, 0, model->index(0, 0, root)));
-        QCOMPARE(node0.data().toString(), QStringLiteral("node0"));
+        // A structural edit resets the model (ClusterTreeView keeps its state by uid); the
+        // group's row is found again by uid (test_cluster_tree checks whole sequences).
+        const GroupUid node0Uid = doc->uidOf(groupNamed(doc->topology(), "node0"));
+        const auto node0Row = [&] { return model->indexOfGroup(doc->groupOf(node0Uid)); };
+        QCOMPARE(node0Row(), model->index(0, 0, model->index(0, 0, root)));
         QVERIFY(doc->moveNode(groupNamed(doc->topology(), "node0"), groupNamed(doc->topology(), "rack1")));
-        QVERIFY(node0.isValid());
-        QCOMPARE(node0.data().toString(), QStringLiteral("node0"));
-        QCOMPARE(node0.parent().data().toString(), QStringLiteral("rack1"));
+        QCOMPARE(node0Row().data().toString(), QStringLiteral("node0"));
+        QCOMPARE(node0Row().parent().data().toString(), QStringLiteral("rack1"));
         QCOMPARE(model->rowCount(model->index(0, 0, root)), 2);
         QCOMPARE(model->rowCount(model->index(1, 0, root)), 5);
         QVERIFY(doc->addRack(-1));
@@ -196,9 +199,9 @@ private slots:
         while (doc->undoStack()->canUndo())
             doc->undoStack()->undo();
         QCOMPARE(model->rowCount(model->index(0, 0)), 2);
-        QCOMPARE(node0.parent().data().toString(), QStringLiteral("rack0"));
+        QCOMPARE(node0Row().parent().data().toString(), QStringLiteral("rack0"));
         // Renaming through the model is an undoable command.
-        QVERIFY(model->setData(node0, QStringLiteral("gpu-box")));
+        QVERIFY(model->setData(node0Row(), QStringLiteral("gpu-box")));
         QCOMPARE(doc->topology().groups[groupNamed(doc->topology(), "gpu-box")].level, 0);
         doc->undoStack()->undo();
         QVERIFY(groupNamed(doc->topology(), "node0") >= 0);
@@ -356,6 +359,82 @@ private slots:
         const Json modelBefore = w->document()->model();
         QVERIFY(!panel->importFile(bad));
         QCOMPARE(w->document()->model(), modelBefore);
+    }
+
+    // Issue 9: an import keeps the run settings the user had (quickstart: llama2-7b at 4096
+    // tokens, global batch 512), except a sequence length beyond the imported model's position
+    // table (gpt2: n_positions 1024; bert-large: 512), which the status message then names;
+    // the panel and the message call the model by the same name (the config's _name_or_path,
+    // else the file's stem).
+    void hfImportKeepsRunSettings_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("seq");
+        QTest::newRow("mistral-7b") << "mistral-7b.json" << "mistral-7b" << 4096;   // 32768 positions
+        QTest::newRow("mixtral-8x7b") << "mixtral-8x7b.json" << "mixtral-8x7b" << 4096;
+        // Named by its "_name_or_path" (meta-llama/Llama-2-7b-hf); 4096 positions.
+        QTest::newRow("llama2-7b") << "llama2-7b.json" << "Llama-2-7b-hf" << 4096;
+        QTest::newRow("gpt2") << "gpt2.json" << "gpt2" << 1024;
+        QTest::newRow("bert-large") << "bert-large-uncased.json" << "bert-large-uncased" << 512;
+    }
+
+    void hfImportKeepsRunSettings()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, name);
+        QFETCH(int, seq);
+        auto w = makeWindow();
+        ClusterDocument *doc = w->document();
+        ModelPanel *panel = w->modelPanel();
+        const Json before = doc->model();
+        QCOMPARE(before.at("global_batch").get<int>(), 512);
+        QCOMPARE(before.at("seq_length").get<int>(), 4096);
+        QSignalSpy status(panel, &ModelPanel::statusMessage);
+        QVERIFY(panel->importFile(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/models/hf/") + file));
+        const auto profile = modelFromJson(doc->model(), "model");
+        QVERIFY2(profile.ok(), profile.ok() ? "" : profile.error().c_str());
+        QCOMPARE(QString::fromStdString(profile->name), name);
+        QCOMPARE(profile->globalBatch, 512);
+        QCOMPARE(profile->seqLength, seq);
+        QCOMPARE(panel->findChild<QSpinBox *>(QStringLiteral("globalBatch"))->value(), 512);
+        QCOMPARE(panel->findChild<QSpinBox *>(QStringLiteral("seqLength"))->value(), seq);
+        // The panel names the model as the message does, never "model".
+        auto *summary = panel->findChild<QLabel *>(QStringLiteral("modelSummary"));
+        QVERIFY(summary);
+        QVERIFY2(summary->text().startsWith(QStringLiteral("<b>%1</b>").arg(name)), qPrintable(summary->text()));
+        QCOMPARE(status.count(), 1);
+        const QString message = status.last().at(0).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("Imported model %1 from %2").arg(name, file)), qPrintable(message));
+        QVERIFY2(!message.contains(QLatin1String("global batch")), qPrintable(message));
+        QCOMPARE(message.contains(QStringLiteral("sequence length 4096 → %1").arg(seq)), seq != 4096);
+        // One undo step back to what the user had.
+        doc->undoStack()->undo();
+        QCOMPARE(doc->model(), before);
+    }
+
+    // Issue 10: the template dialog writes units as the editor does (µs, not us), as spin
+    // box suffixes; a bracket that is no unit ("GPUs (even)") stays in the label.
+    void templateDialogWritesMicroseconds()
+    {
+        TemplateDialog dialog;
+        dialog.setTemplate(QStringLiteral("paper-v100"));
+        auto *latency = dialog.findChild<QDoubleSpinBox *>(QStringLiteral("node_latency_us"));
+        auto *bandwidth = dialog.findChild<QDoubleSpinBox *>(QStringLiteral("node_bandwidth_GBps"));
+        QVERIFY(latency && bandwidth);
+        QCOMPARE(latency->suffix(), QStringLiteral(" µs"));
+        QCOMPARE(bandwidth->suffix(), QStringLiteral(" GB/s"));
+        QStringList labels;
+        for (const QLabel *l : dialog.findChildren<QLabel *>())
+            labels << l->text();
+        QVERIFY2(!labels.join('|').contains(QLatin1String("(us)")), qPrintable(labels.join('|')));
+        QVERIFY(labels.contains(QStringLiteral("NVLink latency")));
+        QVERIFY(labels.contains(QStringLiteral("GPUs (even)")));
+        // The value still means microseconds.
+        QVERIFY(dialog.setParam(QStringLiteral("node_latency_us"), 3));
+        const Result<Topology> t = dialog.cluster();
+        QVERIFY(t.ok());
+        QCOMPARE(t->levels[0].link.latency, 3e-6);
     }
 };
 
