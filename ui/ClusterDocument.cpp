@@ -203,6 +203,27 @@ int ClusterDocument::rackNear(int group) const
     return lastRack(t, group);
 }
 
+bool ClusterDocument::moveNodes(const QList<int> &nodes, int rack)
+{
+    if (nodes.size() == 1)
+        return moveNode(nodes.first(), rack);
+    // Applied one after another to a copy, by uid (a move may renumber groups), then pushed as
+    // one command: one undo step, and nothing changes when any move is refused.
+    Result<ClusterState> state = m_state;
+    const GroupUid rackUid = uidOf(rack);
+    for (int node : nodes) {
+        const GroupUid uid = uidOf(node);
+        state = nest::ui::moveNode(*state, groupIndexOf(*state, uid), groupIndexOf(*state, rackUid));
+        if (!state)
+            break;
+    }
+    const Topology &t = topology();
+    return pushEdit<MoveNode>(this, std::move(state),
+                              tr("Move %n node(s) to %1", nullptr, static_cast<int>(nodes.size()))
+                                  .arg(nameOf(t, rack)),
+                              {ClusterChange::Structure});
+}
+
 bool ClusterDocument::addRack(int near)
 {
     const Topology &t = topology();

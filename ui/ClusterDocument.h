@@ -74,6 +74,8 @@ public:
 
     // --- user edits: push one undo command, or emit editRefused(reason) and return false
     bool moveNode(int node, int rack, int row = -1);
+    // Moves several nodes into `rack` as one undo step; all or none (refused as a whole).
+    bool moveNodes(const QList<int> &nodes, int rack);
     bool addRack(int near);   // near: a selected group (or -1) that says where
     bool addNode(int near);
     bool removeGroups(const QList<int> &groups);

@@ -330,9 +330,9 @@ void MainWindow::createDocks()
 void MainWindow::sizeDocksToWindow()
 {
     // Docks sized to their content but never more than about a quarter of the window
-    // each, so the canvas keeps most of it (1400 px: 340 + 330; 1024 px: 250 + 240).
+    // each, so the canvas keeps about half (1400 px: 378 + 322; the property table fits).
     const int w = width();
-    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 24 / 100, 220, 380), std::clamp(w * 23 / 100, 220, 340)},
+    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 27 / 100, 240, 390), std::clamp(w * 23 / 100, 220, 330)},
                 Qt::Horizontal);
 }
 

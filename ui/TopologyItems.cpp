@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace nest::ui {
 
@@ -24,11 +25,11 @@ const QColor kMuted(0x6b, 0x77, 0x85);
 // 1200 dpi PDF writer and too small in a 72 dpi SVG.
 QFont font(double pixels, bool bold = false)
 {
-    QFont f;
-    f.setPixelSize(std::max(1, static_cast<int>(std::lround(pixels))));
-    f.setBold(bold);
-    return f;
+    return canvasFont(pixels, bold);
 }
+
+constexpr double kNamePixels = 10;   // node names
+constexpr double kTypePixels = 9;    // device types in node headers
 
 // The on-screen size (pixels) under which a zoomed-out label is scaled up against the zoom.
 constexpr double kReadablePixels = 10;
@@ -69,7 +70,51 @@ void paintSwitch(QPainter *p, const QRectF &r, const QColor &accent, double lod)
         p->drawEllipse(QPointF(r.left() + 8 + i * step, r.center().y()), 2.2, 2.2);
 }
 
+QString overrideTip(const Topology &t, int group)
+{
+    const TopoGroup &g = t.groups[group];
+    if (!g.linkOverride)
+        return {};
+    return QObject::tr("\n* own link: %1 (level %2: %3)")
+        .arg(formatBandwidth(g.linkOverride->bandwidth), QString::fromStdString(t.levels[g.level].name),
+             formatBandwidth(t.levels[g.level].link.bandwidth));
+}
+
 } // namespace
+
+QFont canvasFont(double pixels, bool bold)
+{
+    QFont f;
+    f.setPixelSize(std::max(1, static_cast<int>(std::lround(pixels))));
+    f.setBold(bold);
+    return f;
+}
+
+NodeHeader nodeHeaderLayout(const QRectF &nodeRect, const QString &name, const QString &type)
+{
+    const QRectF title(nodeRect.left() + 6, nodeRect.top() + 2, nodeRect.width() - 12, layout::kNodeTitle - 3);
+    const QFontMetricsF nameFm(font(kNamePixels, true)), typeFm(font(kTypePixels));
+    constexpr double gap = 6;
+    constexpr double minType = 28;   // narrower than this, an elided type says nothing
+    NodeHeader h;
+    const double nameW = nameFm.horizontalAdvance(name);
+    const double typeW = typeFm.horizontalAdvance(type);
+    double nameRoom = title.width();
+    if (nameW + gap + typeW <= title.width()) {
+        h.type = type;
+    } else if (title.width() - nameW - gap >= minType) {
+        h.type = typeFm.elidedText(type, Qt::ElideRight, title.width() - nameW - gap);
+    }
+    if (!h.type.isEmpty()) {
+        const double w = typeFm.horizontalAdvance(h.type);
+        h.typeRect = QRectF(title.right() - w, title.top(), w, title.height());
+        nameRoom = title.width() - w - gap;
+    }
+    h.name = nameFm.elidedText(name, Qt::ElideRight, nameRoom);
+    h.nameRect = QRectF(title.left(), title.top(), std::min(nameRoom, nameFm.horizontalAdvance(h.name)),
+                        title.height());
+    return h;
+}
 
 // --- GroupItem ----------------------------------------------------------------------
 
@@ -82,13 +127,100 @@ GroupItem::GroupItem(const TopologyScene *scene, int group, GroupUid uid, const 
     m_level = scene->document()->topology().groups[group].level;
     setFlag(ItemIsSelectable, !scene->isReadOnly());
     setZValue(box.container ? -10 + m_level * -1.0 : 1);
-    setToolTip(QString::fromStdString(scene->document()->topology().groups[group].name));
+    const Topology &t = scene->document()->topology();
+    setToolTip(QString::fromStdString(t.groups[group].name) + overrideTip(t, group));
+}
+
+QRectF GroupItem::detailRect() const
+{
+    if (m_box.container)
+        return QRectF(m_box.rect.left() + 6, m_box.switchRect.bottom() + 15, m_box.rect.width() - 12, 16);
+    return QRectF(m_box.switchRect.right() + 10, m_box.switchRect.top() + 11, 400, 16);
 }
 
 QRectF GroupItem::boundingRect() const
 {
+    // Everything it paints: the frame, the switch with its badge, the detail line.
     return (m_box.container ? m_box.rect.united(m_box.switchRect) : m_box.switchRect)
-        .adjusted(-4, -4, 4, 4);
+        .united(detailRect())
+        .adjusted(-4, -10, 10, 4);
+}
+
+QString GroupItem::detailText() const
+{
+    const Topology &t = m_scene->document()->topology();
+    const TopoGroup &g = t.groups[m_group];
+    QString s = QObject::tr("%1 · %2 dev · %3")
+                    .arg(QString::fromStdString(t.levels[g.level].name))
+                    .arg(t.deviceCountUnder(m_group))
+                    .arg(formatBandwidth(t.link(m_group).bandwidth));
+    if (g.linkOverride)
+        s += QObject::tr("* (level: %1)").arg(formatBandwidth(t.levels[g.level].link.bandwidth));
+    return s;
+}
+
+QStringList GroupItem::blockLines() const
+{
+    const Topology &t = m_scene->document()->topology();
+    int nodes = 0;
+    std::vector<int> types;
+    std::function<void(int)> walk = [&](int g) {
+        if (t.groups[g].level == 0) {
+            ++nodes;
+            if (std::find(types.begin(), types.end(), t.groups[g].deviceType) == types.end())
+                types.push_back(t.groups[g].deviceType);
+            return;
+        }
+        for (int c : t.groups[g].children)
+            walk(c);
+    };
+    walk(m_group);
+    QString type = QObject::tr("mixed devices");
+    if (types.size() == 1 && types[0] >= 0 && types[0] < static_cast<int>(t.deviceTypes.size()))
+        type = QString::fromStdString(t.deviceTypes[types[0]].name);
+    QString name = QString::fromStdString(t.groups[m_group].name);
+    if (t.groups[m_group].linkOverride)
+        name += QStringLiteral(" *");
+    return {name, QObject::tr("%1 devices").arg(t.deviceCountUnder(m_group)), type,
+            QObject::tr("%1 nodes").arg(nodes)};
+}
+
+void GroupItem::paintBlock(QPainter *p, double lod) const
+{
+    const QColor tint = levelColor(m_level);
+    QColor fill = tint.lighter(185);
+    fill.setAlpha(255);
+    QPen pen(tint.darker(110), std::max(1.0, 1.2 / lod));
+    if (m_scene->document()->topology().groups[m_group].linkOverride)
+        pen.setStyle(Qt::DashLine);
+    if (isSelected() && !m_scene->isPrinting())
+        pen = QPen(kSelection, std::max(3.0, 2.5 / lod));
+    if (m_highlight == 1)
+        pen = QPen(QColor(0x2e, 0x9e, 0x4f), std::max(2.5, 2.5 / lod));
+    else if (m_highlight == 2)
+        pen = QPen(QColor(0xc0, 0x39, 0x2b), std::max(2.5, 2.5 / lod));
+    p->setPen(pen);
+    p->setBrush(QColor::fromRgbF(fill.redF() * 0.35f + 0.65f, fill.greenF() * 0.35f + 0.65f,
+                                 fill.blueF() * 0.35f + 0.65f));
+    p->drawRoundedRect(m_box.rect, 8, 8);
+    // Text of a readable size on screen, shrunk to fit the block.
+    const QStringList lines = blockLines();
+    const QRectF inner = m_box.rect.adjusted(4, 4, -4, -4);
+    double pixels = 11 / lod;
+    double widest = 0;
+    for (int i = 0; i < lines.size(); ++i)
+        widest = std::max(widest, QFontMetricsF(font(100, i == 0)).horizontalAdvance(lines[i]) / 100.0);
+    pixels = std::min({pixels, inner.width() / std::max(widest, 1e-6), inner.height() / (lines.size() * 1.3)});
+    if (pixels * lod < kSmallestPixels)
+        return;
+    const double lineH = pixels * 1.3;
+    double y = inner.center().y() - lineH * lines.size() / 2;
+    for (int i = 0; i < lines.size(); ++i) {
+        p->setFont(font(pixels, i == 0));
+        p->setPen(i == 0 ? kText : kMuted);
+        p->drawText(QRectF(inner.left(), y, inner.width(), lineH), Qt::AlignCenter, lines[i]);
+        y += lineH;
+    }
 }
 
 QPainterPath GroupItem::shape() const
@@ -111,8 +243,14 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     const Topology &t = m_scene->document()->topology();
     const TopoGroup &g = t.groups[m_group];
     const double lod = lodOf(option, p);
+    if (m_scene->isHidden(m_group, lod))
+        return;
+    if (m_scene->isCollapsed(m_group, lod)) {
+        paintBlock(p, lod);
+        return;
+    }
     const bool selected = isSelected() && !m_scene->isPrinting();
-    const QColor accent = bandwidthColor(t.link(m_group).bandwidth);
+    const QColor accent = levelColor(m_level);
     if (m_box.container) {
         QColor fill = m_level == 1 ? QColor(0xf3, 0xf5, 0xf8) : QColor(0xfa, 0xfb, 0xfc);
         QPen pen(QColor(0xb4, 0xbe, 0xc9), 1.2);
@@ -143,30 +281,31 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         }
     }
     paintSwitch(p, m_box.switchRect, accent, lod);
+    if (g.linkOverride) {
+        // The override badge: a "*" on the switch's corner, in the level's colour.
+        const QRectF badge(m_box.switchRect.right() - 6, m_box.switchRect.top() - 8, 14, 14);
+        p->setPen(QPen(accent.darker(130), 1));
+        p->setBrush(Qt::white);
+        p->drawEllipse(badge);
+        p->setFont(font(12, true));
+        p->setPen(kText);
+        p->drawText(badge.translated(0, 2), Qt::AlignCenter, QStringLiteral("*"));
+    }
     if (selected && !m_box.container) {
         p->setPen(QPen(kSelection, 2.5));
         p->setBrush(Qt::NoBrush);
         p->drawRoundedRect(m_box.switchRect.adjusted(-3, -3, 3, 3), 5, 5);
     }
-    // The name is drawn by the group's LabelItem; the details only where readable.
-    if (lod < 0.5 || (m_box.container && m_level < 2))
+    // The name is drawn by the group's LabelItem; the details only where readable (and for
+    // racks only when overridden).
+    if (lod < 0.5 || (m_box.container && m_level < 2 && !g.linkOverride))
         return;
-    const QString detail = QObject::tr("%1 · %2 dev · %3")
-                               .arg(QString::fromStdString(t.levels[g.level].name))
-                               .arg(t.deviceCountUnder(m_group))
-                               .arg(formatBandwidth(t.link(m_group).bandwidth));
     p->setPen(kMuted);
-    if (m_box.container) {
-        const QRectF label(m_box.rect.left() + 6, m_box.switchRect.bottom() + 15,
-                           m_box.rect.width() - 12, 16);
-        p->setFont(font(9));
-        p->drawText(label, Qt::AlignHCenter | Qt::AlignTop, detail);
-    } else {
-        // The root: details under its name, to the right of its switch.
-        const QRectF label(m_box.switchRect.right() + 10, m_box.switchRect.top() + 11, 400, 16);
-        p->setFont(font(10));
-        p->drawText(label, Qt::AlignLeft | Qt::AlignTop, detail);
-    }
+    p->setFont(font(m_box.container ? 9 : 10));
+    p->drawText(detailRect(), (m_box.container ? Qt::AlignHCenter : Qt::AlignLeft) | Qt::AlignTop,
+                m_box.container ? p->fontMetrics().elidedText(detailText(), Qt::ElideRight,
+                                                                 static_cast<int>(detailRect().width()))
+                                : detailText());
 }
 
 // --- NodeItem -----------------------------------------------------------------------
@@ -282,7 +421,9 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
     const QColor devColor = deviceColor(typeName);
     const double lod = lodOf(option, p);
     const bool selected = isSelected() && !m_scene->isPrinting();
-    const QColor nvlink = bandwidthColor(t.link(m_group).bandwidth);
+    if (m_scene->isHidden(m_group, lod))
+        return;
+    const QColor nvlink = levelColor(0);
     const PlacementOverlay *overlay = m_scene->overlay();
 
     QPen border(selected ? kSelection : nvlink.darker(115), selected ? 3 : 1.6);
@@ -306,13 +447,15 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
     p->setBrush(Qt::white);
     p->drawRoundedRect(m_rect, 4, 4);
     if (lod > 0.45) {
-        const QRectF title(m_rect.left() + 6, m_rect.top() + 2, m_rect.width() - 12, layout::kNodeTitle - 3);
-        p->setFont(font(10, true));
+        const NodeHeader h = nodeHeaderLayout(m_rect, QString::fromStdString(g.name), QString::fromStdString(typeName));
+        p->setFont(font(kNamePixels, true));
         p->setPen(kText);
-        p->drawText(title, Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(g.name));
-        p->setFont(font(9));
-        p->setPen(kMuted);
-        p->drawText(title, Qt::AlignRight | Qt::AlignVCenter, QString::fromStdString(typeName));
+        p->drawText(h.nameRect, Qt::AlignLeft | Qt::AlignVCenter, h.name);
+        if (!h.type.isEmpty()) {
+            p->setFont(font(kTypePixels));
+            p->setPen(kMuted);
+            p->drawText(h.typeRect, Qt::AlignRight | Qt::AlignVCenter, h.type);
+        }
     }
     paintDevices(p, overlay, devColor);
 }
@@ -325,7 +468,8 @@ constexpr double kRootLabelPixels = 12;  // the root's name
 } // namespace
 
 LabelItem::LabelItem(const TopologyScene *scene, int group, const TopologyLayout::Box &box)
-    : m_text(QString::fromStdString(scene->document()->topology().groups[group].name))
+    : m_scene(scene)
+    , m_text(QString::fromStdString(scene->document()->topology().groups[group].name))
     , m_group(group)
     , m_box(box)
     , m_root(!box.container)
@@ -351,6 +495,9 @@ QRectF LabelItem::boundingRect() const
 void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidget *)
 {
     const double lod = lodOf(option, p);
+    // A collapsed group's block carries its own name.
+    if (m_scene->isHidden(m_group, lod) || m_scene->isCollapsed(m_group, lod))
+        return;
     const double natural = m_root ? kRootLabelPixels : kLabelPixels;
     p->setPen(kText);
     if (natural * lod >= kReadablePixels) {
@@ -384,12 +531,12 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
 
 // --- LinkItem -----------------------------------------------------------------------
 
-LinkItem::LinkItem(const TopologyLayout::Link &link)
-    : m_path(link.path)
-    , m_color(bandwidthColor(link.bandwidth))
+LinkItem::LinkItem(const TopologyScene *scene, const TopologyLayout::Link &link)
+    : m_scene(scene)
+    , m_link(link)
     , m_width(bandwidthWidth(link.bandwidth))
 {
-    m_bounds = m_path.boundingRect().adjusted(-m_width, -m_width, m_width, m_width);
+    m_bounds = m_link.path.boundingRect().adjusted(-m_width, -m_width, m_width, m_width);
     setZValue(0);
     setAcceptedMouseButtons(Qt::NoButton);
 }
@@ -399,11 +546,17 @@ QRectF LinkItem::boundingRect() const
     return m_bounds;
 }
 
-void LinkItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
+void LinkItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidget *)
 {
-    p->setPen(QPen(m_color, m_width, Qt::SolidLine, Qt::RoundCap, Qt::RoundJoin));
+    const double lod = lodOf(option, p);
+    if (m_scene->isHidden(m_link.group, lod) || m_scene->isCollapsed(m_link.group, lod))
+        return;
+    QPen pen(colour(), m_width, Qt::SolidLine, Qt::FlatCap, Qt::RoundJoin);
+    if (m_link.overridden)
+        pen.setDashPattern({2.5, 1.5});
+    p->setPen(pen);
     p->setBrush(Qt::NoBrush);
-    p->drawPath(m_path);
+    p->drawPath(m_link.path);
 }
 
 } // namespace nest::ui

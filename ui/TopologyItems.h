@@ -3,8 +3,12 @@
 // from the scene's layout) and hold no state of their own: the scene recreates them when
 // the document changes. Devices are painted inside their node item (no item per device),
 // and fold into one glyph when zoomed out (with the scene's overlay: one colour band per
-// stage or replica). Fonts are sized in scene units (pixels at 100 %), so text has the same
-// size on screen, in PNG, SVG and PDF.
+// stage or replica). Further out (without overlay) a rack or pod whose content would be
+// specks is drawn as one labelled block (name, devices, device type; TopologyScene::
+// isCollapsed). Links and switches take their level's colour (levelColor); a group with its
+// own link parameters keeps that colour and is marked: dashed links, a "*" badge, the value in
+// its label and tooltip. Fonts are sized in scene units (pixels at 100 %), so text has the
+// same size on screen, in PNG, SVG and PDF.
 #include "ClusterEdits.h"
 #include "PlacementOverlay.h"
 #include "TopologyLayout.h"
@@ -14,6 +18,17 @@
 namespace nest::ui {
 
 class TopologyScene;
+
+// A font sized in scene units (pixels at 100 % zoom).
+QFont canvasFont(double pixels, bool bold = false);
+
+// A node's header: its name (left, bold) and device type (right), elided so that they never
+// overlap; in a narrow node the type is elided first, then dropped, then the name elided.
+struct NodeHeader {
+    QString name, type;       // as drawn ("" = not drawn)
+    QRectF nameRect, typeRect;
+};
+NodeHeader nodeHeaderLayout(const QRectF &nodeRect, const QString &name, const QString &type);
 
 enum ItemType { GroupItemType = QGraphicsItem::UserType + 1, NodeItemType, LinkItemType, LabelItemType };
 
@@ -31,8 +46,15 @@ public:
     // Highlight while a node is dragged over it: 0 none, 1 valid target, 2 refused.
     void setDropHighlight(int state);
     const TopologyLayout::Box &box() const { return m_box; }
+    // "level · N dev · bandwidth" (with "*" and "(level: X)" when overridden).
+    QString detailText() const;
+    // The lines of the zoomed-out block: name, "N devices · type", "M nodes".
+    QStringList blockLines() const;
 
 private:
+    QRectF detailRect() const;
+    void paintBlock(QPainter *painter, double lod) const;
+
     const TopologyScene *m_scene;
     int m_group;
     GroupUid m_uid;
@@ -82,6 +104,7 @@ public:
 private:
     QRectF naturalRect() const;
 
+    const TopologyScene *m_scene;
     QString m_text;
     int m_group;
     TopologyLayout::Box m_box;
@@ -89,18 +112,24 @@ private:
     double m_widthPerPixel;   // text advance per pixel of font size
 };
 
-// All links of one group's switch, drawn with its level's pen.
+// All links of one group's switch, drawn in its level's colour; width by bandwidth, dashed
+// when the group overrides its level's link parameters.
 class LinkItem : public QGraphicsItem {
 public:
-    explicit LinkItem(const TopologyLayout::Link &link);
+    LinkItem(const TopologyScene *scene, const TopologyLayout::Link &link);
     int type() const override { return LinkItemType; }
+    int group() const { return m_link.group; }
+    int level() const { return m_link.level; }
+    double bandwidth() const { return m_link.bandwidth; }
+    bool isOverridden() const { return m_link.overridden; }
+    QColor colour() const { return levelColor(m_link.level); }
     QRectF boundingRect() const override;
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
-    QPainterPath m_path;
+    const TopologyScene *m_scene;
+    TopologyLayout::Link m_link;
     QRectF m_bounds;
-    QColor m_color;
     double m_width;
 };
 

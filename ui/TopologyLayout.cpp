@@ -14,6 +14,16 @@ struct Measurer {
     const Topology &t;
     std::vector<QSizeF> size;
     std::vector<int> perRow;  // children per row (level >= 2)
+    int rackColumns = 1;      // node columns of racks with more than kColumnsFrom nodes
+    int rootPerRow = 0;       // 0 = automatic
+
+    static constexpr int kColumnsFrom = 4;
+
+    int columnsOf(int rack) const
+    {
+        const int n = static_cast<int>(t.groups[rack].children.size());
+        return n > kColumnsFrom ? std::clamp(rackColumns, 1, n) : 1;
+    }
 
     bool isContainer(int g) const
     {
@@ -32,14 +42,21 @@ struct Measurer {
             s.setWidth(std::max(96.0, 2 * kNodePad + cols * kDevice + (cols - 1) * kDeviceGap));
             s.setHeight(kNodeTitle + kNodePad + rows * kDevice + (rows - 1) * kDeviceGap + kNodePad);
         } else if (group.level == 1) {
-            double w = kSwitchW + 2 * kRackPad;
-            double h = kRackHeader;
-            for (int c : group.children) {
-                const QSizeF cs = measure(c);
-                w = std::max(w, kBackplane + 2 * kRackPad + cs.width());
-                h += cs.height() + kNodeGap;
+            const int n = static_cast<int>(group.children.size());
+            const int cols = columnsOf(g);
+            double nodeW = 0;
+            std::vector<double> rowH((n + cols - 1) / cols, 0.0);
+            for (int i = 0; i < n; ++i) {
+                const QSizeF cs = measure(group.children[i]);
+                nodeW = std::max(nodeW, cs.width());
+                rowH[i / cols] = std::max(rowH[i / cols], cs.height());
             }
+            double h = kRackHeader;
+            for (double r : rowH)
+                h += r + kNodeGap;
             h += kSlot + kRackPad;
+            const double w = std::max(kSwitchW + 2 * kRackPad,
+                                      kBackplane + 2 * kRackPad + cols * nodeW + (cols - 1) * kNodeGap);
             s = QSizeF(w, h);
         } else {
             const int n = static_cast<int>(group.children.size());
@@ -50,7 +67,9 @@ struct Measurer {
                 sumH += cs.height();
             }
             int per = n;
-            if (n > 8) {
+            if (g == t.root && rootPerRow > 0) {
+                per = std::min(rootPerRow, std::max(1, n));
+            } else if (n > 8) {
                 const double avgW = sumW / n, avgH = sumH / n;
                 per = static_cast<int>(std::lround(std::sqrt(n * 1.8 * avgH / std::max(1.0, avgW))));
                 per = std::clamp(per, 1, n);
@@ -95,6 +114,44 @@ QPointF entryPoint(const TopologyLayout &out, const Topology &t, int c)
     return QPointF(b.switchRect.center().x(), b.switchRect.top());
 }
 
+// Picks the racks' node columns and the root's children per row that let the diagram be
+// shown largest in a view of this aspect ratio (width / height).
+void chooseShape(Measurer &m, double aspect)
+{
+    const Topology &t = m.t;
+    bool bigRacks = false;
+    for (const TopoGroup &g : t.groups)
+        bigRacks = bigRacks || (g.level == 1 && static_cast<int>(g.children.size()) > Measurer::kColumnsFrom);
+    const int rootChildren = static_cast<int>(t.groups[t.root].children.size());
+    std::vector<int> pers;   // distinct children-per-row counts (one per row count)
+    if (t.groups[t.root].level >= 2)
+        for (int rows = 1; rows <= rootChildren; ++rows) {
+            const int per = (rootChildren + rows - 1) / rows;
+            if (pers.empty() || pers.back() != per)
+                pers.push_back(per);
+        }
+    if (pers.empty())
+        pers.push_back(0);
+    const std::vector<int> columns = bigRacks ? std::vector<int>{1, 2, 3, 4, 6, 8} : std::vector<int>{1};
+    double best = -1;
+    int bestCols = 1, bestPer = 0;
+    for (int cols : columns)
+        for (int per : pers) {
+            m.rackColumns = cols;
+            m.rootPerRow = per;
+            const QSizeF s = m.measure(t.root);
+            // The zoom that fits it into a view `aspect` wide and 1 high.
+            const double zoom = std::min(aspect / std::max(1.0, s.width()), 1.0 / std::max(1.0, s.height()));
+            if (zoom > best * 1.0001) {
+                best = zoom;
+                bestCols = cols;
+                bestPer = per;
+            }
+        }
+    m.rackColumns = bestCols;
+    m.rootPerRow = bestPer;
+}
+
 } // namespace
 
 int deviceColumns(int deviceCount)
@@ -116,7 +173,7 @@ QRectF deviceRect(const QRectF &nodeRect, int deviceCount, int i)
                   nodeRect.top() + kNodeTitle + row * (kDevice + kDeviceGap), kDevice, kDevice);
 }
 
-TopologyLayout computeLayout(const Topology &t)
+TopologyLayout computeLayout(const Topology &t, double aspect)
 {
     TopologyLayout out;
     const int n = static_cast<int>(t.groups.size());
@@ -124,7 +181,11 @@ TopologyLayout computeLayout(const Topology &t)
     if (t.root < 0 || t.root >= n)
         return out;
     Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1)};
+    if (aspect > 0)
+        chooseShape(m, aspect);
     m.measure(t.root);
+    out.rackColumns = m.rackColumns;
+    out.rootPerRow = m.rootPerRow;
 
     std::function<void(int, QPointF)> place = [&](int g, QPointF topLeft) {
         const TopoGroup &group = t.groups[g];
@@ -139,19 +200,45 @@ TopologyLayout computeLayout(const Topology &t)
             box.switchRect = switchAt(cx, box.rect.top() + 8);
             double y = box.rect.top() + kRackHeader;
             const double x = box.rect.left() + kRackPad + kBackplane;
-            TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, {}};
+            TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, group.linkOverride.has_value(), {}};
             const double bx = box.rect.left() + kRackPad + kBackplane / 2 - 2;
             const double sy = box.switchRect.center().y();
             link.path.moveTo(box.switchRect.left(), sy);
             link.path.lineTo(bx, sy);
             double lastY = sy;
-            for (int c : group.children) {
-                place(c, QPointF(x, y));
-                const QRectF r = out.boxes[c].rect;
-                link.path.moveTo(bx, r.center().y());
-                link.path.lineTo(r.left(), r.center().y());
-                lastY = r.center().y();
-                y += r.height() + kNodeGap;
+            const int kids = static_cast<int>(group.children.size());
+            const int cols = m.columnsOf(g);
+            double nodeW = 0;
+            for (int c : group.children)
+                nodeW = std::max(nodeW, m.size[c].width());
+            for (int r = 0; r * cols < kids; ++r) {
+                double rowH = 0;
+                const int begin = r * cols, end = std::min(kids, begin + cols);
+                for (int i = begin; i < end; ++i) {
+                    const int c = group.children[i];
+                    place(c, QPointF(x + (i - begin) * (nodeW + kNodeGap), y));
+                    rowH = std::max(rowH, m.size[c].height());
+                }
+                if (cols == 1) {
+                    // One column: a stub from the backplane into each node's side.
+                    const QRectF rr = out.boxes[group.children[begin]].rect;
+                    link.path.moveTo(bx, rr.center().y());
+                    link.path.lineTo(rr.left(), rr.center().y());
+                    lastY = rr.center().y();
+                } else {
+                    // Columns: a bus in the gap above the row, a drop into each node's top.
+                    const double busY = y - kNodeGap / 2;
+                    const QRectF last = out.boxes[group.children[end - 1]].rect;
+                    link.path.moveTo(bx, busY);
+                    link.path.lineTo(last.center().x(), busY);
+                    for (int i = begin; i < end; ++i) {
+                        const QRectF rr = out.boxes[group.children[i]].rect;
+                        link.path.moveTo(rr.center().x(), busY);
+                        link.path.lineTo(rr.center().x(), rr.top());
+                    }
+                    lastY = busY;
+                }
+                y += rowH + kNodeGap;
             }
             link.path.moveTo(bx, sy);
             link.path.lineTo(bx, lastY);
@@ -168,7 +255,7 @@ TopologyLayout computeLayout(const Topology &t)
         const double trunkX = box.rect.left() + pad + 8;
         const double inner = box.rect.left() + pad + (rows > 1 ? 18 : 0);
         double y = box.rect.top() + kGroupHeader;
-        TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, {}};
+        TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, group.linkOverride.has_value(), {}};
         const QPointF swBottom(box.switchRect.center().x(), box.switchRect.bottom());
         double firstBus = -1, lastBus = -1;
         for (int r = 0; r < rows; ++r) {
@@ -221,22 +308,16 @@ TopologyLayout computeLayout(const Topology &t)
     return out;
 }
 
-QColor bandwidthColor(double bytesPerSecond)
+QColor levelColor(int level)
 {
-    // Hue stops on a log scale of GB/s: slow links warm, fast links cool, so that levels a
-    // factor of two apart still differ visibly.
-    struct Stop { double gbps, hue; };
-    static const Stop stops[] = {{1, 0}, {10, 22}, {30, 42}, {100, 120}, {300, 170}, {1000, 215}};
-    const double gbps = std::max(bytesPerSecond / 1e9, 1.0);
-    double hue = stops[5].hue;
-    for (int i = 0; i < 5; ++i) {
-        if (gbps <= stops[i + 1].gbps) {
-            const double f = std::log(gbps / stops[i].gbps) / std::log(stops[i + 1].gbps / stops[i].gbps);
-            hue = stops[i].hue + f * (stops[i + 1].hue - stops[i].hue);
-            break;
-        }
-    }
-    return QColor::fromHsvF(static_cast<float>(hue / 360.0), 0.78f, 0.85f);
+    // Okabe & Ito (2008), without yellow (too pale on white): blue, orange, bluish green,
+    // reddish purple, vermillion, sky blue, black.
+    static const QColor palette[] = {QColor(0x00, 0x72, 0xb2), QColor(0xe6, 0x9f, 0x00),
+                                     QColor(0x00, 0x9e, 0x73), QColor(0xcc, 0x79, 0xa7),
+                                     QColor(0xd5, 0x5e, 0x00), QColor(0x56, 0xb4, 0xe9),
+                                     QColor(0x00, 0x00, 0x00)};
+    constexpr int count = sizeof(palette) / sizeof(palette[0]);
+    return palette[((level % count) + count) % count];
 }
 
 double bandwidthWidth(double bytesPerSecond)

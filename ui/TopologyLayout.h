@@ -2,7 +2,9 @@
 // Geometry of the topology canvas, computed from the tree alone (no items): switch glyphs
 // on top, level-1 groups (racks) as containers with their nodes stacked inside, higher
 // groups side by side below their switch (wrapped into rows when there are many), links
-// routed per level. Sizes are in scene units (pixels at 100 % zoom).
+// routed per level. Racks with many nodes stack them in columns, and the root's children are
+// wrapped into rows so that the whole diagram best fills a view of a given aspect ratio.
+// Sizes are in scene units (pixels at 100 % zoom).
 #include "Topology.h"
 
 #include <QColor>
@@ -25,11 +27,14 @@ struct TopologyLayout {
         int group = -1;       // the group whose switch the links lead into
         int level = 0;        // the tree level whose link parameters apply
         double bandwidth = 0; // bytes/s per device (effective: override or level)
+        bool overridden = false;  // the group has its own link parameters
         QPainterPath path;
     };
     std::vector<Box> boxes;   // one per group, indexed by group index
     std::vector<Link> links;
     QRectF bounds;
+    int rackColumns = 1;      // node columns in racks with many nodes
+    int rootPerRow = 0;       // children per row under the root (0 = automatic)
 };
 
 namespace layout {
@@ -54,11 +59,15 @@ int deviceColumns(int deviceCount);
 // Rectangle of device `i` of a node whose box is `nodeRect`.
 QRectF deviceRect(const QRectF &nodeRect, int deviceCount, int i);
 
-TopologyLayout computeLayout(const Topology &t);
+// aspect = width / height of the view the diagram should fill; 0 = no preference (racks in
+// one column, rows of roughly square groups).
+TopologyLayout computeLayout(const Topology &t, double aspect = 0);
 
-// Colour and pen width for a link of this bandwidth (bytes/s): slow links warm and thin,
-// fast links cool and thick, on a log scale from 1 GB/s to 1 TB/s.
-QColor bandwidthColor(double bytesPerSecond);
+// The colour of a tree level's links (and switches): Okabe-Ito, colour-blind safe, distinct
+// for the first seven levels. Colour says the level; bandwidth is in the pen width.
+QColor levelColor(int level);
+// Pen width for a link of this bandwidth (bytes/s): thin for slow, thick for fast, on a log
+// scale from 1 GB/s to 1 TB/s.
 double bandwidthWidth(double bytesPerSecond);
 // A stable colour per device type name.
 QColor deviceColor(const std::string &typeName);

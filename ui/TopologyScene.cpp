@@ -43,9 +43,9 @@ void TopologyScene::rebuild()
     m_nodes.clear();
     m_groups.clear();
     const Topology &t = m_document->topology();
-    m_layout = computeLayout(t);
+    m_layout = computeLayout(t, m_aspect);
     for (const auto &link : m_layout.links)
-        addItem(new LinkItem(link));
+        addItem(new LinkItem(this, link));
     for (int g = 0; g < static_cast<int>(m_layout.boxes.size()); ++g) {
         const auto &box = m_layout.boxes[g];
         if (box.group < 0)
@@ -65,6 +65,47 @@ void TopologyScene::rebuild()
     setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
     m_syncing = wasSyncing;
     syncSelectionFromDocument();
+}
+
+void TopologyScene::setLayoutAspect(double aspect)
+{
+    if (aspect == m_aspect)
+        return;
+    m_aspect = aspect;
+    const TopologyLayout next = computeLayout(m_document->topology(), aspect);
+    if (next.rackColumns != m_layout.rackColumns || next.rootPerRow != m_layout.rootPerRow)
+        rebuild();
+}
+
+bool TopologyScene::isCollapsed(int group, double lod) const
+{
+    const Topology &t = m_document->topology();
+    if (m_overlay || group < 0 || group >= static_cast<int>(t.groups.size()) || group == t.root ||
+        group >= static_cast<int>(m_layout.boxes.size()))
+        return false;
+    const TopoGroup &g = t.groups[group];
+    if (g.level == 0)
+        return false;
+    if (g.level == 1)
+        return lod * layout::kDevice < 5;   // its nodes are folded glyphs
+    // A pod: collapsed when its smallest child could not carry a readable label.
+    for (int c : g.children) {
+        const QRectF &r = m_layout.boxes[c].rect;
+        if (r.height() * lod < 40 || r.width() * lod < 50)
+            return true;
+    }
+    return false;
+}
+
+bool TopologyScene::isHidden(int group, double lod) const
+{
+    const Topology &t = m_document->topology();
+    if (m_overlay || group < 0 || group >= static_cast<int>(t.groups.size()))
+        return false;
+    for (int p = t.groups[group].parent; p >= 0 && p != t.root; p = t.groups[p].parent)
+        if (isCollapsed(p, lod))
+            return true;
+    return false;
 }
 
 void TopologyScene::setReadOnly(bool readOnly)
@@ -190,6 +231,12 @@ void TopologyScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
             auto *node = static_cast<NodeItem *>(item);
             m_drag.item = node;
             m_drag.node = node->group();
+            m_drag.items = {node};
+            // Grabbing one of the selected nodes drags them all.
+            if (node->isSelected())
+                for (QGraphicsItem *other : selectedItems())
+                    if (other != node && other->type() == NodeItemType)
+                        m_drag.items.append(static_cast<NodeItem *>(other));
             m_drag.pressScenePos = event->scenePos();
             break;
         }
@@ -204,7 +251,8 @@ int TopologyScene::dropTarget(const QPointF &scenePos, int node, QString *reason
     const QString rackName = t.levelCount() > 1 ? QString::fromStdString(t.levels[1].name)
                                                 : tr("rack");
     for (QGraphicsItem *item : items(scenePos)) {
-        if (item == m_drag.item || item->type() == LinkItemType)
+        if (item->type() == LinkItemType ||
+            (item->type() == NodeItemType && m_drag.items.contains(static_cast<NodeItem *>(item))))
             continue;
         if (item->type() == NodeItemType) {
             auto *other = static_cast<NodeItem *>(item);
@@ -225,7 +273,10 @@ int TopologyScene::dropTarget(const QPointF &scenePos, int node, QString *reason
                                    QString::fromStdString(t.levels[group->level()].name));
                 return -1;
             }
-            if (t.groups[node].parent == g) {
+            bool allThere = true;
+            for (NodeItem *dragged : m_drag.items)
+                allThere = allThere && t.groups[dragged->group()].parent == g;
+            if (m_drag.items.isEmpty() ? t.groups[node].parent == g : allThere) {
                 *reason = tr("%1 is already in %2")
                               .arg(QString::fromStdString(t.groups[node].name),
                                    QString::fromStdString(t.groups[g].name));
@@ -256,10 +307,13 @@ void TopologyScene::mouseMoveEvent(QGraphicsSceneMouseEvent *event)
         if (delta.manhattanLength() < QApplication::startDragDistance())
             return;
         m_drag.moving = true;
-        m_drag.item->setZValue(100);
-        m_drag.item->setOpacity(0.8);
+        for (NodeItem *item : std::as_const(m_drag.items)) {
+            item->setZValue(100);
+            item->setOpacity(0.8);
+        }
     }
-    m_drag.item->setPos(delta);
+    for (NodeItem *item : std::as_const(m_drag.items))
+        item->setPos(delta);
     QString reason;
     const int target = dropTarget(event->scenePos(), m_drag.node, &reason);
     GroupItem *over = nullptr;
@@ -274,33 +328,44 @@ void TopologyScene::mouseMoveEvent(QGraphicsSceneMouseEvent *event)
         m_highlighted = over;
         over->setDropHighlight(target >= 0 ? 1 : 2);
     }
+    const Topology &t = m_document->topology();
+    const QString what = m_drag.items.size() > 1 ? tr("%n nodes", nullptr, static_cast<int>(m_drag.items.size()))
+                                                 : QString::fromStdString(t.groups[m_drag.node].name);
     emit hoverMessage(target >= 0 ? tr("Drop to move %1 into %2")
-                                        .arg(QString::fromStdString(m_document->topology().groups[m_drag.node].name),
-                                             QString::fromStdString(m_document->topology().groups[target].name))
+                                        .arg(what, QString::fromStdString(t.groups[target].name))
                                   : reason);
 }
 
 void TopologyScene::mouseReleaseEvent(QGraphicsSceneMouseEvent *event)
 {
-    const Drag drag = m_drag;
-    m_drag = {};
-    if (!drag.item || !drag.moving || event->button() != Qt::LeftButton) {
+    if (!m_drag.item || !m_drag.moving || event->button() != Qt::LeftButton) {
+        m_drag = {};
         QGraphicsScene::mouseReleaseEvent(event);
         return;
     }
     clearDropHighlight();
-    drag.item->setPos(0, 0);
-    drag.item->setZValue(5);
-    drag.item->setOpacity(1);
+    for (NodeItem *item : std::as_const(m_drag.items)) {
+        item->setPos(0, 0);
+        item->setZValue(5);
+        item->setOpacity(1);
+    }
     QString reason;
-    const int target = dropTarget(event->scenePos(), drag.node, &reason);
+    const int target = dropTarget(event->scenePos(), m_drag.node, &reason);
+    QList<int> nodes;
+    for (NodeItem *item : std::as_const(m_drag.items))
+        if (m_document->topology().groups[item->group()].parent != target)
+            nodes.append(item->group());
+    m_drag = {};
     QGraphicsScene::mouseReleaseEvent(event);
     if (target < 0) {
         emit dropRefused(reason);
         return;
     }
-    // May rebuild the scene (the dragged item is deleted): nothing may touch it afterwards.
-    m_document->moveNode(drag.node, target);
+    // May rebuild the scene (the dragged items are deleted): nothing may touch them afterwards.
+    if (nodes.size() == 1)
+        m_document->moveNode(nodes.first(), target);
+    else
+        m_document->moveNodes(nodes, target);
 }
 
 } // namespace nest::ui

@@ -2,7 +2,9 @@
 // The topology canvas scene. Items mirror ClusterDocument and are recreated from a fresh
 // layout whenever the cluster changes; selection is synced both ways with the document.
 // Dragging a node box onto another rack asks the document to move it (one undo command);
-// a drop anywhere else is refused with the reason (dropRefused).
+// dragging one of several selected nodes moves them all (one undo step); a drop anywhere
+// else is refused with the reason (dropRefused).
+// The layout is chosen for the aspect ratio of the view showing it (setLayoutAspect).
 // A read-only scene (the Placement view's) allows no drag and keeps its own selection out
 // of the document. An overlay (PlacementOverlay) colours the devices; it lives in the scene,
 // not in the items, so it survives every rebuild.
@@ -51,6 +53,16 @@ public:
     // What the tooltip at a scene point says: the overlay's device tooltip, else empty.
     QString toolTipAt(const QPointF &scenePos) const;
 
+    // Width / height of the view: the layout is rebuilt when another arrangement of racks
+    // and pods fills it better (0 = no preference).
+    void setLayoutAspect(double aspect);
+    double layoutAspect() const { return m_aspect; }
+    // Level of detail at `lod` (scene-to-device scale): a collapsed group (rack or pod, never
+    // the root, never with an overlay) is drawn as one labelled block because its content
+    // would be specks; everything inside a collapsed group is hidden.
+    bool isCollapsed(int group, double lod) const;
+    bool isHidden(int group, double lod) const;
+
     // True while exporting: items hide selection and drag feedback.
     bool isPrinting() const { return m_printing; }
     // Paints the whole diagram into `target` (one routine for PNG, SVG and PDF export).
@@ -86,9 +98,12 @@ private:
     bool m_readOnly = false;
     std::shared_ptr<const PlacementOverlay> m_overlay;
 
+    double m_aspect = 0;
+
     struct Drag {
-        NodeItem *item = nullptr;
+        NodeItem *item = nullptr;   // the grabbed node
         int node = -1;
+        QList<NodeItem *> items;    // every dragged node (the grabbed one first)
         QPointF pressScenePos;
         bool moving = false;
     } m_drag;

@@ -5,8 +5,12 @@
 #include "TopologyLayout.h"
 #include "TopologyScene.h"
 
+#include "TopologyItems.h"
+
+#include <QContextMenuEvent>
 #include <QGraphicsItem>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -38,6 +42,72 @@ TopologyView::TopologyView(TopologyScene *scene, QWidget *parent)
     connect(scene, &QGraphicsScene::sceneRectChanged, this, [this](const QRectF &rect) {
         setSceneRect(rect.united(mapToScene(viewport()->rect()).boundingRect()));
     });
+    // The legend lies outside the scene's items: an edit repaints only the items it changed,
+    // so repaint the legend (all of the viewport's foreground) with every change.
+    connect(scene->document(), &ClusterDocument::clusterChanged, viewport(), qOverload<>(&QWidget::update));
+}
+
+void TopologyView::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    const QSize s = viewport()->size();
+    if (s.width() > 50 && s.height() > 50)
+        m_scene->setLayoutAspect(static_cast<double>(s.width()) / s.height());
+}
+
+std::unique_ptr<QMenu> TopologyView::contextMenuAt(const QPointF &scenePos)
+{
+    auto menu = std::make_unique<QMenu>(this);
+    ClusterDocument *doc = m_scene->document();
+    const Topology &t = doc->topology();
+    int group = -1;
+    if (!m_scene->isReadOnly())
+        for (QGraphicsItem *item : m_scene->items(scenePos)) {
+            if (item->type() == NodeItemType) {
+                group = static_cast<NodeItem *>(item)->group();
+                break;
+            }
+            if (item->type() == GroupItemType) {
+                group = static_cast<GroupItem *>(item)->group();
+                break;
+            }
+        }
+    // Captured by uid: an action runs after other edits may have renumbered the groups.
+    const GroupUid uid = group >= 0 ? doc->uidOf(group) : GroupUid{};
+    auto current = [doc, uid] { return doc->groupOf(uid); };
+    if (group >= 0 && t.groups[group].level == 0) {
+        menu->addAction(tr("Duplicate"), doc, [doc, current] { doc->duplicateGroup(current()); });
+        menu->addAction(tr("Delete"), doc, [doc, current] { doc->removeGroups({current()}); });
+        QMenu *move = menu->addMenu(tr("Move to rack"));
+        move->setObjectName(QStringLiteral("moveToRack"));
+        for (int g = 0; g < static_cast<int>(t.groups.size()); ++g) {
+            if (t.groups[g].level != 1 || g == t.groups[group].parent)
+                continue;
+            const GroupUid rack = doc->uidOf(g);
+            move->addAction(QString::fromStdString(t.groups[g].name), doc,
+                            [doc, current, rack] { doc->moveNode(current(), doc->groupOf(rack)); });
+        }
+        move->setEnabled(!move->isEmpty());
+    } else if (group >= 0 && group != t.root) {
+        if (t.groups[group].level == 1)
+            menu->addAction(tr("Add Node"), doc, [doc, current] { doc->addNode(current()); });
+        else
+            menu->addAction(tr("Add Rack"), doc, [doc, current] { doc->addRack(current()); });
+        menu->addAction(tr("Duplicate"), doc, [doc, current] { doc->duplicateGroup(current()); });
+        menu->addAction(tr("Delete"), doc, [doc, current] { doc->removeGroups({current()}); });
+    } else {
+        if (!m_scene->isReadOnly() && !t.groups.empty())
+            menu->addAction(tr("Add Rack"), doc, [doc] { doc->addRack(-1); });
+        menu->addAction(tr("Fit"), this, &TopologyView::fitToView);
+    }
+    return menu;
+}
+
+void TopologyView::contextMenuEvent(QContextMenuEvent *event)
+{
+    const std::unique_ptr<QMenu> menu = contextMenuAt(mapToScene(event->pos()));
+    menu->exec(event->globalPos());
+    event->accept();
 }
 
 double TopologyView::zoom() const
@@ -232,7 +302,17 @@ QStringList TopologyView::legendLines() const
             s += tr("  %1:1").arg(link.oversubscription, 0, 'g', 3);
         lines << s;
     }
+    if (hasOverrides())
+        lines << tr("* dashed: a group's own link");
     return lines;
+}
+
+bool TopologyView::hasOverrides() const
+{
+    for (const TopoGroup &g : m_scene->document()->topology().groups)
+        if (g.linkOverride)
+            return true;
+    return false;
 }
 
 QRect TopologyView::legendRect() const
@@ -273,11 +353,15 @@ void TopologyView::drawForeground(QPainter *painter, const QRectF &)
     painter->drawText(QRect(box.left() + 10, box.top() + 5, textW + 30, lineH), Qt::AlignVCenter,
                       tr("Links by level"));
     painter->setFont(f);
-    for (int l = 0; l < t.levelCount(); ++l) {
-        const double bw = t.levels[l].link.bandwidth;
+    for (int l = 0; l < static_cast<int>(lines.size()); ++l) {
+        const bool note = l >= t.levelCount();   // the override note: a dashed grey sample
+        const double bw = note ? 0 : t.levels[l].link.bandwidth;
         const int y = box.top() + 5 + lineH * (l + 1);
-        painter->setPen(QPen(bandwidthColor(bw), std::min(bandwidthWidth(bw), 6.0), Qt::SolidLine,
-                             Qt::RoundCap));
+        QPen pen(note ? QColor(0x6b, 0x77, 0x85) : levelColor(l), note ? 2.5 : std::min(bandwidthWidth(bw), 6.0),
+                 Qt::SolidLine, Qt::FlatCap);
+        if (note)
+            pen.setDashPattern({2.5, 1.5});
+        painter->setPen(pen);
         painter->drawLine(box.left() + 12, y + lineH / 2, box.left() + 32, y + lineH / 2);
         painter->setPen(QColor(0x22, 0x2b, 0x36));
         painter->drawText(QRect(box.left() + 40, y, textW + 4, lineH), Qt::AlignVCenter, lines[l]);

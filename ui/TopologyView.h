@@ -2,8 +2,15 @@
 // The topology canvas view: zoom under the mouse (wheel, Ctrl+= / Ctrl+-) within a clamped
 // range, fit to view (Ctrl+0 / F) and to the selection, rubber-band selection, panning with
 // the middle mouse button or Space+drag, and a legend of the levels' link colours. Over a
-// read-only scene the left button pans (nothing to select or drag).
+// read-only scene the left button pans (nothing to select or drag). The legend follows every
+// edit (it is repainted when the cluster changes). The view tells the scene its aspect ratio,
+// so that wide trees are laid out to fill it. Right-click opens a context menu for the item
+// under the mouse (contextMenuAt builds it, for tests without a popup).
 #include <QGraphicsView>
+
+#include <memory>
+
+class QMenu;
 
 namespace nest::ui {
 
@@ -20,6 +27,12 @@ public:
     void setZoom(double zoom);
     // The legend of the levels' links, in viewport coordinates (empty without levels).
     QRect legendRect() const;
+    // The legend's text lines: one per level ("L1 rack  50 GB/s"), then the override note.
+    QStringList legendLines() const;
+    // The context menu for a scene point: on a node Duplicate, Delete, Move to rack ▸; on a
+    // rack Add Node, Duplicate, Delete; on a higher group Add Rack, Delete; elsewhere Add Rack,
+    // Fit. Over a read-only scene only Fit.
+    std::unique_ptr<QMenu> contextMenuAt(const QPointF &scenePos);
 
 public slots:
     void zoomIn();
@@ -38,13 +51,15 @@ protected:
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
 
 private:
     void scaleBy(double factor);
     // Fits `rect` (scene coordinates) into the viewport, clear of the legend.
     void fitRect(const QRectF &rect);
     QFont legendFont() const;
-    QStringList legendLines() const;
+    bool hasOverrides() const;
 
     TopologyScene *m_scene;
     bool m_spaceHeld = false;
