@@ -34,6 +34,11 @@ ClusterTreeView::ClusterTreeView(ClusterDocument *document, QWidget *parent)
     header()->setSectionResizeMode(ClusterTreeModel::NameColumn, QHeaderView::Stretch);
     for (int c = ClusterTreeModel::KindColumn; c < ClusterTreeModel::ColumnCount; ++c)
         header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // Names first: the device column ("8 × h100-sxm-80gb") elides at a fixed width
+    // (its tooltip has it all) so a 370 px dock still shows "node12" whole.
+    setIndentation(14);
+    header()->setSectionResizeMode(ClusterTreeModel::DevicesColumn, QHeaderView::Interactive);
+    header()->resizeSection(ClusterTreeModel::DevicesColumn, fontMetrics().horizontalAdvance(QStringLiteral("8 × h100-sxm-8")));
     connect(selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &ClusterTreeView::syncToDocument);
     connect(document, &ClusterDocument::selectionChanged, this, &ClusterTreeView::syncFromDocument);

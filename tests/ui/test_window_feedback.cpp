@@ -19,6 +19,7 @@
 #include <QPushButton>
 #include <QStackedWidget>
 #include <QTabWidget>
+#include <QTreeView>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QtTest>
@@ -107,6 +108,23 @@ private slots:
         const int canvas = w->tabs()->width();
         qInfo("%dx%d: canvas %d px", size.width(), size.height(), canvas);
         QVERIFY2(canvas >= size.width() * 45 / 100, qPrintable(QString::number(canvas)));
+    }
+
+    void treeShowsNodeNamesWhole()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        w->resize(1400, 900);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QTest::qWait(50);
+        QTreeView *tree = w->findChild<QTreeView *>();
+        QVERIFY(tree);
+        // A node row sits two levels deep: its name needs the indentation twice plus the text.
+        const int needed = 2 * tree->indentation() + tree->fontMetrics().horizontalAdvance(QStringLiteral("node12")) + 8;
+        QVERIFY2(tree->columnWidth(0) >= needed,
+                 qPrintable(QStringLiteral("name column %1 px, needs %2").arg(tree->columnWidth(0)).arg(needed)));
     }
 
     void editsSayWhatTheyDid()
