@@ -36,6 +36,8 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
     const LayerProfile &l = m_profile.layers[index.row()];
     if (role == Qt::TextAlignmentRole && index.column() >= FwdFlopsColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && index.column() == NameColumn)
+        return tr("%1: %2 layer").arg(QString::fromStdString(l.name), QString::fromLatin1(toString(l.kind)));
     if (role == Qt::ToolTipRole && index.column() == FwdFlopsColumn && l.measuredFwdTime >= 0)
         return tr("Measured: forward %1 ms, backward %2 ms per sample")
             .arg(l.measuredFwdTime * 1e3, 0, 'g', 4).arg(l.measuredBwdTime * 1e3, 0, 'g', 4);
@@ -46,7 +48,7 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
     case NameColumn: return QString::fromStdString(l.name);
     case KindColumn: return QString::fromLatin1(toString(l.kind));
     case FwdFlopsColumn: return raw ? QVariant(l.fwdFlops) : QVariant(QString::number(l.fwdFlops / 1e9, 'f', 1));
-    case ParamsColumn: return raw ? QVariant(l.params) : QVariant(QString::number(l.params / 1e6, 'f', 2));
+    case ParamsColumn: return raw ? QVariant(l.params) : QVariant(QString::number(l.params / 1e6, 'f', 1));
     case ActivationColumn: {
         const double bytes = l.stashTpBytes + l.stashSpBytes;
         return raw ? QVariant(bytes) : QVariant(QString::number(bytes / 1e6, 'f', 1));
@@ -60,7 +62,8 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
 {
     if (role == Qt::ToolTipRole && orientation == Qt::Horizontal) {
         switch (section) {
-        case FwdFlopsColumn: return tr("Forward FLOPs per sample (one sequence), unsharded");
+        case FwdFlopsColumn: return tr("Forward GFLOP per sample (one sequence), unsharded");
+        case ParamsColumn: return tr("Parameters, millions");
         case ActivationColumn: return tr("Activations stashed for backward per sample, without parallelism");
         case OutputColumn: return tr("Output tensor per sample (what a pipeline boundary sends)");
         default: return {};
@@ -73,10 +76,11 @@ QVariant LayerTableModel::headerData(int section, Qt::Orientation orientation, i
     switch (section) {
     case NameColumn: return tr("Layer");
     case KindColumn: return tr("Kind");
-    case FwdFlopsColumn: return tr("Fwd GFLOP");
-    case ParamsColumn: return tr("Params (M)");
-    case ActivationColumn: return tr("Activ. MB");
-    case OutputColumn: return tr("Output MB");
+    // Two-line headers: the columns are as narrow as their numbers.
+    case FwdFlopsColumn: return tr("Fwd\nGFLOP");
+    case ParamsColumn: return tr("Params\n(M)");
+    case ActivationColumn: return tr("Activ.\nMB");
+    case OutputColumn: return tr("Output\nMB");
     default: return {};
     }
 }

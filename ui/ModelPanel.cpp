@@ -206,6 +206,9 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    // Every number column fits the default dock; a layer's kind is in its name's tooltip
+    // (and the names say it: embedding, block7, head).
+    m_table->setColumnHidden(LayerTableModel::KindColumn, true);
     layout->addWidget(m_table, 1);
 
     connect(m_preset, &QComboBox::currentIndexChanged, this, &ModelPanel::choosePreset);

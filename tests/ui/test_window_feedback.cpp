@@ -5,6 +5,7 @@
 #include "ClusterDocument.h"
 #include "DocumentFiles.h"
 #include "MainWindow.h"
+#include "ModelPanel.h"
 #include "Settings.h"
 #include "TopologyView.h"
 #include "WelcomePage.h"
@@ -18,7 +19,9 @@
 #include <QMenuBar>
 #include <QPushButton>
 #include <QStackedWidget>
+#include <QHeaderView>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTreeView>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -125,6 +128,24 @@ private slots:
         const int needed = 2 * tree->indentation() + tree->fontMetrics().horizontalAdvance(QStringLiteral("node12")) + 8;
         QVERIFY2(tree->columnWidth(0) >= needed,
                  qPrintable(QStringLiteral("name column %1 px, needs %2").arg(tree->columnWidth(0)).arg(needed)));
+    }
+
+    void layerTableFitsTheModelDock()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        w->resize(1400, 900);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        w->findChild<QDockWidget *>(QStringLiteral("modelDock"))->raise();
+        QTest::qWait(50);
+        QTableView *table = w->modelPanel()->findChild<QTableView *>();
+        QVERIFY(table && table->isVisible());
+        const int columns = table->horizontalHeader()->length();
+        qInfo("layer table: columns %d px in a %d px viewport", columns, table->viewport()->width());
+        QVERIFY2(columns <= table->viewport()->width() + 1,
+                 qPrintable(QStringLiteral("%1 > %2").arg(columns).arg(table->viewport()->width())));
     }
 
     void editsSayWhatTheyDid()
