@@ -19,6 +19,8 @@
 
 #include <QCheckBox>
 #include <QLineEdit>
+#include <QMimeData>
+#include <QUrl>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QProcess>
@@ -365,6 +367,29 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 2, 60000);
         QVERIFY(!w->planning()->current()->report().feasible);
         QVERIFY(!w->planning()->current()->analysis.wellFormed());
+    }
+
+    void droppingAPlanFileShowsIt()
+    {
+        auto w = quickstart();
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const double t0 = w->planning()->current()->report().iterationTime;
+        const QString planFile = m_dir.filePath("dropped-plan.json");
+        QString error;
+        QVERIFY2(w->exportPlan(planFile, &error), qPrintable(error));
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(planFile)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(w.get(), &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(w.get(), &drop);
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        QCOMPARE(w->planning()->current()->label, std::string("dropped-plan.json"));
+        QCOMPARE(w->planning()->current()->report().iterationTime, t0);
+        QCOMPARE(w->document()->fileName(), QString());   // the document itself is unchanged
     }
 
     void exportsEveryTab()
