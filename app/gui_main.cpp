@@ -196,6 +196,9 @@ int main(int argc, char **argv)
     });
 
     if (!batch) {
+        // A pinned plan arriving later switches to Placement: --tab has the last word.
+        if (!o.tab.isEmpty())
+            QTimer::singleShot(50, &window, [&] { whenIdle(planning, [&] { window.setCurrentTab(o.tab); }); });
         window.show();
         QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
         return app.exec();
