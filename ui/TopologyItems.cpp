@@ -296,9 +296,10 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         p->setBrush(Qt::NoBrush);
         p->drawRoundedRect(m_box.switchRect.adjusted(-3, -3, 3, 3), 5, 5);
     }
-    // The name is drawn by the group's LabelItem; the details only where readable (and for
-    // racks only when overridden).
-    if (lod < 0.5 || (m_box.container && m_level < 2 && !g.linkOverride))
+    // The name is drawn by the group's LabelItem; the details only where readable, and not
+    // for racks: their nodes start right under the name and would hide the line (an
+    // override shows as the badge and the dashed link; the tooltip has both values).
+    if (lod < 0.5 || (m_box.container && m_level < 2))
         return;
     p->setPen(kMuted);
     p->setFont(font(m_box.container ? 9 : 10));
