@@ -7,25 +7,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "CliTestSupport.h"
+
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-Run runCli(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(NEST_CLI_PATH), args);
-    Run r;
-    if (!p.waitForFinished(60000))
-        return r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using clitest::Run;
+using clitest::runCli;
 
 QString sample(const QString &rel) { return QStringLiteral(NEST_SOURCE_DIR "/") + rel; }
 

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "CliTestSupport.h"
+
 #include <cmath>
 #include <string>
 
@@ -14,23 +16,8 @@ using nest::Json;
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-Run runCli(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral(NEST_CLI_PATH), args);
-    Run r;
-    if (!p.waitForFinished(120000))
-        return r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
+using clitest::Run;
+using clitest::runCli;
 
 const QString kQuickstart = QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json");
 
