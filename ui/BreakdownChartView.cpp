@@ -4,8 +4,6 @@
 
 #include <QEvent>
 #include <QLabel>
-#include <QStackedWidget>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -45,15 +43,9 @@ QString seconds(double s)
 
 } // namespace
 
-BreakdownChartView::BreakdownChartView(QWidget *parent) : QWidget(parent)
+BreakdownChartView::BreakdownChartView(QWidget *parent)
+    : PlotView(QStringLiteral("breakdownChartView"), QStringLiteral("breakdownPlot"), 5, parent)
 {
-    setObjectName(QStringLiteral("breakdownChartView"));
-    m_staleBanner = makeStaleBanner(this);
-    m_plot = new QCustomPlot(this);
-    // A long title or legend must not widen the window: the docks keep their room.
-    m_plot->setMinimumSize(320, 240);
-    m_plot->setObjectName(QStringLiteral("breakdownPlot"));
-    setupPlotTitleAndLegend(m_plot, 5);
 
     // Row 2 of the plot: the per-stage axis rect and, right of it, the iteration split.
     QCPAxisRect *main = m_plot->axisRect();
@@ -87,14 +79,6 @@ BreakdownChartView::BreakdownChartView(QWidget *parent) : QWidget(parent)
             qOverload<const QCPRange &>(&QCPAxis::setRange));
     showToolTipsOnHover(m_plot, [this](const QPoint &pos) { return toolTipAt(pos); });
 
-    m_placeholder = makePlaceholder(this);
-    m_stack = new QStackedWidget(this);
-    m_stack->addWidget(m_placeholder);
-    m_stack->addWidget(m_plot);
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_staleBanner);
-    layout->addWidget(m_stack, 1);
     recolour();
     rebuild();
 }
@@ -103,39 +87,6 @@ QStringList BreakdownChartView::categoryNames()
 {
     return {tr("Compute"),       tr("Recompute"), tr("TP"),        tr("EP"),    tr("CP"), tr("Pipeline p2p"),
             tr("Gradient sync"), tr("ZeRO"),      tr("Optimizer"), tr("Bubble")};
-}
-
-void BreakdownChartView::setSnapshot(PlanSnapshotPtr snapshot)
-{
-    m_snapshot = std::move(snapshot);
-    rebuild();
-}
-
-void BreakdownChartView::setStale(bool stale)
-{
-    m_stale = stale;
-    m_staleBanner->setVisible(stale);
-}
-
-bool BreakdownChartView::exportTo(const QString &fileName, QString *error)
-{
-    if (m_keys.isEmpty()) {
-        *error = tr("%1: nothing to export: %2").arg(fileName, m_placeholder->text());
-        return false;
-    }
-    return exportPlot(m_plot, fileName, error);
-}
-
-QString BreakdownChartView::title() const
-{
-    const QCPTextElement *t = plotTitle(m_plot);
-    return t ? t->text() : QString();
-}
-
-void BreakdownChartView::showPlaceholder(const QString &text)
-{
-    m_placeholder->setText(text);
-    m_stack->setCurrentWidget(m_placeholder);
 }
 
 void BreakdownChartView::rebuild()
@@ -154,7 +105,7 @@ void BreakdownChartView::rebuild()
     const Report &rep = m_snapshot->report();
     if (rep.stages.empty())
         return showPlaceholder(tr("The plan has no stage"));
-    m_stack->setCurrentWidget(m_plot);
+    showPlot();
 
     const Plan &plan = m_snapshot->plan();
     const double m = plan.numMicroBatches();

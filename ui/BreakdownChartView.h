@@ -21,46 +21,32 @@
 // to the iteration time.
 // Iteration split (right): per category, the sum over stages divided by the pipeline depth,
 // the bubble counted once per physical position: the segments add up to iterationTime.
-#include "PlanSnapshot.h"
+#include "PlotView.h"
 
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
 
-class QCustomPlot;
 class QCPAxisRect;
 class QCPBars;
-class QLabel;
-class QStackedWidget;
 
 namespace nest::ui {
 
-class BreakdownChartView : public QWidget {
+class BreakdownChartView : public PlotView {
     Q_OBJECT
 public:
     explicit BreakdownChartView(QWidget *parent = nullptr);
-
-    void setSnapshot(PlanSnapshotPtr snapshot);
-    PlanSnapshotPtr snapshot() const { return m_snapshot; }
-    void setStale(bool stale);
-    bool isStale() const { return m_stale; }
-    // .png/.svg/.pdf by extension, with the title and the legend; "FILE: reason" on failure.
-    bool exportTo(const QString &fileName, QString *error);
 
     // "Compute", "Recompute", "TP", "EP", "CP", "Pipeline p2p", "Gradient sync", "ZeRO",
     // "Optimizer", "Bubble": the stack order, bottom to top.
     static QStringList categoryNames();
 
-    QCustomPlot *plot() const { return m_plot; }
     QCPAxisRect *splitRect() const { return m_splitRect; }
-    QLabel *placeholder() const { return m_placeholder; }
-    QLabel *staleBanner() const { return m_staleBanner; }
     QVector<double> keys() const { return m_keys; }  // stage indices
     // Seconds per iteration of the named category at each stage, as plotted.
     QVector<double> seriesValues(const QString &name) const;
     // The named category's segment of the iteration-split bar (seconds), as plotted.
     double splitValue(const QString &name) const;
-    QString title() const;
     // What hovering at `pos` (plot pixels) shows; empty where there is nothing.
     QString toolTipAt(const QPoint &pos) const;
 
@@ -68,17 +54,11 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    void rebuild();
-    void showPlaceholder(const QString &text);
+    void rebuild() override;
+    bool hasContent() const override { return !m_keys.isEmpty(); }
     void recolour();
 
-    QCustomPlot *m_plot = nullptr;
     QCPAxisRect *m_splitRect = nullptr;
-    QLabel *m_placeholder = nullptr;
-    QLabel *m_staleBanner = nullptr;
-    QStackedWidget *m_stack = nullptr;
-    PlanSnapshotPtr m_snapshot;
-    bool m_stale = false;
     QVector<double> m_keys;
     QVector<QCPBars *> m_bars;              // per category, main axis rect
     QVector<QCPBars *> m_splitBars;         // per category, iteration split

@@ -6,8 +6,6 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QStackedWidget>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -40,10 +38,9 @@ QString gb(double bytes)
 
 } // namespace
 
-MemoryChartView::MemoryChartView(QWidget *parent) : QWidget(parent)
+MemoryChartView::MemoryChartView(QWidget *parent)
+    : PlotView(QStringLiteral("memoryChartView"), QStringLiteral("memoryPlot"), 4, parent)
 {
-    setObjectName(QStringLiteral("memoryChartView"));
-    m_staleBanner = makeStaleBanner(this);
     m_modeBox = new QComboBox(this);
     m_modeBox->setObjectName(QStringLiteral("memoryMode"));
     m_modeBox->addItem(tr("Per device"), PerDevice);
@@ -51,11 +48,6 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QWidget(parent)
     connect(m_modeBox, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(static_cast<Mode>(m_modeBox->itemData(index).toInt())); });
 
-    m_plot = new QCustomPlot(this);
-    // A long title or legend must not widen the window: the docks keep their room.
-    m_plot->setMinimumSize(320, 240);
-    m_plot->setObjectName(QStringLiteral("memoryPlot"));
-    setupPlotTitleAndLegend(m_plot, 4);
     m_plot->yAxis->setTicker(makeBytesTicker());
     m_plot->yAxis->setLabel(tr("memory (GB)"));
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -63,20 +55,9 @@ MemoryChartView::MemoryChartView(QWidget *parent) : QWidget(parent)
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     showToolTipsOnHover(m_plot, [this](const QPoint &pos) { return toolTipAt(pos); });
 
-    m_placeholder = makePlaceholder(this);
-    m_stack = new QStackedWidget(this);
-    m_stack->addWidget(m_placeholder);
-    m_stack->addWidget(m_plot);
-
-    auto *bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Show:"), this));
-    bar->addWidget(m_modeBox);
-    bar->addStretch(1);
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_staleBanner);
-    layout->addLayout(bar);
-    layout->addWidget(m_stack, 1);
+    toolbar()->addWidget(new QLabel(tr("Show:"), this));
+    toolbar()->addWidget(m_modeBox);
+    toolbar()->addStretch(1);
     recolour();
     rebuild();
 }
@@ -96,27 +77,6 @@ QString MemoryChartView::overCapacityName()
     return tr("Over capacity");
 }
 
-void MemoryChartView::setSnapshot(PlanSnapshotPtr snapshot)
-{
-    m_snapshot = std::move(snapshot);
-    rebuild();
-}
-
-void MemoryChartView::setStale(bool stale)
-{
-    m_stale = stale;
-    m_staleBanner->setVisible(stale);
-}
-
-bool MemoryChartView::exportTo(const QString &fileName, QString *error)
-{
-    if (m_keys.isEmpty()) {
-        *error = tr("%1: nothing to export: %2").arg(fileName, m_placeholder->text());
-        return false;
-    }
-    return exportPlot(m_plot, fileName, error);
-}
-
 void MemoryChartView::setMode(Mode mode)
 {
     if (m_modeBox->currentIndex() != m_modeBox->findData(mode))
@@ -125,12 +85,6 @@ void MemoryChartView::setMode(Mode mode)
         return;
     m_mode = mode;
     rebuild();
-}
-
-QString MemoryChartView::title() const
-{
-    const QCPTextElement *t = plotTitle(m_plot);
-    return t ? t->text() : QString();
 }
 
 std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
@@ -160,12 +114,6 @@ std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
     return rows;
 }
 
-void MemoryChartView::showPlaceholder(const QString &text)
-{
-    m_placeholder->setText(text);
-    m_stack->setCurrentWidget(m_placeholder);
-}
-
 void MemoryChartView::rebuild()
 {
     m_plot->clearPlottables();
@@ -183,7 +131,7 @@ void MemoryChartView::rebuild()
     m_rows = collectRows();
     if (m_rows.empty())
         return showPlaceholder(tr("The plan uses no device"));
-    m_stack->setCurrentWidget(m_plot);
+    showPlot();
 
     const bool many = m_rows.size() > static_cast<size_t>(kOutlinedBars);
     const QStringList names = componentNames();

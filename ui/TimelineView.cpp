@@ -7,8 +7,6 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
-#include <QStackedWidget>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -148,15 +146,9 @@ private:
     int m_lastRow = 0;
 };
 
-TimelineView::TimelineView(QWidget *parent) : QWidget(parent)
+TimelineView::TimelineView(QWidget *parent)
+    : PlotView(QStringLiteral("timelineView"), QStringLiteral("timelinePlot"), 4, parent)
 {
-    setObjectName(QStringLiteral("timelineView"));
-    m_staleBanner = makeStaleBanner(this);
-    m_plot = new QCustomPlot(this);
-    // A long title or legend must not widen the window: the docks keep their room.
-    m_plot->setMinimumSize(320, 240);
-    m_plot->setObjectName(QStringLiteral("timelinePlot"));
-    setupPlotTitleAndLegend(m_plot, 4);
     for (const KindStyle &style : kStyles)
         m_layers << new TimelineBlocks(m_plot->xAxis, m_plot->yAxis, style);  // owned by the plot
     m_plot->xAxis->setTicker(makeSecondsTicker());
@@ -173,18 +165,8 @@ TimelineView::TimelineView(QWidget *parent) : QWidget(parent)
     m_fitButton->setObjectName(QStringLiteral("timelineFit"));
     m_fitButton->setToolTip(tr("Show the whole iteration (wheel: zoom time, drag: pan)"));
     connect(m_fitButton, &QPushButton::clicked, this, &TimelineView::fit);
-    m_placeholder = makePlaceholder(this);
-    m_stack = new QStackedWidget(this);
-    m_stack->addWidget(m_placeholder);
-    m_stack->addWidget(m_plot);
-    auto *bar = new QHBoxLayout;
-    bar->addWidget(m_fitButton);
-    bar->addStretch(1);
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_staleBanner);
-    layout->addLayout(bar);
-    layout->addWidget(m_stack, 1);
+    toolbar()->addWidget(m_fitButton);
+    toolbar()->addStretch(1);
     applyPlotPalette(m_plot, palette());
     rebuild();
 }
@@ -198,27 +180,6 @@ QStringList TimelineView::kinds()
     return out;
 }
 
-void TimelineView::setSnapshot(PlanSnapshotPtr snapshot)
-{
-    m_snapshot = std::move(snapshot);
-    rebuild();
-}
-
-void TimelineView::setStale(bool stale)
-{
-    m_stale = stale;
-    m_staleBanner->setVisible(stale);
-}
-
-bool TimelineView::exportTo(const QString &fileName, QString *error)
-{
-    if (m_makespan <= 0) {
-        *error = tr("%1: nothing to export: %2").arg(fileName, m_placeholder->text());
-        return false;
-    }
-    return exportPlot(m_plot, fileName, error);
-}
-
 int TimelineView::blockCount(const QString &kind) const
 {
     const int i = static_cast<int>(kinds().indexOf(kind));
@@ -230,16 +191,9 @@ QCPRange TimelineView::timeRange() const
     return m_plot->xAxis->range();
 }
 
-QString TimelineView::title() const
-{
-    const QCPTextElement *t = plotTitle(m_plot);
-    return t ? t->text() : QString();
-}
-
 void TimelineView::showPlaceholder(const QString &text)
 {
-    m_placeholder->setText(text);
-    m_stack->setCurrentWidget(m_placeholder);
+    PlotView::showPlaceholder(text);
     m_fitButton->setEnabled(false);
 }
 
@@ -284,7 +238,7 @@ void TimelineView::rebuild()
                                    .arg(QString::fromStdString(m_snapshot->simulation().error)));
     if (m_makespan <= 0)
         return showPlaceholder(tr("The simulation has no event"));
-    m_stack->setCurrentWidget(m_plot);
+    showPlot();
     m_fitButton->setEnabled(true);
 
     auto rowTicker = QSharedPointer<QCPAxisTickerText>::create();

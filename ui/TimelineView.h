@@ -7,46 +7,34 @@
 // at most ~400 blocks of a kind are visible. The time axis zooms (wheel) and pans (drag);
 // "Fit" shows the whole iteration. Blocks are painted by one light plottable per kind (no
 // QCPItem per event), so 10k+ events replot in a few milliseconds.
-#include "PlanSnapshot.h"
+#include "PlotView.h"
 
 #include <QHash>
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
 
-class QCustomPlot;
-class QLabel;
 class QPushButton;
-class QStackedWidget;
 class QCPRange;
 
 namespace nest::ui {
 
 class TimelineBlocks;  // the painting plottable (TimelineView.cpp)
 
-class TimelineView : public QWidget {
+class TimelineView : public PlotView {
     Q_OBJECT
 public:
     explicit TimelineView(QWidget *parent = nullptr);
 
-    void setSnapshot(PlanSnapshotPtr snapshot);
-    PlanSnapshotPtr snapshot() const { return m_snapshot; }
-    void setStale(bool stale);
-    bool isStale() const { return m_stale; }
-    // .png/.svg/.pdf by extension (the current zoom), with the title and the legend.
-    bool exportTo(const QString &fileName, QString *error);
+    // exportTo() writes the current zoom.
 
     // The simulator's event kinds this view draws, in legend order.
     static QStringList kinds();  // "forward","recompute","backward","send","recv","dp-sync","optimizer"
 
-    QCustomPlot *plot() const { return m_plot; }
     QPushButton *fitButton() const { return m_fitButton; }
-    QLabel *placeholder() const { return m_placeholder; }
-    QLabel *staleBanner() const { return m_staleBanner; }
     // Blocks drawn for events of this simulator kind (0 for a kind with no event).
     int blockCount(const QString &kind) const;
     QCPRange timeRange() const;
-    QString title() const;
     // What hovering at `pos` (plot pixels) shows; empty where there is nothing.
     QString toolTipAt(const QPoint &pos) const;
 
@@ -57,19 +45,14 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    void rebuild();
-    void showPlaceholder(const QString &text);
+    void rebuild() override;
+    bool hasContent() const override { return m_makespan > 0; }
+    void showPlaceholder(const QString &text) override;
     void clampTimeRange(const QCPRange &range);
 
-    QCustomPlot *m_plot = nullptr;
     QPushButton *m_fitButton = nullptr;
-    QLabel *m_placeholder = nullptr;
-    QLabel *m_staleBanner = nullptr;
-    QStackedWidget *m_stack = nullptr;
     QVector<TimelineBlocks *> m_layers;  // kinds() order, then "other"
     QHash<QString, int> m_otherCounts;   // events of kinds this view does not know
-    PlanSnapshotPtr m_snapshot;
-    bool m_stale = false;
     double m_makespan = 0;
     int m_rows = 0;
 };

@@ -1,0 +1,73 @@
+#include "PlotView.h"
+
+#include "PlotExport.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+namespace nest::ui {
+
+PlotView::PlotView(const QString &objectName, const QString &plotName, int legendColumns, QWidget *parent)
+    : QWidget(parent)
+    , m_plot(new QCustomPlot(this))
+    , m_staleBanner(makeStaleBanner(this))
+    , m_placeholder(makePlaceholder(this))
+    , m_stack(new QStackedWidget(this))
+    , m_toolbar(new QHBoxLayout)
+{
+    setObjectName(objectName);
+    m_plot->setObjectName(plotName);
+    // A long title or legend must not widen the window: the docks keep their room.
+    m_plot->setMinimumSize(320, 240);
+    setupPlotTitleAndLegend(m_plot, legendColumns);
+    m_stack->addWidget(m_placeholder);
+    m_stack->addWidget(m_plot);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_staleBanner);
+    layout->addLayout(m_toolbar);
+    layout->addWidget(m_stack, 1);
+}
+
+void PlotView::setSnapshot(PlanSnapshotPtr snapshot)
+{
+    m_snapshot = std::move(snapshot);
+    rebuild();
+}
+
+void PlotView::setStale(bool stale)
+{
+    m_stale = stale;
+    m_staleBanner->setVisible(stale);
+}
+
+bool PlotView::exportTo(const QString &fileName, QString *error)
+{
+    if (!hasContent()) {
+        *error = tr("%1: nothing to export: %2").arg(fileName, m_placeholder->text());
+        return false;
+    }
+    return exportPlot(m_plot, fileName, error);
+}
+
+QString PlotView::title() const
+{
+    const QCPTextElement *t = plotTitle(m_plot);
+    return t ? t->text() : QString();
+}
+
+void PlotView::showPlaceholder(const QString &text)
+{
+    m_placeholder->setText(text);
+    m_stack->setCurrentWidget(m_placeholder);
+}
+
+void PlotView::showPlot()
+{
+    m_stack->setCurrentWidget(m_plot);
+}
+
+} // namespace nest::ui

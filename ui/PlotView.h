@@ -1,0 +1,58 @@
+#pragma once
+// What the three chart views (Memory, Breakdown, Timeline) share: the snapshot and its
+// stale flag, a stale banner, a toolbar row, and a stack that shows either a placeholder
+// (no plan, or a plan these charts cannot draw) or the QCustomPlot, whose title and legend
+// are part of the plot so that exports carry them. A view builds its axes in its
+// constructor, draws in rebuild() and says in hasContent() whether there is anything to
+// export.
+#include "PlanSnapshot.h"
+
+#include <QWidget>
+
+class QCustomPlot;
+class QHBoxLayout;
+class QLabel;
+class QStackedWidget;
+
+namespace nest::ui {
+
+class PlotView : public QWidget {
+    Q_OBJECT
+public:
+    void setSnapshot(PlanSnapshotPtr snapshot);
+    PlanSnapshotPtr snapshot() const { return m_snapshot; }
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+    // .png/.svg/.pdf by extension, with the title and the legend; "FILE: reason" on failure
+    // (nothing to export, unknown extension, unwritable file).
+    bool exportTo(const QString &fileName, QString *error);
+
+    QCustomPlot *plot() const { return m_plot; }
+    QLabel *placeholder() const { return m_placeholder; }
+    QLabel *staleBanner() const { return m_staleBanner; }
+    QString title() const;
+
+protected:
+    // objectName names the view, plotName its QCustomPlot; legendColumns before wrapping.
+    PlotView(const QString &objectName, const QString &plotName, int legendColumns, QWidget *parent);
+
+    // Draws m_snapshot; calls showPlaceholder() or showPlot().
+    virtual void rebuild() = 0;
+    virtual bool hasContent() const = 0;
+    virtual void showPlaceholder(const QString &text);
+    void showPlot();
+    // The row above the plot, for the view's own controls (empty by default).
+    QHBoxLayout *toolbar() const { return m_toolbar; }
+
+    QCustomPlot *const m_plot;
+    PlanSnapshotPtr m_snapshot;
+
+private:
+    QLabel *m_staleBanner;
+    QLabel *m_placeholder;
+    QStackedWidget *m_stack;
+    QHBoxLayout *m_toolbar;
+    bool m_stale = false;
+};
+
+} // namespace nest::ui
