@@ -247,7 +247,7 @@ void TimelineView::rebuild()
         rowTicker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(rowTicker);
     const auto secs = [](double s) { return QString::number(s, 'f', 3); };
-    plotTitle(m_plot)->setText(tr("Timeline of one iteration — %1 — simulated %2 s (evaluator %3 s)")
+    plotTitle(m_plot)->setText(tr("Timeline of one iteration — %1\nsimulated %2 s (evaluator %3 s)")
                                    .arg(QString::fromStdString(m_snapshot->label), secs(m_makespan),
                                         secs(m_snapshot->report().iterationTime)));
     fit();
