@@ -44,15 +44,18 @@ ModelProfile loadModelOption(const CliArgs &args, std::optional<int> seqLength, 
     return std::move(model).value();
 }
 
-static double fraction(const CliArgs &args, const std::string &name, double fallback)
+// --NAME F with F in [0, 1], or in [0, 1) when `oneAllowed` is false.
+static double fraction(const CliArgs &args, const std::string &name, double fallback, bool oneAllowed = true)
 {
     if (!args.has(name))
         return fallback;
     const std::string text = args.value(name);
     char *end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v >= 0 && v <= 1))
-        throw UsageError{"option --" + name + " expects a fraction between 0 and 1, got '" + text + "'"};
+    if (text.empty() || *end != '\0' || !(v >= 0 && (oneAllowed ? v <= 1 : v < 1)))
+        throw UsageError{"option --" + name +
+                         (oneAllowed ? " expects a fraction between 0 and 1, got '" : " expects a fraction in [0, 1), got '") +
+                         text + "'"};
     return v;
 }
 
@@ -153,14 +156,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
     }
     s.microBatches = args.intList("microbatch", s.microBatches);
     s.maxStages = args.intValue("max-stages", s.maxStages, 0);
-    if (args.has("memory-headroom")) {
-        const std::string text = args.value("memory-headroom");
-        char *end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !(v >= 0 && v < 1))
-            throw UsageError{"option --memory-headroom expects a fraction in [0, 1), got '" + text + "'"};
-        s.memoryHeadroom = v;
-    }
+    s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
     if (args.flag("no-zero"))
         s.allowZero = false;
     if (args.flag("no-recompute"))
