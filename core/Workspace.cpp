@@ -5,6 +5,22 @@
 
 namespace nest {
 
+namespace {
+
+// A nested loader names paths inside its own object ("ORIGIN: at levels[1]: ..."): put
+// them under the workspace's `key` ("ORIGIN: at cluster.levels[1]: ...").
+std::string underKey(const std::string &message, const std::string &origin, const std::string &key)
+{
+    const std::string head = origin.empty() ? std::string() : origin + ": ";
+    if (message.rfind(head + "at ", 0) == 0)
+        return head + "at " + key + "." + message.substr(head.size() + 3);
+    if (message.rfind(head, 0) == 0)
+        return head + key + ": " + message.substr(head.size());
+    return message;
+}
+
+} // namespace
+
 bool looksLikeWorkspace(const Json &j)
 {
     if (!j.is_object())
@@ -27,14 +43,7 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
         const Json &cluster = requireKey(j, "cluster", "");
         Result<Topology> topo = clusterFromJson(cluster, origin);
         if (!topo) {
-            // ClusterIO's paths are relative to the cluster object: prefix them.
-            const std::string prefix = origin.empty() ? std::string() : origin + ": ";
-            std::string msg = topo.error();
-            if (msg.rfind(prefix + "at ", 0) == 0)
-                msg = prefix + "at cluster." + msg.substr(prefix.size() + 3);
-            else if (msg.rfind(prefix, 0) == 0)
-                msg = prefix + "cluster: " + msg.substr(prefix.size());
-            return Result<Workspace>::failure(msg);
+            return Result<Workspace>::failure(underKey(topo.error(), origin, "cluster"));
         }
         w.cluster = std::move(topo).value();
         if (has(j, "model")) {
@@ -82,14 +91,7 @@ Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origi
     Result<ModelProfile> m = modelFromJson(w.model, origin);
     if (m)
         return m;
-    // The model loaders name paths inside the model object: put them under "model".
-    const std::string head = origin.empty() ? std::string() : origin + ": ";
-    std::string msg = m.error();
-    if (msg.rfind(head + "at ", 0) == 0)
-        msg = head + "at model." + msg.substr(head.size() + 3);
-    else if (msg.rfind(head, 0) == 0)
-        msg = head + "model: " + msg.substr(head.size());
-    return Result<ModelProfile>::failure(msg);
+    return Result<ModelProfile>::failure(underKey(m.error(), origin, "model"));
 }
 
 Result<Workspace> loadWorkspace(const std::string &file)
