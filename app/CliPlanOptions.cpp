@@ -205,9 +205,8 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     if (u.zero > 3)
         throw UsageError{"option --zero expects 0, 1, 2 or 3"};
     const std::string rec = args.value("recompute", "none");
-    if (rec != "none" && rec != "full")
-        throw UsageError{"option --recompute expects none or full, got '" + rec + "'"};
-    u.recompute = rec == "full";
+    if (!recomputeFromString(rec, u.recompute))
+        throw UsageError{"option --recompute expects none, selective or full, got '" + rec + "'"};
     u.microBatch = args.intValue("microbatch", 1);
     u.globalBatch = in.model.globalBatch;
     u.seqLength = in.model.seqLength;

@@ -50,7 +50,7 @@ void printPlan(const PlanResult &r)
             mem = rep.stages[s].cost.memoryTotal;
         }
         std::printf("%5zu %9s %4d %4d %4d %3s %5d %5s %10s %10.2f %10.1f %9.2f\n", s, layers, st.tp, st.cp, st.ep,
-                    st.sp ? "on" : "off", st.zero, st.recompute ? "on" : "off", devs, 1e3 * t, 1e3 * extra,
+                    st.sp ? "on" : "off", st.zero, toString(st.recompute), devs, 1e3 * t, 1e3 * extra,
                     mem / 1e9);
     }
     const SearchStats &st = r.stats;

@@ -136,7 +136,7 @@ StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm)
     const double spDiv = st.sp ? tp : 1;
     for (int i = st.firstLayer; i < st.endLayer; ++i) {
         const LayerProfile &l = model.layers[i];
-        const bool rec = st.recompute && recomputed(l);
+        const bool rec = st.recompute == Recompute::Full && recomputed(l);
         // Matrix work at the achievable fraction of peak, plus the memory-bound element-wise
         // work (layer norms, softmax, dropout, activations, residuals) at HBM bandwidth: the
         // forward writes each saved activation once, the backward reads it and writes its
@@ -256,7 +256,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
         // Parameters are gathered before the forward and again before the backward (and
         // the recompute pass), gradients reduce-scattered after every backward.
         c.zeroForward = gatherWeights;
-        c.zeroComm = gatherWeights * (st.recompute ? 3 : 2) + exposed * reduceScatterGrads;
+        c.zeroComm = gatherWeights * (st.recompute == Recompute::Full ? 3 : 2) + exposed * reduceScatterGrads;
         break;
     }
     if (c.zeroComm > 0) {

@@ -21,6 +21,36 @@ const char *toString(Schedule s)
     return "1f1b";
 }
 
+const char *toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None:
+        return "none";
+    case Recompute::Selective:
+        return "selective";
+    case Recompute::Full:
+        return "full";
+    }
+    return "none";
+}
+
+bool recomputeFromString(const std::string &text, Recompute &out)
+{
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (t == "none") {
+        out = Recompute::None;
+    } else if (t == "selective") {
+        out = Recompute::Selective;
+    } else if (t == "full") {
+        out = Recompute::Full;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 bool scheduleFromString(const std::string &text, Schedule &out)
 {
     std::string t = text;

@@ -17,6 +17,15 @@ const char *toString(Schedule s);  // "1f1b", "gpipe", "interleaved"
 // Parses "1f1b", "gpipe", "interleaved" (case-insensitive); false when unknown.
 bool scheduleFromString(const std::string &text, Schedule &out);
 
+// Activation recomputation of a stage (Korthikanti et al. MLSys'23): none; selective = the
+// attention core (QK^T, softmax, dropout, PV) is recomputed in backward and its s x s
+// tensors are not stashed (Megatron-LM --recompute-granularity selective); full = every
+// transformer block keeps only its input and reruns its forward before its backward.
+enum class Recompute { None, Selective, Full };
+const char *toString(Recompute r);  // "none", "selective", "full"
+// Parses "none", "selective", "full" (case-insensitive); false when unknown.
+bool recomputeFromString(const std::string &text, Recompute &out);
+
 struct StagePlan {
     int firstLayer = 0;   // index into ModelProfile::layers
     int endLayer = 0;     // one past the last layer
@@ -26,7 +35,7 @@ struct StagePlan {
     int cp = 1;           // context-parallel width
     bool sp = false;      // sequence parallelism (needs tp > 1 to matter)
     int zero = 0;         // ZeRO stage 0..3 over the data-parallel group
-    bool recompute = false;  // full activation recomputation
+    Recompute recompute = Recompute::None;
     // devices[r][j]: replica r (0..dp-1), shard j (0..tp*cp-1), j = cpRank * tp + tpRank.
     std::vector<std::vector<int>> devices;
 

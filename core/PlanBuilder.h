@@ -15,7 +15,7 @@ struct UniformLayout {
     int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
     bool sp = false;
     int zero = 0;
-    bool recompute = false;
+    Recompute recompute = Recompute::None;
     int microBatch = 1, globalBatch = 4096, seqLength = 2048;
     Schedule schedule = Schedule::OneFOneB;
     int virtualStages = 1;  // model chunks per device (interleaved)

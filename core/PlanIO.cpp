@@ -6,6 +6,21 @@ namespace {
 constexpr const char *kFormat = "nest-plan";
 constexpr int kVersion = 1;
 constexpr long long kMaxInt = 1'000'000'000;
+
+// "none" | "selective" | "full"; true / false (version 1 files) read as full / none.
+Recompute recomputeOf(const Json &stage, const std::string &path)
+{
+    const auto it = stage.find("recompute");
+    if (it == stage.end())
+        return Recompute::None;
+    if (it->is_boolean())
+        return it->get<bool>() ? Recompute::Full : Recompute::None;
+    Recompute r = Recompute::None;
+    if (!it->is_string() || !recomputeFromString(it->get<std::string>(), r))
+        throw JsonError(childPath(path, "recompute"),
+                        "must be \"none\", \"selective\" or \"full\" (or true / false), found " + it->dump());
+    return r;
+}
 } // namespace
 
 Json planToJson(const Plan &plan)
@@ -19,7 +34,7 @@ Json planToJson(const Plan &plan)
                           {"cp", s.cp},
                           {"sp", s.sp},
                           {"zero", s.zero},
-                          {"recompute", s.recompute},
+                          {"recompute", toString(s.recompute)},
                           {"devices", s.devices}});
     }
     return {{"format", kFormat},
@@ -69,7 +84,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
             st.cp = static_cast<int>(getInt(s, "cp", path, 1, 1 << 20, 1));
             st.sp = getBool(s, "sp", path, false);
             st.zero = static_cast<int>(getInt(s, "zero", path, 0, 3, 0));
-            st.recompute = getBool(s, "recompute", path, false);
+            st.recompute = recomputeOf(s, path);
             const std::string dpath = childPath(path, "devices");
             const Json &devs = requireKey(s, "devices", path);
             requireArray(devs, dpath);

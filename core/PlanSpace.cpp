@@ -144,8 +144,9 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
                 eps.push_back(ep);
         }
     }
-    const std::vector<bool> rcs = o.allowRecompute ? std::vector<bool>{false, true}
-                                                   : std::vector<bool>{false};
+    const std::vector<Recompute> rcs = o.allowRecompute
+                                           ? std::vector<Recompute>{Recompute::None, Recompute::Full}
+                                           : std::vector<Recompute>{Recompute::None};
     for (int tp : sortedUnique(o.tpCandidates)) {
         if (width % tp != 0)
             continue;
@@ -162,7 +163,7 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
                                                                         : std::vector<int>{0};
         for (int ep : eps) {
             for (int z : zeros) {
-                for (bool rc : rcs) {
+                for (Recompute rc : rcs) {
                     StageOption s;
                     s.tp = tp;
                     s.cp = cp;
@@ -477,10 +478,10 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
     }
     std::snprintf(buf, sizeof buf,
                   "nothing fits in memory: the closest stage (layers %d-%d, %s..%s, tp=%d cp=%d "
-                  "ep=%d, ZeRO-%d%s) needs %.2f GB per device against %.2f GB usable",
+                  "ep=%d, ZeRO-%d, recompute %s) needs %.2f GB per device against %.2f GB usable",
                   stage.firstLayer, stage.endLayer - 1, m.layers[stage.firstLayer].name.c_str(),
                   m.layers[stage.endLayer - 1].name.c_str(), stage.tp, stage.cp, stage.ep,
-                  stage.zero, stage.recompute ? ", recompute" : "", need / 1e9, capacity / 1e9);
+                  stage.zero, toString(stage.recompute), need / 1e9, capacity / 1e9);
     return buf;
 }
 

@@ -35,7 +35,7 @@ struct StageOption {
     int tp = 1, cp = 1, ep = 1;
     bool sp = false;
     int zero = 0;
-    bool recompute = false;
+    Recompute recompute = Recompute::None;
     int width() const { return tp * cp; }
 };
 

@@ -111,7 +111,7 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
     const StagePlan &st = *ctx.stage;
     // tp, cp, ep <= devices < 2^21 each.
     const FlatKey key{(static_cast<uint64_t>(range) << 32) | (static_cast<uint64_t>(m_mbIdx) << 16) |
-                          (static_cast<uint64_t>(speed) << 2) | (st.sp ? 2u : 0u) | (st.recompute ? 1u : 0u),
+                          (static_cast<uint64_t>(speed) << 3) | (st.sp ? 4u : 0u) | static_cast<uint64_t>(st.recompute),
                       (static_cast<uint64_t>(st.tp) << 42) | (static_cast<uint64_t>(st.cp) << 21) |
                           static_cast<uint64_t>(st.ep)};
     int idx = -1;

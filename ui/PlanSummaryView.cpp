@@ -66,6 +66,23 @@ QString onOffText(const std::vector<StagePlan> &stages, bool StagePlan::*flag)
     return QObject::tr("on for %1 of %2 stages").arg(on).arg(stages.size());
 }
 
+// "none", "full" or "none on 1, full on 1 (of 2 stages)".
+QString recomputeText(const std::vector<StagePlan> &stages)
+{
+    QStringList parts;
+    QString only;
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+        const auto k = std::count_if(stages.begin(), stages.end(), [&](const StagePlan &s) { return s.recompute == r; });
+        if (k == 0)
+            continue;
+        only = QLatin1String(toString(r));
+        parts << QObject::tr("%1 on %2").arg(only).arg(k);
+    }
+    if (parts.size() <= 1)
+        return only;
+    return QObject::tr("%1 (of %2 stages)").arg(parts.join(QStringLiteral(", "))).arg(stages.size());
+}
+
 QString zeroText(const std::vector<StagePlan> &stages)
 {
     std::set<int> levels;
@@ -324,7 +341,7 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
                              widthText("cp", stages, [](const StagePlan &st) { return st.cp; })}
                      .join(QStringLiteral(", ")));
     set("zero", zeroText(p.stages));
-    set("recompute", onOffText(p.stages, &StagePlan::recompute));
+    set("recompute", recomputeText(p.stages));
     set("sp", onOffText(p.stages, &StagePlan::sp));
     set("microbatch", tr("%1 x %2 micro-batches (global batch %3)")
                           .arg(p.microBatch)
@@ -361,7 +378,7 @@ void PlanSummaryView::fillTable(const PlanSnapshot &s)
             QString::number(st.ep),
             st.sp ? tr("on") : tr("off"),
             QString::number(st.zero),
-            st.recompute ? tr("on") : tr("off"),
+            QLatin1String(toString(st.recompute)),
             hi < 0 ? dash : QStringLiteral("%1-%2").arg(lo).arg(hi),
             costed ? QString::number(1e3 * r.stages[static_cast<size_t>(i)].cost.perMicroBatch, 'f', 2) : dash,
             costed ? QString::number(r.stages[static_cast<size_t>(i)].cost.memoryTotal / 1e9, 'f', 2) : dash};

@@ -74,7 +74,7 @@ Plan onePlan(int tp, int dp, int zero = 0, bool recompute = false)
     u.tp = tp;
     u.dp = dp;
     u.zero = zero;
-    u.recompute = recompute;
+    u.recompute = recompute ? Recompute::Full : Recompute::None;
     u.microBatch = 2;
     u.globalBatch = 4 * dp;
     u.seqLength = 128;
@@ -498,7 +498,7 @@ private slots:
         u.dp = gpus / (tp * pp);
         u.globalBatch = batch;
         u.seqLength = 2048;
-        u.recompute = true;
+        u.recompute = Recompute::Full;
         const Plan plan = *buildUniformPlan(u, topo, m);
         const Report r = evaluate(plan, topo, m);
         QVERIFY2(r.feasible, "the published configuration ran on 80 GB A100s");
@@ -531,7 +531,7 @@ private slots:
         u.cp = 2;
         u.dp = 32;
         u.zero = 3;
-        u.recompute = true;
+        u.recompute = Recompute::Full;
         u.globalBatch = 128;
         u.seqLength = 8192;
         const Plan plan = *buildUniformPlan(u, topo, m);

@@ -91,7 +91,7 @@ private slots:
         u.dp = dp;
         u.cp = cp;
         u.zero = 3;
-        u.recompute = true;
+        u.recompute = Recompute::Full;
         u.microBatch = 1;
         u.globalBatch = dp;
         u.seqLength = seq;

@@ -27,7 +27,7 @@ Plan samplePlan()
         s.ep = k % 2 ? 2 : 1;
         s.sp = true;
         s.zero = k % 4;
-        s.recompute = k == 3;
+        s.recompute = k == 3 ? Recompute::Full : (k == 2 ? Recompute::Selective : Recompute::None);
         s.devices = k % 2 ? std::vector<std::vector<int>>{{4, 5}, {6, 7}} : std::vector<std::vector<int>>{{0, 1}, {2, 3}};
         p.stages.push_back(s);
     }

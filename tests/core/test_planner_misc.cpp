@@ -133,7 +133,7 @@ void TestPlannerMisc::optionsRestrictTheSpace()
     QVERIFY(r.plan.pipelineDepth() <= 4);
     for (const StagePlan &s : r.plan.stages) {
         QCOMPARE(s.zero, 0);
-        QVERIFY(!s.recompute);
+        QVERIFY(s.recompute == Recompute::None);
         QCOMPARE(s.tp, 2);
     }
     // Widening the space can only help.

@@ -206,7 +206,7 @@ void TestPlannerOptimality::nestEqualsExhaustive()
         bool zero = false, rc = false, mix = false;
         for (const StagePlan &s : ex.plan.stages) {
             zero = zero || s.zero > 0;
-            rc = rc || s.recompute;
+            rc = rc || s.recompute != Recompute::None;
             mix = mix || s.width() != ex.plan.stages[0].width();
         }
         m_zero += zero ? 1 : 0;
@@ -242,7 +242,7 @@ void TestPlannerOptimality::nestEqualsExhaustive()
                     for (int x : row)
                         d += QString::number(x) + " ";
                 qDebug() << "  layers" << s.firstLayer << s.endLayer << "tp" << s.tp << "cp" << s.cp << "ep" << s.ep
-                         << "z" << s.zero << "rc" << s.recompute << "dev" << d;
+                         << "z" << s.zero << "rc" << toString(s.recompute) << "dev" << d;
             }
         }
     }

@@ -467,7 +467,7 @@ void TestSearchSettings::behaviourRestrictions()
         QVERIFY(r.found && r.verified && r.objective >= best.objective);
         for (const StagePlan &st : r.plan.stages) {
             QCOMPARE(st.zero, 0);
-            QVERIFY(!st.recompute);
+            QVERIFY(st.recompute == Recompute::None);
         }
     }
 }

@@ -86,7 +86,7 @@ private slots:
         u.dp = 2;
         u.globalBatch = 16;
         u.seqLength = 128;
-        u.recompute = true;
+        u.recompute = Recompute::Full;
         const ModelProfile m = chain(std::vector<double>(8, 1.0));
         const Plan plan = *buildUniformPlan(u, cluster(), m);
         const SimulationResult r = simulate(plan, cluster(), m, quiet());

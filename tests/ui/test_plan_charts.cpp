@@ -232,7 +232,7 @@ private slots:
         QFETCH(int, zero);
         QFETCH(bool, recompute);
         QFETCH(int, schedule);
-        UniformLayout u{.tp = 2, .pp = pp, .dp = 16 / (2 * pp), .zero = zero, .recompute = recompute};
+        UniformLayout u{.tp = 2, .pp = pp, .dp = 16 / (2 * pp), .zero = zero, .recompute = recompute ? Recompute::Full : Recompute::None};
         u.schedule = static_cast<Schedule>(schedule);
         u.virtualStages = u.schedule == Schedule::Interleaved ? 2 : 1;
         const PlanSnapshotPtr s = snapshotOf("paper-v100-16", "llama2-7b", u, 64);
@@ -277,7 +277,7 @@ private slots:
 
     void timelineBlocksAndZoom()
     {
-        const UniformLayout u{.tp = 2, .pp = 4, .dp = 2, .recompute = true};
+        const UniformLayout u{.tp = 2, .pp = 4, .dp = 2, .recompute = Recompute::Full};
         auto s = std::make_shared<PlanSnapshot>(*snapshotOf("paper-v100-16", "llama2-7b", u, 32));
         const SimulationResult &sim = s->analysis.simulation;
         QVERIFY(sim.error.empty() && !sim.events.empty());

@@ -139,7 +139,7 @@ private slots:
                                                fixed(100 * r.peakMemoryBytes / v100, 1) + " %)");
         QCOMPARE(view.valueText("shape"), QStringLiteral("tp 2, pp 2, dp 4, ep 1, cp 1"));
         QCOMPARE(view.valueText("zero"), QStringLiteral("off"));
-        QCOMPARE(view.valueText("recompute"), QStringLiteral("off"));
+        QCOMPARE(view.valueText("recompute"), QStringLiteral("none"));
         QCOMPARE(view.valueText("sp"), QStringLiteral("off"));
         // 64 samples / (micro-batch 2 x dp 4) = 8 micro-batches per replica.
         QCOMPARE(view.valueText("microbatch"), QStringLiteral("2 x 8 micro-batches (global batch 64)"));
@@ -168,7 +168,7 @@ private slots:
             QCOMPARE(t->item(i, 4)->text(), QStringLiteral("1"));
             QCOMPARE(t->item(i, 5)->text(), QStringLiteral("off"));
             QCOMPARE(t->item(i, 6)->text(), QStringLiteral("0"));
-            QCOMPARE(t->item(i, 7)->text(), QStringLiteral("off"));
+            QCOMPARE(t->item(i, 7)->text(), QStringLiteral("none"));
             QCOMPARE(t->item(i, 8)->text(), i == 0 ? QStringLiteral("0-7") : QStringLiteral("8-15"));
             QCOMPARE(t->item(i, 9)->text(), fixed(1e3 * r.stages[static_cast<size_t>(i)].cost.perMicroBatch, 2));
             QCOMPARE(t->item(i, 10)->text(), fixed(r.stages[static_cast<size_t>(i)].cost.memoryTotal / 1e9, 2));
@@ -189,7 +189,7 @@ private slots:
         StagePlan &second = plan.stages[1];
         second.tp = 4;
         second.zero = 3;
-        second.recompute = true;
+        second.recompute = Recompute::Full;
         second.devices = {{8, 9, 10, 11}, {12, 13, 14, 15}};
         const PlanSnapshotPtr s = snapshotOf(in, plan, "mixed");
         QVERIFY(s->analysis.errors.empty());
@@ -197,10 +197,10 @@ private slots:
         view.setSnapshot(s);
         QCOMPARE(view.valueText("shape"), QStringLiteral("tp 2-4, pp 2, dp 2, ep 1, cp 1"));
         QCOMPARE(view.valueText("zero"), QStringLiteral("mixed: ZeRO-1 to ZeRO-3"));
-        QCOMPARE(view.valueText("recompute"), QStringLiteral("on for 1 of 2 stages"));
+        QCOMPARE(view.valueText("recompute"), QStringLiteral("none on 1, full on 1 (of 2 stages)"));
         QCOMPARE(view.stageTable()->item(1, 2)->text(), QStringLiteral("4"));
         QCOMPARE(view.stageTable()->item(1, 6)->text(), QStringLiteral("3"));
-        QCOMPARE(view.stageTable()->item(1, 7)->text(), QStringLiteral("on"));
+        QCOMPARE(view.stageTable()->item(1, 7)->text(), QStringLiteral("full"));
         QCOMPARE(view.stageTable()->item(0, 8)->text(), QStringLiteral("0-3"));
 
         // Interleaved: depth and chunks per device.
