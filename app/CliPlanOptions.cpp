@@ -5,6 +5,7 @@
 #include "PlanBuilder.h"
 #include "PlanIO.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -13,12 +14,22 @@ namespace nest::cli {
 std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-            "schedule", "zero", "recompute", "order", "efficiency", "dp-overlap"};
+            "schedule", "zero", "recompute", "order", "efficiency", "dp-overlap", "framework"};
 }
 
 std::set<std::string> planFlagOptions()
 {
     return {"sp"};
+}
+
+std::set<std::string> planSearchValueOptions()
+{
+    return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out"};
+}
+
+std::set<std::string> planSearchFlagOptions()
+{
+    return {"no-zero", "no-recompute", "json"};
 }
 
 Topology loadClusterOption(const CliArgs &args)
@@ -64,6 +75,17 @@ CostOptions costOptionsFrom(const CliArgs &args)
     CostOptions o;
     o.matmulEfficiency = fraction(args, "efficiency", 0.0);
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
+    if (args.has("framework")) {
+        const std::string name = args.value("framework");
+        const auto f = frameworkFromString(name);
+        if (!f) {
+            std::string known;
+            for (const FrameworkProfile &p : frameworkProfiles())
+                known += std::string(known.empty() ? "" : ", ") + p.name;
+            throw UsageError{"option --framework expects one of " + known + ", got '" + name + "'"};
+        }
+        o.framework = *f;
+    }
     return o;
 }
 
@@ -161,6 +183,67 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
         s.allowZero = false;
     if (args.flag("no-recompute"))
         s.allowRecompute = false;
+
+    // Candidate lists: an explicit list is searched as given (and switches its strategy on).
+    if (args.has("cp")) {
+        s.cpCandidates = args.intList("cp", {});
+        for (size_t i = 0; i < s.cpCandidates.size(); ++i)
+            for (size_t k = 0; k < i; ++k)
+                if (s.cpCandidates[k] == s.cpCandidates[i])
+                    throw UsageError{"option --cp lists " + std::to_string(s.cpCandidates[i]) + " twice"};
+        s.cpMinTokensPerRank = 0;
+        s.allowCp = true;
+    }
+    if (args.has("vpp")) {
+        // 1 = the non-interleaved schedules, >= 2 = interleaving depths.
+        bool plain = false;
+        std::vector<int> depths;
+        for (int v : args.intList("vpp", {})) {
+            if (v > 64)
+                throw UsageError{"option --vpp: interleaving depth " + std::to_string(v) + " is above 64"};
+            if ((v == 1 && plain) || std::find(depths.begin(), depths.end(), v) != depths.end())
+                throw UsageError{"option --vpp lists " + std::to_string(v) + " twice"};
+            if (v == 1)
+                plain = true;
+            else
+                depths.push_back(v);
+        }
+        std::vector<Schedule> schedules;
+        if (plain) {
+            for (Schedule sc : s.schedules)
+                if (sc != Schedule::Interleaved)
+                    schedules.push_back(sc);
+            if (schedules.empty())
+                schedules.push_back(Schedule::OneFOneB);
+        }
+        if (!depths.empty()) {
+            schedules.push_back(Schedule::Interleaved);
+            s.virtualStages.assign(depths.begin(), depths.end());
+        }
+        s.schedules = schedules;
+    }
+    if (args.has("recompute")) {
+        if (args.flag("no-recompute"))
+            throw UsageError{"option --recompute cannot be combined with --no-recompute"};
+        const std::string text = args.value("recompute");
+        std::vector<Recompute> modes;
+        size_t at = 0;
+        while (true) {
+            const size_t comma = text.find(',', at);
+            const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+            Recompute r;
+            if (!recomputeFromString(item, r))
+                throw UsageError{"option --recompute expects a list of none, selective, full, got '" + item + "'"};
+            if (std::find(modes.begin(), modes.end(), r) != modes.end())
+                throw UsageError{"option --recompute lists '" + item + "' twice"};
+            modes.push_back(r);
+            if (comma == std::string::npos)
+                break;
+            at = comma + 1;
+        }
+        s.recomputeModes = modes;
+        s.allowRecompute = true;
+    }
     return s;
 }
 

@@ -22,6 +22,10 @@ namespace nest::cli {
 // Value options and flags the plan-taking commands accept (add your own to these sets).
 std::set<std::string> planValueOptions();
 std::set<std::string> planFlagOptions();
+// What `nest-cli plan` accepts on top of the cluster, model, batch, sequence and cost
+// options of planValueOptions(): the search settings (searchSettingsFrom), --out, --json.
+std::set<std::string> planSearchValueOptions();
+std::set<std::string> planSearchFlagOptions();
 
 // --cluster FILE|PRESET (required).
 Topology loadClusterOption(const CliArgs &args);
@@ -61,7 +65,11 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
 
 // The search settings of `nest-cli plan`: the workspace's (or the defaults), then every
 // explicit flag on top: --planner, --microbatch, --max-stages, --memory-headroom,
-// --no-zero, --no-recompute. An unknown planner is a UsageError listing plannerNames().
+// --no-zero, --no-recompute, and the candidate lists --cp 1,2,4 (taken as given: no
+// minimum tokens per rank), --vpp 1,2,3 (1 = the non-interleaved schedules, >= 2 the
+// interleaving depths; without 1, interleaved only) and --recompute none,selective,full.
+// An unknown planner is a UsageError listing plannerNames(); a bad list item is one
+// naming the option and the item.
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base);
 
 } // namespace nest::cli

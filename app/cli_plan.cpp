@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <string>
 
 namespace nest::cli {
 
@@ -75,10 +77,15 @@ Json statsToJson(const SearchStats &s)
 
 int cmdPlan(const Args &argv)
 {
-    const CliArgs args(argv,
-                       {"workspace", "cluster", "model", "planner", "batch", "seq", "microbatch", "max-stages",
-                        "memory-headroom", "out", "efficiency", "dp-overlap"},
-                       {"no-zero", "no-recompute", "json"});
+    // The cluster / model / batch / sequence / cost options of evaluate, less those that
+    // describe one layout, plus the search settings.
+    std::set<std::string> values = planValueOptions(), flags = planFlagOptions();
+    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order"})
+        values.erase(layoutOnly);
+    flags.erase("sp");
+    values.merge(planSearchValueOptions());
+    flags.merge(planSearchFlagOptions());
+    const CliArgs args(argv, values, flags);
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
 
@@ -92,6 +99,12 @@ int cmdPlan(const Args &argv)
     const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked above
     const Topology &topo = in.topology;
     const ModelProfile &model = in.model;
+    if (args.has("cp")) {
+        for (int cp : settings.cpCandidates)
+            if (model.seqLength % cp != 0)
+                throw UsageError{"option --cp: " + std::to_string(cp) + " does not divide the sequence length " +
+                                 std::to_string(model.seqLength)};
+    }
 
     SearchOptions o = searchOptionsFrom(settings, model);
     o.cost = costOptionsFrom(args);

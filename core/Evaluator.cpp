@@ -48,20 +48,15 @@ double stashedMicroBatches(const StageContext &ctx)
 
 double defaultMatmulEfficiency(const DeviceSpec &device)
 {
-    if (device.matmulEfficiency > 0)
-        return device.matmulEfficiency;
-    // Per device class; derivations and sources in docs/cost-model.md ("Compute efficiency").
-    const std::string &n = device.name;
-    auto starts = [&](const char *prefix) { return n.rfind(prefix, 0) == 0; };
-    if (starts("v100"))
-        return 0.48;  // Megatron-LM v1.0 (NVIDIA ADLR 2020): 62.4 TFLOP/s on one V100 = 48%
-    if (starts("a100"))
-        return 0.60;  // Narayanan et al. SC'21 Table 2, 174.6B on 384 A100 (calibration row)
-    if (starts("tpuv4") || starts("tpu-v4"))
-        return 0.58;  // PaLM (Chowdhery et al. 2022) Table 3: 57.8% HFU on TPU v4
-    if (starts("h100") || starts("h200"))
-        return 0.50;  // Megatron-LM README: up to 47% MFU on H100 end to end
-    return 0.50;      // B200, MI300X, custom: assumed like H100 (no public BF16 basis used)
+    return classGemmEfficiency(device);
+}
+
+// Communication `comm` hidden behind `window` seconds of compute: what stays exposed plus
+// the slowdown of the compute it hid behind (docs/cost-model.md, "Framework profiles").
+double overlapped(double comm, double window, double contention)
+{
+    const double hidden = std::min(comm, std::max(window, 0.0));
+    return comm - hidden + contention * hidden;
 }
 
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
@@ -96,30 +91,36 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, const CostOptions &opt)
 {
     StageGeometry g;
-    double rate = kInf, capacity = kInf, hbm = kInf;
+    double capacity = kInf;
     const int nDevices = topo.deviceCount();
+    const DeviceSpec *slowest = nullptr;
+    double slowRate = kInf;
     for (const auto &row : st.devices) {
         for (int d : row) {
             if (d < 0 || d >= nDevices)
                 continue;
             const DeviceSpec &spec = topo.spec(d);
-            const double eff = opt.matmulEfficiency > 0 ? opt.matmulEfficiency : defaultMatmulEfficiency(spec);
-            rate = std::min(rate, spec.peakFlops * eff);
+            if (slowest == nullptr || spec != *slowest) {
+                const FrameworkProfile &fw = frameworkProfile(opt.framework);
+                const ComputeRates r = computeRates(spec, opt.matmulEfficiency, fw.fusedAttention, fw.elementwisePasses);
+                if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
+                    slowRate = r.rate();
+                    g.rates = r;
+                    slowest = &spec;
+                }
+            }
             capacity = std::min(capacity, spec.memoryBytes);
-            hbm = std::min(hbm, spec.memoryBandwidth);
             ++g.devices;
         }
     }
     if (g.devices == 0)
         return g;
-    g.rate = rate;
     g.capacity = capacity;
-    g.hbm = hbm;
     g.comm = stageCollectives(topo, st.devices, st.tp, st.cp, st.ep, dp);
     return g;
 }
 
-StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm)
+StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates)
 {
     StageLayerSums s;
     const ModelProfile &model = *ctx.model;
@@ -134,26 +135,44 @@ StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm)
     for (int i = st.firstLayer; i < st.endLayer; ++i)
         holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
     const double spDiv = st.sp ? tp : 1;
+    const LayerWidths widths{tp, cp, ep, st.sp};
+    const LayerProfile *timed = nullptr;  // consecutive identical layers share their times
+    LayerTimes times;
     for (int i = st.firstLayer; i < st.endLayer; ++i) {
         const LayerProfile &l = model.layers[i];
         const bool rec = st.recompute == Recompute::Full && recomputed(l);
-        // Matrix work at the achievable fraction of peak, plus the memory-bound element-wise
-        // work (layer norms, softmax, dropout, activations, residuals) at HBM bandwidth: the
-        // forward writes each saved activation once, the backward reads it and writes its
-        // gradient (roofline; activation bytes from Korthikanti et al.). With flash attention
-        // the profile's saved bytes hold no s x s tensors: the fused kernel's HBM traffic is
-        // its Q, K, V, output and logsumexp, which are among the saved bytes, and its score
-        // work is in the FLOPs, so no separate softmax/dropout pass is charged.
+        const bool selective = st.recompute == Recompute::Selective && recomputed(l);
         const double fullStash = (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
-        const double elementwise = opt.elementwiseTraffic ? fullStash / hbm : 0.0;
-        const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
-                                                  : l.fwdFlops * b / (width * rate) + elementwise;
-        const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
-                                                  : l.bwdFlops * b / (width * rate) + 2 * elementwise;
+        if (hasShapes(l)) {
+            // Operators from their shapes (ComputeModel.h).
+            const bool same = timed != nullptr && timed->gemms == l.gemms &&
+                              timed->attentionFlops == l.attentionFlops &&
+                              timed->elementwiseSpBytes == l.elementwiseSpBytes &&
+                              timed->elementwiseTpBytes == l.elementwiseTpBytes;
+            if (!same)
+                times = layerTimes(l, ctx.seqLength, b, widths, rates, opt.elementwiseTraffic);
+            timed = &l;
+        } else {
+            // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM
+            // bandwidth: the forward writes each saved activation once, the backward reads it
+            // and writes its gradient (roofline; activation bytes from Korthikanti et al.).
+            const double elementwise = opt.elementwiseTraffic ? fullStash / rates.hbm : 0.0;
+            times = {};
+            times.forward = l.fwdFlops * b / (width * rates.rate()) + elementwise;
+            times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
+            times.gemm = l.fwdFlops * b / (width * rates.rate());
+            timed = nullptr;
+        }
+        const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width : times.forward;
+        const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width : times.backward;
         s.forward += fwd;
         s.backward += bwd;
+        s.gemmForward += l.measuredFwdTime >= 0 ? fwd : times.gemm;
+        s.attentionForward += times.attention;
         if (rec)
             s.recompute += fwd;
+        else if (selective)
+            s.recompute += times.attention;
         if (l.tpAllReduceBytes > 0 && tp > 1) {
             const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
             s.tpBytes += l.tpAllReduceBytes * b / cp;
@@ -191,9 +210,13 @@ StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm)
         s.expertParams += layerExpert;
         s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
         // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
-        s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : fullStash;
+        const double selectiveStash = fullStash - l.attentionStashBytes / width * b;
+        s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
         s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
-        s.maxWorking = std::max(s.maxWorking, l.workingBytes * b / width);
+        double working = l.workingBytes * b / width;
+        if (l.kind == LayerKind::Head && !frameworkProfile(opt.framework).fusedLoss)
+            working += l.stashTpBytes * b / width;  // the second FP32 copy of the logits
+        s.maxWorking = std::max(s.maxWorking, working);
     }
     return s;
 }
@@ -217,18 +240,34 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     // Forward and backward each run every collective once (Megatron-LM: the conjugate f/g
     // operators); context parallelism gathers K/V in forward and again in backward plus a
     // reduce-scatter of their gradients (3 passes of the ring).
+    const FrameworkProfile &fw = frameworkProfile(opt.framework);
+    const double kappa = fw.contention;
     c.tpComm = 2 * opsCost(g.comm.tp, s.tpBytes, s.tpOps);
     c.epComm = 2 * opsCost(g.comm.ep, s.epBytes, s.epOps);
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
-    c.recompute += opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec) + opsCost(g.comm.ep, s.epBytesRec, s.epOpsRec) +
-                   opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
+    double tpRec = opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec);
+    if (fw.tpOverlap && st.sp && st.tp > 1) {
+        // Chunked all-gather / reduce-scatter pipelined with the GEMMs they feed: forward,
+        // backward (twice the GEMM work) and the recompute pass each hide behind their own.
+        const double window = (st.recompute == Recompute::Full ? 4 : 3) * s.gemmForward;
+        const double total = c.tpComm + tpRec;
+        const double exposed = overlapped(total, window, kappa);
+        c.tpComm = total > 0 ? exposed * c.tpComm / total : 0.0;
+        tpRec = total > 0 ? exposed * tpRec / total : 0.0;
+    } else if (fw.tpBackwardOverlap && st.tp > 1) {
+        // The backward's half runs beside the weight-gradient GEMMs (as long as the forward's).
+        c.tpComm = c.tpComm / 2 + overlapped(c.tpComm / 2, s.gemmForward, kappa);
+    }
+    if (fw.cpOverlap && st.cp > 1)  // ring exchange behind the blockwise attention (fwd + bwd)
+        c.cpComm = overlapped(c.cpComm, (1 + 2.5) * s.attentionForward, kappa);
+    c.recompute += tpRec + opsCost(g.comm.ep, s.epBytesRec, s.epOpsRec) + opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
 
     // --- data parallelism and ZeRO ----------------------------------------------------------
     // ZeRO shards over the gradient-reduction group: dp replicas x cp ranks (Collectives.cpp).
     const int cp = std::max(st.cp, 1);
     const int shardDense = dp * cp;
     const int shardExpert = dp / ep * cp;  // replicas sharing one expert shard, x cp
-    const double gradB = opt.gradBytesPerParam;
+    const double gradB = opt.gradBytesPerParam > 0 ? opt.gradBytesPerParam : fw.gradBytesPerParam;
     const double weightB = model.bytesPerParam;
     const double denseParams = s.denseParams, expertParams = s.expertParams;
     const LinearCost &dArCost = g.comm.denseAllReduce, &dRsCost = g.comm.denseReduceScatter;
@@ -239,38 +278,41 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     const double allReduceGrads = dArCost.at(gradsD) + eArCost.at(gradsE);
     const double reduceScatterGrads = dRsCost.at(gradsD) + eRsCost.at(gradsE);
     const double gatherWeights = dRsCost.at(weightsD) + eRsCost.at(weightsE);  // all-gather = RS cost
+    // The framework's gradient reduction runs per bucket inside the last micro-batch's
+    // backward; the distributed optimizer's parameter all-gather inside the next forward.
+    const double backWindow = c.backward + c.recompute;
+    auto gradSync = [&](double t) { return fw.gradReduceOverlap ? overlapped(t, backWindow, kappa) : exposed * t; };
+    auto paramGather = [&](double t) { return fw.paramGatherOverlap ? overlapped(t, c.forward, kappa) : t; };
+    const double hide = fw.zeroPrefetch ? std::clamp(opt.zeroOverlap, 0.0, 1.0) : 0.0;
     switch (std::clamp(st.zero, 0, 3)) {
     case 0:
-        c.dpSync = exposed * allReduceGrads;
+        c.dpSync = gradSync(allReduceGrads);
         break;
     case 1:
-        c.dpSync = exposed * reduceScatterGrads;
-        c.zeroGather = gatherWeights;
+        c.dpSync = gradSync(reduceScatterGrads);
+        c.zeroGather = paramGather(gatherWeights);
         break;
     case 2:
-        // Gradients are kept sharded, so they are reduce-scattered after every micro-batch.
-        c.zeroComm = exposed * reduceScatterGrads;
-        c.zeroGather = gatherWeights;
+        // Gradients are kept sharded, so they are reduce-scattered after every micro-batch,
+        // bucketed behind that micro-batch's backward.
+        c.zeroComm = overlapped(reduceScatterGrads, hide * backWindow, kappa);
+        c.zeroGather = paramGather(gatherWeights);
         break;
-    case 3:
-        // Parameters are gathered before the forward and again before the backward (and
-        // the recompute pass), gradients reduce-scattered after every backward.
-        c.zeroForward = gatherWeights;
-        c.zeroComm = gatherWeights * (st.recompute == Recompute::Full ? 3 : 2) + exposed * reduceScatterGrads;
+    case 3: {
+        // Parameters are gathered (prefetched) before the forward and again before the
+        // backward (and the recompute pass); the backward's gathers and the gradient
+        // reduce-scatters contend for the same links.
+        const int gathersBack = st.recompute == Recompute::Full ? 2 : 1;
+        c.zeroForward = overlapped(gatherWeights, hide * c.forward, kappa);
+        c.zeroComm = c.zeroForward + overlapped(gathersBack * gatherWeights + reduceScatterGrads, hide * backWindow, kappa);
         break;
     }
-    if (c.zeroComm > 0) {
-        // Prefetch / bucketed reduce-scatter overlap with the layer compute.
-        const double hide = std::clamp(opt.zeroOverlap, 0.0, 1.0);
-        const double total = c.zeroComm;
-        c.zeroComm = std::max(0.0, total - hide * (c.forward + c.backward + c.recompute));
-        c.zeroForward = total > 0 ? c.zeroForward * c.zeroComm / total : 0.0;
     }
 
     // --- optimizer step (memory-bound fused Adam on the local shard) ------------------------
     const bool shardOpt = st.zero >= 1;
     const double localParams = denseParams / (shardOpt ? shardDense : 1) + expertParams / (shardOpt ? shardExpert : 1);
-    c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.hbm;
+    c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
     // --- memory per device (the stash follows in finishStageCost) ---------------------------
@@ -283,8 +325,9 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
         c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer
     c.gradients = shard(2, denseParams, expertParams) * gradB;
     c.optimizerState = shard(1, denseParams, expertParams) * opt.optimizerBytesPerParam;
-    c.stashPerMicroBatch = s.stashPerMicroBatch;
-    c.activations = s.maxWorking + s.maxLayerStash;
+    // Allocator fragmentation on the activation memory (FrameworkProfile).
+    c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fw.fragmentation);
+    c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fw.fragmentation);
     c.overhead = opt.runtimeOverheadBytes;
     c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
     return c;
@@ -308,6 +351,14 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
     }
     c.p2p = c.p2pForward + c.p2pBackward;
+    const FrameworkProfile &fw = frameworkProfile(ctx.options.framework);
+    if (fw.p2pOverlap && ctx.schedule == Schedule::Interleaved && ctx.virtualStages > 1 && c.p2p > 0) {
+        // Interleaved schedules post the sends of one chunk while computing the next.
+        const double exposed = overlapped(c.p2p, c.forward + c.backward, fw.contention);
+        c.p2pForward *= exposed / c.p2p;
+        c.p2pBackward *= exposed / c.p2p;
+        c.p2p = exposed;
+    }
     c.perMicroBatch = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
     c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
@@ -322,7 +373,7 @@ StageCost stageCost(const StageContext &ctx, const StageGeometry &g)
         c.fitsMemory = false;
         return c;
     }
-    StageCost c = stageCostBase(ctx, g, stageLayerSums(ctx, g.rate, g.hbm));
+    StageCost c = stageCostBase(ctx, g, stageLayerSums(ctx, g.rates));
     finishStageCost(c, ctx);
     return c;
 }

@@ -11,11 +11,11 @@
 //    two pipeline boundaries (BoundaryLink), never on other stages' device ids.
 //  * It is computed in parts, and stageCost(ctx) is exactly
 //      g = stageGeometry(topology, stage, dp, options)        the device ids only
-//      s = stageLayerSums(ctx, g.rate, g.hbm)                 the layers, no device ids
+//      s = stageLayerSums(ctx, g.rates)                        the layers, no device ids
 //      c = stageCostBase(ctx, g, s); finishStageCost(c, ctx)
 //    stageGeometry() reads the device matrix, (tp, cp, ep), dp and the efficiency option;
 //    stageLayerSums() reads the layer range, (tp, cp, ep, sp, recompute), the micro-batch,
-//    the options and the devices' speed (rate, hbm) — not zero, not the position;
+//    the options and the devices' speed (g.rates) — not zero, not the position;
 //    stageCostBase() adds zero and the plan scalars but not the pipeline position or links;
 //    finishStageCost() adds what depends on the position (stash: numStages - stageIndex,
 //    schedule) and the two BoundaryLinks (p2p), and the totals. A planner may cache each
@@ -25,6 +25,8 @@
 //  * iterationTime() combines per-stage costs with the schedule's closed form; for 1F1B
 //    and GPipe: T = (m + S - 1) * max_s perMicroBatch_s + max_s iterationExtra_s.
 #include "Collectives.h"
+#include "ComputeModel.h"
+#include "FrameworkProfile.h"
 #include "ModelProfile.h"
 #include "Plan.h"
 #include "Topology.h"
@@ -37,8 +39,12 @@ namespace nest {
 
 struct CostOptions {
     // Defaults are documented with their sources in docs/cost-model.md.
-    double matmulEfficiency = 0.0;    // 0 = per-device default (DeviceSpec or cost model)
-    double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward
+    double matmulEfficiency = 0.0;    // large-GEMM efficiency; 0 = per device (DeviceSpec or
+                                      // its class, ComputeModel.cpp)
+    // What overlaps what, gradient dtype, fragmentation (FrameworkProfile.h).
+    Framework framework = Framework::MegatronCore;
+    double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward when
+                                      // the framework does not overlap it itself
     // Fraction of the layer compute behind which ZeRO-2/3 per-micro-batch traffic
     // (parameter prefetch all-gathers, gradient reduce-scatters) can hide:
     // exposed = max(0, traffic - zeroOverlap * compute). 1 = prefetching as in DeepSpeed
@@ -47,10 +53,10 @@ struct CostOptions {
     double runtimeOverheadBytes = 1e9;  // fixed per-device memory (CUDA context, NCCL, allocator)
     double memoryHeadroom = 0.0;      // fraction of capacity kept free
     // Mixed-precision Adam, bytes per parameter: gradients (4 = fp32 main-grad
-    // accumulation, Megatron-LM's bf16 default; 2 = ZeRO paper's fp16 gradients) and
+    // accumulation, Megatron's bf16 default; 2 = bf16/fp16 gradients, DeepSpeed, FSDP) and
     // optimizer state (fp32 master weights + Adam m + v = 12). Weights use
     // ModelProfile::bytesPerParam.
-    double gradBytesPerParam = 4;
+    double gradBytesPerParam = 0;     // 0 = the framework's (FrameworkProfile)
     double optimizerBytesPerParam = 12;
     // HBM bytes moved per local parameter by one fused Adam step (memory-bound).
     double optimizerStepBytesPerParam = 30;
@@ -60,9 +66,8 @@ struct CostOptions {
     bool operator==(const CostOptions &) const = default;
 };
 
-// The achievable fraction of peak FLOP/s for transformer-layer work on `device`:
-// DeviceSpec::matmulEfficiency when set, else a documented default per device class
-// (docs/cost-model.md, "Compute efficiency"), never tuned per case.
+// The large-GEMM fraction of peak FLOP/s on `device`: DeviceSpec::matmulEfficiency when
+// set, else its class's calibrated value (ComputeModel.cpp, docs/cost-model.md).
 double defaultMatmulEfficiency(const DeviceSpec &device);
 
 // The effective link of a pipeline boundary (absent for the first/last stage).
@@ -122,9 +127,8 @@ StageCost stageCost(const StageContext &ctx);
 // the collectives of its groups.
 struct StageGeometry {
     int devices = 0;       // valid device ids in the stage; 0 = empty stage (does not fit)
-    double rate = 0;       // slowest device's achievable FLOP/s (peak x efficiency)
+    ComputeRates rates;    // the slowest device's (lowest large-GEMM FLOP/s, then HBM)
     double capacity = 0;   // smallest device memory (bytes)
-    double hbm = 0;        // slowest device's memory bandwidth (bytes/s)
     StageCollectives comm;
 };
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &stage, int dp, const CostOptions &options);
@@ -132,12 +136,14 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &stage, int dp
 // Sums and maxima over the stage's layers (O(layers)).
 struct StageLayerSums {
     double forward = 0, backward = 0, recompute = 0;  // seconds per micro-batch
+    double gemmForward = 0;       // forward GEMM seconds (the window TP overlap hides behind)
+    double attentionForward = 0;  // forward core-attention seconds (the CP overlap window)
     double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
     int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
     double denseParams = 0, expertParams = 0, maxLayerParams = 0;  // per device, before ZeRO
     double stashPerMicroBatch = 0, maxWorking = 0, maxLayerStash = 0;  // bytes per device
 };
-StageLayerSums stageLayerSums(const StageContext &ctx, double rate, double hbm);
+StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates);
 
 // Everything except the p2p terms, perMicroBatch, the stash and the memory total, which
 // finishStageCost() fills in from ctx's position and links. Needs g.devices > 0.

@@ -14,7 +14,7 @@ constexpr double LSE_BYTES = 4;     // FP32 softmax logsumexp per row (FlashAtte
 // Sizes as doubles so that every product is exact below 2^53 and never overflows.
 struct Dims {
     double s, h, a, hkv, f, v, e, k;
-    bool gated, bias, rms, dropout, moe, flash;
+    bool gated, bias, rms, dropout, moe, flash, causal, rotary;
 };
 
 Dims dimsOf(const ModelConfig &m)
@@ -23,7 +23,8 @@ Dims dimsOf(const ModelConfig &m)
             static_cast<double>(m.heads), static_cast<double>(m.kvHidden()),
             static_cast<double>(m.ffnHidden), static_cast<double>(m.vocab),
             static_cast<double>(m.experts), static_cast<double>(m.topK),
-            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1, m.flashAttention};
+            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1, m.flashAttention, m.causal,
+            m.family != "gpt" && m.family != "bert"};  // rotary unless learned positions
 }
 
 double normParams(const Dims &d)
@@ -54,6 +55,8 @@ LayerProfile embeddingLayer(const ModelConfig &m, const Dims &d)
     l.workingBytes = 2 * ACT_BYTES * d.s * d.h;
     // Vocab-parallel embedding: one all-reduce of the s*h output (Megatron-LM).
     l.tpAllReduceBytes = ACT_BYTES * d.s * d.h;
+    // Memory-bound: read the gathered rows, write the sum (and dropout: mask + output).
+    l.elementwiseSpBytes = d.s * (2 * ACT_BYTES * d.h + (d.dropout ? (ACT_BYTES + 1) * d.h : 0));
     return l;
 }
 
@@ -98,6 +101,42 @@ LayerProfile blockLayer(const Dims &d, int index)
     l.fwdFlops = projections + attention + mlp;
     l.bwdFlops = 2 * l.fwdFlops;
 
+    // --- executed work by operator (docs/cost-model.md, "Compute from shapes") ------------
+    using Split = GemmShape::Split;
+    const double dh = d.a > 0 ? h / d.a : h;
+    l.gemms.push_back({1, h + 2 * d.hkv, h, 1, Split::Column, false, false});  // QKV
+    if (d.flash) {
+        // One fused kernel; causal masking skips the upper triangle (Dao 2023, Sec. 3.1.1).
+        l.attentionFlops = attention * (d.causal ? 0.5 : 1.0);
+    } else {
+        // Batched per head: scores (s x s over dh) and the weighted values (s x dh over s);
+        // the masked half is computed too.
+        l.gemms.push_back({1, s, dh, d.a, Split::Heads, false, true});
+        l.gemms.push_back({1, dh, s, d.a, Split::Heads, false, true});
+    }
+    l.gemms.push_back({1, h, h, 1, Split::Row, false, false});  // attention output
+    const double up = d.f * (d.gated ? 2 : 1);
+    if (d.moe) {
+        l.gemms.push_back({1, d.e, h, 1, Split::None, false, false});  // router
+        l.gemms.push_back({d.k, up, h, d.e, Split::Column, true, false});
+        l.gemms.push_back({d.k, h, d.f, d.e, Split::Row, true, false});
+    } else {
+        l.gemms.push_back({1, up, h, 1, Split::Column, false, false});
+        l.gemms.push_back({1, h, d.f, 1, Split::Row, false, false});
+    }
+    // Memory-bound kernels, forward HBM bytes (read + write, BF16; 1-byte dropout masks):
+    // two norms (read h, write h), two residual adds (read 2h, write h), the dropouts after
+    // attention and MLP (read h, write h and the mask), MoE token permute / unpermute; split
+    // by TP always: the activation (GeLU: read f, write f; SwiGLU: read 2f, write f, per
+    // routed copy), rotary on Q and K, and for materialised attention the softmax (read and
+    // write a*s per token) and its dropout (read, write, mask).
+    l.elementwiseSpBytes = s * (2 * 2 * ACT_BYTES * h + 2 * 3 * ACT_BYTES * h +
+                                (d.dropout ? 2 * (2 * ACT_BYTES + 1) * h : 0) +
+                                (d.moe ? 2 * 2 * d.k * ACT_BYTES * h : 0));
+    l.elementwiseTpBytes = s * ((d.moe ? d.k : 1) * ACT_BYTES * (d.gated ? 3 : 2) * d.f +
+                                (d.rotary ? 2 * ACT_BYTES * (h + d.hkv) : 0) +
+                                (d.flash ? 0 : 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0)));
+
     // --- activations saved for backward (bytes per sequence) -------------------------------
     // Replicated across TP (divided only by sequence parallelism): the inputs of the two
     // norms, the inputs of the QKV and first MLP (or router) matmuls (the norm outputs), and
@@ -111,9 +150,12 @@ LayerProfile blockLayer(const Dims &d, int index)
     //    backward recomputes the scores from Q, K, V, the output and the softmax statistics,
     //    since FlashAttention-2 (Dao 2023, Sec. 3.1.1) one FP32 logsumexp per row and head
     //    (4as); the dropout mask is regenerated from the saved RNG state.
-    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) +
-                (d.flash ? LSE_BYTES * d.a * s
-                         : ACT_BYTES * d.a * s * s + (d.dropout ? 3 * d.a * s * s : 0));
+    // Selective recomputation (Korthikanti Sec. 5) reruns the core attention in backward and
+    // drops the tensors saved inside it: the s x s ones, or with flash attention only the
+    // logsumexp (its output is also the output projection's input, which stays).
+    l.attentionStashBytes = d.flash ? LSE_BYTES * d.a * s
+                                    : ACT_BYTES * d.a * s * s + (d.dropout ? 3 * d.a * s * s : 0);
+    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) + l.attentionStashBytes;
     // MLP: GeLU keeps its input and output (2 * 2sf = 16sh for f = 4h); SwiGLU keeps the
     // gate and up outputs and their product, the down projection's input (3 * 2sf; the
     // fused Megatron kernel recomputes silu in backward). MoE: per routed token copy.
@@ -175,6 +217,13 @@ LayerProfile headLayer(const ModelConfig &m, const Dims &d)
 
     l.fwdFlops = 2 * s * h * d.v + (bert ? 2 * s * h * h + 2 * h * h + 2 * 2 * h : 0);
     l.bwdFlops = 2 * l.fwdFlops;
+    l.gemms.push_back({1, d.v, h, 1, GemmShape::Split::Column, false, false});
+    if (bert)
+        l.gemms.push_back({1, h, h, 1, GemmShape::Split::None, false, false});
+    // The final norm (read h, write h); the vocab-parallel cross-entropy reads the BF16
+    // logits twice (max, then exp-sum) and writes the FP32 softmax kept for backward.
+    l.elementwiseSpBytes = s * 2 * ACT_BYTES * h;
+    l.elementwiseTpBytes = s * (2 * ACT_BYTES + LOGIT_BYTES) * d.v;
 
     // Saved: the final norm's input and the projection's input (4sh; BERT: dense input, GeLU
     // input, LayerNorm input, decoder input = 8sh) and the FP32 logits the cross-entropy
@@ -184,8 +233,10 @@ LayerProfile headLayer(const ModelConfig &m, const Dims &d)
     // With recomputation only the input stays; the logits are rebuilt in backward.
     l.recomputeStashBytes = ACT_BYTES * s * h;
     l.outputBytes = 0;  // the loss
-    // BF16 logits before the FP32 upcast, and the FP32 gradient of the logits.
-    l.workingBytes = ACT_BYTES * s * d.v + LOGIT_BYTES * s * d.v;
+    // The BF16 logits before the FP32 upcast (and the BF16 gradient after): Megatron's
+    // vocab-parallel cross-entropy exponentiates the FP32 copy in place, keeps it, and
+    // turns it into the gradient in place in backward (no second FP32 buffer).
+    l.workingBytes = ACT_BYTES * s * d.v;
     // Column-parallel projection: the conjugate all-reduce of its s*h input (in backward).
     l.tpAllReduceBytes = ACT_BYTES * s * h;
     return l;

@@ -182,7 +182,7 @@ const std::set<std::string> &knownKeys()
         "format", "preset", "name", "family", "layers", "hidden", "heads", "kv_heads",
         "ffn_hidden", "vocab", "max_positions", "type_vocab", "experts", "top_k",
         "tied_embeddings", "gated_mlp", "linear_bias", "norm", "dropout", "flash_attention",
-        "seq_length", "global_batch", "source", "comment"};
+        "causal", "seq_length", "global_batch", "source", "comment"};
     return keys;
 }
 
@@ -218,6 +218,7 @@ ModelConfig familyDefaults(const std::string &family)
     } else if (family == "bert") {
         m.seqLength = 512;
         m.typeVocab = 2;
+        m.causal = false;
     }
     return m;
 }
@@ -330,6 +331,7 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
     m.linearBias = getBool(j, "linear_bias", path, m.linearBias);
     m.dropout = getBool(j, "dropout", path, m.dropout);
     m.flashAttention = getBool(j, "flash_attention", path, m.flashAttention);
+    m.causal = getBool(j, "causal", path, m.causal);
     if (has(j, "norm")) {
         const std::string norm = getString(j, "norm", path);
         if (norm != "layernorm" && norm != "rmsnorm")
@@ -388,6 +390,7 @@ Json modelConfigToJson(const ModelConfig &m)
               {"norm", m.rmsNorm ? "rmsnorm" : "layernorm"},
               {"dropout", m.dropout},
               {"flash_attention", m.flashAttention},
+              {"causal", m.causal},
               {"seq_length", m.seqLength},
               {"global_batch", m.globalBatch}};
     if (!m.source.empty())

@@ -38,6 +38,10 @@ struct ModelConfig {
     // Megatron-Core + Transformer Engine, NeMo), false for gpt and bert (the published
     // measurements we validate against predate FlashAttention).
     bool flashAttention = false;
+    // Causal (decoder) self-attention: the kernels skip the masked half of the s x s work
+    // (the executed attention FLOPs halve; model FLOPs for MFU keep the full s^2 count, as
+    // Narayanan et al.). Family default: true except bert (bidirectional encoder).
+    bool causal = true;
     int seqLength = 2048;      // tokens per sample (training sequence length)
     int globalBatch = 4096;    // samples per iteration (default for plans)
     std::string source;        // citation of the published numbers (presets)

@@ -27,6 +27,20 @@ enum class LayerKind { Embedding, Transformer, Moe, Head };
 const char *toString(LayerKind k);  // "embedding", "transformer", "moe", "head"
 std::optional<LayerKind> layerKindFromString(std::string_view s);
 
+// One matrix multiply of a layer's forward pass for one sample: m = tokens * rowsPerToken,
+// n output columns, k the inner dimension, all unsharded. The backward runs the two
+// gradient GEMMs of the same operands: (m, k, n) for the input, (k, n, m) for the weight.
+struct GemmShape {
+    enum class Split { Column, Row, Heads, None };
+    double rowsPerToken = 1;  // MoE: the top-k routed copies of each token
+    double n = 0, k = 0;
+    double count = 1;         // identical GEMMs: experts (ep divides) or attention heads
+    Split split = Split::Column;  // what tensor parallelism divides: n, k or the heads
+    bool expert = false;      // one GEMM per expert: tokens spread over the experts
+    bool perSequence = false; // attention scores: m = the sequence, not all tokens
+    bool operator==(const GemmShape &) const = default;
+};
+
 struct LayerProfile {
     std::string name;
     LayerKind kind = LayerKind::Transformer;
@@ -38,6 +52,17 @@ struct LayerProfile {
     // present they win over the FLOP-derived estimate.
     double measuredFwdTime = -1;
     double measuredBwdTime = -1;
+
+    // Executed work by operator (ModelBuilder fills these; a profile without them is timed
+    // from fwdFlops at the device's large-GEMM efficiency). Per sample, unsharded.
+    std::vector<GemmShape> gemms;   // forward matrix multiplies (attention scores included
+                                    // when not fused)
+    double attentionFlops = 0;      // fused (flash) attention forward FLOPs, causal mask applied
+    double elementwiseSpBytes = 0;  // forward HBM bytes of memory-bound kernels that
+                                    // tensor parallelism splits only with SP (norms, residuals)
+    double elementwiseTpBytes = 0;  // ... that it always splits (activation functions, rotary,
+                                    // softmax, the loss)
+    double attentionStashBytes = 0; // part of stashTpBytes that selective recomputation drops
 
     // Parameters (element counts).
     double params = 0;          // all parameters of the layer

@@ -513,12 +513,16 @@ private:
                 report(double(ci) / double(choices.size()));
             poll();
             ++m_stats.states;
-            if (lowerBound(cfg, double(c.pp) * c.option.width()) >= best) {
+            // Compute bound with the interleaved bubble: T >= (m + (pp-1)/v) * max(device
+            // seconds / devices, slowest layer) (docs/planner.md, "bounds").
+            const double m = cfg.numMicroBatches;
+            const double bubble = (m + double(c.pp - 1) / c.virtualStages) / m;
+            if (bubble * lowerBound(cfg, double(c.pp) * c.option.width()) >= best) {
                 ++m_stats.pruned;
                 continue;
             }
             const std::vector<StageChoice> chunks = m_space.interleavedChunks(c);
-            const double t = m_cache.interleavedTime(c, chunks);
+            const double t = m_cache.interleavedTime(c, chunks, best);
             m_stats.stageCostCalls += static_cast<long long>(chunks.size());
             ++m_stats.transitions;
             if (t >= best) {

@@ -59,22 +59,57 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
         return;
     }
 
-    // Widths with at least one valid (tp, cp) split.
-    const std::vector<int> tps = sortedUnique(options.tpCandidates);
-    const std::vector<int> cps = sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1}
-                                                                          : options.cpCandidates);
-    std::vector<int> widths;
-    for (int tp : tps) {
-        if (model.heads > 0 && model.heads % tp != 0)
+    // The candidate lists under the model's constraints (PlanSpace.h).
+    for (int tp : sortedUnique(options.tpCandidates))
+        if (model.heads <= 0 || model.heads % tp == 0)
+            m_tps.push_back(tp);
+    for (int cp : sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1} : options.cpCandidates)) {
+        if (cp > 1 && (m_seqLength % cp != 0 ||
+                       (options.cpMinTokensPerRank > 0 && m_seqLength / cp < options.cpMinTokensPerRank)))
             continue;
-        for (int cp : cps) {
-            if (cp > 1 && m_seqLength % cp != 0)
-                continue;
+        m_cps.push_back(cp);
+    }
+    if (options.allowRecompute) {
+        m_recomputes = options.recomputeModes;
+        std::sort(m_recomputes.begin(), m_recomputes.end());
+        m_recomputes.erase(std::unique(m_recomputes.begin(), m_recomputes.end()), m_recomputes.end());
+    }
+    if (m_recomputes.empty())
+        m_recomputes = {Recompute::None};
+    for (int v : sortedUnique(options.virtualStages))
+        if (v >= 2)
+            m_depths.push_back(v);
+    // Transformer / MoE blocks between the leading and trailing other layers (embedding,
+    // head): what the interleaved chunks divide (as buildUniformPlan does).
+    const auto isBlock = [&](int i) {
+        return model.layers[i].kind == LayerKind::Transformer || model.layers[i].kind == LayerKind::Moe;
+    };
+    int lead = 0, tail = layers;
+    while (lead < layers && !isBlock(lead))
+        ++lead;
+    while (tail > lead && !isBlock(tail - 1))
+        --tail;
+    m_leadLayers = lead < tail ? lead : 0;
+    m_blocks = lead < tail ? tail - lead : layers;
+
+    // Widths with at least one valid (tp, cp) split.
+    std::vector<int> widths;
+    for (int tp : m_tps)
+        for (int cp : m_cps)
             if (tp * cp <= n)
                 widths.push_back(tp * cp);
-        }
-    }
     m_widths = sortedUnique(widths);
+    if (m_tps.empty()) {
+        m_problem = "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads";
+        return;
+    }
+    if (m_cps.empty()) {
+        m_problem = "no context-parallel candidate divides the sequence length " + std::to_string(m_seqLength) +
+                    (options.cpMinTokensPerRank > 0
+                         ? " with at least " + std::to_string(options.cpMinTokensPerRank) + " tokens per rank"
+                         : std::string());
+        return;
+    }
     if (m_widths.empty()) {
         m_problem = "no tensor/context-parallel width fits the cluster and the model's heads";
         return;
@@ -144,26 +179,18 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
                 eps.push_back(ep);
         }
     }
-    const std::vector<Recompute> rcs = o.allowRecompute
-                                           ? std::vector<Recompute>{Recompute::None, Recompute::Full}
-                                           : std::vector<Recompute>{Recompute::None};
-    for (int tp : sortedUnique(o.tpCandidates)) {
+    for (int tp : m_tps) {
         if (width % tp != 0)
             continue;
-        if (m_model->heads > 0 && m_model->heads % tp != 0)
-            continue;
         const int cp = width / tp;
-        const std::vector<int> cps = o.cpCandidates.empty() ? std::vector<int>{1} : o.cpCandidates;
-        if (std::find(cps.begin(), cps.end(), cp) == cps.end())
-            continue;
-        if (cp > 1 && m_seqLength % cp != 0)
+        if (!std::binary_search(m_cps.begin(), m_cps.end(), cp))
             continue;
         // ZeRO shards over dp x cp ranks; with a group of one it is a no-op.
         const std::vector<int> zeros = (o.allowZero && cfg.dp * cp > 1) ? std::vector<int>{0, 1, 2, 3}
                                                                         : std::vector<int>{0};
         for (int ep : eps) {
             for (int z : zeros) {
-                for (Recompute rc : rcs) {
+                for (Recompute rc : m_recomputes) {
                     StageOption s;
                     s.tp = tp;
                     s.cp = cp;
@@ -233,17 +260,22 @@ Plan PlanSpace::makePlan(const OuterConfig &cfg, const std::vector<StageChoice> 
 std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &cfg) const
 {
     std::vector<InterleavedChoice> out;
-    const int v = std::max(2, m_options->virtualStages);
+    if (m_depths.empty())
+        return out;
     const int layers = layerCount();
-    for (int pp = 2; pp * v <= layers && pp <= m_maxStages; ++pp) {
+    for (int pp = 2; pp * m_depths.front() <= m_blocks && pp <= m_maxStages; ++pp) {
         if (cfg.numMicroBatches % pp != 0)
             continue;
-        for (int w : m_widths) {
-            if (pp * w > cfg.positions)
+        for (int v : m_depths) {
+            if (pp * v > m_blocks)
                 break;
-            // Options are those of a stage holding every layer (ep only matters on MoE chunks).
-            for (const StageOption &o : stageOptions(cfg, w, 0, layers))
-                out.push_back({pp, o});
+            for (int w : m_widths) {
+                if (pp * w > cfg.positions)
+                    break;
+                // Options are those of a stage holding every layer (ep only matters on MoE chunks).
+                for (const StageOption &o : stageOptions(cfg, w, 0, layers))
+                    out.push_back({pp, v, o});
+            }
         }
     }
     return out;
@@ -252,23 +284,22 @@ std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &
 std::vector<StageChoice> PlanSpace::interleavedChunks(const InterleavedChoice &c) const
 {
     std::vector<StageChoice> out;
-    const int v = std::max(2, m_options->virtualStages);
-    const int chunks = c.pp * v;
+    const int chunks = c.pp * c.virtualStages;
     const int layers = layerCount();
-    const int base = layers / chunks, extra = layers % chunks;
+    // Megatron-LM's cut (buildUniformPlan's): the blocks as evenly as possible, the first
+    // `extra` chunks one block longer; leading layers (embedding) join the first chunk,
+    // trailing ones (head) the last.
+    const int base = m_blocks / chunks, extra = m_blocks % chunks;
     int first = 0;
     for (int k = 0; k < chunks; ++k) {
-        // Balanced: the last `extra` chunks get one more layer (the first chunk holds the
-        // embedding, so it gets the lighter share).
-        const int count = base + (k >= chunks - extra ? 1 : 0);
         StageChoice sc;
         sc.firstLayer = first;
-        sc.endLayer = first + count;
+        sc.endLayer = k == chunks - 1 ? layers : (k == 0 ? m_leadLayers : first) + base + (k < extra ? 1 : 0);
         sc.option = c.option;
         if (!hasMoe(sc.firstLayer, sc.endLayer))
             sc.option.ep = 1;
         out.push_back(sc);
-        first += count;
+        first = sc.endLayer;
     }
     return out;
 }
@@ -276,7 +307,7 @@ std::vector<StageChoice> PlanSpace::interleavedChunks(const InterleavedChoice &c
 Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const
 {
     Plan p = planSkeleton(cfg);
-    p.virtualStages = std::max(2, m_options->virtualStages);
+    p.virtualStages = c.virtualStages;
     const std::vector<StageChoice> chunks = interleavedChunks(c);
     for (size_t k = 0; k < chunks.size(); ++k)
         p.stages.push_back(makeStage(cfg, static_cast<int>(k % static_cast<size_t>(c.pp)) * c.option.width(),

@@ -11,7 +11,15 @@
 //   ReplicasOutside: device(r, s, j) = dp * Q_s + r * w_s + j
 //   ReplicasInside:  device(r, s, j) = r * positions + Q_s + j
 // (r replica, j shard = cpRank * tp + tpRank). Interleaved schedules use a uniform
-// sub-space (same width and option on every physical stage, balanced chunks).
+// sub-space: pp physical stages, one interleaving depth v from SearchOptions::virtualStages,
+// the same width and option on every physical stage, and the layers cut into pp * v chunks
+// as Megatron-LM (and buildUniformPlan) cut them: the transformer blocks as evenly as
+// possible, the first chunks one block longer, the embedding with the first chunk and the
+// head with the last.
+//
+// Option lists: tp from tpCandidates dividing the heads; cp from cpCandidates dividing the
+// sequence, and for cp > 1 seqLength / cp >= cpMinTokensPerRank (unless that is 0);
+// recompute from recomputeModes ({None} when allowRecompute is false).
 #include "Planner.h"
 
 #include <functional>
@@ -47,6 +55,7 @@ struct StageChoice {
 // Interleaved candidates: pp physical stages of one width and one option, v chunks each.
 struct InterleavedChoice {
     int pp = 2;
+    int virtualStages = 2;  // v: chunks per device
     StageOption option;
 };
 
@@ -70,6 +79,12 @@ public:
     const std::vector<OuterConfig> &configs() const { return m_configs; }
     // Distinct widths tp * cp with at least one valid split, ascending.
     const std::vector<int> &widths() const { return m_widths; }
+    // The candidate lists after the model's constraints, ascending: tp dividing the heads,
+    // cp (see above), recompute modes, interleaving depths (>= 2).
+    const std::vector<int> &tpDegrees() const { return m_tps; }
+    const std::vector<int> &cpDegrees() const { return m_cps; }
+    const std::vector<Recompute> &recomputeModes() const { return m_recomputes; }
+    const std::vector<int> &interleavingDepths() const { return m_depths; }
 
     // Every option of a stage of `width` holding layers [first, end): (tp, cp) splits x ep x
     // zero x recompute, sp = allowSp && tp > 1. Fixed order.
@@ -86,11 +101,14 @@ public:
     // Plan-wide scalars shared by makePlan and the planners' StageContexts.
     Plan planSkeleton(const OuterConfig &cfg) const;
 
-    // Interleaved: all candidates of an interleaved point, in a fixed order.
+    // Interleaved: all candidates of an interleaved point, in a fixed order (pp, then v,
+    // then width, then option): m % pp == 0, pp * v <= transformer blocks, pp <= maxStages,
+    // pp * width <= positions.
     std::vector<InterleavedChoice> interleavedChoices(const OuterConfig &cfg) const;
     Plan makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const;
     // Its pp * v chunks (layers and option; chunk k runs on the devices of position
-    // (k mod pp) * width), as makeInterleavedPlan() places them.
+    // (k mod pp) * width), as makeInterleavedPlan() places them; the layer cuts are
+    // buildUniformPlan's (tested to be equal).
     std::vector<StageChoice> interleavedChunks(const InterleavedChoice &c) const;
 
 private:
@@ -104,6 +122,10 @@ private:
     std::string m_problem;
     std::vector<OuterConfig> m_configs;
     std::vector<int> m_widths;
+    std::vector<int> m_tps, m_cps, m_depths;
+    std::vector<Recompute> m_recomputes;
+    int m_leadLayers = 0;          // layers before the first transformer / MoE block
+    int m_blocks = 0;              // transformer / MoE blocks (all layers when none is one)
     std::vector<int> m_moePrefix;  // m_moePrefix[j] = MoE layers in [0, j)
 };
 

@@ -29,14 +29,23 @@ struct SearchOptions {
     std::vector<int> microBatches = {1, 2, 4, 8};
     std::vector<Schedule> schedules = {Schedule::OneFOneB, Schedule::GPipe,
                                        Schedule::Interleaved};
-    int virtualStages = 2;                     // chunks per device for interleaved
+    // Interleaving depths (model chunks per device) of the interleaved schedule; values < 2
+    // are ignored (the non-interleaved schedules are chosen in `schedules`).
+    std::vector<int> virtualStages = {2, 3, 4};
     int maxStages = 0;                         // pipeline depth limit; 0 = number of layers
     bool allowZero = true;                     // ZeRO 1-3 (0 is always allowed)
-    bool allowRecompute = true;                // full activation recomputation
+    // Activation recomputation modes a stage may use; allowRecompute = false means
+    // {None} whatever the list says.
+    std::vector<Recompute> recomputeModes = {Recompute::None, Recompute::Selective, Recompute::Full};
+    bool allowRecompute = true;
     bool allowSp = true;                       // sequence parallelism with tp > 1
     std::vector<int> tpCandidates = {1, 2, 4, 8};
     std::vector<int> epCandidates = {1, 2, 4, 8};  // used on stages holding MoE layers
-    std::vector<int> cpCandidates = {1};
+    // Context-parallel degrees; every cp must divide the sequence length. A cp > 1 is
+    // offered only when seqLength / cp >= cpMinTokensPerRank (context parallelism pays only
+    // for long sequences); 0 takes the list as given (what an explicit user list sets).
+    std::vector<int> cpCandidates = {1, 2, 4, 8, 16};
+    int cpMinTokensPerRank = 4096;
     std::vector<int> dpCandidates;             // empty = every dp that divides the batch
     std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;               // fraction of capacity kept free

@@ -30,8 +30,54 @@ const std::set<std::string> &layerKeys()
         "name", "kind", "repeat", "fwd_ms", "bwd_ms", "fwd_flops", "bwd_flops", "params",
         "tp_params", "expert_params", "active_params", "tied_params", "output_bytes",
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
-        "tp_allreduce_bytes", "ep_alltoall_bytes", "cp_exchange_bytes", "comment"};
+        "tp_allreduce_bytes", "ep_alltoall_bytes", "cp_exchange_bytes", "gemms", "attention_flops",
+        "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "comment"};
     return keys;
+}
+
+const char *splitName(GemmShape::Split s)
+{
+    switch (s) {
+    case GemmShape::Split::Column: return "column";
+    case GemmShape::Split::Row: return "row";
+    case GemmShape::Split::Heads: return "heads";
+    case GemmShape::Split::None: return "none";
+    }
+    return "column";
+}
+
+// "gemms": [{"n", "k", "rows_per_token", "count", "split", "expert", "per_sequence"}].
+std::vector<GemmShape> readGemms(const Json &e, const std::string &path)
+{
+    std::vector<GemmShape> out;
+    if (!has(e, "gemms"))
+        return out;
+    const std::string gpath = childPath(path, "gemms");
+    const Json &list = e.at("gemms");
+    requireArray(list, gpath);
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string ipath = childPath(gpath, i);
+        const Json &g = list[i];
+        requireObject(g, ipath);
+        GemmShape s;
+        s.n = getNonNegative(g, "n", ipath);
+        s.k = getNonNegative(g, "k", ipath);
+        s.rowsPerToken = getNonNegative(g, "rows_per_token", ipath, 1);
+        s.count = getNonNegative(g, "count", ipath, 1);
+        const std::string split = getString(g, "split", ipath, "column");
+        bool known = false;
+        for (auto v : {GemmShape::Split::Column, GemmShape::Split::Row, GemmShape::Split::Heads, GemmShape::Split::None})
+            if (split == splitName(v)) {
+                s.split = v;
+                known = true;
+            }
+        if (!known)
+            throw JsonError(childPath(ipath, "split"), "expected column, row, heads or none, found '" + split + "'");
+        s.expert = getBool(g, "expert", ipath, false);
+        s.perSequence = getBool(g, "per_sequence", ipath, false);
+        out.push_back(s);
+    }
+    return out;
 }
 
 void rejectUnknownKeys(const Json &obj, const std::set<std::string> &known, const std::string &path)
@@ -106,6 +152,13 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.tpAllReduceBytes = getNonNegative(e, "tp_allreduce_bytes", path, 0) / mb;
     l.epAllToAllBytes = getNonNegative(e, "ep_alltoall_bytes", path, 0) / mb;
     l.cpExchangeBytes = getNonNegative(e, "cp_exchange_bytes", path, 0) / mb;
+    l.gemms = readGemms(e, path);
+    l.attentionFlops = getNonNegative(e, "attention_flops", path, 0) / mb;
+    l.elementwiseSpBytes = getNonNegative(e, "elementwise_sp_bytes", path, 0) / mb;
+    l.elementwiseTpBytes = getNonNegative(e, "elementwise_tp_bytes", path, 0) / mb;
+    l.attentionStashBytes = getNonNegative(e, "attention_stash_bytes", path, 0) / mb;
+    if (l.attentionStashBytes > l.stashTpBytes)
+        throw JsonError(childPath(path, "attention_stash_bytes"), "exceeds stash_tp_bytes");
 
     const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
     const std::string defaultName = l.kind == LayerKind::Embedding ? "embedding"
@@ -217,6 +270,17 @@ Json profileToJson(const ModelProfile &p)
         e["tp_allreduce_bytes"] = l.tpAllReduceBytes;
         e["ep_alltoall_bytes"] = l.epAllToAllBytes;
         e["cp_exchange_bytes"] = l.cpExchangeBytes;
+        if (!l.gemms.empty()) {
+            Json gemms = Json::array();
+            for (const GemmShape &g : l.gemms)
+                gemms.push_back({{"n", g.n}, {"k", g.k}, {"rows_per_token", g.rowsPerToken}, {"count", g.count},
+                                 {"split", splitName(g.split)}, {"expert", g.expert}, {"per_sequence", g.perSequence}});
+            e["gemms"] = gemms;
+        }
+        e["attention_flops"] = l.attentionFlops;
+        e["elementwise_sp_bytes"] = l.elementwiseSpBytes;
+        e["elementwise_tp_bytes"] = l.elementwiseTpBytes;
+        e["attention_stash_bytes"] = l.attentionStashBytes;
         layers.push_back(e);
     }
     Json j = {{"format", "nest-profile"},

@@ -19,10 +19,12 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.maxStages = s.allowPp ? s.maxStages : 1;
     o.allowZero = s.allowZero;
     o.allowRecompute = s.allowRecompute;
+    o.recomputeModes = s.recomputeModes;
     o.allowSp = s.allowSequenceParallel;
     o.tpCandidates = s.allowTp ? s.tpCandidates : std::vector<int>{1};
     o.epCandidates = s.allowEp ? s.epCandidates : std::vector<int>{1};
     o.cpCandidates = s.allowCp ? s.cpCandidates : std::vector<int>{1};
+    o.cpMinTokensPerRank = s.cpMinTokensPerRank;
     if (!s.allowDp)
         o.dpCandidates = {1};
     o.layouts = s.layouts;
@@ -65,10 +67,13 @@ Json searchSettingsToJson(const SearchSettings &s)
     Json layouts = Json::array();
     for (Layout l : s.layouts)
         layouts.push_back(toString(l));
+    Json recompute = Json::array();
+    for (Recompute r : s.recomputeModes)
+        recompute.push_back(toString(r));
     return Json{{"planner", s.planner},
                 {"micro_batches", s.microBatches},
                 {"schedules", schedules},
-                {"virtual_stages", s.virtualStages},
+                {"virtual_stages", static_cast<const std::vector<int> &>(s.virtualStages)},
                 {"max_stages", s.maxStages},
                 {"memory_headroom", s.memoryHeadroom},
                 {"allow_tp", s.allowTp},
@@ -79,15 +84,17 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"allow_sp", s.allowSequenceParallel},
                 {"allow_zero", s.allowZero},
                 {"allow_recompute", s.allowRecompute},
+                {"recompute_modes", recompute},
                 {"tp_candidates", s.tpCandidates},
                 {"ep_candidates", s.epCandidates},
                 {"cp_candidates", s.cpCandidates},
+                {"cp_min_tokens_per_rank", s.cpMinTokensPerRank},
                 {"layouts", layouts}};
 }
 
 namespace {
 
-std::vector<int> intList(const Json &j, const char *key, const std::string &path, int maxValue,
+std::vector<int> intList(const Json &j, const char *key, const std::string &path, int minValue, int maxValue,
                          std::vector<int> fallback)
 {
     if (!has(j, key))
@@ -99,7 +106,7 @@ std::vector<int> intList(const Json &j, const char *key, const std::string &path
         throw JsonError(p, "needs at least one value");
     std::vector<int> out;
     for (size_t i = 0; i < list.size(); ++i) {
-        const int v = static_cast<int>(asInt(list[i], childPath(p, i), 1, maxValue));
+        const int v = static_cast<int>(asInt(list[i], childPath(p, i), minValue, maxValue));
         if (std::find(out.begin(), out.end(), v) != out.end())
             throw JsonError(childPath(p, i), "duplicate value " + std::to_string(v));
         out.push_back(v);
@@ -114,12 +121,13 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     requireKnownKeys(j, path,
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
-                      "allow_recompute", "tp_candidates", "ep_candidates", "cp_candidates", "layouts"});
+                      "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
+                      "cp_min_tokens_per_rank", "layouts"});
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected \"nest\" or \"exhaustive\", found \"" + s.planner + "\"");
-    s.microBatches = intList(j, "micro_batches", path, 1 << 20, s.microBatches);
+    s.microBatches = intList(j, "micro_batches", path, 1, 1 << 20, s.microBatches);
     if (has(j, "schedules")) {
         const std::string p = childPath(path, "schedules");
         const Json &list = j.at("schedules");
@@ -134,7 +142,12 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             s.schedules.push_back(sc);
         }
     }
-    s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, s.virtualStages));
+    if (has(j, "virtual_stages") && j.at("virtual_stages").is_array()) {
+        const std::vector<int> depths = intList(j, "virtual_stages", path, 2, 64, {});
+        s.virtualStages.assign(depths.begin(), depths.end());
+    } else if (has(j, "virtual_stages")) {
+        s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, 2));  // an old file
+    }
     s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
     s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
     if (s.memoryHeadroom >= 1)
@@ -147,9 +160,27 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     s.allowSequenceParallel = getBool(j, "allow_sp", path, true);
     s.allowZero = getBool(j, "allow_zero", path, true);
     s.allowRecompute = getBool(j, "allow_recompute", path, true);
-    s.tpCandidates = intList(j, "tp_candidates", path, 1 << 16, s.tpCandidates);
-    s.epCandidates = intList(j, "ep_candidates", path, 1 << 16, s.epCandidates);
-    s.cpCandidates = intList(j, "cp_candidates", path, 1 << 16, s.cpCandidates);
+    if (has(j, "recompute_modes")) {
+        const std::string p = childPath(path, "recompute_modes");
+        const Json &list = j.at("recompute_modes");
+        requireArray(list, p);
+        if (list.empty())
+            throw JsonError(p, "needs at least one mode (allow_recompute false switches recomputation off)");
+        s.recomputeModes.clear();
+        for (size_t i = 0; i < list.size(); ++i) {
+            Recompute r;
+            if (!list[i].is_string() || !recomputeFromString(list[i].get<std::string>(), r))
+                throw JsonError(childPath(p, i), "expected one of \"none\", \"selective\", \"full\"");
+            if (std::find(s.recomputeModes.begin(), s.recomputeModes.end(), r) != s.recomputeModes.end())
+                throw JsonError(childPath(p, i), std::string("duplicate mode \"") + toString(r) + "\"");
+            s.recomputeModes.push_back(r);
+        }
+    }
+    s.tpCandidates = intList(j, "tp_candidates", path, 1, 1 << 16, s.tpCandidates);
+    s.epCandidates = intList(j, "ep_candidates", path, 1, 1 << 16, s.epCandidates);
+    s.cpCandidates = intList(j, "cp_candidates", path, 1, 1 << 16, s.cpCandidates);
+    s.cpMinTokensPerRank =
+        static_cast<int>(getInt(j, "cp_min_tokens_per_rank", path, 0, 1 << 30, s.cpMinTokensPerRank));
     if (has(j, "layouts")) {
         const std::string p = childPath(path, "layouts");
         const Json &list = j.at("layouts");

@@ -5,12 +5,15 @@
 //
 // JSON (the workspace's "search" object; every key optional, defaults below):
 //   {"planner": "nest", "micro_batches": [1, 2, 4, 8],
-//    "schedules": ["1f1b", "gpipe", "interleaved"], "virtual_stages": 2,
+//    "schedules": ["1f1b", "gpipe", "interleaved"], "virtual_stages": [2, 3, 4],
 //    "max_stages": 0, "memory_headroom": 0.0,
 //    "allow_tp": true, "allow_pp": true, "allow_dp": true, "allow_ep": true,
 //    "allow_cp": true, "allow_sp": true, "allow_zero": true, "allow_recompute": true,
-//    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8], "cp_candidates": [1],
+//    "recompute_modes": ["none", "selective", "full"],
+//    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
+//    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
 //    "layouts": ["outside", "inside"]}
+// "virtual_stages" also accepts one whole number (files written before it was a list).
 #include "JsonUtil.h"
 #include "Plan.h"
 #include "Planner.h"
@@ -23,11 +26,19 @@ namespace nest {
 
 struct ModelProfile;
 
+// Interleaving depths (chunks per device, each 2..64): a vector that one whole number also
+// converts to, so that code written when the setting was a single depth keeps its meaning
+// (`s.virtualStages = 3` is {3}).
+struct DepthList : std::vector<int> {
+    using std::vector<int>::vector;
+    DepthList(int depth) : std::vector<int>{depth} {}  // implicit on purpose
+};
+
 struct SearchSettings {
     std::string planner = "nest";                    // "nest" or "exhaustive"
     std::vector<int> microBatches{1, 2, 4, 8};       // candidate micro-batch sizes
     std::vector<Schedule> schedules{Schedule::OneFOneB, Schedule::GPipe, Schedule::Interleaved};
-    int virtualStages = 2;                           // interleaving depth (chunks per device)
+    DepthList virtualStages{2, 3, 4};                // interleaving depths searched
     int maxStages = 0;                               // 0 = no limit
     // Strategies on/off. Off keeps the candidate lists (switching back restores them):
     // tp/ep/cp off = width 1 only, pp off = one stage, dp off = one replica.
@@ -39,9 +50,14 @@ struct SearchSettings {
     bool allowZero = true;
     bool allowRecompute = true;
     bool allowSequenceParallel = true;
+    // Recompute modes searched when allowRecompute (off = none only, the list kept).
+    std::vector<Recompute> recomputeModes{Recompute::None, Recompute::Selective, Recompute::Full};
     std::vector<int> tpCandidates{1, 2, 4, 8};
     std::vector<int> epCandidates{1, 2, 4, 8};
-    std::vector<int> cpCandidates{1};
+    std::vector<int> cpCandidates{1, 2, 4, 8, 16};
+    // A cp > 1 is searched only when sequence / cp >= this many tokens; 0 = the list as
+    // given (an explicit list from the user, `nest-cli plan --cp`, sets 0).
+    int cpMinTokensPerRank = 4096;
     std::vector<Layout> layouts{Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;                     // fraction of device memory kept free
 

@@ -104,10 +104,10 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
 {
     int speed = 0;
     while (speed < static_cast<int>(m_speeds.size()) &&
-           (m_speeds[speed].first != g.rate || m_speeds[speed].second != g.hbm))
+           m_speeds[speed] != g.rates)
         ++speed;
     if (speed == static_cast<int>(m_speeds.size()))
-        m_speeds.emplace_back(g.rate, g.hbm);
+        m_speeds.push_back(g.rates);
     const StagePlan &st = *ctx.stage;
     // tp, cp, ep <= devices < 2^21 each.
     const FlatKey key{(static_cast<uint64_t>(range) << 32) | (static_cast<uint64_t>(m_mbIdx) << 16) |
@@ -117,7 +117,7 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
     int idx = -1;
     if (!m_sumIdx.find(key, idx)) {
         idx = static_cast<int>(m_sums.size());
-        m_sums.push_back(stageLayerSums(ctx, g.rate, g.hbm));
+        m_sums.push_back(stageLayerSums(ctx, g.rates));
         m_sumIdx.insert(key, idx);
     }
     return m_sums[static_cast<size_t>(idx)];
@@ -125,18 +125,21 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
 
 int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)
 {
-    const int id = static_cast<int>(m_blockBegin.size());
-    m_blockBegin.push_back(static_cast<int>(m_bases.size()));
+    const int id = static_cast<int>(m_bases.size());
     StagePlan &stage = m_stage;
     stage.firstLayer = j;
     stage.endLayer = jEnd;
     StageContext ctx = m_ctx;
     ctx.stage = &stage;
-    for (const StageOption &o : options(wIdx, j, jEnd)) {
+    const std::vector<StageOption> &opts = options(wIdx, j, jEnd);
+    std::vector<StageCost> bases;
+    bases.reserve(opts.size());
+    for (const StageOption &o : opts) {
         applyOption(stage, o);
         const StageGeometry &g = m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))];
-        m_bases.push_back(stageCostBase(ctx, g, layerSums(range, ctx, g)));
+        bases.push_back(stageCostBase(ctx, g, layerSums(range, ctx, g)));
     }
+    m_bases.push_back(std::move(bases));
     m_blockIdx.insert(blockKey(range, sig, wIdx), id);
     return id;
 }
@@ -194,7 +197,8 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
     return entry;
 }
 
-double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks)
+double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
+                                       double cutoff)
 {
     const int w = c.option.width();
     const int wIdx = static_cast<int>(std::find(m_widths.begin(), m_widths.end(), w) - m_widths.begin());
@@ -213,6 +217,10 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     m_ilPlan.virtualStages = n / pp;
     m_ilPlan.stages.resize(static_cast<size_t>(n));
     m_costs.clear();
+    // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
+    // max extra; every term is >= 0, so a partial sum times the weight bounds it below.
+    const double weight = m_ilPlan.numMicroBatches() + static_cast<double>(pp - 1) / m_ilPlan.virtualStages;
+    m_deviceT.assign(static_cast<size_t>(pp), 0.0);
     for (int s = 0; s < n; ++s) {
         const StageChoice &ch = chunks[static_cast<size_t>(s)];
         const int q = (s % pp) * w;
@@ -240,6 +248,10 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
             ctx.next = linkAfter(s);
         finishStageCost(cost, ctx);
         m_costs.push_back(cost);
+        double &deviceT = m_deviceT[static_cast<size_t>(s % pp)];
+        deviceT += cost.perMicroBatch;
+        if (weight * deviceT >= cutoff)
+            return std::numeric_limits<double>::infinity();
     }
     return iterationTime(m_costs, m_ilPlan);
 }

@@ -82,7 +82,7 @@ public:
     }
     const StageCost &base(int blk, int opt) const
     {
-        return m_bases[static_cast<size_t>(m_blockBegin[static_cast<size_t>(blk)] + opt)];
+        return m_bases[static_cast<size_t>(blk)][static_cast<size_t>(opt)];
     }
 
     // Feasible, mutually non-dominated options of the stage [j, jEnd) of width wIdx whose
@@ -99,8 +99,11 @@ public:
 
     // The iteration time of an interleaved candidate of the current (interleaved) point with
     // the evaluator's arithmetic (cached bases, finishStageCost, iterationTime); -1 when
-    // a chunk's option is not one of options() (then use evaluate()).
-    double interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks);
+    // a chunk's option is not one of options() (then use evaluate()). Stops early and
+    // returns +infinity once the time is certain to be >= cutoff: (m + (pp-1)/v) times one
+    // device's partial sum of per-micro-batch times already reaches it.
+    double interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
+                           double cutoff = std::numeric_limits<double>::infinity());
 
 private:
     // Placement facts of one (dp, layout).
@@ -137,12 +140,14 @@ private:
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::map<std::array<int, 4>, int> m_geomIdx;
     std::vector<StageGeometry> m_geoms;
-    std::vector<std::pair<double, double>> m_speeds;  // distinct (rate, hbm)
+    std::vector<ComputeRates> m_speeds;  // distinct device speeds
     FlatHashMap<int> m_sumIdx;
     std::vector<StageLayerSums> m_sums;
     FlatHashMap<int> m_blockIdx;
-    std::vector<int> m_blockBegin;                    // block -> first base in m_bases
-    std::vector<StageCost> m_bases;
+    // Per block, one base per option. One small vector per block: a single growing vector
+    // of all bases (tens of MB with the default space) spent most of a quick search copying
+    // itself and faulting in fresh pages on every doubling.
+    std::vector<std::vector<StageCost>> m_bases;
     FlatHashMap<OptEntry> m_optMemo;
     std::vector<OptCost> m_optPool;
 
@@ -150,6 +155,7 @@ private:
     std::vector<OptCost> m_tmp;
     StagePlan m_stage;
     std::vector<StageCost> m_costs;
+    std::vector<double> m_deviceT;                    // interleaved: per-device partial sums
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
 

@@ -31,15 +31,20 @@ QString listText(const std::vector<int> &v)
 
 } // namespace
 
-std::optional<std::vector<int>> SearchPanel::parseList(const QString &text, QString *why)
+std::optional<std::vector<int>> SearchPanel::parseList(const QString &text, QString *why, int minValue,
+                                                       int maxValue)
 {
     std::vector<int> out;
     const QStringList parts = text.split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts);
     for (const QString &p : parts) {
         bool ok = false;
         const int v = p.toInt(&ok);
-        if (!ok || v < 1) {
-            *why = tr("'%1' is not a whole number of at least 1").arg(p);
+        if (!ok || v < minValue) {
+            *why = tr("'%1' is not a whole number of at least %2").arg(p).arg(minValue);
+            return std::nullopt;
+        }
+        if (v > maxValue) {
+            *why = tr("%1 is above %2").arg(v).arg(maxValue);
             return std::nullopt;
         }
         if (std::find(out.begin(), out.end(), v) != out.end()) {
@@ -100,6 +105,19 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     const QList<QCheckBox *> boxes{m_tpOn, m_ppOn, m_dpOn, m_epOn, m_spOn, m_cpOn, m_zeroOn, m_recomputeOn};
     for (int i = 0; i < boxes.size(); ++i)
         grid->addWidget(boxes[i], i / 2, i % 2);
+    // The recompute modes a stage may use (Recompute on); "none" keeps every activation.
+    auto *modes = new QHBoxLayout;
+    m_rcNone = new QCheckBox(tr("none"));
+    m_rcSelective = new QCheckBox(tr("selective"));
+    m_rcFull = new QCheckBox(tr("full"));
+    m_rcNone->setToolTip(tr("Stages may keep every activation"));
+    m_rcSelective->setToolTip(tr("Stages may recompute the attention core in backward (Megatron-LM selective)"));
+    m_rcFull->setToolTip(tr("Stages may keep only each block's input and rerun its forward"));
+    modes->addWidget(new QLabel(tr("Recompute modes:")));
+    for (QCheckBox *b : {m_rcNone, m_rcSelective, m_rcFull})
+        modes->addWidget(b);
+    modes->addStretch(1);
+    grid->addLayout(modes, static_cast<int>(boxes.size() + 1) / 2, 0, 1, 2);
     top->addWidget(strategies);
 
     auto *space = new QGroupBox(tr("Candidates"));
@@ -109,6 +127,7 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     m_tp = new QLineEdit;
     m_ep = new QLineEdit;
     m_cp = new QLineEdit;
+    m_cp->setToolTip(tr("Context-parallel degrees, each dividing the sequence length"));
     sform->addRow(tr("Micro-batch sizes"), m_microBatches);
     sform->addRow(tr("TP widths"), m_tp);
     sform->addRow(tr("EP widths"), m_ep);
@@ -129,10 +148,9 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     auto *sgrid = new QGridLayout(sched);
     m_1f1b = new QCheckBox(QStringLiteral("1F1B"));
     m_gpipe = new QCheckBox(QStringLiteral("GPipe"));
-    m_interleaved = new QCheckBox(tr("Interleaved, depth"));
-    m_virtual = new QSpinBox;
-    m_virtual->setRange(2, 64);
-    m_virtual->setToolTip(tr("Model chunks per device in the interleaved 1F1B schedule"));
+    m_interleaved = new QCheckBox(tr("Interleaved, depths"));
+    m_virtual = new QLineEdit;
+    m_virtual->setToolTip(tr("Model chunks per device to try in the interleaved 1F1B schedule, 2 to 64, e.g. 2, 3, 4"));
     m_outside = new QCheckBox(tr("Replicas side by side"));
     m_outside->setToolTip(tr("Stage-major: each stage's data-parallel replicas next to each other"));
     m_inside = new QCheckBox(tr("Pipeline per block"));
@@ -152,12 +170,12 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     top->addWidget(m_error);
     top->addStretch(1);
 
-    for (QCheckBox *b : boxes + QList<QCheckBox *>{m_1f1b, m_gpipe, m_interleaved, m_outside, m_inside})
+    for (QCheckBox *b : boxes + QList<QCheckBox *>{m_rcNone, m_rcSelective, m_rcFull, m_1f1b, m_gpipe, m_interleaved,
+                                                    m_outside, m_inside})
         connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
-    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp})
+    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp, m_virtual})
         connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
     connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
-    connect(m_virtual, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_document, &ClusterDocument::searchChanged, this, &SearchPanel::refresh);
@@ -199,6 +217,16 @@ QCheckBox *SearchPanel::strategyBox(const QString &name) const
     return nullptr;
 }
 
+QCheckBox *SearchPanel::recomputeModeBox(Recompute r) const
+{
+    switch (r) {
+    case Recompute::None: return m_rcNone;
+    case Recompute::Selective: return m_rcSelective;
+    case Recompute::Full: return m_rcFull;
+    }
+    return nullptr;
+}
+
 QCheckBox *SearchPanel::scheduleBox(Schedule s) const
 {
     switch (s) {
@@ -222,10 +250,20 @@ void SearchPanel::refresh()
     m_cpOn->setChecked(s.allowCp);
     m_zeroOn->setChecked(s.allowZero);
     m_recomputeOn->setChecked(s.allowRecompute);
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+        QCheckBox *b = recomputeModeBox(r);
+        b->setChecked(std::find(s.recomputeModes.begin(), s.recomputeModes.end(), r) != s.recomputeModes.end());
+        b->setEnabled(s.allowRecompute);
+    }
     m_microBatches->setText(listText(s.microBatches));
     m_tp->setText(listText(s.tpCandidates));
     m_ep->setText(listText(s.epCandidates));
     m_cp->setText(listText(s.cpCandidates));
+    m_cp->setToolTip(s.cpMinTokensPerRank > 0
+                         ? tr("Context-parallel degrees, each dividing the sequence length; a degree above 1 is "
+                              "searched only when sequence / degree is at least %1 tokens (edit the list to search "
+                              "it as given)").arg(s.cpMinTokensPerRank)
+                         : tr("Context-parallel degrees, each dividing the sequence length (searched as given)"));
     m_tp->setEnabled(s.allowTp);
     m_ep->setEnabled(s.allowEp);
     m_cp->setEnabled(s.allowCp);
@@ -234,7 +272,7 @@ void SearchPanel::refresh()
     m_1f1b->setChecked(hasSchedule(Schedule::OneFOneB));
     m_gpipe->setChecked(hasSchedule(Schedule::GPipe));
     m_interleaved->setChecked(hasSchedule(Schedule::Interleaved));
-    m_virtual->setValue(s.virtualStages);
+    m_virtual->setText(listText(s.virtualStages));
     m_virtual->setEnabled(hasSchedule(Schedule::Interleaved));
     auto hasLayout = [&](Layout x) { return std::find(s.layouts.begin(), s.layouts.end(), x) != s.layouts.end(); };
     m_outside->setChecked(hasLayout(Layout::ReplicasOutside));
@@ -266,6 +304,16 @@ void SearchPanel::commit()
     s.allowCp = m_cpOn->isChecked();
     s.allowZero = m_zeroOn->isChecked();
     s.allowRecompute = m_recomputeOn->isChecked();
+    s.recomputeModes.clear();
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+        if (recomputeModeBox(r)->isChecked())
+            s.recomputeModes.push_back(r);
+    if (s.recomputeModes.empty()) {
+        why = tr("choose at least one");
+        fail(tr("Recompute modes"));
+        return;
+    }
+    const std::vector<int> oldCp = s.cpCandidates;
     const std::pair<QLineEdit *, std::vector<int> *> lists[] = {
         {m_microBatches, &s.microBatches}, {m_tp, &s.tpCandidates}, {m_ep, &s.epCandidates}, {m_cp, &s.cpCandidates}};
     const QString names[] = {tr("Micro-batch sizes"), tr("TP widths"), tr("EP widths"), tr("CP widths")};
@@ -277,6 +325,14 @@ void SearchPanel::commit()
         }
         *lists[i].second = *v;
     }
+    if (s.cpCandidates != oldCp)
+        s.cpMinTokensPerRank = 0;  // an edited list is searched as given
+    const auto depths = parseList(m_virtual->text(), &why, 2, 64);
+    if (!depths) {
+        fail(tr("Interleaving depths"));
+        return;
+    }
+    s.virtualStages.assign(depths->begin(), depths->end());
     s.schedules.clear();
     for (auto [box, sc] : {std::pair{m_1f1b, Schedule::OneFOneB}, std::pair{m_gpipe, Schedule::GPipe},
                            std::pair{m_interleaved, Schedule::Interleaved}})
@@ -297,7 +353,6 @@ void SearchPanel::commit()
         fail(tr("Layouts"));
         return;
     }
-    s.virtualStages = m_virtual->value();
     s.maxStages = m_maxStages->value();
     s.memoryHeadroom = m_headroom->value() / 100.0;
     m_problem.clear();

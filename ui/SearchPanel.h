@@ -1,8 +1,10 @@
 #pragma once
 // The search dock: planner choice, strategies on/off (tp, pp, dp, ep, sp, cp, ZeRO,
-// recompute), candidate widths, micro-batch candidates, schedules with the interleaving
-// depth, replica layouts, max stages and memory headroom, and the Run / Cancel / Live
-// buttons (the window's actions). The document's SearchSettings are the truth: every edit
+// recompute) with the recompute modes (none / selective / full), candidate widths,
+// micro-batch candidates, schedules with the interleaving depths, replica layouts, max
+// stages and memory headroom, and the Run / Cancel / Live buttons (the window's actions).
+// Editing the CP widths makes the list explicit: searched as given, without the default's
+// minimum of tokens per rank (SearchSettings::cpMinTokensPerRank). The document's SearchSettings are the truth: every edit
 // is an undo command (ChangeSearchSettings); the panel resyncs on searchChanged.
 #include "SearchSettings.h"
 
@@ -40,15 +42,17 @@ public:
     QLineEdit *epEdit() const { return m_ep; }
     QLineEdit *cpEdit() const { return m_cp; }
     QCheckBox *scheduleBox(Schedule s) const;
-    QSpinBox *virtualStagesSpin() const { return m_virtual; }
+    QCheckBox *recomputeModeBox(Recompute r) const;
+    QLineEdit *virtualStagesEdit() const { return m_virtual; }  // interleaving depths, "2, 3, 4"
     QSpinBox *maxStagesSpin() const { return m_maxStages; }
     QDoubleSpinBox *headroomSpin() const { return m_headroom; }
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
     // "1, 2, 4" -> {1, 2, 4}; empty optional with *why for bad text (not a whole number,
-    // < 1, repeated, empty list).
-    static std::optional<std::vector<int>> parseList(const QString &text, QString *why);
+    // below minValue or above maxValue, repeated, empty list).
+    static std::optional<std::vector<int>> parseList(const QString &text, QString *why, int minValue = 1,
+                                                     int maxValue = 1 << 30);
 
 private:
     void refresh();
@@ -61,8 +65,10 @@ private:
     QComboBox *m_planner;
     QCheckBox *m_tpOn, *m_ppOn, *m_dpOn, *m_epOn, *m_spOn, *m_cpOn, *m_zeroOn, *m_recomputeOn;
     QLineEdit *m_microBatches, *m_tp, *m_ep, *m_cp;
+    QCheckBox *m_rcNone, *m_rcSelective, *m_rcFull;
     QCheckBox *m_1f1b, *m_gpipe, *m_interleaved, *m_outside, *m_inside;
-    QSpinBox *m_virtual, *m_maxStages;
+    QLineEdit *m_virtual;
+    QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
     QLabel *m_error;
     QWidget *m_buttons;

@@ -4,6 +4,9 @@
 //   bench_planner            the whole table
 //   bench_planner quick      the 1024-GPU GPT3-175B point only
 //   bench_planner devices N  GPT3-175B on the spine-leaf template with N devices only
+//   ... narrow               (last argument) the space before issue 10: cp {1}, interleaving
+//                            depth 2 only, recompute none / full (to measure what the larger
+//                            default space costs on the same cost model)
 #include "ClusterTemplates.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"
@@ -18,9 +21,16 @@ using namespace nest;
 
 namespace {
 
+bool g_narrow = false;
+
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
     SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
+    if (g_narrow) {
+        o.cpCandidates = {1};
+        o.virtualStages = {2};
+        o.recomputeModes = {Recompute::None, Recompute::Full};
+    }
     const PlanResult r = NestPlanner().plan(topo, model, o);
     if (!r.found) {
         std::printf("%-34s %7d %5d %9.3f  no plan: %s\n", label.c_str(), topo.deviceCount(),
@@ -60,6 +70,10 @@ ModelProfile withLayers(const std::string &name, int layers)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::strcmp(argv[argc - 1], "narrow") == 0) {
+        g_narrow = true;
+        --argc;
+    }
     const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
     if (argc > 2 && std::strcmp(argv[1], "devices") == 0) {
         const int n = std::atoi(argv[2]);

@@ -15,6 +15,9 @@
 //   bench_replan              both tables, 5 repetitions per case
 //   bench_replan quick        the 256-device clusters only
 //   bench_replan reps N       N repetitions per case (N >= 1)
+//   bench_replan narrow       every settings row with the search space before issue 10
+//                             (cp {1}, interleaving depth 2, recompute none / full), to
+//                             measure what the larger default space costs (combinable)
 #include "ClusterIO.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
@@ -318,14 +321,17 @@ SearchSettings microBatchesOne()
 int main(int argc, char **argv)
 {
     bool quick = false;
+    bool narrow = false;
     int reps = 5;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "quick") == 0)
             quick = true;
+        else if (std::strcmp(argv[i], "narrow") == 0)
+            narrow = true;
         else if (std::strcmp(argv[i], "reps") == 0 && i + 1 < argc)
             reps = std::max(1, std::atoi(argv[++i]));
         else {
-            std::fprintf(stderr, "usage: bench_replan [quick] [reps N]\n");
+            std::fprintf(stderr, "usage: bench_replan [quick] [narrow] [reps N]\n");
             return 2;
         }
     }
@@ -336,12 +342,21 @@ int main(int argc, char **argv)
         clusters.push_back("paper-spineleaf-1024");
     }
     const std::vector<std::string> models{"llama2-7b", "llama3-70b", "gpt3-175b"};
-    const std::vector<NamedSettings> settings{{"defaults (mb 1,2,4,8)", SearchSettings{}},
-                                              {"mb {1}", microBatchesOne()}};
+    // The space before issue 10 (cp 1, depth 2, recompute none / full) when `narrow`.
+    const auto space = [narrow](SearchSettings s) {
+        if (narrow) {
+            s.cpCandidates = {1};
+            s.virtualStages = 2;
+            s.recomputeModes = {Recompute::None, Recompute::Full};
+        }
+        return s;
+    };
+    const std::vector<NamedSettings> settings{{"defaults (mb 1,2,4,8)", space(SearchSettings{})},
+                                              {"mb {1}", space(microBatchesOne())}};
 
     std::printf("Re-plan latency after one edit: edit + searchOptionsFrom + NestPlanner::plan, %d repetitions, "
-                "milliseconds\n\n",
-                reps);
+                "milliseconds%s\n\n",
+                reps, narrow ? "; search space before issue 10 (cp 1, depth 2, recompute none/full)" : "");
     printHeader();
     for (const std::string &clusterName : clusters) {
         const Result<Topology> loaded = resolveCluster(clusterName);
@@ -364,10 +379,10 @@ int main(int argc, char **argv)
     // Which settings meet the live-mode target (< 100 ms at 256 devices): narrower spaces,
     // measured with edit (a).
     std::vector<NamedSettings> sweep;
-    const auto add = [&sweep](std::string label, const std::function<void(SearchSettings &)> &change) {
+    const auto add = [&sweep, &space](std::string label, const std::function<void(SearchSettings &)> &change) {
         SearchSettings s;
         change(s);
-        sweep.push_back({std::move(label), s});
+        sweep.push_back({std::move(label), space(s)});
     };
     const auto oneFOneB = [](SearchSettings &s) { s.schedules = {Schedule::OneFOneB}; };
     add("defaults (mb 1,2,4,8)", [](SearchSettings &) {});

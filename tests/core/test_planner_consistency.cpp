@@ -73,7 +73,9 @@ void TestPlannerConsistency::presets()
     const Report again = evaluate(r.plan, *topo, *prof);
     QCOMPARE(again.iterationTime, r.report.iterationTime);
     QVERIFY(r.plan.deviceCount() <= topo->deviceCount());
-    QVERIFY(r.stats.states > 0);
+    // The search ran: DP cells, or (when the seeded incumbent already meets every outer
+    // point's compute lower bound) every point skipped by its bound.
+    QVERIFY(r.stats.states > 0 || (r.stats.configs == 0 && r.stats.configsSkipped > 0));
 }
 
 QTEST_APPLESS_MAIN(TestPlannerConsistency)

@@ -176,6 +176,7 @@ void TestPlannerOptimality::nestEqualsExhaustive()
     o.tpCandidates = {1, 2, 4};
     o.epCandidates = {1, 2, 4};
     o.cpCandidates = seed % 6 == 1 ? std::vector<int>{1, 2} : std::vector<int>{1};
+    o.cpMinTokensPerRank = 0;  // sequences of 128-512 tokens: cp 2 only as an explicit list
     o.allowZero = seed % 7 != 3;
     o.allowRecompute = seed % 11 != 5;
     if (only >= 0)

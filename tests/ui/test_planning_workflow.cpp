@@ -477,6 +477,70 @@ private slots:
         QVERIFY(w->document()->search().allowTp);
         QVERIFY(panel->strategyBox(QStringLiteral("tp"))->isChecked());
     }
+
+    void searchPanelListsAndRecomputeModes()
+    {
+        // Issue 10, item 4: the interleaving depths, the recompute modes and an explicit CP
+        // list reach the document's settings (each edit one undo step) and the plan.
+        auto w = quickstart();
+        SearchPanel *panel = w->searchPanel();
+        const SearchSettings before = w->document()->search();
+        QCOMPARE(panel->virtualStagesEdit()->text(), QStringLiteral("2, 3, 4"));
+        for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+            QVERIFY(panel->recomputeModeBox(r)->isChecked());
+
+        panel->virtualStagesEdit()->setText(QStringLiteral("3, 5"));
+        emit panel->virtualStagesEdit()->editingFinished();
+        QCOMPARE(static_cast<const std::vector<int> &>(w->document()->search().virtualStages), (std::vector<int>{3, 5}));
+        panel->virtualStagesEdit()->setText(QStringLiteral("1, 3"));   // 1 is not an interleaving depth
+        emit panel->virtualStagesEdit()->editingFinished();
+        QVERIFY2(panel->problem().contains(QStringLiteral("at least 2")), qPrintable(panel->problem()));
+        QCOMPARE(static_cast<const std::vector<int> &>(w->document()->search().virtualStages), (std::vector<int>{3, 5}));
+        panel->virtualStagesEdit()->setText(QStringLiteral("3, 5"));
+        emit panel->virtualStagesEdit()->editingFinished();
+        QVERIFY(panel->problem().isEmpty());
+
+        panel->recomputeModeBox(Recompute::None)->setChecked(false);
+        QCOMPARE(w->document()->search().recomputeModes, (std::vector<Recompute>{Recompute::Selective, Recompute::Full}));
+        panel->recomputeModeBox(Recompute::Full)->setChecked(false);
+        QCOMPARE(w->document()->search().recomputeModes, (std::vector<Recompute>{Recompute::Selective}));
+        panel->recomputeModeBox(Recompute::Selective)->setChecked(false);   // none left: refused
+        QVERIFY(panel->problem().contains(QStringLiteral("at least one")));
+        QCOMPARE(w->document()->search().recomputeModes, (std::vector<Recompute>{Recompute::Selective}));
+        panel->recomputeModeBox(Recompute::Selective)->setChecked(true);
+        QVERIFY(panel->problem().isEmpty());
+
+        // An edited CP list is searched as given (no minimum of tokens per rank).
+        QCOMPARE(w->document()->search().cpMinTokensPerRank, 4096);
+        panel->cpEdit()->setText(QStringLiteral("1, 2"));
+        emit panel->cpEdit()->editingFinished();
+        QCOMPARE(w->document()->search().cpCandidates, (std::vector<int>{1, 2}));
+        QCOMPARE(w->document()->search().cpMinTokensPerRank, 0);
+
+        // Recompute off: the mode boxes are disabled and keep their state.
+        panel->strategyBox(QStringLiteral("recompute"))->setChecked(false);
+        QVERIFY(!panel->recomputeModeBox(Recompute::Selective)->isEnabled());
+        QVERIFY(panel->recomputeModeBox(Recompute::Selective)->isChecked());
+        panel->strategyBox(QStringLiteral("recompute"))->setChecked(true);
+
+        // The plan honours the settings: selective recompute on every stage.
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const Plan &plan = w->planning()->current()->plan();
+        for (const StagePlan &st : plan.stages) {
+            QVERIFY(st.recompute == Recompute::Selective);
+            QVERIFY(st.cp == 1 || st.cp == 2);
+        }
+        if (plan.schedule == Schedule::Interleaved)
+            QVERIFY(plan.virtualStages == 3 || plan.virtualStages == 5);
+
+        // Every edit was one undo step: undoing them all restores the settings.
+        while (w->document()->undoStack()->canUndo() && !(w->document()->search() == before))
+            w->document()->undoStack()->undo();
+        QVERIFY(w->document()->search() == before);
+        QCOMPARE(panel->virtualStagesEdit()->text(), QStringLiteral("2, 3, 4"));
+        QVERIFY(panel->recomputeModeBox(Recompute::None)->isChecked());
+    }
 };
 
 QTEST_MAIN(TestPlanningWorkflow)

@@ -1,0 +1,59 @@
+#pragma once
+// How long one device takes for a layer's operators, from their shapes (docs/cost-model.md,
+// "Compute from shapes"):
+//  - a GEMM of m x n x k runs at the device class's large-GEMM efficiency times a shape
+//    factor f(m) f(n) f(k), f(x) = x / (x + 128): the fixed per-tile and per-k-step costs of
+//    128-wide kernel tiles (NVIDIA, "Matrix Multiplication Background User's Guide": tile
+//    and wave quantisation), and never faster than moving its operands through HBM;
+//  - fused (flash) attention runs at its own efficiency, its backward executes 2.5x the
+//    forward FLOPs (five matmuls for two: Dao 2023, Alg. 2);
+//  - memory-bound kernels (norms, residuals, activations, rotary, softmax, dropout, the
+//    loss) move their bytes at the achieved HBM bandwidth; backward moves twice the bytes.
+// Layers without shapes (profiles) are timed from their FLOPs at the large-GEMM efficiency.
+#include "DeviceSpec.h"
+#include "ModelProfile.h"
+
+namespace nest {
+
+// What the cost model believes one device does; presets per device class in
+// ComputeModel.cpp with their sources.
+struct ComputeRates {
+    double peak = 0;                 // dense BF16 FLOP/s (data sheet)
+    double gemmEfficiency = 0;       // fraction of peak a large GEMM reaches (calibrated)
+    double attentionEfficiency = 0;  // fraction of peak of the attention kernel in use
+    double elementwisePasses = 1;    // HBM passes per element-wise op (fused = 1)
+    double hbm = 0;                  // achieved HBM bytes/s of streaming kernels
+    double rate() const { return peak * gemmEfficiency; }
+    bool operator==(const ComputeRates &) const = default;
+};
+
+// The rates of `device`: its class's defaults; `gemmEfficiencyOverride` > 0 (the CLI's
+// --efficiency, a workspace's cost options) or DeviceSpec::matmulEfficiency > 0 replaces
+// the large-GEMM efficiency.
+// `fusedAttention`: Transformer Engine's kernels (else FlashAttention-2); passes: see
+// FrameworkProfile::elementwisePasses.
+ComputeRates computeRates(const DeviceSpec &device, double gemmEfficiencyOverride = 0,
+                          bool fusedAttention = true, double elementwisePasses = 1);
+
+// The large-GEMM efficiency of the device's class (DeviceSpec::matmulEfficiency when set).
+double classGemmEfficiency(const DeviceSpec &device);
+
+// Seconds for one m x n x k GEMM (2mnk FLOPs, BF16 operands).
+double gemmSeconds(double m, double n, double k, const ComputeRates &r);
+
+// One device's share of a layer for a micro-batch of `b` samples of `seq` tokens.
+struct LayerWidths {
+    int tp = 1, cp = 1, ep = 1;
+    bool sp = false;
+};
+struct LayerTimes {
+    double forward = 0, backward = 0;  // seconds
+    double attention = 0;              // the forward's core attention (selective recompute)
+    double gemm = 0;                   // forward GEMM seconds (what TP overlap hides behind)
+};
+// Needs layer.gemms or attentionFlops (hasShapes()); otherwise use the FLOP form.
+LayerTimes layerTimes(const LayerProfile &layer, int seq, double b, const LayerWidths &w,
+                      const ComputeRates &r, bool elementwise);
+bool hasShapes(const LayerProfile &layer);
+
+} // namespace nest

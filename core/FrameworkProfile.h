@@ -1,0 +1,62 @@
+#pragma once
+// What a training framework overlaps and how it allocates memory (docs/cost-model.md,
+// "Framework profiles"). The evaluator charges communication as exposed unless the profile
+// overlaps it; overlapped communication is never free: the compute it hides behind slows by
+// `contention` x the hidden communication time (SM and HBM shared with the NCCL kernels).
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+// Serial: nothing overlapped, fp32 gradients, no fragmentation or contention: the
+// conservative bound (and the NEST paper's own cost model), used by hand-checked tests.
+enum class Framework { MegatronCore, MegatronLM, DeepSpeed, Fsdp, Torchtitan, Serial };
+
+struct FrameworkProfile {
+    Framework id = Framework::MegatronCore;
+    const char *name = "megatron-core";
+    // Tensor-parallel all-gather / reduce-scatter split into chunks and pipelined with the
+    // GEMMs they feed (Transformer Engine userbuffers, --tp-comm-overlap); needs sequence
+    // parallelism, as in Megatron-Core.
+    bool tpOverlap = false;
+    // Without that, the backward's TP collective still runs asynchronously beside the
+    // weight-gradient GEMM (Megatron-LM --async-tensor-model-parallel-allreduce, 2021+).
+    bool tpBackwardOverlap = false;
+    // Gradient reduce (-scatter) launched per bucket during the last micro-batch's backward.
+    bool gradReduceOverlap = false;
+    // Distributed-optimizer / ZeRO-1,2 parameter all-gather overlapped with the next forward.
+    bool paramGatherOverlap = false;
+    // Pipeline send / recv overlapped with compute (Megatron-Core with interleaving).
+    bool p2pOverlap = false;
+    // ZeRO-2/3 traffic prefetched / bucketed behind the layer compute (CostOptions::zeroOverlap
+    // scales the window).
+    bool zeroPrefetch = true;
+    // Context-parallel ring exchange overlapped with the blockwise attention.
+    bool cpOverlap = false;
+    // Kernels: Transformer Engine's fused attention (cuDNN / FlashAttention-3 class on
+    // Hopper) vs FlashAttention-2; fused norm / activation kernels (1 HBM pass) vs eager
+    // PyTorch (about 2 passes per element-wise op).
+    bool fusedAttention = false;
+    double elementwisePasses = 1;
+    // Megatron's vocab-parallel cross-entropy works in place on one FP32 copy of the logits;
+    // eager PyTorch (logits.float() then cross_entropy) holds a second FP32 buffer.
+    bool fusedLoss = true;
+    // Bytes per parameter of the gradient buffer that accumulates across micro-batches
+    // (4 = fp32 main grads, 2 = bf16).
+    double gradBytesPerParam = 4;
+    // Fraction of the activation memory lost to allocator fragmentation.
+    double fragmentation = 0.0;
+    // Compute slowdown per second of communication hidden behind it.
+    double contention = 0.0;
+};
+
+// The profiles, Megatron-Core first (the default).
+const std::vector<FrameworkProfile> &frameworkProfiles();
+const FrameworkProfile &frameworkProfile(Framework f);
+// "megatron-core", "megatron-lm", "deepspeed", "fsdp", "torchtitan", "serial"
+// (case-insensitive; "megatron", "mcore" and "nemo" mean megatron-core).
+std::optional<Framework> frameworkFromString(const std::string &name);
+const char *toString(Framework f);
+
+} // namespace nest

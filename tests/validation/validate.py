@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Run nest-cli on every published training run in runs.json and compare step times.
+
+For each row: write the row's cluster (compact form: a node level of gpus_per_node devices on
+NVLink, a cluster level of nodes on the inter-node fabric) and model to a temporary folder, call
+`nest-cli evaluate ... --json` with the published layout, and compare the evaluator's iteration
+time with the published step time (tokens/s/GPU and TFLOP/s/GPU are converted first, see
+convert_published()). error = (predicted - published) / published.
+
+Standard library only. Exit status: 0, or 1 with --check when the validation set misses the
+target (mean |error| <= 10 %, every row <= 25 %, no row infeasible), 2 on usage errors.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_RUNS = os.path.join(HERE, "runs.json")
+DEFAULT_CLI = os.path.normpath(os.path.join(HERE, "..", "..", "build", "app", "nest-cli"))
+RESULTS_BEGIN = "<!-- results -->"
+RESULTS_END = "<!-- /results -->"
+
+# The --check target (issue 10, item 5).
+TARGET_MEAN = 0.10
+TARGET_MAX = 0.25
+
+# Link latencies (not published by any source): NVLink/NVSwitch hop, one IB/RoCE hop.
+NODE_LATENCY_US = 1.0
+CLUSTER_LATENCY_US = 4.0
+
+
+# ----------------------------------------------------------------------------- data set
+def load_runs(path=DEFAULT_RUNS, which="all"):
+    """Rows of runs.json of set `which` ("validation", "calibration" or "all")."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    rows = data["runs"] if isinstance(data, dict) else data
+    if which == "all":
+        return list(rows)
+    return [r for r in rows if r["set"] == which]
+
+
+def generation(device):
+    """GPU generation of a device preset name, for the per-generation summary."""
+    d = device.lower()
+    for key, gen in (("v100", "V100"), ("a100", "A100"), ("h100", "H100"), ("h200", "H200"),
+                     ("b200", "B200"), ("mi300", "MI300X"), ("tpu", "TPU")):
+        if key in d:
+            return gen
+    return device
+
+
+def megatron_flops_per_step(model, layout):
+    """Narayanan et al. SC'21 eq. (3): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)), including the
+    recompute forward (what Megatron-LM reports as TFLOP/s with full recompute)."""
+    b, s = layout["gbs"], layout["seq"]
+    l, h, v = model["layers"], model["hidden"], model["vocab"]
+    return 96.0 * b * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
+
+
+FLOP_FORMULAS = {"narayanan2021-eq3": megatron_flops_per_step}
+
+
+def convert_published(row):
+    """The published number as a step time in seconds, and a short text of the conversion."""
+    pub, lay, gpus = row["published"], row["layout"], row["gpus"]
+    metric, value = pub["metric"], float(pub["value"])
+    if metric == "step_time_s":
+        return value, "step time"
+    if metric == "tokens_per_s_per_gpu":
+        return lay["gbs"] * lay["seq"] / (value * gpus), "gbs*seq/(tok/s/GPU*GPUs)"
+    if metric == "tflops_per_gpu":
+        if "flops_per_step" in pub:
+            flops = float(pub["flops_per_step"])
+        else:
+            formula = pub.get("flop_formula_key")
+            if formula not in FLOP_FORMULAS:
+                raise ValueError(f"{row['id']}: tflops_per_gpu needs flops_per_step or a known flop_formula_key")
+            flops = FLOP_FORMULAS[formula](row["model"], lay)
+        return flops / (value * 1e12 * gpus), "FLOPs/step/(TFLOP/s*GPUs)"
+    raise ValueError(f"{row['id']}: unknown published metric '{metric}'")
+
+
+def layout_text(lay):
+    parts = [f"tp{lay['tp']}", f"pp{lay['pp']}"]
+    if lay.get("vpp", 1) > 1:
+        parts.append(f"v{lay['vpp']}")
+    if lay.get("cp", 1) > 1:
+        parts.append(f"cp{lay['cp']}")
+    if lay.get("ep", 1) > 1:
+        parts.append(f"ep{lay['ep']}")
+    parts.append(f"dp{lay['dp']}")
+    parts.append(f"mbs{lay['mbs']}")
+    parts.append(f"gbs{lay['gbs']}")
+    parts.append(f"s{lay['seq']}")
+    parts.append(f"z{lay['zero']}")
+    parts.append({"none": "rc-", "selective": "rc-sel", "full": "rc-full"}[lay["recompute"]])
+    if lay.get("sp"):
+        parts.append("sp")
+    return " ".join(parts)
+
+
+# ----------------------------------------------------------------------------- CLI
+def usage_exit(message):
+    """A usage problem (missing CLI, rejected arguments): message on stderr, exit status 2."""
+    print(f"validate.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+class Cli:
+    """nest-cli plus what it supports. Flags still being added (--framework, selective
+    recompute) are probed once; when missing, rows run without them and the report says so."""
+
+    def __init__(self, path, extra_args="", class_args=None):
+        self.path = path
+        self.extra = shlex.split(extra_args) if extra_args else []
+        # {GPU generation: [args]}: appended to the calls of that generation's rows only.
+        self.class_args = {k: shlex.split(v) for k, v in (class_args or {}).items()}
+        self.has_framework = True
+        self.has_selective = True
+        self.fallbacks = []
+        self.presets = None
+
+    def probe(self):
+        if not (os.path.isfile(self.path) and os.access(self.path, os.X_OK)):
+            usage_exit(f"nest-cli not found or not executable: {self.path} (use --cli PATH)")
+        with tempfile.TemporaryDirectory(prefix="nest-valid-probe-") as tmp:
+            cluster = os.path.join(tmp, "c.json")
+            with open(cluster, "w", encoding="utf-8") as f:
+                json.dump({"name": "probe", "device": "a100-80gb",
+                           "levels": [{"name": "node", "fanout": 8, "bandwidth_GBps": 300}]}, f)
+            base = [self.path, "evaluate", "--cluster", cluster, "--model", "llama2-7b", "--tp", "8",
+                    "--microbatch", "1", "--batch", "8", "--seq", "512", "--json"]
+            out = subprocess.run(base + ["--framework", "megatron-core"], capture_output=True, text=True)
+            if out.returncode != 0 and "framework" in out.stderr:
+                self.has_framework = False
+                self.fallbacks.append("--framework not supported by this nest-cli: rows ran without it")
+            out = subprocess.run(base + ["--recompute", "selective"], capture_output=True, text=True)
+            if out.returncode != 0 and "recompute" in out.stderr:
+                self.has_selective = False
+                self.fallbacks.append("--recompute selective not supported by this nest-cli: mapped to none")
+            for what, extra in [("--extra-args", self.extra)] + [
+                    (f"--class-args for {k}", v) for k, v in self.class_args.items()]:
+                if extra:
+                    out = subprocess.run(base + extra, capture_output=True, text=True)
+                    if out.returncode != 0:
+                        usage_exit(f"nest-cli rejects {what} '{' '.join(extra)}': {out.stderr.strip()}")
+        out = subprocess.run([self.path, "presets", "--json"], capture_output=True, text=True)
+        if out.returncode == 0:
+            self.presets = {d["name"]: d for d in json.loads(out.stdout).get("devices", [])}
+
+    def device_json(self, row):
+        """The preset name, or an inline device when the row overrides a field (memory of a
+        non-standard part). The inline object keeps the preset's name and other numbers."""
+        overrides = row.get("device_overrides")
+        if not overrides:
+            return row["device"]
+        if not self.presets or row["device"] not in self.presets:
+            raise RuntimeError(f"{row['id']}: device_overrides needs the preset '{row['device']}' "
+                               "from `nest-cli presets --json`")
+        base = self.presets[row["device"]]
+        dev = {k: base[k] for k in ("name", "peak_tflops", "memory_GB", "memory_bandwidth_GBps")}
+        if base.get("matmul_efficiency"):
+            dev["matmul_efficiency"] = base["matmul_efficiency"]
+        dev.update(overrides)
+        return dev
+
+    def command(self, row, cluster_file, model_file):
+        lay = row["layout"]
+        rec = lay["recompute"]
+        if rec == "selective" and not self.has_selective:
+            rec = "none"
+        vpp = lay.get("vpp", 1)
+        cmd = [self.path, "evaluate", "--cluster", cluster_file, "--model", model_file,
+               "--tp", str(lay["tp"]), "--pp", str(lay["pp"]), "--dp", str(lay["dp"]),
+               "--cp", str(lay.get("cp", 1)), "--ep", str(lay.get("ep", 1)),
+               "--microbatch", str(lay["mbs"]), "--batch", str(lay["gbs"]), "--seq", str(lay["seq"]),
+               "--schedule", f"interleaved:{vpp}" if vpp > 1 else "1f1b",
+               "--zero", str(lay["zero"]), "--recompute", rec, "--json"]
+        if lay.get("sp"):
+            cmd.append("--sp")
+        if self.has_framework:
+            cmd += ["--framework", row["framework"]]
+        return cmd + self.extra + self.class_args.get(generation(row["device"]), [])
+
+
+def cluster_json(row, device):
+    gpn = row["gpus_per_node"]
+    nodes = row["gpus"] // gpn
+    if nodes * gpn != row["gpus"]:
+        raise RuntimeError(f"{row['id']}: {row['gpus']} GPUs is not a whole number of {gpn}-GPU nodes")
+    return {"name": f"{row['id']}-cluster", "device": device,
+            "levels": [{"name": "node", "fanout": gpn, "bandwidth_GBps": row["nvlink_GBps"],
+                        "latency_us": NODE_LATENCY_US},
+                       {"name": "cluster", "fanout": nodes, "bandwidth_GBps": row["internode_GBps"],
+                        "latency_us": CLUSTER_LATENCY_US}]}
+
+
+def evaluate_row(cli, row, tmp_root):
+    """One row's result dict: id, published/predicted step time, error, feasibility."""
+    res = {"id": row["id"], "set": row["set"], "source": row.get("source_short", row["source"][:20]),
+           "gpus": row["gpus"], "device": row["device"], "generation": generation(row["device"]),
+           "framework": row["framework"], "layout": layout_text(row["layout"]),
+           "from_memory": bool(row.get("from_memory"))}
+    try:
+        res["published"], res["conversion"] = convert_published(row)
+        folder = os.path.join(tmp_root, row["id"])
+        os.makedirs(folder, exist_ok=True)
+        cluster_file = os.path.join(folder, "cluster.json")
+        model_file = os.path.join(folder, "model.json")
+        with open(cluster_file, "w", encoding="utf-8") as f:
+            json.dump(cluster_json(row, cli.device_json(row)), f)
+        with open(model_file, "w", encoding="utf-8") as f:
+            json.dump(row["model"], f)
+        cmd = cli.command(row, cluster_file, model_file)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            res["error_text"] = (out.stderr.strip() or out.stdout.strip() or f"exit {out.returncode}")
+            return res
+        report = json.loads(out.stdout)
+        res["predicted"] = float(report["iteration_time_s"])
+        res["feasible"] = bool(report["feasible"])
+        res["reasons"] = report.get("reasons", [])
+        res["mfu"] = report.get("mfu")
+        res["peak_memory_GB"] = report.get("peak_memory_bytes", 0) / 1e9
+        res["error"] = (res["predicted"] - res["published"]) / res["published"]
+    except (OSError, ValueError, RuntimeError, KeyError, subprocess.TimeoutExpired) as e:
+        res["error_text"] = str(e)
+    return res
+
+
+def run_rows(cli, rows, jobs=None):
+    """Results in the order of `rows`."""
+    jobs = jobs or min(8, (os.cpu_count() or 2))
+    with tempfile.TemporaryDirectory(prefix="nest-valid-") as tmp:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(lambda r: evaluate_row(cli, r, tmp), rows))
+
+
+# ----------------------------------------------------------------------------- summary
+def ok(res):
+    return "error" in res
+
+
+def summarize(results):
+    """{group: (count, mean |err|, max |err|, infeasible/failed count)} by generation, overall."""
+    groups = {}
+    for r in results:
+        for key in (r["generation"], r["framework"], "overall"):
+            groups.setdefault(key, []).append(r)
+    out = {}
+    for key, rs in groups.items():
+        errs = [abs(r["error"]) for r in rs if ok(r)]
+        bad = sum(1 for r in rs if not ok(r) or not r.get("feasible", False))
+        out[key] = (len(rs), sum(errs) / len(errs) if errs else float("nan"), max(errs) if errs else float("nan"), bad)
+    return out
+
+
+def status_text(r):
+    if not ok(r):
+        return "CLI ERROR"
+    if not r["feasible"]:
+        return "infeasible"
+    return ""
+
+
+def markdown(results, cli, title):
+    lines = [f"#### {title}", "",
+             "| id | source | GPUs | layout | published (s) | predicted (s) | error | note |",
+             "|---|---|---:|---|---:|---:|---:|---|"]
+    for r in results:
+        pub = f"{r['published']:.3f}" if "published" in r else "-"
+        pred = f"{r['predicted']:.3f}" if "predicted" in r else "-"
+        err = f"{100 * r['error']:+.1f} %" if ok(r) else "-"
+        note = status_text(r)
+        if r.get("from_memory"):
+            note = (note + " " if note else "") + "(partly from memory)"
+        lines.append(f"| {r['id']} | {r['source']} | {r['gpus']} | {r['layout']} | {pub} | {pred} | {err} | {note} |")
+    lines += ["", "| group | rows | mean \\|error\\| | max \\|error\\| | infeasible or failed |",
+              "|---|---:|---:|---:|---:|"]
+    summ = summarize(results)
+    for key in sorted(summ, key=lambda k: (k == "overall", k)):
+        n, mean, mx, bad = summ[key]
+        lines.append(f"| {key} | {n} | {100 * mean:.1f} % | {100 * mx:.1f} % | {bad} |")
+    if cli.fallbacks or cli.extra or cli.class_args:
+        lines.append("")
+        for fb in cli.fallbacks:
+            lines.append(f"Note: {fb}.")
+        if cli.extra:
+            lines.append(f"Extra CLI arguments: `{' '.join(cli.extra)}`.")
+        for k, v in sorted(cli.class_args.items()):
+            lines.append(f"Extra CLI arguments for {k} rows: `{' '.join(v)}`.")
+    return "\n".join(lines) + "\n"
+
+
+def print_table(results, cli, title):
+    print(title)
+    hdr = f"{'id':34} {'source':18} {'GPUs':>5}  {'layout':50} {'published':>10} {'predicted':>10} {'error':>8}"
+    print(hdr)
+    print("-" * len(hdr))
+    for r in results:
+        pub = f"{r['published']:.3f}" if "published" in r else "-"
+        pred = f"{r['predicted']:.3f}" if "predicted" in r else "-"
+        err = f"{100 * r['error']:+.1f}%" if ok(r) else "-"
+        print(f"{r['id']:34} {r['source'][:18]:18} {r['gpus']:5d}  {r['layout'][:50]:50} {pub:>10} {pred:>10} "
+              f"{err:>8} {status_text(r)}")
+        if not ok(r):
+            print(f"    {r.get('error_text', '')[:300]}")
+        elif not r["feasible"]:
+            print(f"    infeasible: {'; '.join(r['reasons'])[:300]}")
+    print()
+    summ = summarize(results)
+    print(f"{'group':14} {'rows':>5} {'mean|err|':>10} {'max|err|':>10} {'infeasible/failed':>18}")
+    for key in sorted(summ, key=lambda k: (k == "overall", k)):
+        n, mean, mx, bad = summ[key]
+        print(f"{key:14} {n:5d} {100 * mean:9.1f}% {100 * mx:9.1f}% {bad:18d}")
+    for fb in cli.fallbacks:
+        print(f"note: {fb}")
+    print()
+
+
+def write_markdown(path, text):
+    """Replace the text between the results markers of `path`, or write the table alone."""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        # The markers count only on a line of their own (prose may quote them).
+        b = next((i for i, line in enumerate(lines) if line.strip() == RESULTS_BEGIN), -1)
+        e = next((i for i, line in enumerate(lines) if i > b >= 0 and line.strip() == RESULTS_END), -1)
+        if b >= 0 and e > b:
+            doc = "\n".join(lines[:b + 1]) + "\n" + text + "\n".join(lines[e:])
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(doc)
+            return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(RESULTS_BEGIN + "\n" + text + RESULTS_END + "\n")
+
+
+def check(results):
+    """Messages for every way the validation results miss the target (empty = pass)."""
+    fails = []
+    val = [r for r in results if r["set"] == "validation"]
+    if not val:
+        return ["no validation rows were evaluated"]
+    for r in val:
+        if not ok(r):
+            fails.append(f"{r['id']}: the CLI failed: {r.get('error_text', '')[:200]}")
+        elif not r["feasible"]:
+            fails.append(f"{r['id']}: published layout called infeasible: {'; '.join(r['reasons'])[:200]}")
+        elif abs(r["error"]) > TARGET_MAX:
+            fails.append(f"{r['id']}: |error| {100 * abs(r['error']):.1f} % > {100 * TARGET_MAX:.0f} %")
+    errs = [abs(r["error"]) for r in val if ok(r)]
+    mean = sum(errs) / len(errs) if errs else float("inf")
+    if mean > TARGET_MEAN:
+        fails.append(f"mean |error| {100 * mean:.1f} % > {100 * TARGET_MEAN:.0f} % over {len(errs)} validation rows")
+    return fails
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cli", default=DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
+    ap.add_argument("--runs", default=DEFAULT_RUNS, help="the data set (default: runs.json next to this script)")
+    ap.add_argument("--set", default="validation", choices=["validation", "calibration", "all"],
+                    help="which rows to run (default: validation)")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="write the table to FILE (between <!-- results --> markers when FILE has them)")
+    ap.add_argument("--json", metavar="FILE", help="write the per-row results as JSON")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless the validation set meets the target (mean |error| <= 10 %%, "
+                         "every row <= 25 %%, none infeasible); always evaluates the validation rows")
+    ap.add_argument("--extra-args", default="", help="arguments appended to every nest-cli call")
+    ap.add_argument("--class-args", action="append", default=[], metavar="GEN=ARGS",
+                    help="arguments appended to the calls of one GPU generation's rows, e.g. "
+                         "'A100=--gemm-efficiency 0.62' (repeatable; what fit.py prints)")
+    ap.add_argument("--jobs", type=int, default=0, help="parallel CLI calls (default: min(8, CPUs))")
+    args = ap.parse_args(argv)
+
+    class_args = {}
+    for item in args.class_args:
+        gen, sep, rest = item.partition("=")
+        if not sep or not gen:
+            ap.error(f"--class-args expects GEN=ARGS, got '{item}'")
+        class_args[gen] = rest
+    cli = Cli(os.path.abspath(args.cli), args.extra_args, class_args)
+    cli.probe()
+    rows = load_runs(args.runs, args.set)
+    if args.check and args.set == "calibration":
+        rows = load_runs(args.runs, "all")
+    results = run_rows(cli, rows, args.jobs or None)
+
+    titles = {"validation": "Validation set", "calibration": "Calibration set", "all": "All rows"}
+    title = titles["all" if (args.check and args.set == "calibration") else args.set]
+    print_table(results, cli, title)
+    if args.markdown:
+        text = ""
+        for which in ("validation", "calibration"):
+            part = [r for r in results if r["set"] == which]
+            if part:
+                text += markdown(part, cli, titles[which]) + "\n"
+        write_markdown(args.markdown, text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"fallbacks": cli.fallbacks, "extra_args": cli.extra, "results": results}, f, indent=1)
+    if args.check:
+        fails = check(results)
+        if fails:
+            print("CHECK FAILED:")
+            for msg in fails:
+                print(f"  {msg}")
+            return 1
+        print("CHECK PASSED: validation set within target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
