@@ -160,8 +160,11 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
 {
     CostOptions o = costOptionsFrom(args);
-    if (in.search)
+    if (in.search) {
         o.memoryHeadroom = in.search->memoryHeadroom;
+        if (!args.has("framework"))
+            o.framework = in.search->framework;
+    }
     return o;
 }
 

@@ -109,6 +109,8 @@ int cmdPlan(const Args &argv)
     SearchOptions o = searchOptionsFrom(settings, model);
     o.cost = costOptionsFrom(args);
     o.cost.memoryHeadroom = o.memoryHeadroom;
+    if (!args.has("framework"))
+        o.cost.framework = settings.framework;  // the workspace's, unless --framework says otherwise
 
     const PlanResult r = planner->plan(topo, model, o);
     if (!r.found) {

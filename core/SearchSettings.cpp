@@ -30,6 +30,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.layouts = s.layouts;
     o.memoryHeadroom = s.memoryHeadroom;
     o.cost.memoryHeadroom = s.memoryHeadroom;
+    o.cost.framework = s.framework;
     return o;
 }
 
@@ -76,6 +77,7 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"virtual_stages", static_cast<const std::vector<int> &>(s.virtualStages)},
                 {"max_stages", s.maxStages},
                 {"memory_headroom", s.memoryHeadroom},
+                {"framework", toString(s.framework)},
                 {"allow_tp", s.allowTp},
                 {"allow_pp", s.allowPp},
                 {"allow_dp", s.allowDp},
@@ -120,7 +122,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
 {
     requireKnownKeys(j, path,
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
-                      "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
+                      "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts"});
     SearchSettings s;
@@ -152,6 +154,17 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
     if (s.memoryHeadroom >= 1)
         throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");
+    if (has(j, "framework")) {
+        const std::string name = getString(j, "framework", path);
+        const auto f = frameworkFromString(name);
+        if (!f) {
+            std::string known;
+            for (const FrameworkProfile &fp : frameworkProfiles())
+                known += std::string(known.empty() ? "" : ", ") + fp.name;
+            throw JsonError(childPath(path, "framework"), "unknown framework '" + name + "' (known: " + known + ")");
+        }
+        s.framework = *f;
+    }
     s.allowTp = getBool(j, "allow_tp", path, true);
     s.allowPp = getBool(j, "allow_pp", path, true);
     s.allowDp = getBool(j, "allow_dp", path, true);

@@ -6,7 +6,7 @@
 // JSON (the workspace's "search" object; every key optional, defaults below):
 //   {"planner": "nest", "micro_batches": [1, 2, 4, 8],
 //    "schedules": ["1f1b", "gpipe", "interleaved"], "virtual_stages": [2, 3, 4],
-//    "max_stages": 0, "memory_headroom": 0.0,
+//    "max_stages": 0, "memory_headroom": 0.0, "framework": "megatron-core",
 //    "allow_tp": true, "allow_pp": true, "allow_dp": true, "allow_ep": true,
 //    "allow_cp": true, "allow_sp": true, "allow_zero": true, "allow_recompute": true,
 //    "recompute_modes": ["none", "selective", "full"],
@@ -60,6 +60,7 @@ struct SearchSettings {
     int cpMinTokensPerRank = 4096;
     std::vector<Layout> layouts{Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;                     // fraction of device memory kept free
+    Framework framework = Framework::MegatronCore;   // what the cost model overlaps (FrameworkProfile.h)
 
     bool operator==(const SearchSettings &) const = default;
 };

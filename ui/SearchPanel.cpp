@@ -142,6 +142,14 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     m_headroom->setDecimals(1);
     m_headroom->setToolTip(tr("Fraction of each device's memory kept free"));
     sform->addRow(tr("Memory headroom"), m_headroom);
+    m_framework = new QComboBox;
+    m_framework->setObjectName(QStringLiteral("framework"));
+    for (const FrameworkProfile &f : frameworkProfiles())
+        m_framework->addItem(QString::fromLatin1(f.name), QString::fromLatin1(f.name));
+    m_framework->setToolTip(tr("Training framework the cost model assumes: what it overlaps "
+                               "(tensor-parallel, gradient, parameter and pipeline traffic), its "
+                               "gradient precision and kernels (docs/cost-model.md)"));
+    sform->addRow(tr("Framework"), m_framework);
     top->addWidget(space);
 
     auto *sched = new QGroupBox(tr("Schedules and layouts"));
@@ -178,6 +186,7 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
+    connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_document, &ClusterDocument::searchChanged, this, &SearchPanel::refresh);
     refresh();
 }
@@ -279,6 +288,7 @@ void SearchPanel::refresh()
     m_inside->setChecked(hasLayout(Layout::ReplicasInside));
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
+    m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
     m_problem.clear();
     m_error->hide();
     m_updating = false;
@@ -355,6 +365,8 @@ void SearchPanel::commit()
     }
     s.maxStages = m_maxStages->value();
     s.memoryHeadroom = m_headroom->value() / 100.0;
+    if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
+        s.framework = *f;
     m_problem.clear();
     m_error->hide();
     m_document->setSearch(s);

@@ -46,6 +46,7 @@ public:
     QLineEdit *virtualStagesEdit() const { return m_virtual; }  // interleaving depths, "2, 3, 4"
     QSpinBox *maxStagesSpin() const { return m_maxStages; }
     QDoubleSpinBox *headroomSpin() const { return m_headroom; }
+    QComboBox *frameworkCombo() const { return m_framework; }  // item data: the profile name
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
@@ -70,6 +71,7 @@ private:
     QLineEdit *m_virtual;
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
+    QComboBox *m_framework;
     QLabel *m_error;
     QWidget *m_buttons;
     QProgressBar *m_progress;

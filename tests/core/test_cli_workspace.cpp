@@ -157,6 +157,33 @@ private slots:
         QCOMPARE(j.at("search").at("tp_candidates").dump(), std::string("[1]"));
     }
 
+    void workspaceFrameworkCostsThePlan()
+    {
+        // The workspace's framework profile is the cost model of plan and evaluate alike;
+        // --framework overrides it.
+        Json ws = quickstartJson();
+        ws["search"]["framework"] = "serial";
+        QTemporaryDir dir;
+        const QString file = dir.filePath("serial.nestws.json");
+        const QString plan = dir.filePath("plan.json");
+        QVERIFY(writeJson(file, ws));
+        const Run p = runCli({"plan", "--workspace", file, "--out", plan, "--json"});
+        QVERIFY2(p.exitCode == 0, p.err.constData());
+        const double planned = outJson(p).at("report").at("iteration_time_s").get<double>();
+        const Run e = runCli({"evaluate", "--workspace", file, "--plan", plan, "--json"});
+        QVERIFY2(e.exitCode == 0, e.err.constData());
+        QCOMPARE(outJson(e).at("iteration_time_s").get<double>(), planned);
+        const Run direct = runCli({"evaluate", "--workspace", kQuickstart, "--plan", plan, "--framework", "serial", "--json"});
+        QVERIFY2(direct.exitCode == 0, direct.err.constData());
+        QCOMPARE(outJson(direct).at("iteration_time_s").get<double>(), planned);
+        const Run mcore = runCli({"evaluate", "--workspace", file, "--plan", plan, "--framework", "megatron-core", "--json"});
+        QVERIFY2(mcore.exitCode == 0, mcore.err.constData());
+        QVERIFY(outJson(mcore).at("iteration_time_s").get<double>() < planned);  // overlap hides traffic
+        const Run bad = runCli({"evaluate", "--workspace", file, "--plan", plan, "--framework", "jax"});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(bad.err.contains("--framework expects one of megatron-core"));
+    }
+
     void planThenEvaluateAgree()
     {
         QTemporaryDir dir;

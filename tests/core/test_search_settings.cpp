@@ -59,6 +59,7 @@ SearchSettings everyFieldChanged()
     s.cpMinTokensPerRank = 0;
     s.layouts = {Layout::ReplicasInside};
     s.memoryHeadroom = 0.125;
+    s.framework = Framework::Fsdp;
     return s;
 }
 
@@ -72,9 +73,17 @@ Json altered(const Json &value)
     if (value.is_number_float())
         return value.get<double>() / 2 + 0.25;
     if (value.is_string()) {
-        for (const std::string &name : plannerNames())
-            if (name != value.get<std::string>())
-                return name;
+        const std::string v = value.get<std::string>();
+        const bool planner = std::find(plannerNames().begin(), plannerNames().end(), v) != plannerNames().end();
+        if (planner) {
+            for (const std::string &name : plannerNames())
+                if (name != v)
+                    return name;
+        } else {
+            for (const FrameworkProfile &f : frameworkProfiles())
+                if (f.name != v)
+                    return f.name;
+        }
         return nullptr;
     }
     if (value.is_array() && value.size() > 1) {
@@ -203,9 +212,11 @@ void TestSearchSettings::optionsMapEveryField()
     QVERIFY(o.dpCandidates.empty());  // every dp that divides the batch
     QCOMPARE(o.layouts, (std::vector<Layout>{Layout::ReplicasInside}));
     QCOMPARE(o.memoryHeadroom, 0.125);
-    // The headroom reaches the evaluator too; every other cost option keeps its default.
+    // The headroom and the framework reach the evaluator; every other cost option keeps its
+    // default.
     CostOptions expectedCost;
     expectedCost.memoryHeadroom = 0.125;
+    expectedCost.framework = Framework::Fsdp;
     QVERIFY(o.cost == expectedCost);
 
     // The opposite booleans map as well.
@@ -282,7 +293,7 @@ void TestSearchSettings::jsonRoundTrip()
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    QCOMPARE(fields, std::size_t(20));
+    QCOMPARE(fields, std::size_t(21));
     QCOMPARE(d.size(), fields);
 }
 
@@ -387,6 +398,8 @@ void TestSearchSettings::jsonErrorsNameThePath_data()
     QTest::newRow("allow_tp not a bool") << R"({"allow_tp": "yes"})" << "search.allow_tp" << "true or false";
     QTest::newRow("allow_recompute 1") << R"({"allow_recompute": 1})" << "search.allow_recompute"
                                        << "true or false";
+    QTest::newRow("unknown framework") << R"({"framework": "jax"})" << "search.framework"
+                                       << "unknown framework 'jax' (known: megatron-core, megatron-lm";
 }
 
 void TestSearchSettings::jsonErrorsNameThePath()

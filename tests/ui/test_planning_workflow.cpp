@@ -17,6 +17,7 @@
 #include "ClusterIO.h"
 #include "PlanIO.h"
 
+#include <QComboBox>
 #include <QCheckBox>
 #include <QLineEdit>
 #include <QMimeData>
@@ -540,6 +541,29 @@ private slots:
         QVERIFY(w->document()->search() == before);
         QCOMPARE(panel->virtualStagesEdit()->text(), QStringLiteral("2, 3, 4"));
         QVERIFY(panel->recomputeModeBox(Recompute::None)->isChecked());
+    }
+    void frameworkChoiceReachesThePlan()
+    {
+        // Issue 10, item 2: the framework profile is a search setting; the plan is costed
+        // under it (the report equals the evaluator's with that profile), and it is undoable.
+        auto w = quickstart();
+        SearchPanel *panel = w->searchPanel();
+        QComboBox *combo = panel->frameworkCombo();
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("megatron-core"));
+        combo->setCurrentIndex(combo->findData(QStringLiteral("serial")));
+        QVERIFY(w->document()->search().framework == Framework::Serial);
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const PlanSnapshotPtr s = w->planning()->current();
+        CostOptions serial;
+        serial.framework = Framework::Serial;
+        const Report again = evaluate(s->plan(), w->document()->topology(), s->model, serial);
+        QCOMPARE(again.iterationTime, s->report().iterationTime);
+        const Report mcore = evaluate(s->plan(), w->document()->topology(), s->model);
+        QVERIFY(mcore.iterationTime != s->report().iterationTime);  // the choice mattered
+        w->document()->undoStack()->undo();
+        QVERIFY(w->document()->search().framework == Framework::MegatronCore);
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("megatron-core"));
     }
 };
 
