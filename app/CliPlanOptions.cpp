@@ -70,20 +70,16 @@ static double fraction(const CliArgs &args, const std::string &name, double fall
     return v;
 }
 
-CostOptions costOptionsFrom(const CliArgs &args)
+CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
 {
-    CostOptions o;
-    o.matmulEfficiency = fraction(args, "efficiency", 0.0);
+    CostOptions o = base;
+    o.matmulEfficiency = fraction(args, "efficiency", o.matmulEfficiency);
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
     if (args.has("framework")) {
         const std::string name = args.value("framework");
         const auto f = frameworkFromString(name);
-        if (!f) {
-            std::string known;
-            for (const FrameworkProfile &p : frameworkProfiles())
-                known += std::string(known.empty() ? "" : ", ") + p.name;
-            throw UsageError{"option --framework expects one of " + known + ", got '" + name + "'"};
-        }
+        if (!f)
+            throw UsageError{"option --framework expects one of " + frameworkNameList() + ", got '" + name + "'"};
         o.framework = *f;
     }
     return o;
@@ -159,13 +155,12 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
 
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
 {
-    CostOptions o = costOptionsFrom(args);
+    CostOptions base;
     if (in.search) {
-        o.memoryHeadroom = in.search->memoryHeadroom;
-        if (!args.has("framework"))
-            o.framework = in.search->framework;
+        base.memoryHeadroom = in.search->memoryHeadroom;
+        base.framework = in.search->framework;
     }
-    return o;
+    return costOptionsFrom(args, base);
 }
 
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)

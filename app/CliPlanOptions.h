@@ -31,8 +31,9 @@ std::set<std::string> planSearchFlagOptions();
 Topology loadClusterOption(const CliArgs &args);
 // --model FILE|PRESET (required), with optional sequence length / global batch overrides.
 ModelProfile loadModelOption(const CliArgs &args, std::optional<int> seqLength, std::optional<int> globalBatch);
-// --efficiency F (matmul efficiency override), --dp-overlap F.
-CostOptions costOptionsFrom(const CliArgs &args);
+// --efficiency F (large-GEMM efficiency), --dp-overlap F, --framework NAME, on top of
+// `base` (a workspace's cost options, or the defaults).
+CostOptions costOptionsFrom(const CliArgs &args, CostOptions base = {});
 
 // --workspace FILE: the workspace, or nullopt when the option is absent. Refuses
 // --cluster or --model beside it; a missing or malformed file is a UsageError whose
@@ -59,8 +60,8 @@ struct PlanInputs {
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.
 PlanInputs loadPlanInputs(const CliArgs &args);
-// costOptionsFrom(args) with the workspace's memory headroom (when there is a workspace),
-// so that `evaluate --workspace` judges memory as `plan --workspace` did.
+// costOptionsFrom(args) over the workspace's memory headroom and framework (when there is a
+// workspace), so that `evaluate --workspace` costs a plan as `plan --workspace` did.
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
 
 // The search settings of `nest-cli plan`: the workspace's (or the defaults), then every

@@ -107,10 +107,7 @@ int cmdPlan(const Args &argv)
     }
 
     SearchOptions o = searchOptionsFrom(settings, model);
-    o.cost = costOptionsFrom(args);
-    o.cost.memoryHeadroom = o.memoryHeadroom;
-    if (!args.has("framework"))
-        o.cost.framework = settings.framework;  // the workspace's, unless --framework says otherwise
+    o.cost = costOptionsFrom(args, o.cost);  // the settings' headroom and framework, flags on top
 
     const PlanResult r = planner->plan(topo, model, o);
     if (!r.found) {

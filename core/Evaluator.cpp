@@ -95,13 +95,13 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     const int nDevices = topo.deviceCount();
     const DeviceSpec *slowest = nullptr;
     double slowRate = kInf;
+    const FrameworkProfile &fw = frameworkProfile(opt.framework);
     for (const auto &row : st.devices) {
         for (int d : row) {
             if (d < 0 || d >= nDevices)
                 continue;
             const DeviceSpec &spec = topo.spec(d);
             if (slowest == nullptr || spec != *slowest) {
-                const FrameworkProfile &fw = frameworkProfile(opt.framework);
                 const ComputeRates r = computeRates(spec, opt.matmulEfficiency, fw.fusedAttention, fw.elementwisePasses);
                 if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
                     slowRate = r.rate();
@@ -136,6 +136,7 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
     const double spDiv = st.sp ? tp : 1;
     const LayerWidths widths{tp, cp, ep, st.sp};
+    const bool fusedLoss = frameworkProfile(opt.framework).fusedLoss;
     const LayerProfile *timed = nullptr;  // consecutive identical layers share their times
     LayerTimes times;
     for (int i = st.firstLayer; i < st.endLayer; ++i) {
@@ -158,9 +159,9 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
             // and writes its gradient (roofline; activation bytes from Korthikanti et al.).
             const double elementwise = opt.elementwiseTraffic ? fullStash / rates.hbm : 0.0;
             times = {};
-            times.forward = l.fwdFlops * b / (width * rates.rate()) + elementwise;
-            times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
             times.gemm = l.fwdFlops * b / (width * rates.rate());
+            times.forward = times.gemm + elementwise;
+            times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
             timed = nullptr;
         }
         const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width : times.forward;
@@ -214,7 +215,7 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
         s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
         double working = l.workingBytes * b / width;
-        if (l.kind == LayerKind::Head && !frameworkProfile(opt.framework).fusedLoss)
+        if (l.kind == LayerKind::Head && !fusedLoss)
             working += l.stashTpBytes * b / width;  // the second FP32 copy of the logits
         s.maxWorking = std::max(s.maxWorking, working);
     }

@@ -82,6 +82,14 @@ const FrameworkProfile &frameworkProfile(Framework f)
     return frameworkProfiles().front();
 }
 
+std::string frameworkNameList()
+{
+    std::string known;
+    for (const FrameworkProfile &p : frameworkProfiles())
+        known += std::string(known.empty() ? "" : ", ") + p.name;
+    return known;
+}
+
 const char *toString(Framework f)
 {
     return frameworkProfile(f).name;

@@ -58,5 +58,7 @@ const FrameworkProfile &frameworkProfile(Framework f);
 // (case-insensitive; "megatron", "mcore" and "nemo" mean megatron-core).
 std::optional<Framework> frameworkFromString(const std::string &name);
 const char *toString(Framework f);
+// "megatron-core, megatron-lm, ..." for error messages.
+std::string frameworkNameList();
 
 } // namespace nest

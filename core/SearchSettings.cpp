@@ -157,12 +157,9 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     if (has(j, "framework")) {
         const std::string name = getString(j, "framework", path);
         const auto f = frameworkFromString(name);
-        if (!f) {
-            std::string known;
-            for (const FrameworkProfile &fp : frameworkProfiles())
-                known += std::string(known.empty() ? "" : ", ") + fp.name;
-            throw JsonError(childPath(path, "framework"), "unknown framework '" + name + "' (known: " + known + ")");
-        }
+        if (!f)
+            throw JsonError(childPath(path, "framework"),
+                            "unknown framework '" + name + "' (known: " + frameworkNameList() + ")");
         s.framework = *f;
     }
     s.allowTp = getBool(j, "allow_tp", path, true);

@@ -174,13 +174,7 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=0, help="parallel rows (default: min(4, CPUs))")
     args = ap.parse_args(argv)
 
-    class_args = {}
-    for item in args.class_args:
-        gen, sep, rest = item.partition("=")
-        if not sep or not gen:
-            ap.error(f"--class-args expects GEN=ARGS, got '{item}'")
-        class_args[gen] = rest
-    cli = validate.Cli(os.path.abspath(args.cli), args.extra_args, class_args)
+    cli = validate.Cli(os.path.abspath(args.cli), args.extra_args, validate.parse_class_args(ap, args.class_args))
     cli.probe()
     rows = validate.load_runs(args.runs, args.set)
     if args.rows:

@@ -35,6 +35,17 @@ CLUSTER_LATENCY_US = 4.0
 
 
 # ----------------------------------------------------------------------------- data set
+def parse_class_args(parser, items):
+    """{GPU generation: extra CLI args} from repeated --class-args GEN=ARGS items."""
+    class_args = {}
+    for item in items:
+        gen, sep, rest = item.partition("=")
+        if not sep or not gen:
+            parser.error(f"--class-args expects GEN=ARGS, got '{item}'")
+        class_args[gen] = rest
+    return class_args
+
+
 def load_runs(path=DEFAULT_RUNS, which="all"):
     """Rows of runs.json of set `which` ("validation", "calibration" or "all")."""
     with open(path, encoding="utf-8") as f:
@@ -376,17 +387,11 @@ def main(argv=None):
     ap.add_argument("--extra-args", default="", help="arguments appended to every nest-cli call")
     ap.add_argument("--class-args", action="append", default=[], metavar="GEN=ARGS",
                     help="arguments appended to the calls of one GPU generation's rows, e.g. "
-                         "'A100=--gemm-efficiency 0.62' (repeatable; what fit.py prints)")
+                         "'A100=--efficiency 0.62' (repeatable; what fit.py prints)")
     ap.add_argument("--jobs", type=int, default=0, help="parallel CLI calls (default: min(8, CPUs))")
     args = ap.parse_args(argv)
 
-    class_args = {}
-    for item in args.class_args:
-        gen, sep, rest = item.partition("=")
-        if not sep or not gen:
-            ap.error(f"--class-args expects GEN=ARGS, got '{item}'")
-        class_args[gen] = rest
-    cli = Cli(os.path.abspath(args.cli), args.extra_args, class_args)
+    cli = Cli(os.path.abspath(args.cli), args.extra_args, parse_class_args(ap, args.class_args))
     cli.probe()
     rows = load_runs(args.runs, args.set)
     if args.check and args.set == "calibration":
