@@ -1,8 +1,6 @@
 #include "SearchSettings.h"
 
-#include "ExhaustivePlanner.h"
 #include "ModelProfile.h"
-#include "NestPlanner.h"
 
 #include <algorithm>
 
@@ -32,21 +30,6 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.cost.memoryHeadroom = s.memoryHeadroom;
     o.cost.framework = s.framework;
     return o;
-}
-
-const std::vector<std::string> &plannerNames()
-{
-    static const std::vector<std::string> names{"nest", "exhaustive"};
-    return names;
-}
-
-std::unique_ptr<Planner> makePlanner(const std::string &name)
-{
-    if (name == "nest")
-        return std::make_unique<NestPlanner>();
-    if (name == "exhaustive")
-        return std::make_unique<ExhaustivePlanner>();
-    return nullptr;
 }
 
 bool layoutFromString(const std::string &text, Layout &out)
@@ -128,7 +111,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
-        throw JsonError(childPath(path, "planner"), "expected \"nest\" or \"exhaustive\", found \"" + s.planner + "\"");
+        throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");
     s.microBatches = intList(j, "micro_batches", path, 1, 1 << 20, s.microBatches);
     if (has(j, "schedules")) {
         const std::string p = childPath(path, "schedules");

@@ -17,6 +17,7 @@
 #include "JsonUtil.h"
 #include "Plan.h"
 #include "Planner.h"
+#include "PlannerRegistry.h"
 
 #include <memory>
 #include <string>
@@ -35,7 +36,7 @@ struct DepthList : std::vector<int> {
 };
 
 struct SearchSettings {
-    std::string planner = "nest";                    // "nest" or "exhaustive"
+    std::string planner = "nest";                    // a name in plannerNames()
     std::vector<int> microBatches{1, 2, 4, 8};       // candidate micro-batch sizes
     std::vector<Schedule> schedules{Schedule::OneFOneB, Schedule::GPipe, Schedule::Interleaved};
     DepthList virtualStages{2, 3, 4};                // interleaving depths searched
@@ -67,11 +68,6 @@ struct SearchSettings {
 
 // The planner's options for `model` (its global batch and sequence length) under `s`.
 SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model);
-
-// The planner names SearchSettings::planner accepts.
-const std::vector<std::string> &plannerNames();
-// The planner named `name` ("nest", "exhaustive"); null for an unknown name.
-std::unique_ptr<Planner> makePlanner(const std::string &name);
 
 bool layoutFromString(const std::string &text, Layout &out);  // "outside", "inside"
 
