@@ -1,43 +1,80 @@
 #include "CliArgs.h"
 
+#include "CliHelp.h"
+
+#include <CLI/CLI.hpp>
+
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
 namespace nest::cli {
 
-CliArgs::CliArgs(const std::vector<std::string> &args, const std::set<std::string> &valueOptions,
-                 const std::set<std::string> &flags)
+namespace {
+
+std::string usageLine(const std::string &command)
 {
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string &a = args[i];
-        if (a.rfind("--", 0) != 0 || a == "--") {
-            m_positional.push_back(a);
-            continue;
-        }
-        std::string name = a.substr(2);
-        std::string val;
-        bool inlineValue = false;
-        if (const auto eq = name.find('='); eq != std::string::npos) {
-            val = name.substr(eq + 1);
-            name = name.substr(0, eq);
-            inlineValue = true;
-        }
-        if (flags.count(name)) {
-            if (inlineValue)
-                throw UsageError{"option --" + name + " takes no value"};
-            m_flags.insert(name);
-        } else if (valueOptions.count(name)) {
-            if (!inlineValue) {
-                if (i + 1 >= args.size())
-                    throw UsageError{"option --" + name + " needs a value"};
-                val = args[++i];
-            }
-            m_values[name] = val;
-        } else {
-            throw UsageError{"unknown option --" + name};
-        }
+    return "\nRun `nest-cli " + command + " --help` for its options.";
+}
+
+// CLI11's messages rephrased in the words the CLI has always used (scripts and tests
+// match them): "unknown option --x", "option --x needs a value", "unexpected argument 'y'".
+UsageError translate(const CLI::ParseError &e, const std::string &command)
+{
+    const std::string what = e.what();
+    if (dynamic_cast<const CLI::ArgumentMismatch *>(&e)) {
+        const std::string name = what.substr(0, what.find(':'));
+        return {"option " + name + " needs a value"};
     }
+    return {what + usageLine(command)};
+}
+
+} // namespace
+
+CliArgs::CliArgs(const std::vector<std::string> &args, const std::set<std::string> &valueOptions,
+                 const std::set<std::string> &flags, const std::string &command)
+{
+    const CommandHelp help = commandHelp(command);
+    CLI::App app(help.summary, "nest-cli " + command);
+    app.set_help_flag("-h,--help", "print this help and exit");
+    if (!help.example.empty())
+        app.footer("Example:\n  " + help.example +
+                   "\n\nExit status: 0 success, 2 bad input or usage, 1 internal error.");
+    app.get_formatter()->column_width(34);
+    app.allow_extras();  // positional words come back in remaining(); unknown options are refused below
+
+    std::map<std::string, std::string> storage;
+    std::map<std::string, CLI::Option *> options;
+    for (const std::string &name : valueOptions) {
+        const OptionHelp h = optionHelp(command, name);
+        CLI::Option *o = app.add_option("--" + name, storage[name], h.text);
+        o->type_name(h.valueName)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        options[name] = o;
+    }
+    for (const std::string &name : flags) {
+        const OptionHelp h = optionHelp(command, name);
+        options[name] = app.add_flag("--" + name, h.text);
+    }
+
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's order
+    try {
+        app.parse(reversed);
+    } catch (const CLI::CallForHelp &) {
+        throw HelpRequested{app.help()};
+    } catch (const CLI::ParseError &e) {
+        throw translate(e, command);
+    }
+    for (const std::string &extra : app.remaining()) {
+        if (extra.size() > 1 && extra[0] == '-')
+            throw UsageError{"unknown option " + extra.substr(0, extra.find('=')) + usageLine(command)};
+        m_positional.push_back(extra);
+    }
+    for (const std::string &name : valueOptions)
+        if (options[name]->count() > 0)
+            m_values[name] = storage[name];
+    for (const std::string &name : flags)
+        if (options[name]->count() > 0)
+            m_flags.insert(name);
 }
 
 std::string CliArgs::value(const std::string &name, const std::string &fallback) const
@@ -75,6 +112,28 @@ std::vector<int> CliArgs::intList(const std::string &name, const std::vector<int
         out.push_back(parseInt(name, item, 1));
     if (out.empty())
         throw UsageError{"option --" + name + " expects a comma-separated list of whole numbers"};
+    return out;
+}
+
+std::vector<std::string> CliArgs::wordList(const std::string &name,
+                                           const std::vector<std::string> &fallback) const
+{
+    const auto it = m_values.find(name);
+    if (it == m_values.end())
+        return fallback;
+    std::vector<std::string> out;
+    const std::string &text = it->second;
+    size_t at = 0;
+    while (true) {
+        const size_t comma = text.find(',', at);
+        const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (item.empty())
+            throw UsageError{"option --" + name + " has an empty item in '" + text + "'"};
+        out.push_back(item);
+        if (comma == std::string::npos)
+            break;
+        at = comma + 1;
+    }
     return out;
 }
 

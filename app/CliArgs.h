@@ -1,6 +1,10 @@
 #pragma once
-// Minimal argument parsing for nest-cli sub-commands: "--key value", "--key=value" and
-// boolean "--flag". Unknown options are an error (exit 2), so typos never pass silently.
+// The options of one nest-cli sub-command, parsed by CLI11 from the option names the
+// command accepts: "--key value", "--key=value" and boolean "--flag". The parser is built
+// from CliHelp (value names, descriptions, defaults, the command's example), so `--help`
+// lists exactly what is accepted. Unknown options are an error (exit 2), so typos never
+// pass silently; the values stay text and the commands convert them (intValue, intList...)
+// with messages that name the option.
 #include <map>
 #include <set>
 #include <string>
@@ -13,11 +17,17 @@ struct UsageError {
     std::string message;
 };
 
+// Thrown for --help: main prints the text on stdout and exits 0.
+struct HelpRequested {
+    std::string text;
+};
+
 class CliArgs {
 public:
-    // valueOptions take a value ("--cluster FILE"); flags do not ("--json").
+    // valueOptions take a value ("--cluster FILE"); flags do not ("--json"). `command`
+    // names the sub-command for its help text.
     CliArgs(const std::vector<std::string> &args, const std::set<std::string> &valueOptions,
-            const std::set<std::string> &flags);
+            const std::set<std::string> &flags, const std::string &command);
 
     bool flag(const std::string &name) const { return m_flags.count(name) > 0; }
     bool has(const std::string &name) const { return m_values.count(name) > 0; }
@@ -26,6 +36,8 @@ public:
     int intValue(const std::string &name, int fallback, int minValue = 1) const;
     // Comma-separated whole numbers ("1,2,4,8").
     std::vector<int> intList(const std::string &name, const std::vector<int> &fallback) const;
+    // Comma-separated words ("nest,flat"); empty items are an error.
+    std::vector<std::string> wordList(const std::string &name, const std::vector<std::string> &fallback) const;
     const std::vector<std::string> &positional() const { return m_positional; }
 
 private:

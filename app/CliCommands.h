@@ -13,5 +13,8 @@ int cmdInspect(const Args &args);   // cli_inspect.cpp
 int cmdEvaluate(const Args &args);  // cli_evaluate.cpp
 int cmdSimulate(const Args &args);  // cli_simulate.cpp
 int cmdPlan(const Args &args);      // cli_plan.cpp
+int cmdCompare(const Args &args);   // cli_compare.cpp
+int cmdReproduce(const Args &args); // cli_reproduce.cpp
+int cmdCompletion(const Args &args);// cli_completion.cpp
 
 } // namespace nest::cli

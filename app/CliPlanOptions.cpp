@@ -24,12 +24,24 @@ std::set<std::string> planFlagOptions()
 
 std::set<std::string> planSearchValueOptions()
 {
-    return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out"};
+    return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
+            "budget", "seed"};
 }
 
 std::set<std::string> planSearchFlagOptions()
 {
     return {"no-zero", "no-recompute", "json"};
+}
+
+void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags)
+{
+    values = planValueOptions();
+    flags = planFlagOptions();
+    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order"})
+        values.erase(layoutOnly);
+    flags.erase("sp");
+    values.merge(planSearchValueOptions());
+    flags.merge(planSearchFlagOptions());
 }
 
 Topology loadClusterOption(const CliArgs &args)
@@ -298,6 +310,31 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         throw UsageError{plan.error()};
     in.plan = std::move(plan).value();
     return in;
+}
+
+SearchJob loadSearchJob(const CliArgs &args)
+{
+    std::optional<int> seq, batch;
+    if (args.has("seq"))
+        seq = args.intValue("seq", 0);
+    if (args.has("batch"))
+        batch = args.intValue("batch", 0);
+    ClusterAndModel in = loadClusterAndModel(args, seq, batch);
+    SearchJob job;
+    job.settings = searchSettingsFrom(args, std::move(in.search));
+    job.topology = std::move(in.topology);
+    job.model = std::move(in.model);
+    if (args.has("cp")) {
+        for (int cp : job.settings.cpCandidates)
+            if (job.model.seqLength % cp != 0)
+                throw UsageError{"option --cp: " + std::to_string(cp) + " does not divide the sequence length " +
+                                 std::to_string(job.model.seqLength)};
+    }
+    job.options = searchOptionsFrom(job.settings, job.model);
+    job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
+    job.options.evaluationBudget = args.intValue("budget", 0, 1);
+    job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
+    return job;
 }
 
 } // namespace nest::cli

@@ -26,6 +26,10 @@ std::set<std::string> planFlagOptions();
 // options of planValueOptions(): the search settings (searchSettingsFrom), --out, --json.
 std::set<std::string> planSearchValueOptions();
 std::set<std::string> planSearchFlagOptions();
+// The options of a search command (`plan`, `compare`): the cluster / model / batch /
+// sequence / cost options of evaluate, less those that describe one layout, plus the
+// search settings.
+void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags);
 
 // --cluster FILE|PRESET (required).
 Topology loadClusterOption(const CliArgs &args);
@@ -72,5 +76,16 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
 // An unknown planner is a UsageError listing plannerNames(); a bad list item is one
 // naming the option and the item.
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base);
+
+// Everything a search needs, from the options of `plan` and `compare`: the inputs, the
+// settings (workspace, then flags) and the planner's options with the cost flags, --seed
+// and --budget applied. Checks --cp against the sequence length.
+struct SearchJob {
+    Topology topology;
+    ModelProfile model;
+    SearchSettings settings;
+    SearchOptions options;
+};
+SearchJob loadSearchJob(const CliArgs &args);
 
 } // namespace nest::cli

@@ -47,7 +47,7 @@ int cmdEvaluate(const Args &argv)
 {
     auto flags = planFlagOptions();
     flags.insert("json");
-    const CliArgs args(argv, planValueOptions(), flags);
+    const CliArgs args(argv, planValueOptions(), flags, "evaluate");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const PlanInputs in = loadPlanInputs(args);

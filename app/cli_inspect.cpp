@@ -94,7 +94,7 @@ void printModel(const Json &m)
 
 int cmdInspect(const Args &args)
 {
-    const CliArgs a(args, {"cluster", "model", "seq", "batch"}, {"json"});
+    const CliArgs a(args, {"cluster", "model", "seq", "batch"}, {"json"}, "inspect");
     if (!a.positional().empty())
         throw UsageError{"unexpected argument '" + a.positional().front() + "'"};
     if (!a.has("cluster") && !a.has("model"))

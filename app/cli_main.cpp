@@ -29,6 +29,11 @@ const char *kUsage =
     "            1,2,4,8,16 where sequence / cp >= 4096 tokens); --vpp 1 = the plain\n"
     "            schedules (1F1B, GPipe), >= 2 = interleaving depths (default 1,2,3,4;\n"
     "            without 1: interleaved only); --recompute modes (default all three)\n"
+    "            planners: nest (default), exhaustive, flat, megatron, mcmc [--budget N --seed N]\n"
+    "  compare   (same inputs as plan) [--planners nest,flat,megatron,mcmc] [--json]\n"
+    "                                           NEST against the baselines, one row each\n"
+    "  reproduce [--out DIR] [--quick]          the paper's evaluation grid: CSV, tables, plots\n"
+    "  completion bash                          bash completion script\n"
     "\n"
     "cost model (evaluate, simulate, plan):\n"
     "            [--framework megatron-core|megatron-lm|deepspeed|fsdp|torchtitan|serial]\n"
@@ -39,6 +44,7 @@ const char *kUsage =
     "C and M are a file (JSON) or a preset name; see `nest-cli presets`. W is a workspace\n"
     "(*.nestws.json): its cluster, model and search settings, as the window plans them;\n"
     "explicit search flags override the workspace's settings.\n"
+    "`nest-cli COMMAND --help` lists a command's options with their defaults and an example.\n"
     "Exit status: 0 success, 2 bad input or usage, 1 internal error.\n";
 
 } // namespace
@@ -48,7 +54,8 @@ int main(int argc, char **argv)
     using namespace nest::cli;
     const std::map<std::string, std::function<int(const Args &)>> commands = {
         {"presets", cmdPresets}, {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
-        {"simulate", cmdSimulate}, {"plan", cmdPlan}};
+        {"simulate", cmdSimulate}, {"plan", cmdPlan}, {"compare", cmdCompare},
+        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}};
 
     if (argc < 2) {
         std::cerr << kUsage;
@@ -59,6 +66,10 @@ int main(int argc, char **argv)
         std::cout << kUsage;
         return 0;
     }
+    if (name == "--version" || name == "-V") {
+        std::cout << "nest-cli " << NEST_VERSION << "\n";
+        return 0;
+    }
     const auto it = commands.find(name);
     if (it == commands.end()) {
         std::cerr << "nest-cli: unknown command '" << name << "'\n\n" << kUsage;
@@ -66,6 +77,9 @@ int main(int argc, char **argv)
     }
     try {
         return it->second(Args(argv + 2, argv + argc));
+    } catch (const HelpRequested &h) {
+        std::cout << h.text;
+        return 0;
     } catch (const UsageError &e) {
         std::cerr << "nest-cli " << name << ": " << e.message << "\n";
         return 2;

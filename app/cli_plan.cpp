@@ -77,39 +77,16 @@ Json statsToJson(const SearchStats &s)
 
 int cmdPlan(const Args &argv)
 {
-    // The cluster / model / batch / sequence / cost options of evaluate, less those that
-    // describe one layout, plus the search settings.
-    std::set<std::string> values = planValueOptions(), flags = planFlagOptions();
-    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order"})
-        values.erase(layoutOnly);
-    flags.erase("sp");
-    values.merge(planSearchValueOptions());
-    flags.merge(planSearchFlagOptions());
-    const CliArgs args(argv, values, flags);
+    std::set<std::string> values, flags;
+    searchCommandOptions(values, flags);
+    const CliArgs args(argv, values, flags, "plan");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
 
-    std::optional<int> seq, batch;
-    if (args.has("seq"))
-        seq = args.intValue("seq", 0);
-    if (args.has("batch"))
-        batch = args.intValue("batch", 0);
-    ClusterAndModel in = loadClusterAndModel(args, seq, batch);
-    const SearchSettings settings = searchSettingsFrom(args, std::move(in.search));
-    const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked above
-    const Topology &topo = in.topology;
-    const ModelProfile &model = in.model;
-    if (args.has("cp")) {
-        for (int cp : settings.cpCandidates)
-            if (model.seqLength % cp != 0)
-                throw UsageError{"option --cp: " + std::to_string(cp) + " does not divide the sequence length " +
-                                 std::to_string(model.seqLength)};
-    }
-
-    SearchOptions o = searchOptionsFrom(settings, model);
-    o.cost = costOptionsFrom(args, o.cost);  // the settings' headroom and framework, flags on top
-
-    const PlanResult r = planner->plan(topo, model, o);
+    const SearchJob job = loadSearchJob(args);
+    const SearchSettings &settings = job.settings;
+    const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked by searchSettingsFrom
+    const PlanResult r = planner->plan(job.topology, job.model, job.options);
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
         return 2;

@@ -86,7 +86,7 @@ void printTable(const Json &j)
 
 int cmdPresets(const Args &args)
 {
-    const CliArgs a(args, {}, {"json"});
+    const CliArgs a(args, {}, {"json"}, "presets");
     if (!a.positional().empty())
         throw UsageError{"unexpected argument '" + a.positional().front() + "'"};
     const Json j = presetsJson();

@@ -17,7 +17,7 @@ int cmdSimulate(const Args &argv)
     values.insert("out");
     auto flags = planFlagOptions();
     flags.insert("json");
-    const CliArgs args(argv, values, flags);
+    const CliArgs args(argv, values, flags, "simulate");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const PlanInputs in = loadPlanInputs(args);

@@ -50,6 +50,15 @@ struct SearchOptions {
     std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;               // fraction of capacity kept free
     CostOptions cost;                          // memoryHeadroom above overrides cost's
+    // Randomised planners (mcmc): the seed (same seed, same plan) and the number of plan
+    // evaluations they may spend (0 = the planner's default).
+    unsigned long long seed = 1;
+    int evaluationBudget = 0;
+    // Limits before work (SearchEstimate.h): a search whose estimate is above these is
+    // refused with PlanResult.message instead of allocating. 0 = the defaults (half the
+    // machine's RAM; kDefaultMaxStates).
+    double memoryBudgetBytes = 0;
+    double maxStates = 0;
 };
 
 struct SearchStats {

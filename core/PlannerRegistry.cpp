@@ -1,6 +1,9 @@
 #include "PlannerRegistry.h"
 
 #include "ExhaustivePlanner.h"
+#include "FlatPlanner.h"
+#include "McmcPlanner.h"
+#include "MegatronPlanner.h"
 #include "NestPlanner.h"
 
 #include <functional>
@@ -21,6 +24,13 @@ const std::vector<Entry> &entries()
          [] { return std::make_unique<NestPlanner>(); }},
         {{"exhaustive", "brute force over the NEST plan space (small instances only)", false},
          [] { return std::make_unique<ExhaustivePlanner>(); }},
+        {{"flat", "NEST's dynamic program on a flat network (every link the cluster's mean)", true},
+         [] { return std::make_unique<FlatPlanner>(); }},
+        {{"megatron", "manual Megatron-LM practice: tp per node, fewest stages that fit, dp the rest",
+          true},
+         [] { return std::make_unique<MegatronPlanner>(); }},
+        {{"mcmc", "simulated annealing over the plan space (seeded, --budget evaluations)", true},
+         [] { return std::make_unique<McmcPlanner>(); }},
     };
     return list;
 }

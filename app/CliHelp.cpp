@@ -1,0 +1,101 @@
+#include "CliHelp.h"
+
+#include "FrameworkProfile.h"
+#include "PlannerRegistry.h"
+
+#include <map>
+
+namespace nest::cli {
+
+const std::vector<CommandHelp> &commandHelps()
+{
+    static const std::vector<CommandHelp> list{
+        {"presets", "list the device, cluster-template, cluster and model presets",
+         "nest-cli presets\n  nest-cli presets --json"},
+        {"inspect", "devices and levels of a cluster; parameters and FLOPs per token of a model",
+         "nest-cli inspect --cluster paper-v100-16 --model llama2-7b"},
+        {"evaluate", "cost report of one plan (a plan file or a uniform tp/pp/dp layout)",
+         "nest-cli evaluate --cluster superpod-h100-256 --model llama3-70b --tp 8 --pp 4 --dp 8 "
+         "--sp --zero 1 --schedule interleaved:2 --microbatch 1"},
+        {"simulate", "discrete-event run of one iteration; the timeline as JSON with --out",
+         "nest-cli simulate --cluster paper-v100-16 --model bert-large --tp 2 --pp 2 --dp 4 --out timeline.json"},
+        {"plan", "search for the best plan (NEST, a baseline, or exhaustive search)",
+         "nest-cli plan --cluster superpod-h100-256 --model llama3-70b --json --out plan.json\n"
+         "  nest-cli plan --workspace sample_configs/workspaces/quickstart.nestws.json --planner mcmc --budget 500"},
+        {"compare", "run NEST and the baselines on one cluster and model, side by side",
+         "nest-cli compare --cluster paper-spineleaf-64 --model llama2-7b --planners nest,flat,megatron,mcmc"},
+        {"reproduce", "the paper's evaluation grid: CSV, Markdown tables and plots",
+         "nest-cli reproduce --out results/ --quick"},
+        {"completion", "print a bash completion script",
+         "source <(nest-cli completion bash)"},
+    };
+    return list;
+}
+
+CommandHelp commandHelp(const std::string &command)
+{
+    for (const CommandHelp &c : commandHelps())
+        if (c.name == command)
+            return c;
+    return {command, "", ""};
+}
+
+OptionHelp optionHelp(const std::string &command, const std::string &option)
+{
+    static const std::map<std::string, OptionHelp> common{
+        {"workspace", {"FILE", "a workspace (*.nestws.json): its cluster, model and search settings"}},
+        {"cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets)"}},
+        {"model", {"FILE|PRESET", "the model: JSON, a Hugging Face config.json, a profile, or a preset"}},
+        {"plan", {"FILE", "a plan JSON file (instead of the layout options)"}},
+        {"tp", {"N", "tensor-parallel width (default 1)"}},
+        {"pp", {"N", "pipeline stages (default 1)"}},
+        {"dp", {"N", "data-parallel replicas (default 1)"}},
+        {"ep", {"N", "expert-parallel width, divides dp (default 1)"}},
+        {"cp", {"N", "context-parallel width (default 1)"}},
+        {"sp", {"", "sequence parallelism (with tp > 1)"}},
+        {"microbatch", {"N", "samples per micro-batch (default 1)"}},
+        {"batch", {"N", "global batch in samples (default: the model's)"}},
+        {"seq", {"N", "sequence length in tokens (default: the model's)"}},
+        {"schedule", {"NAME", "1f1b, gpipe or interleaved:V (default 1f1b)"}},
+        {"zero", {"0-3", "ZeRO stage (default 0)"}},
+        {"recompute", {"MODE", "activation recomputation: none, selective or full (default none)"}},
+        {"order", {"ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"}},
+        {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
+        {"dp-overlap", {"F", "fraction of gradient sync hidden behind backward, when the framework "
+                             "does not overlap it itself (default 0)"}},
+        {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
+                                   " (default megatron-core)"}},
+        {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
+        {"max-stages", {"N", "pipeline depth limit, 0 = the layer count (default 0)"}},
+        {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
+        {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
+        {"no-zero", {"", "search ZeRO stage 0 only"}},
+        {"no-recompute", {"", "search without activation recomputation"}},
+        {"json", {"", "machine-readable output"}},
+        {"budget", {"N", "plan evaluations the mcmc planner may spend (default 2000)"}},
+        {"seed", {"N", "seed of the mcmc planner (default 1)"}},
+        {"planners", {"LIST", "planners to run, comma-separated (default nest,flat,megatron,mcmc)"}},
+        {"threads", {"N", "planners run at once (default: the cores, at most 4)"}},
+        {"quick", {"", "a subset of the grid that runs in under a minute"}},
+    };
+    static const std::map<std::string, OptionHelp> perCommand{
+        {"plan.cp", {"LIST", "context-parallel degrees, searched as given (default 1,2,4,8,16 where "
+                             "sequence / cp >= 4096 tokens)"}},
+        {"plan.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
+        {"plan.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
+        {"plan.out", {"FILE", "write the plan as JSON"}},
+        {"compare.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
+        {"compare.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
+        {"compare.cp", {"LIST", "context-parallel degrees, searched as given"}},
+        {"simulate.out", {"FILE", "write the timeline as JSON"}},
+        {"reproduce.out", {"DIR", "output folder (default nest-evaluation)"}},
+        {"completion.shell", {"SHELL", "bash"}},
+    };
+    if (const auto it = perCommand.find(command + "." + option); it != perCommand.end())
+        return it->second;
+    if (const auto it = common.find(option); it != common.end())
+        return it->second;
+    return {"VALUE", ""};
+}
+
+} // namespace nest::cli

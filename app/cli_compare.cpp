@@ -1,0 +1,125 @@
+// nest-cli compare: NEST and the baselines on the same inputs, one row per planner:
+// throughput, iteration time, peak memory, plan shape, search time and NEST / planner
+// (how many times NEST's throughput is the planner's). The planners run on parallel
+// threads (--threads). With --json: {"results": [{"planner", "feasible", "report",
+// "plan", "solve_time_s", "message", "verified", "nest_ratio"}, ...]}.
+#include "CliCommands.h"
+#include "CliPlanOptions.h"
+
+#include "PlanIO.h"
+#include "PlanShape.h"
+#include "PlannerComparison.h"
+#include "PlannerRegistry.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+namespace nest::cli {
+
+namespace {
+
+const std::vector<std::string> kDefaultPlanners{"nest", "flat", "megatron", "mcmc"};
+
+double nestTime(const std::vector<PlannerRun> &runs)
+{
+    for (const PlannerRun &r : runs)
+        if (r.planner == "nest" && r.result.found)
+            return r.result.report.iterationTime;
+    return 0;
+}
+
+void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model)
+{
+    const double nest = nestTime(runs);
+    std::printf("model %s, global batch %d, sequence %d\n\n", model.name.c_str(),
+                runs.empty() ? 0 : (runs.front().result.found ? runs.front().result.plan.globalBatch : model.globalBatch),
+                model.seqLength);
+    std::printf("%-10s %11s %9s %8s %6s  %-34s %-15s %4s %-16s %3s %8s %7s\n", "planner", "samples/s",
+                "iter_s", "peak_GB", "MFU%", "shape", "schedule", "zero", "recompute", "mb", "search_s",
+                "NEST/x");
+    for (const PlannerRun &run : runs) {
+        const PlanResult &r = run.result;
+        if (!r.found) {
+            std::printf("%-10s no feasible plan: %s\n", run.planner.c_str(),
+                        r.cancelled ? "cancelled" : r.message.c_str());
+            continue;
+        }
+        const PlanShape s = shapeOf(r.plan);
+        char ratio[32] = "-";
+        if (nest > 0)
+            std::snprintf(ratio, sizeof ratio, "%.3f", r.report.iterationTime / nest);
+        std::printf("%-10s %11.2f %9.4f %8.2f %6.1f  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
+                    run.planner.c_str(), r.report.samplesPerSecond, r.report.iterationTime,
+                    r.report.peakMemoryBytes / 1e9, 100 * r.report.mfu, widthsText(s).c_str(),
+                    scheduleText(s).c_str(), rangeText(s.zeroMin, s.zeroMax).c_str(), s.recompute.c_str(),
+                    s.microBatch, r.stats.wallSeconds, ratio, r.verified ? "" : "  (UNVERIFIED)");
+    }
+    if (nest > 0)
+        std::printf("\nNEST/x: the planner's iteration time over NEST's (NEST's throughput over the "
+                    "planner's); every time is the evaluator's on the real cluster.\n");
+}
+
+} // namespace
+
+int cmdCompare(const Args &argv)
+{
+    std::set<std::string> values, flags;
+    searchCommandOptions(values, flags);
+    values.erase("planner");
+    values.erase("out");
+    values.insert("planners");
+    values.insert("threads");
+    const CliArgs args(argv, values, flags, "compare");
+
+    const std::vector<std::string> planners = args.wordList("planners", kDefaultPlanners);
+    for (size_t i = 0; i < planners.size(); ++i) {
+        if (!makePlanner(planners[i]))
+            throw UsageError{"option --planners: unknown planner '" + planners[i] + "' (known: " +
+                             plannerNameList() + ")"};
+        for (size_t k = 0; k < i; ++k)
+            if (planners[k] == planners[i])
+                throw UsageError{"option --planners lists '" + planners[i] + "' twice"};
+    }
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = args.intValue("threads", std::min(cores, 4), 1);
+
+    const SearchJob job = loadSearchJob(args);
+    const std::vector<PlannerRun> runs = runPlanners(job.topology, job.model, job.options, planners, threads);
+
+    bool any = false;
+    for (const PlannerRun &r : runs)
+        any = any || r.result.found;
+    if (args.flag("json")) {
+        const double nest = nestTime(runs);
+        Json results = Json::array();
+        for (const PlannerRun &run : runs) {
+            const PlanResult &r = run.result;
+            Json row{{"planner", run.planner},
+                     {"feasible", r.found},
+                     {"report", r.found ? reportToJson(r.report) : Json(nullptr)},
+                     {"plan", r.found ? planToJson(r.plan) : Json(nullptr)},
+                     {"solve_time_s", r.stats.wallSeconds},
+                     {"verified", r.verified},
+                     {"message", r.message}};
+            row["nest_ratio"] = (r.found && nest > 0) ? Json(r.report.iterationTime / nest) : Json(nullptr);
+            results.push_back(row);
+        }
+        std::cout << Json{{"results", results}}.dump(2) << "\n";
+    } else {
+        printTable(runs, job.model);
+    }
+    if (!any) {
+        std::cerr << "nest-cli compare: no planner found a feasible plan\n";
+        return 2;
+    }
+    for (const PlannerRun &r : runs)
+        if (r.result.found && !r.result.verified) {
+            std::cerr << "nest-cli compare: " << r.planner << ": " << r.result.message << "\n";
+            return 1;
+        }
+    return 0;
+}
+
+} // namespace nest::cli

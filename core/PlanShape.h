@@ -1,0 +1,32 @@
+#pragma once
+// A plan's shape in a few numbers, for tables that put plans side by side (nest-cli
+// compare, reproduce, the window's comparison): the range of each per-stage width, the
+// pipeline depth, dp, the set of ZeRO stages and recompute modes, the micro-batch and
+// schedule. "tp 4-8" when stages differ, "tp 8" when they agree.
+#include "Plan.h"
+
+#include <string>
+
+namespace nest {
+
+struct PlanShape {
+    int tpMin = 1, tpMax = 1, cpMin = 1, cpMax = 1, epMin = 1, epMax = 1;
+    int pp = 1;            // physical pipeline stages
+    int virtualStages = 1; // chunks per device (interleaved)
+    int dp = 1;
+    int zeroMin = 0, zeroMax = 0;
+    std::string recompute;  // "none", "full", "none+selective"... (modes used, in enum order)
+    int microBatch = 1;
+    Schedule schedule = Schedule::OneFOneB;
+    bool sequenceParallel = false;  // any stage with sp
+};
+
+PlanShape shapeOf(const Plan &plan);
+// "tp 8, pp 4, dp 8, ep 1, cp 1" with ranges where stages differ.
+std::string widthsText(const PlanShape &s);
+// "4-8" or "8".
+std::string rangeText(int lo, int hi);
+// "interleaved x2" / "1f1b" / "gpipe".
+std::string scheduleText(const PlanShape &s);
+
+} // namespace nest

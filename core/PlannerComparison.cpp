@@ -1,0 +1,56 @@
+#include "PlannerComparison.h"
+
+#include "PlannerRegistry.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace nest {
+
+std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &model,
+                                    const SearchOptions &options,
+                                    const std::vector<std::string> &planners, int threads,
+                                    const ComparisonProgressFn &progress, const CancelToken &cancel)
+{
+    std::vector<PlannerRun> runs(planners.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&]() {
+        for (size_t i = next++; i < planners.size(); i = next++) {
+            runs[i].planner = planners[i];
+            const std::unique_ptr<Planner> planner = makePlanner(planners[i]);
+            if (!planner) {
+                runs[i].result.message = "unknown planner '" + planners[i] + "' (known: " + plannerNameList() + ")";
+                continue;
+            }
+            const int index = static_cast<int>(i);
+            ProgressFn fn;
+            if (progress)
+                fn = [&progress, index](double f, double best) { progress(index, f, best); };
+            runs[i].result = planner->plan(topo, model, options, fn, cancel);
+            if (progress)
+                progress(index, 1.0, runs[i].result.found ? runs[i].result.report.iterationTime : 0.0);
+        }
+    };
+    if (threads <= 0)
+        threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::min<int>(threads, static_cast<int>(planners.size()));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (std::thread &t : pool)
+        t.join();
+    return runs;
+}
+
+std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &model,
+                                    const SearchOptions &options,
+                                    const std::vector<std::string> &planners, int threads)
+{
+    const CancelToken never;
+    return runPlanners(topo, model, options, planners, threads, ComparisonProgressFn(), never);
+}
+
+} // namespace nest
