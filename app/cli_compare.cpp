@@ -72,6 +72,8 @@ int cmdCompare(const Args &argv)
     values.insert("planners");
     values.insert("threads");
     const CliArgs args(argv, values, flags, "compare");
+    if (!args.positional().empty())
+        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
 
     const std::vector<std::string> planners = args.wordList("planners", kDefaultPlanners);
     for (size_t i = 0; i < planners.size(); ++i) {
