@@ -204,6 +204,11 @@ int cmdReproduce(const Args &argv)
     if (!QCoreApplication::instance()) {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");  // figures are drawn off screen
+        // Qt only warns that it picks a default runtime folder; nothing here needs one.
+        qInstallMessageHandler([](QtMsgType type, const QMessageLogContext &, const QString &msg) {
+            if (!msg.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR")))
+                std::fprintf(stderr, "%s%s\n", type == QtWarningMsg ? "warning: " : "", qPrintable(msg));
+        });
     }
     static int qtArgc = 1;
     static char qtName[] = "nest-cli";

@@ -31,10 +31,11 @@ std::string joined(const std::vector<std::string> &items)
 // starting with '_' are free for notes.
 void checkKeys(const Json &obj, const std::string &path, std::initializer_list<const char *> allowed)
 {
-    for (const auto &[key, value] : obj.items()) {
+    for (const auto &item : obj.items()) {
+        const std::string &key = item.key();
         if (key == "comment" || key == "description" || (!key.empty() && key[0] == '_'))
             continue;
-        if (std::find_if(allowed.begin(), allowed.end(), [&](const char *a) { return key == a; }) != allowed.end())
+        if (std::find_if(allowed.begin(), allowed.end(), [&key](const char *a) { return key == a; }) != allowed.end())
             continue;
         std::vector<std::string> names(allowed.begin(), allowed.end());
         throw JsonError(childPath(path, key), "unknown key (expected one of: " + joined(names) + ")");
@@ -48,6 +49,7 @@ double oversubscriptionAt(const Json &obj, const std::string &path, double fallb
         throw JsonError(childPath(path, "oversubscription"),
                         "must be >= 1 (1 = non-blocking, 2 = 2:1 oversubscribed), found " +
                             obj.at("oversubscription").dump());
+    requireInRange(x, limits::oversubscription, childPath(path, "oversubscription"));
     return x;
 }
 
@@ -55,7 +57,9 @@ double oversubscriptionAt(const Json &obj, const std::string &path, double fallb
 LinkParams levelLink(const Json &obj, const std::string &path)
 {
     const double gbps = getPositive(obj, "bandwidth_GBps", path);
+    requireInRange(gbps, limits::bandwidthGBps, childPath(path, "bandwidth_GBps"));
     const double us = getNonNegative(obj, "latency_us", path, 0.0);
+    requireInRange(us, limits::latencyUs, childPath(path, "latency_us"));
     return linkFromUnits(gbps, us, oversubscriptionAt(obj, path, 1.0));
 }
 
@@ -65,10 +69,16 @@ LinkParams overrideLink(const Json &obj, const std::string &path, const LinkPara
     requireObject(obj, path);
     checkKeys(obj, path, {"bandwidth_GBps", "latency_us", "oversubscription"});
     LinkParams l = base;
-    if (has(obj, "bandwidth_GBps"))
-        l.bandwidth = getPositive(obj, "bandwidth_GBps", path) * GBps;
-    if (has(obj, "latency_us"))
-        l.latency = getNonNegative(obj, "latency_us", path) * Microsecond;
+    if (has(obj, "bandwidth_GBps")) {
+        const double gbps = getPositive(obj, "bandwidth_GBps", path);
+        requireInRange(gbps, limits::bandwidthGBps, childPath(path, "bandwidth_GBps"));
+        l.bandwidth = gbps * GBps;
+    }
+    if (has(obj, "latency_us")) {
+        const double us = getNonNegative(obj, "latency_us", path);
+        requireInRange(us, limits::latencyUs, childPath(path, "latency_us"));
+        l.latency = us * Microsecond;
+    }
     l.oversubscription = oversubscriptionAt(obj, path, base.oversubscription);
     return l;
 }

@@ -25,9 +25,10 @@ public:
     Params(const ClusterTemplate &tmpl, const std::map<std::string, double> &given, std::string path)
         : m_path(std::move(path))
     {
-        for (const auto &[key, value] : given) {
+        for (const auto &entry : given) {
+            const std::string &key = entry.first;
             const auto it = std::find_if(tmpl.params.begin(), tmpl.params.end(),
-                                         [&](const TemplateParam &p) { return p.key == key; });
+                                         [&key](const TemplateParam &p) { return p.key == key; });
             if (it == tmpl.params.end()) {
                 std::string known;
                 for (const auto &p : tmpl.params)

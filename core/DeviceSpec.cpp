@@ -95,12 +95,20 @@ DeviceSpec deviceFromJson(const Json &j, const std::string &path)
     d.name = getString(j, "name", path);
     if (d.name.empty())
         throw JsonError(childPath(path, "name"), "must not be empty");
-    d.peakFlops = getPositive(j, "peak_tflops", path) * TFLOPS;
-    d.memoryBytes = getPositive(j, "memory_GB", path) * GB;
-    d.memoryBandwidth = getPositive(j, "memory_bandwidth_GBps", path) * GB;
+    // Positive first (the plain message), then the documented range (Limits.h).
+    const auto physical = [&j, &path](const char *key, const Range &range) {
+        const double x = getPositive(j, key, path);
+        requireInRange(x, range, childPath(path, key));
+        return x;
+    };
+    d.peakFlops = physical("peak_tflops", limits::peakTflops) * TFLOPS;
+    d.memoryBytes = physical("memory_GB", limits::memoryGB) * GB;
+    d.memoryBandwidth = physical("memory_bandwidth_GBps", limits::memoryBandwidthGBps) * GB;
     d.matmulEfficiency = getNonNegative(j, "matmul_efficiency", path, 0.0);
     if (d.matmulEfficiency > 1)
         throw JsonError(childPath(path, "matmul_efficiency"), "must be a fraction between 0 and 1");
+    if (d.matmulEfficiency > 0)  // 0 = the cost model's default; else a usable fraction
+        requireInRange(d.matmulEfficiency, limits::efficiency, childPath(path, "matmul_efficiency"));
     d.source = getString(j, "source", path, "");
     return d;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -463,6 +464,27 @@ std::string gb(double bytes)
     return buf;
 }
 
+// The first term of a stage cost that is not a finite number ("p2p time"), or empty. An
+// infinite or NaN cost is never a result: it comes from inputs at the edge of their ranges
+// (a link so slow, a device so weak) and the evaluator reports it as infeasible.
+std::string nonFiniteTerm(const StageCost &c)
+{
+    const std::pair<const char *, double> terms[] = {
+        {"forward time", c.forward}, {"backward time", c.backward}, {"recompute time", c.recompute},
+        {"tensor-parallel communication", c.tpComm}, {"expert-parallel all-to-all", c.epComm},
+        {"context-parallel exchange", c.cpComm}, {"pipeline send/receive", c.p2p},
+        {"ZeRO communication", c.zeroComm}, {"time per micro-batch", c.perMicroBatch},
+        {"data-parallel gradient sync", c.dpSync}, {"ZeRO parameter gather", c.zeroGather},
+        {"optimizer step", c.optimizer}, {"time after the last micro-batch", c.iterationExtra},
+        {"weight memory", c.weights}, {"gradient memory", c.gradients},
+        {"optimizer-state memory", c.optimizerState}, {"activation memory", c.activations},
+        {"stash memory", c.stash}, {"memory total", c.memoryTotal}};
+    for (const auto &term : terms)
+        if (!std::isfinite(term.second))
+            return std::string(term.first) + " is " + (std::isnan(term.second) ? "not a number" : "infinite");
+    return {};
+}
+
 } // namespace
 
 Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &model, const CostOptions &options)
@@ -472,7 +494,19 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
     if (!rep.reasons.empty())
         return rep;
     const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
+    for (size_t k = 0; k < costs.size(); ++k)
+        if (const std::string term = nonFiniteTerm(costs[k]); !term.empty())
+            rep.reasons.push_back("stage " + std::to_string(k) + " (layers " + std::to_string(plan.stages[k].firstLayer) +
+                                  "-" + std::to_string(plan.stages[k].endLayer - 1) + "): the " + term +
+                                  " (an input at the edge of its range: a link, device or efficiency too small?)");
+    if (!rep.reasons.empty())
+        return rep;  // feasible stays false; no non-finite number reaches the report
     rep.iterationTime = iterationTime(costs, plan);
+    if (!std::isfinite(rep.iterationTime)) {
+        rep.reasons.push_back("the iteration time is not finite (too many micro-batches or stages for the per-stage times)");
+        rep.iterationTime = 0;
+        return rep;
+    }
     const int depth = plan.pipelineDepth();
     const double m = plan.numMicroBatches();
 
@@ -545,6 +579,7 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
         }
     }
     rep.feasible = rep.reasons.empty();
+    assert(!rep.feasible || (std::isfinite(rep.iterationTime) && std::isfinite(rep.peakMemoryBytes)));
     double flopsPerSample = 0;
     for (const LayerProfile &l : model.layers)
         flopsPerSample += l.fwdFlops + l.bwdFlops;

@@ -1,6 +1,7 @@
 #include "ExhaustivePlanner.h"
 
 #include "PlanSpace.h"
+#include "SearchEstimate.h"
 
 #include <algorithm>
 #include <functional>
@@ -203,6 +204,12 @@ PlanResult ExhaustivePlanner::plan(const Topology &topo, const ModelProfile &mod
                                    const SearchOptions &options, const ProgressFn &progress,
                                    const CancelToken &cancel) const
 {
+    if (cancel.cancelled()) {  // cancelled before it started: cancelled, not refused
+        PlanResult cancelled;
+        cancelled.cancelled = true;
+        cancelled.message = "search cancelled";
+        return cancelled;
+    }
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Enumerator e(space, cancel, stats);
         const auto &configs = space.configs();
@@ -214,7 +221,7 @@ PlanResult ExhaustivePlanner::plan(const Topology &topo, const ModelProfile &mod
                 progress(double(i + 1) / double(configs.size()), e.best < kInf ? e.best : 0.0);
         }
         return SearchIncumbent{e.best, e.bestPlan, e.obstacle};
-    });
+    }, SearchKind::Exhaustive);
 }
 
 } // namespace nest

@@ -1,10 +1,8 @@
 #include "JsonUtil.h"
 
+#include "FileGuard.h"
+
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace nest {
 
@@ -147,40 +145,15 @@ Result<Json> parseJsonText(const std::string &text, const std::string &origin)
 
 Result<Json> readJsonFile(const std::string &file)
 {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto status = fs::status(file, ec);
-    if (ec || !fs::exists(status))
-        return Result<Json>::failure(formatError(file, "", "no such file"));
-    if (fs::is_directory(status))
-        return Result<Json>::failure(formatError(file, "", "is a directory, not a file"));
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return Result<Json>::failure(formatError(file, "", "cannot be opened for reading (permission denied?)"));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        return Result<Json>::failure(formatError(file, "", "read error"));
-    return parseJsonText(ss.str(), file);
+    const Result<std::string> text = readFileText(file);
+    if (!text)
+        return Result<Json>::failure(text.error());
+    return parseJsonText(*text, file);
 }
 
 Result<bool> writeJsonFile(const std::string &file, const Json &j)
 {
-    const std::string tmp = file + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return Result<bool>::failure(formatError(file, "", "cannot be opened for writing"));
-        out << j.dump(2) << "\n";
-        out.flush();
-        if (!out)
-            return Result<bool>::failure(formatError(file, "", "write failed (disk full?)"));
-    }
-    if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        return Result<bool>::failure(formatError(file, "", "cannot replace the file"));
-    }
-    return true;
+    return writeFileAtomically(file, j.dump(2) + "\n");
 }
 
 void requireObject(const Json &j, const std::string &path)
@@ -306,6 +279,25 @@ long long getInt(const Json &obj, std::string_view key, const std::string &path,
                  long long maxValue, long long fallback)
 {
     return has(obj, key) ? getInt(obj, key, path, minValue, maxValue) : fallback;
+}
+
+void requireInRange(double value, const Range &range, const std::string &path)
+{
+    if (auto problem = rangeProblem(value, range))
+        throw JsonError(path, *problem);
+}
+
+double getInRange(const Json &obj, std::string_view key, const std::string &path, const Range &range)
+{
+    const double x = getNumber(obj, key, path);
+    requireInRange(x, range, childPath(path, key));
+    return x;
+}
+
+double getInRange(const Json &obj, std::string_view key, const std::string &path, const Range &range,
+                  double fallback)
+{
+    return has(obj, key) ? getInRange(obj, key, path, range) : fallback;
 }
 
 bool getBool(const Json &obj, std::string_view key, const std::string &path, bool fallback)

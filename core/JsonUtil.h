@@ -3,6 +3,7 @@
 // through these so that a bad value produces one message naming the file, the JSON path
 // (e.g. "levels[1].bandwidth_GBps") and the reason. Accessors throw JsonError; the public
 // load functions catch it and return Result<T>::failure(formatError(file, path, reason)).
+#include "Limits.h"
 #include "Result.h"
 
 #include <nlohmann/json.hpp>
@@ -34,13 +35,14 @@ std::string formatError(std::string_view file, std::string_view path, std::strin
 std::string childPath(std::string_view parent, std::string_view key);
 std::string childPath(std::string_view parent, size_t index);
 
-// Reads and parses a whole file. Errors: missing, a directory, unreadable, empty, malformed
-// (with line and column). The message already names the file.
+// Reads and parses a whole file. Errors: missing, a directory, not a regular file (FIFO,
+// device), above limits::maxFileBytes, unreadable, empty, malformed (with line and column).
+// The message already names the file. Reads through readFileText() (FileGuard.h).
 Result<Json> readJsonFile(const std::string &file);
 // Parses text; `origin` names the source in messages.
 Result<Json> parseJsonText(const std::string &text, const std::string &origin);
-// Writes pretty JSON (2-space indent) atomically enough for the CLI: to FILE.tmp then rename.
-// The GUI writes through QSaveFile instead.
+// Writes pretty JSON (2-space indent) through writeFileAtomically() (FileGuard.h): only over
+// a regular file, through symlinks, the previous file intact on failure.
 Result<bool> writeJsonFile(const std::string &file, const Json &j);
 
 // --- accessors (throw JsonError) --------------------------------------------------------
@@ -68,6 +70,14 @@ long long getInt(const Json &obj, std::string_view key, const std::string &path,
 long long getInt(const Json &obj, std::string_view key, const std::string &path,
                  long long minValue, long long maxValue, long long fallback);
 bool getBool(const Json &obj, std::string_view key, const std::string &path, bool fallback);
+
+// A number inside a documented range (Limits.h): JsonError at PATH.KEY with
+// "must be at most 1e+07 GB/s, found 1e+300 (range 1e-06 to 1e+07 GB/s)".
+double getInRange(const Json &obj, std::string_view key, const std::string &path, const Range &range);
+double getInRange(const Json &obj, std::string_view key, const std::string &path, const Range &range,
+                  double fallback);
+// Throws JsonError(path, ...) when `value` is outside `range` (for values already read).
+void requireInRange(double value, const Range &range, const std::string &path);
 
 // Value-level checks for already-selected values.
 double asNumber(const Json &v, const std::string &path);

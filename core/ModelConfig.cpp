@@ -1,5 +1,7 @@
 #include "ModelConfig.h"
 
+#include "Limits.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -147,6 +149,18 @@ ConfigProblem findProblem(const ModelConfig &m)
             return {key, std::string(key) + " must be positive, found " + std::to_string(value)};
         if (value > MAX_SIZE)
             return {key, std::string(key) + " is implausibly large (" + std::to_string(value) + ")"};
+    }
+    // The documented ranges (Limits.h, docs/reliability.md): what the cost model and the
+    // planner can hold without overflow or absurd memory.
+    const std::pair<const char *, std::pair<long long, Range>> bounded[] = {
+        {"layers", {m.layers, limits::layers}}, {"hidden", {m.hidden, limits::hidden}},
+        {"heads", {m.heads, limits::heads}}, {"kv_heads", {m.kvHeads, limits::heads}},
+        {"ffn_hidden", {m.ffnHidden, limits::ffnHidden}}, {"vocab", {m.vocab, limits::vocab}},
+        {"experts", {m.experts, limits::experts}}, {"top_k", {m.topK, limits::experts}},
+        {"seq_length", {m.seqLength, limits::seqLength}}, {"global_batch", {m.globalBatch, limits::batch}}};
+    for (const auto &entry : bounded) {
+        if (auto problem = rangeProblem(static_cast<double>(entry.second.first), entry.second.second))
+            return {entry.first, std::string(entry.first) + " " + *problem};
     }
     for (const auto &[key, value] : {std::pair<const char *, long long>{"max_positions", m.maxPositions},
                                      {"type_vocab", m.typeVocab}}) {

@@ -1,10 +1,12 @@
 #include "NestPlanner.h"
 
+#include "SearchEstimate.h"
 #include "StageCostCache.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -168,8 +170,8 @@ public:
                     StageCost c = m_cache.base(blk, i);
                     finishStageCost(c, ctx);
                     ++m_stats.stageCostCalls;
-                    if (!c.fitsMemory)
-                        continue;
+                    if (!c.fitsMemory || !std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra))
+                        continue;  // infeasible, as evaluate() says of a non-finite cost
                     list.push_back({c.perMicroBatch, c.iterationExtra, i});
                     const double value = weight * c.perMicroBatch + c.iterationExtra;
                     if (value < bestValue) {
@@ -189,10 +191,16 @@ public:
                 for (const OptCost &o : m_seedCosts[static_cast<size_t>(k)])
                     if (o.t <= a && (!pick || o.e < pick->e || (o.e == pick->e && o.t < pick->t)))
                         pick = &o;
+                if (!pick) {  // cannot happen with finite costs; never dereference null
+                    fits = false;
+                    break;
+                }
                 ch.option = m_cache.options(wIdx, ch.firstLayer, ch.endLayer)[static_cast<size_t>(pick->opt)];
                 maxT = std::max(maxT, pick->t);
                 maxE = std::max(maxE, pick->e);
             }
+            if (!fits)
+                continue;
             const double t = (m + stages - 1) * maxT + maxE;
             if (t < best) {
                 best = t;
@@ -229,6 +237,23 @@ private:
     {
         if (m_cancel.cancelled())
             throw SearchCancelled{};
+    }
+
+    // The estimate before the search is rough: the memo of one outer point is also held to
+    // the budget while it grows (SearchEstimate.h), refused instead of allocated.
+    long long m_cells = 0;  // DP cells of the current outer point
+    void checkMemory() const
+    {
+        const double bytes = double(m_cells) * 96.0 + double(m_points.capacity()) * sizeof(Point);
+        const double budget = memoryBudgetOf(m_space.options());
+        if (bytes > budget) {
+            char buf[256];
+            std::snprintf(buf, sizeof buf,
+                          "search would need more than %.1f GB (%lld states at one outer point so far), "
+                          "above the budget of %.1f GB",
+                          bytes / 1e9, m_cells, budget / 1e9);
+            throw SearchLimitExceeded{buf};
+        }
     }
 
     const LayerComputeBound *m_bound = nullptr;  // of the current config, null = none
@@ -283,6 +308,7 @@ private:
         m_nW = m_cache.widthCount();
         m_memo.clear();
         m_points.clear();
+        m_cells = 0;
         m_scratch.resize(m_space.maxStages() + 1);
         m_bound = m_topo.deviceTypes.size() == 1 ? &bounds(cfg) : nullptr;
     }
@@ -304,6 +330,8 @@ private:
             return found;
         poll();
         ++m_stats.states;
+        if ((++m_cells & 4095) == 0)
+            checkMemory();
         const double weight = m_cfg.numMicroBatches + k;
         if (weight * suffixBound(j, q, k + 1) >= best) {
             // No suffix from here can beat the incumbent (docs/planner.md, "bounds").
@@ -551,6 +579,12 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
                              const SearchOptions &options, const ProgressFn &progress,
                              const CancelToken &cancel) const
 {
+    if (cancel.cancelled()) {  // cancelled before it started: cancelled, not refused
+        PlanResult cancelled;
+        cancelled.cancelled = true;
+        cancelled.message = "search cancelled";
+        return cancelled;
+    }
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Search search(space, cancel, stats);
         const std::vector<OuterConfig> configs = search.order(space.configs());
@@ -562,7 +596,7 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
             search.report(1.0);
         }
         return SearchIncumbent{search.best, search.bestPlan, search.obstacle};
-    });
+    }, SearchKind::Nest);
 }
 
 } // namespace nest

@@ -119,6 +119,9 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
     if (!errors.empty())
         return errors;
     const int depth = plan.pipelineDepth();
+    if (plan.schedule == Schedule::Interleaved && plan.virtualStages > 1 && depth < 2)
+        add("the interleaved schedule needs a pipeline of at least 2 stages (with one, every chunk would "
+            "send its activations to itself)");
     int expectFirst = 0;
     std::vector<char> used(static_cast<size_t>(devices), 0);
     for (int s = 0; s < k; ++s) {
@@ -138,6 +141,16 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
             add(name + ": zero must be 0, 1, 2 or 3");
         if (plan.dp % st.ep != 0)
             add(name + ": ep " + std::to_string(st.ep) + " does not divide dp " + std::to_string(plan.dp));
+        // The divisibility rules of each parallelism (the same as PlanSpace's candidates).
+        if (model.heads > 0 && model.heads % st.tp != 0)
+            add(name + ": tp " + std::to_string(st.tp) + " does not divide the model's " +
+                std::to_string(model.heads) + " attention heads");
+        if (st.ep > 1 && model.numExperts % st.ep != 0)
+            add(name + ": ep " + std::to_string(st.ep) + " does not divide the model's " +
+                std::to_string(model.numExperts) + " experts");
+        if (st.cp > 1 && plan.seqLength % st.cp != 0)
+            add(name + ": cp " + std::to_string(st.cp) + " does not divide the sequence length " +
+                std::to_string(plan.seqLength));
         if (static_cast<int>(st.devices.size()) != plan.dp) {
             add(name + " lists " + std::to_string(st.devices.size()) + " replicas, dp is " +
                 std::to_string(plan.dp));

@@ -66,10 +66,15 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
             throw JsonError("schedule", "unknown schedule \"" + sched + "\" (use 1f1b, gpipe or interleaved)");
         p.virtualStages = static_cast<int>(getInt(j, "virtual_stages", "", 1, 1024, 1));
         p.dp = static_cast<int>(getInt(j, "dp", "", 1, kMaxInt));
+        requireInRange(p.globalBatch, limits::batch, "global_batch");
+        requireInRange(p.microBatch, limits::microBatch, "micro_batch");
+        requireInRange(p.seqLength, limits::seqLength, "seq_length");
+        requireInRange(p.dp, limits::devices, "dp");
         const Json &stages = requireKey(j, "stages", "");
         requireArray(stages, "stages");
         if (stages.empty())
             throw JsonError("stages", "must list at least one stage");
+        requireInRange(static_cast<double>(stages.size()), limits::stages, "stages");
         for (size_t i = 0; i < stages.size(); ++i) {
             const std::string path = childPath("stages", i);
             const Json &s = stages[i];

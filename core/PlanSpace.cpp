@@ -1,5 +1,7 @@
 #include "PlanSpace.h"
 
+#include "SearchEstimate.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -496,9 +498,20 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
     const CostOptions co = space.costOptions();
     double clusterBytes = 0;
     for (int d = 0; d < t.deviceCount(); ++d)
-        clusterBytes += t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom) - co.runtimeOverheadBytes;
+        clusterBytes += std::max(0.0, t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom) - co.runtimeOverheadBytes);
     const double state = m.totalParams() * (m.bytesPerParam + co.gradBytesPerParam + co.optimizerBytesPerParam);
     char buf[768];
+    if (clusterBytes <= 0) {
+        // Never print a negative capacity: the fixed per-device memory alone is too much.
+        double device = std::numeric_limits<double>::infinity();
+        for (int d = 0; d < t.deviceCount(); ++d)
+            device = std::min(device, t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom));
+        std::snprintf(buf, sizeof buf,
+                      "nothing fits in memory: the fixed per-device memory alone (runtime overhead "
+                      "%.2f GB) exceeds the device's capacity (%.2f GB after the headroom), whatever the plan",
+                      co.runtimeOverheadBytes / 1e9, device / 1e9);
+        return buf;
+    }
     if (state > clusterBytes) {
         std::snprintf(buf, sizeof buf,
                       "nothing fits in memory: the model's weights, gradients and optimizer state "
@@ -519,11 +532,23 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
 PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                      const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search)
 {
+    return runSearch(topo, model, options, search, SearchKind::None);
+}
+
+PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                     const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search,
+                     SearchKind kind)
+{
     const auto start = std::chrono::steady_clock::now();
     PlanResult result;
     const PlanSpace space(topo, model, options);
     if (!space.problem().empty()) {
         result.message = space.problem();
+        return result;
+    }
+    // Limits before work: refuse what would not fit the budgets, before allocating.
+    if (const std::string refusal = searchLimitProblem(estimateSearch(space, kind), options); !refusal.empty()) {
+        result.message = refusal;
         return result;
     }
     try {
@@ -539,6 +564,8 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
     } catch (const SearchCancelled &) {
         result.cancelled = true;
         result.message = "search cancelled";
+    } catch (const SearchLimitExceeded &limit) {
+        result.message = limit.message;
     }
     result.stats.wallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -6,10 +6,25 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <tuple>
 
 namespace nest {
 
 namespace {
+
+// A non-negative per-layer number inside its documented range (Limits.h).
+double bounded(const Json &e, const char *key, const std::string &path, const Range &range)
+{
+    const double x = getNonNegative(e, key, path);
+    requireInRange(x, range, childPath(path, key));
+    return x;
+}
+
+double bounded(const Json &e, const char *key, const std::string &path, const Range &range, double fallback)
+{
+    return has(e, key) ? bounded(e, key, path, range) : fallback;
+}
+
 
 constexpr long long MAX_SIZE = 100'000'000;
 constexpr double MS = 1e-3;
@@ -60,10 +75,10 @@ std::vector<GemmShape> readGemms(const Json &e, const std::string &path)
         const Json &g = list[i];
         requireObject(g, ipath);
         GemmShape s;
-        s.n = getNonNegative(g, "n", ipath);
-        s.k = getNonNegative(g, "k", ipath);
-        s.rowsPerToken = getNonNegative(g, "rows_per_token", ipath, 1);
-        s.count = getNonNegative(g, "count", ipath, 1);
+        s.n = bounded(g, "n", ipath, limits::layerFlops);
+        s.k = bounded(g, "k", ipath, limits::layerFlops);
+        s.rowsPerToken = bounded(g, "rows_per_token", ipath, limits::layerFlops, 1);
+        s.count = bounded(g, "count", ipath, limits::layerFlops, 1);
         const std::string split = getString(g, "split", ipath, "column");
         bool known = false;
         for (auto v : {GemmShape::Split::Column, GemmShape::Split::Row, GemmShape::Split::Heads, GemmShape::Split::None})
@@ -115,20 +130,20 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
         throw JsonError(childPath(path, has(e, "fwd_ms") ? "bwd_ms" : "fwd_ms"),
                         "fwd_ms and bwd_ms must be given together");
     if (has(e, "fwd_ms")) {
-        l.measuredFwdTime = getNonNegative(e, "fwd_ms", path) * MS / mb;
-        l.measuredBwdTime = getNonNegative(e, "bwd_ms", path) * MS / mb;
+        l.measuredFwdTime = bounded(e, "fwd_ms", path, limits::layerTimeMs) * MS / mb;
+        l.measuredBwdTime = bounded(e, "bwd_ms", path, limits::layerTimeMs) * MS / mb;
     }
-    l.fwdFlops = getNonNegative(e, "fwd_flops", path, 0) / mb;
-    l.bwdFlops = getNonNegative(e, "bwd_flops", path, 2 * l.fwdFlops * mb) / mb;
+    l.fwdFlops = bounded(e, "fwd_flops", path, limits::layerFlops, 0) / mb;
+    l.bwdFlops = bounded(e, "bwd_flops", path, limits::layerFlops, 2 * l.fwdFlops * mb) / mb;
 
-    l.params = getNonNegative(e, "params", path, 0);
-    l.tpParams = getNonNegative(e, "tp_params", path, l.params);
-    l.expertParams = getNonNegative(e, "expert_params", path, 0);
+    l.params = bounded(e, "params", path, limits::layerBytes, 0);
+    l.tpParams = bounded(e, "tp_params", path, limits::layerBytes, l.params);
+    l.expertParams = bounded(e, "expert_params", path, limits::layerBytes, 0);
     const double inactive = p.numExperts > 1 && l.expertParams > 0
                                 ? l.expertParams * (1.0 - static_cast<double>(p.topK) / p.numExperts)
                                 : 0.0;
-    l.activeParams = getNonNegative(e, "active_params", path, l.params - inactive);
-    l.tiedParams = getNonNegative(e, "tied_params", path, 0);
+    l.activeParams = bounded(e, "active_params", path, limits::layerBytes, l.params - inactive);
+    l.tiedParams = bounded(e, "tied_params", path, limits::layerBytes, 0);
     for (const auto &[key, value] : {std::pair<const char *, double>{"tp_params", l.tpParams},
                                      {"expert_params", l.expertParams},
                                      {"active_params", l.activeParams}})
@@ -142,25 +157,29 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     if (p.hidden <= 0 && l.kind != LayerKind::Head && !has(e, "output_bytes"))
         throw JsonError(childPath(path, "output_bytes"),
                         "required when the profile has no \"hidden\" (the pipeline boundary size)");
-    l.outputBytes = getNonNegative(e, "output_bytes", path, defaultOut * mb) / mb;
-    l.stashTpBytes = getNonNegative(e, "stash_tp_bytes", path, 0) / mb;
-    l.stashSpBytes = getNonNegative(e, "stash_sp_bytes", path, 0) / mb;
+    l.outputBytes = bounded(e, "output_bytes", path, limits::layerBytes, defaultOut * mb) / mb;
+    l.stashTpBytes = bounded(e, "stash_tp_bytes", path, limits::layerBytes, 0) / mb;
+    l.stashSpBytes = bounded(e, "stash_sp_bytes", path, limits::layerBytes, 0) / mb;
     const double defaultRecompute =
         l.kind == LayerKind::Embedding ? l.stashTpBytes + l.stashSpBytes : sh2;
-    l.recomputeStashBytes = getNonNegative(e, "recompute_stash_bytes", path, defaultRecompute * mb) / mb;
-    l.workingBytes = getNonNegative(e, "working_bytes", path, 0) / mb;
-    l.tpAllReduceBytes = getNonNegative(e, "tp_allreduce_bytes", path, 0) / mb;
-    l.epAllToAllBytes = getNonNegative(e, "ep_alltoall_bytes", path, 0) / mb;
-    l.cpExchangeBytes = getNonNegative(e, "cp_exchange_bytes", path, 0) / mb;
+    l.recomputeStashBytes = bounded(e, "recompute_stash_bytes", path, limits::layerBytes, defaultRecompute * mb) / mb;
+    l.workingBytes = bounded(e, "working_bytes", path, limits::layerBytes, 0) / mb;
+    l.tpAllReduceBytes = bounded(e, "tp_allreduce_bytes", path, limits::layerBytes, 0) / mb;
+    l.epAllToAllBytes = bounded(e, "ep_alltoall_bytes", path, limits::layerBytes, 0) / mb;
+    l.cpExchangeBytes = bounded(e, "cp_exchange_bytes", path, limits::layerBytes, 0) / mb;
     l.gemms = readGemms(e, path);
-    l.attentionFlops = getNonNegative(e, "attention_flops", path, 0) / mb;
-    l.elementwiseSpBytes = getNonNegative(e, "elementwise_sp_bytes", path, 0) / mb;
-    l.elementwiseTpBytes = getNonNegative(e, "elementwise_tp_bytes", path, 0) / mb;
-    l.attentionStashBytes = getNonNegative(e, "attention_stash_bytes", path, 0) / mb;
+    l.attentionFlops = bounded(e, "attention_flops", path, limits::layerFlops, 0) / mb;
+    l.elementwiseSpBytes = bounded(e, "elementwise_sp_bytes", path, limits::layerBytes, 0) / mb;
+    l.elementwiseTpBytes = bounded(e, "elementwise_tp_bytes", path, limits::layerBytes, 0) / mb;
+    l.attentionStashBytes = bounded(e, "attention_stash_bytes", path, limits::layerBytes, 0) / mb;
     if (l.attentionStashBytes > l.stashTpBytes)
         throw JsonError(childPath(path, "attention_stash_bytes"), "exceeds stash_tp_bytes");
 
     const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
+    if (p.layers.size() + static_cast<size_t>(repeat) > static_cast<size_t>(limits::profileLayers.max))
+        throw JsonError(childPath(path, "repeat"),
+                        "the profile would have " + std::to_string(p.layers.size() + static_cast<size_t>(repeat)) +
+                            " layers, more than the limit (" + describeRange(limits::profileLayers) + ")");
     const std::string defaultName = l.kind == LayerKind::Embedding ? "embedding"
                                     : l.kind == LayerKind::Head    ? "head"
                                                                    : "block";
@@ -223,6 +242,16 @@ Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
             throw JsonError("top_k", "top_k (" + std::to_string(p.topK) +
                                          ") must not exceed experts (" + std::to_string(p.numExperts) + ")");
         p.vocab = intField(j, "vocab", "", 0, 0);
+        requireInRange(p.seqLength, limits::seqLength, "seq_length");
+        requireInRange(microBatch, limits::microBatch, "micro_batch");
+        requireInRange(p.globalBatch, limits::batch, "global_batch");
+        for (const auto &[key, value, range] : {std::tuple<const char *, int, Range>{"hidden", p.hidden, limits::hidden},
+                                                {"heads", p.heads, limits::heads},
+                                                {"kv_heads", p.kvHeads, limits::heads},
+                                                {"experts", p.numExperts, limits::experts},
+                                                {"vocab", p.vocab, limits::vocab}})
+            if (value > 0)  // 0 = not given
+                requireInRange(value, range, key);
         p.bytesPerParam = getPositive(j, "bytes_per_param", "", 2);
 
         const Json &layers = requireKey(j, "layers", "");
@@ -235,8 +264,9 @@ Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
                     return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
                 }));
             auto chunk = readLayer(layers[i], childPath("layers", i), p, microBatch, blocks);
-            if (p.layers.size() + chunk.size() > 1000000)
-                throw JsonError(childPath("layers", i), "more than a million layers");
+            if (p.layers.size() + chunk.size() > static_cast<size_t>(limits::profileLayers.max))
+                throw JsonError(childPath("layers", i), "more layers than the limit (" +
+                                                            describeRange(limits::profileLayers) + ")");
             p.layers.insert(p.layers.end(), chunk.begin(), chunk.end());
         }
         checkChain(p);
@@ -340,15 +370,12 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         // The tensor width to read: "1", else the smallest.
         int width = 0;
         for (const auto &[key, value] : nodes.items()) {
+            // Digits only: std::stoi also takes " 1" and "+1", whose keys are not "1".
             int t = 0;
-            try {
-                size_t used = 0;
-                t = std::stoi(key, &used);
-                if (used != key.size() || t < 1)
-                    t = 0;
-            } catch (...) {
-                t = 0;
-            }
+            const bool digits = !key.empty() && key.size() <= 9 &&
+                                std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+            if (digits && key[0] != '0')
+                t = std::stoi(key);
             if (t == 0)
                 throw JsonError(childPath("nodes", key), "keys must be tensor widths (1, 2, 4, ...)");
             if (width == 0 || t < width)
@@ -360,6 +387,9 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         requireArray(list, nodesPath);
         if (list.empty())
             throw JsonError(nodesPath, "must list at least one layer");
+        if (list.size() > static_cast<size_t>(limits::profileLayers.max))
+            throw JsonError(nodesPath, "has " + std::to_string(list.size()) + " layers, more than the limit (" +
+                                           describeRange(limits::profileLayers) + ")");
 
         std::vector<ArtifactNode> parsed;
         std::set<long long> ids;
@@ -369,10 +399,10 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
             n.id = getInt(list[i], "id", path, -1, MAX_SIZE);
             if (!ids.insert(n.id).second)
                 throw JsonError(childPath(path, "id"), "duplicate id " + std::to_string(n.id));
-            n.parameterSize = getNonNegative(list[i], "parameterSize", path);
-            n.activationSize = getNonNegative(list[i], "activationSize", path);
-            n.fw = getNonNegative(list[i], "optimalLatencyFw", path);
-            n.bw = getNonNegative(list[i], "optimalLatencyBw", path);
+            n.parameterSize = bounded(list[i], "parameterSize", path, limits::layerBytes);
+            n.activationSize = bounded(list[i], "activationSize", path, limits::layerBytes);
+            n.fw = bounded(list[i], "optimalLatencyFw", path, limits::layerTimeMs);
+            n.bw = bounded(list[i], "optimalLatencyBw", path, limits::layerTimeMs);
             n.tp = getBool(list[i], "isTensorParallelized", path, false);
             parsed.push_back(n);
         }
@@ -394,7 +424,7 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
                 const std::string path = childPath(edgesPath, i);
                 const long long src = getInt(edges[i], "sourceId", path, -1, MAX_SIZE);
                 const long long dst = getInt(edges[i], "destId", path, -1, MAX_SIZE);
-                const double cost = getNonNegative(edges[i], "communicationCost", path);
+                const double cost = bounded(edges[i], "communicationCost", path, limits::layerBytes);
                 if (dst == src + 1)
                     edgeOut[src] = cost;
             }
@@ -418,7 +448,10 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         if (!seq || *seq <= 0)
             throw JsonError("", "the sequence length is not known: name the file ..._sl_N_... "
                                 "as the artifact does, or give it explicitly (--seq)");
+        requireInRange(*mbs, limits::microBatch, "micro-batch size (mbs)");
+        requireInRange(*seq, limits::seqLength, "sequence length (sl)");
         const double mb = *mbs;
+        requireInRange(std::round(mb * mbsInBatch), limits::batch, "mbsInBatch");
 
         p.name = std::filesystem::path(origin).stem().string();
         if (p.name.empty())

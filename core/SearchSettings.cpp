@@ -137,6 +137,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
     if (s.memoryHeadroom >= 1)
         throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");
+    requireInRange(s.memoryHeadroom, limits::memoryHeadroom, childPath(path, "memory_headroom"));
     if (has(j, "framework")) {
         const std::string name = getString(j, "framework", path);
         const auto f = frameworkFromString(name);

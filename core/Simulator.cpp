@@ -1,6 +1,8 @@
 #include "Simulator.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace nest {
@@ -71,6 +73,9 @@ std::string buildOrders(const Plan &plan, std::vector<std::vector<Op>> &orders)
 
 } // namespace
 
+// About 100 bytes per operation with its events: 2e7 operations stay near 2 GB.
+constexpr double kMaxSimulatedOps = 2e7;
+
 SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelProfile &model,
                           const CostOptions &options)
 {
@@ -81,7 +86,24 @@ SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelPro
             res.error += (res.error.empty() ? "" : "; ") + e;
         return res;
     }
+    // Limits before work: the timeline holds two events per chunk and micro-batch (plus the
+    // transfers); refuse absurd sizes with the count instead of running out of memory.
+    const double operations = 2.0 * static_cast<double>(plan.stages.size()) * plan.numMicroBatches();
+    if (operations > kMaxSimulatedOps) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "the timeline would hold %.3g operations (%zu stages x %d micro-batches x 2), above "
+                      "the limit of %.0f: simulate a smaller global batch",
+                      operations, plan.stages.size(), plan.numMicroBatches(), kMaxSimulatedOps);
+        res.error = buf;
+        return res;
+    }
     const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
+    for (size_t s = 0; s < costs.size(); ++s)
+        if (!std::isfinite(costs[s].perMicroBatch) || !std::isfinite(costs[s].iterationExtra)) {
+            res.error = "stage " + std::to_string(s) + " has a time that is not finite (see the evaluator's reasons)";
+            return res;
+        }
     const int k = static_cast<int>(costs.size());
     const int depth = plan.pipelineDepth();
     const int m = plan.numMicroBatches();

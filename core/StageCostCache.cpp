@@ -1,5 +1,7 @@
 #include "StageCostCache.h"
 
+#include <cmath>
+
 namespace nest {
 
 namespace {
@@ -167,6 +169,10 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
         StageCost c = base(blk, i);
         finishStageCost(c, ctx);
         ++m_stats.stageCostCalls;
+        if (!std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra) || !std::isfinite(c.memoryTotal)) {
+            ++m_stats.pruned;  // the evaluator calls a non-finite cost infeasible; so does the search
+            continue;
+        }
         entry.minCompute = std::min(entry.minCompute, c.forward + c.backward);
         if (!c.fitsMemory) {
             ++m_stats.pruned;

@@ -217,6 +217,10 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
 
 MainWindow::~MainWindow()
 {
+    // The document outlives this destructor's body: its undo stack must not call back into
+    // a half-destroyed window (the indexChanged lambda reads members).
+    disconnect(m_document->undoStack(), nullptr, this, nullptr);
+    disconnect(m_document, nullptr, this, nullptr);
     // No worker may outlive the window; then the scenes mirror the document: remove them
     // before the document (an earlier child) goes.
     m_planning->cancel();

@@ -136,8 +136,9 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         const PlanResult r = planner->plan(inputs.cluster, model, options, progress, job.cancel);
         if (r.cancelled || job.cancel.cancelled())
             return nullptr;
-        if (!r.found)
-            throw std::runtime_error("no plan found: " + r.message);
+        if (!r.found)  // a refusal before work (SearchEstimate.h) is said as such, at once
+            throw std::runtime_error((r.message.rfind("search would", 0) == 0 ? "search refused: " : "no plan found: ") +
+                                     r.message);
         auto snap = std::make_shared<PlanSnapshot>();
         snap->jobId = job.id;
         snap->label = name;

@@ -1,0 +1,210 @@
+#include "FileGuard.h"
+
+#include "JsonUtil.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nest {
+
+namespace {
+
+std::string fail(const std::string &file, const std::string &reason)
+{
+    return formatError(file, "", reason);
+}
+
+std::string errnoText(int error)
+{
+    return std::strerror(error);
+}
+
+const char *kindOf(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+std::string megabytes(std::uintmax_t bytes)
+{
+    return std::to_string(bytes / (1024 * 1024)) + " MB";
+}
+
+// Closes a descriptor on every path out.
+class Fd {
+public:
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd()
+    {
+        if (m_fd >= 0)
+            ::close(m_fd);
+    }
+    Fd(const Fd &) = delete;
+    Fd &operator=(const Fd &) = delete;
+    int get() const { return m_fd; }
+    int release()
+    {
+        const int fd = m_fd;
+        m_fd = -1;
+        return fd;
+    }
+
+private:
+    int m_fd;
+};
+
+} // namespace
+
+Result<std::string> readFileText(const std::string &file, std::uintmax_t maxBytes)
+{
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+        const int e = errno;
+        if (e == ENOENT || e == ENOTDIR)
+            return Result<std::string>::failure(fail(file, "no such file"));
+        return Result<std::string>::failure(fail(file, "cannot be read (" + errnoText(e) + ")"));
+    }
+    if (S_ISDIR(st.st_mode))
+        return Result<std::string>::failure(fail(file, "is a directory, not a file"));
+    if (!S_ISREG(st.st_mode))
+        return Result<std::string>::failure(
+            fail(file, std::string("not a regular file (") + kindOf(st.st_mode) + " cannot be read as a document)"));
+    // O_NONBLOCK: should the path have become a FIFO since stat(), open() must not wait.
+    const Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (fd.get() < 0) {
+        const int e = errno;
+        return Result<std::string>::failure(
+            fail(file, "cannot be opened for reading (" + errnoText(e) + ")"));
+    }
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return Result<std::string>::failure(
+            fail(file, std::string("not a regular file (") + kindOf(st.st_mode) + " cannot be read as a document)"));
+    const auto size = static_cast<std::uintmax_t>(st.st_size);
+    if (size > maxBytes)
+        return Result<std::string>::failure(fail(
+            file, "is " + std::to_string(size) + " bytes, above the limit of " + megabytes(maxBytes) + " per file"));
+    std::string text;
+    text.reserve(static_cast<size_t>(size));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            const int e = errno;
+            return Result<std::string>::failure(fail(file, "read error (" + errnoText(e) + ")"));
+        }
+        if (n == 0)
+            break;
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > maxBytes)  // a file that grows while we read (or lies about its size)
+            return Result<std::string>::failure(
+                fail(file, "is larger than the limit of " + megabytes(maxBytes) + " per file"));
+    }
+    return text;
+}
+
+Result<std::string> resolveWriteTarget(const std::string &file)
+{
+    namespace fs = std::filesystem;
+    if (file.empty())
+        return Result<std::string>::failure("an empty file name cannot be written");
+    fs::path target = file;
+    for (int depth = 0;; ++depth) {
+        if (depth > 40)
+            return Result<std::string>::failure(fail(file, "too many levels of symbolic links"));
+        struct stat st {};
+        if (::lstat(target.c_str(), &st) != 0) {
+            const int e = errno;
+            if (e == ENOENT)
+                return target.string();  // a new file (or the target of a dangling link)
+            return Result<std::string>::failure(fail(file, "cannot be written (" + errnoText(e) + ")"));
+        }
+        if (S_ISLNK(st.st_mode)) {
+            std::error_code ec;
+            const fs::path link = fs::read_symlink(target, ec);
+            if (ec)
+                return Result<std::string>::failure(fail(file, "cannot read the symbolic link (" + ec.message() + ")"));
+            target = link.is_absolute() ? link : target.parent_path() / link;
+            continue;
+        }
+        if (!S_ISREG(st.st_mode))
+            return Result<std::string>::failure(fail(
+                file, std::string("not a regular file (refusing to replace ") + kindOf(st.st_mode) + ")"));
+        return target.string();
+    }
+}
+
+Result<bool> writeFileAtomically(const std::string &file, std::string_view data)
+{
+    namespace fs = std::filesystem;
+    const Result<std::string> resolved = resolveWriteTarget(file);
+    if (!resolved)
+        return Result<bool>::failure(resolved.error());
+    const fs::path target = *resolved;
+    const std::string unchanged = "; the previous file is unchanged";
+    fs::path dir = target.parent_path();
+    if (dir.empty())
+        dir = ".";
+    std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+    Fd fd(::mkstemp(tmpl.data()));
+    if (fd.get() < 0) {
+        const int e = errno;
+        return Result<bool>::failure(fail(file, "cannot be written (" + errnoText(e) + ")" + unchanged));
+    }
+    const auto cleanup = [&tmpl](const std::string &message) {
+        ::unlink(tmpl.c_str());
+        return Result<bool>::failure(message);
+    };
+    size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            const int e = errno;
+            return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0) {
+        const int e = errno;
+        return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+    }
+    // Keep the replaced file's permissions; a new file gets the usual 0666 & ~umask.
+    struct stat old {};
+    mode_t mode = 0;
+    if (::stat(target.c_str(), &old) == 0) {
+        mode = old.st_mode & 07777;
+    } else {
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        mode = 0666 & ~mask;
+    }
+    (void)::fchmod(fd.get(), mode);
+    if (::close(fd.release()) != 0) {
+        const int e = errno;
+        return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+    }
+    if (::rename(tmpl.c_str(), target.c_str()) != 0) {
+        const int e = errno;
+        return cleanup(fail(file, "cannot replace the file (" + errnoText(e) + ")" + unchanged));
+    }
+    return true;
+}
+
+} // namespace nest

@@ -1,0 +1,38 @@
+#pragma once
+// Safe reads and writes of the files the tool reads and writes (cluster, model, profile,
+// plan, workspace, timeline). Reads accept only regular files (a FIFO, a directory, a
+// device node such as /dev/zero or /dev/urandom is refused up front: no hang, no endless
+// read) no larger than limits::maxFileBytes, checked with fstat before reading. Writes
+// replace only regular files, write THROUGH a symlink to its target (the link stays a
+// link), go to a temporary file in the target's directory first and rename it over the
+// target, so a failed write (disk full, read-only folder) leaves the previous file intact.
+// Every message starts with the file name: "FILE: REASON".
+#include "Limits.h"
+#include "Result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nest {
+
+// The whole content of `file`. Errors: "no such file", "is a directory, not a file",
+// "not a regular file (a FIFO, device or socket cannot be read)", "is N bytes, above the
+// limit of 256 MB", "cannot be opened for reading (...)", "read error (...)".
+Result<std::string> readFileText(const std::string &file, std::uintmax_t maxBytes = limits::maxFileBytes);
+
+// The path a write of `file` must replace: `file` itself, or the final target when `file`
+// is a symlink (chains followed, relative targets resolved against the link's folder; a
+// dangling link names the file it will create). Fails with "FILE: not a regular file
+// (refusing to replace a directory/FIFO/device/socket)" when that target exists and is not
+// a regular file, and on a symlink loop.
+Result<std::string> resolveWriteTarget(const std::string &file);
+
+// Writes `data` to `file` atomically: resolveWriteTarget(), a temporary file next to the
+// target, flush + fsync, the old file's permission bits kept, rename over the target. On
+// any failure the temporary file is removed, the previous file is untouched, and the
+// message says why ("FILE: write failed: No space left on device; the previous file is
+// unchanged"). The one writer for core and the CLI (`--out`).
+Result<bool> writeFileAtomically(const std::string &file, std::string_view data);
+
+} // namespace nest

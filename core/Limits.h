@@ -1,0 +1,81 @@
+#pragma once
+// The documented ranges of every number the tool reads (files and flags), in one place.
+// Loaders check them where the number is read and report "FILE: at PATH: REASON (range ...)";
+// the CLI checks its flags against the same constants through checkRange(). The table with
+// the reasons for each bound is in docs/reliability.md. Units are the JSON keys' units.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nest {
+
+// A closed interval [min, max], or half-open at the bottom when minExclusive ("(0, 1]").
+struct Range {
+    double min = 0;
+    double max = 0;
+    const char *unit = "";       // printed after the bounds ("GB/s"); empty for counts
+    bool minExclusive = false;
+    bool integer = false;        // whole numbers only (counts)
+
+    bool contains(double x) const
+    {
+        if (!(x == x) || x > max)  // NaN never passes
+            return false;
+        return minExclusive ? x > min : x >= min;
+    }
+};
+
+// "range 1 to 1024", "range (0.001, 1]", "range 1e-06 to 1e+07 GB/s".
+std::string describeRange(const Range &r);
+// nullopt when `value` is finite and inside `r`, else the message
+// "WHAT: must be at most 1e+07 GB/s, found 1e+300 (range 1e-06 to 1e+07 GB/s)".
+// `what` may be empty (then the message starts at "must"). For the CLI's flags and loaders.
+std::optional<std::string> checkRange(double value, const Range &r, std::string_view what);
+// The reason alone, without `what:` (what loaders put after "at PATH: ").
+std::optional<std::string> rangeProblem(double value, const Range &r);
+
+namespace limits {
+
+// Files.
+inline constexpr std::uintmax_t maxFileBytes = 256ull * 1024 * 1024;  // 256 MB per input file
+
+// Links (cluster levels and overrides).
+inline constexpr Range bandwidthGBps{1e-6, 1e7, "GB/s"};       // 1 kB/s .. 10 PB/s per device
+inline constexpr Range latencyUs{0, 1e6, "us"};                // up to 1 s per message
+inline constexpr Range oversubscription{1, 1024, ""};          // 1 = non-blocking
+
+// Devices.
+inline constexpr Range peakTflops{1e-3, 1e6, "TFLOP/s"};       // 1 GFLOP/s .. 1 EFLOP/s
+inline constexpr Range memoryGB{1e-3, 1e5, "GB"};              // 1 MB .. 100 TB
+inline constexpr Range memoryBandwidthGBps{1e-3, 1e7, "GB/s"}; // 1 MB/s .. 10 PB/s
+inline constexpr Range efficiency{1e-3, 1, "", true};          // (0.001, 1]: fraction of peak
+inline constexpr Range matmulEfficiency{0, 1, ""};             // 0 = the cost model's default
+
+// Model shapes (counts).
+inline constexpr Range layers{1, 100'000, "", false, true};
+inline constexpr Range hidden{1, 1'048'576, "", false, true};
+inline constexpr Range heads{1, 65'536, "", false, true};
+inline constexpr Range ffnHidden{1, 16'777'216, "", false, true};
+inline constexpr Range vocab{1, 100'000'000, "", false, true};
+inline constexpr Range experts{1, 65'536, "", false, true};
+inline constexpr Range seqLength{1, 16'777'216, "", false, true};   // 16 Mi tokens
+inline constexpr Range batch{1, 16'777'216, "", false, true};       // global batch (samples)
+inline constexpr Range microBatch{1, 65'536, "", false, true};
+inline constexpr Range profileLayers{1, 100'000, "", false, true};  // after "repeat" expansion
+
+// Clusters and plans.
+inline constexpr Range devices{1, 1'048'576, "", false, true};      // Topology::maxDevices
+inline constexpr Range stages{1, 100'000, "", false, true};         // never more than layers
+
+// Measured times and sizes in profiles (per layer): finite, and below absurd.
+inline constexpr Range layerTimeMs{0, 3.6e6, "ms"};                 // up to an hour per layer
+inline constexpr Range layerBytes{0, 1e15, "bytes"};                // up to 1 PB per layer
+inline constexpr Range layerFlops{0, 1e21, "FLOP"};                 // per layer and sample
+
+// Search.
+inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction of capacity kept free
+
+} // namespace limits
+
+} // namespace nest

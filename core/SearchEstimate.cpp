@@ -1,0 +1,179 @@
+#include "SearchEstimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include <unistd.h>
+
+namespace nest {
+
+namespace {
+
+// Bytes one DP cell holds at once: its memo slot (key + span, at most half-full table,
+// doubled on growth) and its share of the Pareto points and scratch.
+constexpr double kBytesPerCell = 96;
+// Rough seconds per visited cell on one core (stage costs included), measured on the
+// sample clusters; an order of magnitude, not a promise.
+constexpr double kSecondsPerCell = 8e-6;
+constexpr double kVisitedFraction = 2.5e-3;
+// Seconds per complete plan the exhaustive planner evaluates.
+constexpr double kSecondsPerPlan = 2e-5;
+
+double log2AtLeast1(double x)
+{
+    return std::max(1.0, std::log2(std::max(x, 1.0)));
+}
+
+// Layouts the exhaustive planner enumerates at one outer point: sum over S = 1..maxStages
+// of C(L - 1, S - 1) cut choices x the width sequences of S stages whose sum fits the
+// positions (counted exactly when small, else widths^S), saturating at 1e300.
+double exhaustiveLayouts(int layers, int maxStages, const std::vector<int> &widths, int positions)
+{
+    const int stagesMax = std::min(maxStages, layers);
+    const bool exact = static_cast<double>(positions) * stagesMax <= 2e6;
+    // sequences[used] = width sequences of the current length with that sum.
+    std::vector<double> sequences;
+    if (exact) {
+        sequences.assign(static_cast<size_t>(positions) + 1, 0.0);
+        sequences[0] = 1;
+    }
+    double total = 0, binom = 1;  // C(L-1, S-1)
+    for (int s = 1; s <= stagesMax; ++s) {
+        double fits = 0;
+        if (exact) {
+            std::vector<double> next(sequences.size(), 0.0);
+            for (size_t used = 0; used < sequences.size(); ++used) {
+                if (sequences[used] == 0)
+                    continue;
+                for (int w : widths)
+                    if (used + static_cast<size_t>(w) < next.size())
+                        next[used + static_cast<size_t>(w)] = std::min(1e300, next[used + static_cast<size_t>(w)] + sequences[used]);
+            }
+            sequences.swap(next);
+            for (double n : sequences)
+                fits = std::min(1e300, fits + n);
+            if (fits == 0)
+                break;  // no longer pipeline fits the positions
+        } else {
+            fits = std::pow(static_cast<double>(widths.size()), s);
+        }
+        total += binom * fits;
+        if (!std::isfinite(total) || total > 1e300)
+            return 1e300;
+        binom = binom * (layers - s) / s;  // C(L-1, S)
+    }
+    return total;
+}
+
+std::string gigabytes(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, bytes < 1e10 ? "%.1f GB" : "%.0f GB", bytes / 1e9);
+    return buf;
+}
+
+std::string count(double n)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, n < 1e6 ? "%.0f" : "%.1e", n);
+    return buf;
+}
+
+} // namespace
+
+double defaultMemoryBudgetBytes()
+{
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long pageSize = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0)
+        return 4e9;
+    return 0.5 * static_cast<double>(pages) * static_cast<double>(pageSize);
+}
+
+double memoryBudgetOf(const SearchOptions &options)
+{
+    return options.memoryBudgetBytes > 0 ? options.memoryBudgetBytes : defaultMemoryBudgetBytes();
+}
+
+double maxStatesOf(const SearchOptions &options)
+{
+    return options.maxStates > 0 ? options.maxStates : kDefaultMaxStates;
+}
+
+SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind)
+{
+    SearchEstimate e;
+    if (kind == SearchKind::None || !space.problem().empty())
+        return e;
+    const double layers = space.layerCount();
+    const double widths = std::max<size_t>(space.widths().size(), 1);
+    const int wmin = space.widths().empty() ? 1 : space.widths().front();
+    const auto &schedules = space.options().schedules;
+    const bool has1F1B = std::find(schedules.begin(), schedules.end(), Schedule::OneFOneB) != schedules.end();
+    // Options per stage: (tp, cp) splits per width x ep x zero x recompute, roughly.
+    const double optionsPerStage =
+        widths * std::max<size_t>(space.recomputeModes().size(), 1) * (space.options().allowZero ? 4 : 1);
+    for (const OuterConfig &cfg : space.configs()) {
+        if (cfg.schedule == Schedule::GPipe && has1F1B && kind == SearchKind::Nest)
+            continue;  // dominated, skipped by the search
+        const double q = std::max(1, cfg.positions / std::max(wmin, 1));
+        const double stages = std::min<double>(space.maxStages(), q);
+        if (cfg.schedule == Schedule::Interleaved) {
+            // pp x v x width x options candidates, each a full evaluation.
+            const double n = stages * std::max<size_t>(space.interleavingDepths().size(), 1) * optionsPerStage;
+            e.states += n;
+            e.seconds += n * kSecondsPerPlan;
+            continue;
+        }
+        if (kind == SearchKind::Nest) {
+            // Cells (k, j, q, v, w): j over the layers, k over the pipeline depths that fit,
+            // w over the widths; the reachable positions and links grow like log(q).
+            // Memory: an upper-side count of the cells one outer point may hold.
+            const double cells = layers * stages * widths * log2AtLeast1(q) / 8;
+            e.bytes = std::max(e.bytes, cells * kBytesPerCell);
+            // Time: the cells the bounds let through grow about like L^2 (calibrated on the
+            // sample clusters with 96 to 1000 layers, 64 to 1024 devices).
+            const double visited = std::min(cells, layers * layers * widths * log2AtLeast1(q) * kVisitedFraction);
+            e.states += visited;
+            e.seconds += visited * kSecondsPerCell;
+        } else {
+            // States are layouts (cuts x widths); each costs every option of every stage.
+            const double layouts = exhaustiveLayouts(space.layerCount(), space.maxStages(), space.widths(), cfg.positions);
+            e.states = std::min(1e300, e.states + layouts);
+            e.seconds = std::min(1e300, e.seconds + layouts * optionsPerStage * kSecondsPerPlan);
+            e.bytes = std::max(e.bytes, layers * 64.0);  // the recursion: one plan at a time
+        }
+    }
+    return e;
+}
+
+Result<SearchEstimate> estimateSearch(const Topology &topo, const ModelProfile &model,
+                                      const SearchOptions &options, const std::string &planner)
+{
+    const PlanSpace space(topo, model, options);
+    if (!space.problem().empty())
+        return Result<SearchEstimate>::failure(space.problem());
+    const SearchKind kind = planner == "nest"         ? SearchKind::Nest
+                            : planner == "exhaustive" ? SearchKind::Exhaustive
+                                                      : SearchKind::None;
+    return estimateSearch(space, kind);
+}
+
+std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptions &options)
+{
+    const double budget = memoryBudgetOf(options);
+    if (estimate.bytes > budget)
+        return "search would need ~" + gigabytes(estimate.bytes) + " (" + count(estimate.states) +
+               " states), above the budget of " + gigabytes(budget) +
+               " (fewer layers or devices, a smaller --max-stages, or a larger memory budget)";
+    const double maxStates = maxStatesOf(options);
+    if (estimate.states > maxStates)
+        return "search would visit ~" + count(estimate.states) + " states (about " +
+               count(estimate.seconds) + " s), above the limit of " + count(maxStates) +
+               " states (fewer layers or devices, a smaller --max-stages, or the nest planner)";
+    return {};
+}
+
+} // namespace nest

@@ -1,0 +1,48 @@
+#pragma once
+// Limits before work (issue 13): what a search will cost, estimated from the plan space
+// before anything is allocated, and the refusal when that is above the budget. The CLI
+// shows the estimate as progress / time left, the window shows the refusal as the run's
+// error; the planners refuse through runSearch() (PlanSpace.h) with the same message.
+#include "PlanSpace.h"
+#include "Planner.h"
+#include "Result.h"
+
+#include <string>
+
+namespace nest {
+
+enum class SearchKind {
+    None,        // no estimate (planners that bound their own work: mcmc, manual)
+    Nest,        // NestPlanner's dynamic programme
+    Exhaustive,  // ExhaustivePlanner's enumeration of every plan
+};
+
+struct SearchEstimate {
+    double states = 0;     // DP cells the search is expected to visit (nest) or layouts it
+                           // enumerates (exhaustive), all outer points
+    double bytes = 0;      // the most memory the search holds at once (one outer point)
+    double seconds = 0;    // rough wall time on one core (an order of magnitude, not a promise)
+};
+
+// Default SearchOptions::memoryBudgetBytes: half the machine's physical memory (sysconf),
+// 4 GB when it cannot be read.
+double defaultMemoryBudgetBytes();
+// Default SearchOptions::maxStates: above this a search is refused as too long.
+inline constexpr double kDefaultMaxStates = 2e9;
+
+SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind);
+// The same from the inputs (builds the PlanSpace); fails with the space's problem. The
+// planner name is the registry's ("nest", "exhaustive", ...); others estimate as None.
+Result<SearchEstimate> estimateSearch(const Topology &topo, const ModelProfile &model,
+                                      const SearchOptions &options, const std::string &planner);
+
+// Empty when the estimate is within the options' budgets, otherwise the refusal:
+// "search would need ~12.3 GB (4.1e+09 states), above the budget of 8.0 GB" or
+// "search would visit ~3e+12 states, above the limit of 2e+09".
+std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptions &options);
+
+// The budget in force for `options` (its value, or the default when 0).
+double memoryBudgetOf(const SearchOptions &options);
+double maxStatesOf(const SearchOptions &options);
+
+} // namespace nest
