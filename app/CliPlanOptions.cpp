@@ -1,6 +1,7 @@
 #include "CliPlanOptions.h"
 
 #include "ClusterIO.h"
+#include "Limits.h"
 #include "ModelIO.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
@@ -86,6 +87,11 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
 {
     CostOptions o = base;
     o.matmulEfficiency = fraction(args, "efficiency", o.matmulEfficiency);
+    if (args.has("efficiency")) {
+        // A fraction of peak so small that every time overflows is not a setting (issue 13).
+        if (const auto problem = checkRange(o.matmulEfficiency, limits::efficiency, "option --efficiency"))
+            throw UsageError{*problem};
+    }
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
     if (args.has("framework")) {
         const std::string name = args.value("framework");

@@ -90,6 +90,8 @@ void TestCliCompare::compareUsageErrors_data()
                                     << QStringList{"unknown option --planner"};
     QTest::newRow("threads zero") << (base + QStringList{"--threads", "0"}) << QStringList{"--threads"};
     QTest::newRow("budget not a number") << (base + QStringList{"--budget", "many"}) << QStringList{"--budget"};
+    QTest::newRow("efficiency below range") << (base + QStringList{"--efficiency", "1e-320"})
+                                            << QStringList{"--efficiency", "0.001"};
     QTest::newRow("no cluster") << QStringList{"compare", "--model", "bert-large"} << QStringList{"--cluster"};
     QTest::newRow("stray word") << (base + QStringList{"nest"}) << QStringList{"unexpected argument 'nest'"};
 }
