@@ -1,6 +1,7 @@
 #pragma once
 // The nest-cli sub-commands. Each returns the process exit code: 0 success, 2 bad input or
 // usage (message already printed on stderr), 1 an internal failure.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,9 @@ int cmdPlan(const Args &args);      // cli_plan.cpp
 int cmdCompare(const Args &args);   // cli_compare.cpp
 int cmdReproduce(const Args &args); // cli_reproduce.cpp
 int cmdCompletion(const Args &args);// cli_completion.cpp
+
+// Every sub-command by name (cli_main.cpp): the dispatcher and the completion script use it.
+using Command = int (*)(const Args &);
+const std::map<std::string, Command> &commandTable();
 
 } // namespace nest::cli

@@ -45,6 +45,16 @@ void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &
     flags.merge(planSearchFlagOptions());
 }
 
+ModelOptions modelSizeOptions(const CliArgs &args)
+{
+    ModelOptions o;
+    if (args.has("seq"))
+        o.seqLength = args.intValue("seq", 0);
+    if (args.has("batch"))
+        o.globalBatch = args.intValue("batch", 0);
+    return o;
+}
+
 Topology loadClusterOption(const CliArgs &args)
 {
     if (!args.has("cluster"))
@@ -284,12 +294,8 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         in.search = std::move(cm.search);
         return in;
     }
-    std::optional<int> seq, batch;
-    if (args.has("seq"))
-        seq = args.intValue("seq", 2048);
-    if (args.has("batch"))
-        batch = args.intValue("batch", 4096);
-    ClusterAndModel cm = loadClusterAndModel(args, seq, batch);
+    const ModelOptions sizes = modelSizeOptions(args);
+    ClusterAndModel cm = loadClusterAndModel(args, sizes.seqLength, sizes.globalBatch);
     in.topology = std::move(cm.topology);
     in.model = std::move(cm.model);
     in.search = std::move(cm.search);
@@ -320,12 +326,8 @@ PlanInputs loadPlanInputs(const CliArgs &args)
 
 SearchJob loadSearchJob(const CliArgs &args)
 {
-    std::optional<int> seq, batch;
-    if (args.has("seq"))
-        seq = args.intValue("seq", 0);
-    if (args.has("batch"))
-        batch = args.intValue("batch", 0);
-    ClusterAndModel in = loadClusterAndModel(args, seq, batch);
+    const ModelOptions sizes = modelSizeOptions(args);
+    ClusterAndModel in = loadClusterAndModel(args, sizes.seqLength, sizes.globalBatch);
     SearchJob job;
     job.settings = searchSettingsFrom(args, std::move(in.search));
     job.topology = std::move(in.topology);

@@ -7,6 +7,7 @@
 #include "CliArgs.h"
 
 #include "Evaluator.h"
+#include "ModelIO.h"
 #include "ModelProfile.h"
 #include "Plan.h"
 #include "SearchSettings.h"
@@ -31,6 +32,8 @@ std::set<std::string> planSearchFlagOptions();
 // search settings.
 void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags);
 
+// --seq N and --batch N (whole numbers >= 1), each unset when absent.
+ModelOptions modelSizeOptions(const CliArgs &args);
 // --cluster FILE|PRESET (required).
 Topology loadClusterOption(const CliArgs &args);
 // --model FILE|PRESET (required), with optional sequence length / global batch overrides.

@@ -15,12 +15,9 @@ namespace {
 // The long options a command's help lists.
 std::string optionsOf(const std::string &command)
 {
-    const std::map<std::string, int (*)(const Args &)> commands{
-        {"presets", cmdPresets}, {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
-        {"simulate", cmdSimulate}, {"plan", cmdPlan}, {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}};
+    const std::map<std::string, Command> &commands = commandTable();
     const auto it = commands.find(command);
-    if (it == commands.end())
+    if (it == commands.end() || command == "completion")
         return "--help";
     std::string help;
     try {

@@ -3,7 +3,6 @@
 #include "CliCommands.h"
 
 #include <exception>
-#include <functional>
 #include <iostream>
 #include <map>
 
@@ -49,13 +48,23 @@ const char *kUsage =
 
 } // namespace
 
+namespace nest::cli {
+
+const std::map<std::string, Command> &commandTable()
+{
+    static const std::map<std::string, Command> table{
+        {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
+        {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
+        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}};
+    return table;
+}
+
+} // namespace nest::cli
+
 int main(int argc, char **argv)
 {
     using namespace nest::cli;
-    const std::map<std::string, std::function<int(const Args &)>> commands = {
-        {"presets", cmdPresets}, {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
-        {"simulate", cmdSimulate}, {"plan", cmdPlan}, {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}};
+    const std::map<std::string, Command> &commands = commandTable();
 
     if (argc < 2) {
         std::cerr << kUsage;
