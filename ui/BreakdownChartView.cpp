@@ -1,5 +1,6 @@
 #include "BreakdownChartView.h"
 
+#include "PlanComparison.h"
 #include "PlotExport.h"
 
 #include <QEvent>
@@ -19,7 +20,6 @@ const std::array<QColor, kCategories> kColours = {
     QColor(0x4c, 0x78, 0xa8), QColor(0x9d, 0x9d, 0x9d), QColor(0xf5, 0x85, 0x18), QColor(0xe4, 0x57, 0x56),
     QColor(0xee, 0xca, 0x3b), QColor(0x72, 0xb7, 0xb2), QColor(0x54, 0xa2, 0x4b), QColor(0xb2, 0x79, 0xa2),
     QColor(0x9d, 0x75, 0x5d), QColor(0xd8, 0xd8, 0xd8)};
-constexpr int kBubble = kCategories - 1;
 constexpr double kSplitKey = 0;
 
 // One stage's seconds per iteration in categoryNames() order (see the header).
@@ -109,9 +109,7 @@ void BreakdownChartView::rebuild()
 
     const Plan &plan = m_snapshot->plan();
     const double m = plan.numMicroBatches();
-    const int depth = std::clamp(plan.pipelineDepth(), 1, static_cast<int>(rep.stages.size()));
     std::array<QVector<double>, kCategories> values;
-    std::array<double, kCategories> split{};
     double top = 0;
     for (const StageReport &s : rep.stages) {
         m_keys << s.index;
@@ -120,12 +118,14 @@ void BreakdownChartView::rebuild()
         for (int c = 0; c < kCategories; ++c) {
             values[c] << terms[c];
             stack += terms[c];
-            if (c != kBubble || s.index < depth)  // one bubble per physical position
-                split[c] += terms[c] / depth;
         }
         top = std::max(top, stack);
     }
     top = std::max(top, rep.iterationTime);
+    // The iteration split is core's (one definition, shared with the Compare tab).
+    const IterationSplit is = iterationSplit(plan, rep);
+    const std::array<double, kCategories> split = {is.compute, is.recompute,    is.tp,   is.ep,        is.cp,
+                                                   is.p2p,     is.gradientSync, is.zero, is.optimizer, is.bubble};
 
     const QStringList names = categoryNames();
     QCPAxis *splitX = m_splitRect->axis(QCPAxis::atBottom);
@@ -166,7 +166,7 @@ void BreakdownChartView::rebuild()
     }
 
     m_plot->xAxis->setRange(m_keys.front() - 0.6, m_keys.back() + 0.6);
-    m_plot->yAxis->setRange(0, top > 0 ? top * 1.05 : 1);
+    setValueRange(top, 1.05, 1);
     plotTitle(m_plot)->setText(tr("Time per stage — %1 — iteration %2")
                                    .arg(QString::fromStdString(m_snapshot->label), seconds(rep.iterationTime)));
     recolour();

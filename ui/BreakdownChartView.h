@@ -20,7 +20,8 @@
 // its own work plus its device's idle time, and one device's chunks plus one bubble add up
 // to the iteration time.
 // Iteration split (right): per category, the sum over stages divided by the pipeline depth,
-// the bubble counted once per physical position: the segments add up to iterationTime.
+// the bubble counted once per physical position: the segments add up to iterationTime
+// (core's iterationSplit(), PlanComparison.h, computes it for this view and the Compare tab).
 #include "PlotView.h"
 
 #include <QStringList>

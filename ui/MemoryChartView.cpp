@@ -198,7 +198,7 @@ void MemoryChartView::rebuild()
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setLabel(m_mode == PerDevice ? tr("device id") : tr("pipeline stage"));
     m_plot->xAxis->setRange(keys.front() - 0.6, keys.back() + 0.6);
-    m_plot->yAxis->setRange(0, top > 0 ? top * 1.1 : 1e9);
+    setValueRange(top, 1.1, 1e9);
 
     const QString label = QString::fromStdString(m_snapshot->label);
     QString text = (m_mode == PerDevice ? tr("Memory per device — %1") : tr("Memory per stage — %1")).arg(label);

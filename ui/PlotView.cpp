@@ -59,8 +59,26 @@ QString PlotView::title() const
     return t ? t->text() : QString();
 }
 
+void PlotView::setValueAxisMaximum(double maximum)
+{
+    m_valueAxisMax = maximum > 0 ? maximum : 0;
+    if (!hasContent())
+        return;
+    if (m_valueAxisMax == 0)
+        return rebuild();  // back to the chart's own padding
+    m_plot->yAxis->setRange(0, m_valueAxisMax);
+    m_plot->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+void PlotView::setValueRange(double dataMax, double padding, double fallback)
+{
+    m_dataMax = dataMax;
+    m_plot->yAxis->setRange(0, m_valueAxisMax > 0 ? m_valueAxisMax : dataMax > 0 ? dataMax * padding : fallback);
+}
+
 void PlotView::showPlaceholder(const QString &text)
 {
+    m_dataMax = 0;
     m_placeholder->setText(text);
     m_stack->setCurrentWidget(m_placeholder);
 }

@@ -32,6 +32,14 @@ public:
     QLabel *staleBanner() const { return m_staleBanner; }
     QString title() const;
 
+    // Shared value axes (the Compare tab): the value axis shows 0..maximum instead of the
+    // chart's own range; 0 = automatic (the default). Kept across snapshots and modes.
+    void setValueAxisMaximum(double maximum);
+    double valueAxisMaximum() const { return m_valueAxisMax; }
+    // The largest value the chart draws (top of the highest stack, capacity), 0 without
+    // content: what a shared maximum must cover.
+    double dataMaximum() const { return m_dataMax; }
+
 protected:
     // objectName names the view, plotName its QCustomPlot; legendColumns before wrapping.
     PlotView(const QString &objectName, const QString &plotName, int legendColumns, QWidget *parent);
@@ -41,6 +49,9 @@ protected:
     virtual bool hasContent() const = 0;
     virtual void showPlaceholder(const QString &text);
     void showPlot();
+    // The value axis from 0 to valueAxisMaximum() when set, else to dataMax * padding (or
+    // `fallback` when dataMax is 0); remembers dataMax. Called by rebuild().
+    void setValueRange(double dataMax, double padding, double fallback);
     // The row above the plot, for the view's own controls (empty by default).
     QHBoxLayout *toolbar() const { return m_toolbar; }
 
@@ -53,6 +64,8 @@ private:
     QStackedWidget *m_stack;
     QHBoxLayout *m_toolbar;
     bool m_stale = false;
+    double m_valueAxisMax = 0;
+    double m_dataMax = 0;
 };
 
 } // namespace nest::ui

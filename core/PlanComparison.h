@@ -1,0 +1,77 @@
+#pragma once
+// Several plans side by side (the window's Compare tab, its report and exports): the
+// iteration split of one plan, and a table of metrics with each plan's value, its
+// difference and ratio to a reference plan and the best value of each row. Every number
+// is read from the evaluator's Report (or computed from it here, once); the GUI only
+// formats what this returns.
+//
+// Metric rows, in this order (key: what `values` holds, `valueUnit`; `unit` is the unit of
+// the display texts):
+//   throughput      Report::samplesPerSecond         samples/s   higher is better
+//   tokens_per_s    Report::tokensPerSecond          tokens/s    higher
+//   mfu             Report::mfu (fraction)           text in %   higher
+//   iteration_time  Report::iterationTime (s)        text in s   lower
+//   peak_memory     Report::peakMemoryBytes (bytes)  text in GB  lower
+//   comm_share      split.communication() / iterationTime (fraction)   lower
+//   bubble_share    split.bubble / iterationTime (fraction)            lower
+//   shape           text only (PlanShape.h): "tp 8, pp 4, dp 2, ep 1, cp 1; 1f1b; mb 1"
+//   search_time     ComparedPlan::searchSeconds (s; NaN when 0 = unknown)  lower
+// A plan without a feasible Report has NaN in every Report row (its text says
+// "infeasible") and is never the best of a row.
+#include "Evaluator.h"
+#include "JsonUtil.h"
+#include "Plan.h"
+
+#include <string>
+#include <vector>
+
+namespace nest {
+
+// Seconds per iteration by category, the definitions of BreakdownChartView.h's header
+// comment: per category the sum over stages divided by the pipeline depth, the bubble
+// counted once per physical pipeline position. The ten fields add up to
+// report.iterationTime (1F1B, GPipe and interleaved), within rounding.
+struct IterationSplit {
+    double compute = 0, recompute = 0, tp = 0, ep = 0, cp = 0, p2p = 0, gradientSync = 0,
+           zero = 0, optimizer = 0, bubble = 0;
+    double communication() const;  // tp + ep + cp + p2p + gradientSync + zero
+    double total() const;          // all ten
+};
+IterationSplit iterationSplit(const Plan &plan, const Report &report);
+
+struct ComparedPlan {           // what one column of the comparison shows
+    std::string label, planner;
+    const Plan *plan = nullptr;
+    const Report *report = nullptr;
+    double searchSeconds = 0;   // 0 = unknown / not searched
+};
+
+enum class Better { Higher, Lower, None };
+const char *toString(Better b);  // "higher", "lower", "none"
+
+struct MetricRow {
+    std::string key;            // stable: JSON/CSV keys (see the table above)
+    std::string name, unit;     // "Throughput", "samples/s" (unit of the texts)
+    std::string valueUnit;      // unit of `values`: "samples/s", "fraction", "bytes", "s", ""
+    Better better = Better::None;
+    std::vector<double> values;       // per plan; NaN = not applicable (infeasible plan, text row)
+    std::vector<std::string> texts;   // per plan, formatted for display ("412.3", "tp 8, pp 4, ...")
+    std::vector<double> difference;   // values[i] - values[ref] (NaN where n/a)
+    std::vector<double> ratio;        // values[i] / values[ref] (NaN where n/a or ref == 0)
+    int best = -1;                    // index of the better value (-1: tie/none/text row)
+};
+
+// One row per key above, in that order. `reference` outside 0..plans.size()-1 is clamped.
+std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, int reference);
+
+// Header "key,name,unit,value_unit,better,best,<label>...,<label> diff...,<label> ratio..."
+// then one line per row: raw values (shortest round-trip form; text rows their texts;
+// empty for NaN), differences and ratios of every plan to the reference.
+std::string comparisonCsv(const std::vector<ComparedPlan> &plans, const std::vector<MetricRow> &rows,
+                          int reference);
+// {"reference": i, "plans": [{"label", "planner", "feasible", "reasons"}...],
+//  "metrics": [{"key", "name", "unit", "value_unit", "better", "best", "values", "texts",
+//               "difference", "ratio"}...]} with null for NaN.
+Json comparisonJson(const std::vector<ComparedPlan> &plans, const std::vector<MetricRow> &rows, int reference);
+
+} // namespace nest
