@@ -1,0 +1,99 @@
+#pragma once
+// The sweep's result: throughput (samples/s, the evaluator's figure of each planner's plan)
+// against the swept parameter in display units (GB/s, µs or a ratio), one line per planner
+// (ui/SeriesChart.h; gaps where a planner found no feasible plan), and a table of the same
+// numbers with the best planner of each point in bold. While a SweepRunner works, a
+// progress bar and a Cancel button; a status line says how the sweep ended ("Cancelled
+// after 3 of 5 points"). Exports the chart (.png/.svg/.pdf) or the numbers (.csv, core's
+// sweepCsv), written atomically.
+#include "ClusterSweep.h"
+
+#include <QPointer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+class QCustomPlot;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+class QTableWidget;
+class QVBoxLayout;
+
+namespace nest::ui {
+
+class SweepRunner;
+struct SeriesChartData;
+
+class SweepView : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepView(QWidget *parent = nullptr);
+    ~SweepView() override;
+
+    // Follows `runner` (started / progress / finished / failed) and cancels it from the
+    // Cancel button. nullptr detaches.
+    void setRunner(SweepRunner *runner);
+
+    // Shows `result`; `base` is the cluster the sweep varied (labels the parameter).
+    void setResult(const nest::SweepResult &result, const Topology &base);
+    // Null before the first result.
+    const SweepResult *result() const { return m_result ? &*m_result : nullptr; }
+    // The chart as drawn (one series per planner), for tests and exports.
+    const SeriesChartData &chartData() const { return *m_chart; }
+
+    // The cluster changed since this sweep.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
+
+    // .png/.svg/.pdf: the chart with its title and legend; .csv: sweepCsv. false and
+    // *error = "FILE: reason" on failure (no sweep yet, unknown extension, unwritable).
+    bool exportTo(const QString &fileName, QString *error);
+
+    // For tests.
+    QCustomPlot *plot() const { return m_plot; }
+    QTableWidget *table() const { return m_table; }
+    QProgressBar *progressBar() const { return m_progress; }
+    QPushButton *cancelButton() const { return m_cancel; }
+    QLabel *statusLabel() const { return m_status; }
+    QLabel *placeholder() const { return m_placeholder; }
+    QLabel *staleBanner() const { return m_staleBanner; }
+    bool isRunning() const { return m_running; }
+
+    static QString noSweepText();  // "No sweep yet: Plan > Sweep Cluster Parameter…"
+
+public slots:
+    void setRunning(bool running);
+    void setProgress(int point, int planner, double fraction);
+    void showFailure(const QString &message);
+
+protected:
+    void changeEvent(QEvent *event) override;
+
+private:
+    void rebuildChart();
+    void rebuildTable();
+    void updateStatus();
+
+    QPointer<SweepRunner> m_runner;
+    std::optional<SweepResult> m_result;
+    Topology m_base;
+    std::unique_ptr<SeriesChartData> m_chart;
+    QLabel *m_staleBanner;
+    QLabel *m_status;
+    QWidget *m_progressRow;
+    QProgressBar *m_progress;
+    QPushButton *m_cancel;
+    QStackedWidget *m_stack;
+    QLabel *m_placeholder;
+    QWidget *m_plotHost;
+    QVBoxLayout *m_plotLayout;
+    QCustomPlot *m_plot = nullptr;
+    QTableWidget *m_table;
+    bool m_stale = false;
+    bool m_running = false;
+};
+
+} // namespace nest::ui
