@@ -1,5 +1,8 @@
-// nest-planner [FILE] [--run] [--tab topology|placement|memory|breakdown|timeline|summary]
+// nest-planner [FILE] [--run] [--run-baselines]
+//              [--tab topology|placement|memory|breakdown|timeline|summary|compare|sweep]
 //              [--screenshot PNG] [--export FILE]
+// --run-baselines runs NEST and the baseline planners, pins them and compares them (the
+// Compare tab exports its multi-page report as .pdf, and .png, .json, .csv).
 // Opens the editor with FILE (a workspace, a cluster, or a plan evaluated on the sample
 // workspace), or the quick-start sample when none is given. --run plans before anything
 // else; --tab selects the central tab. With --screenshot the window is shown at 1400x900
@@ -21,6 +24,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QTemporaryDir>
+#include <QTabWidget>
 #include <QTimer>
 
 #include <cstdio>
@@ -34,15 +38,16 @@ namespace {
 void usage(FILE *out)
 {
     std::fprintf(out,
-                 "usage: nest-planner [WORKSPACE.nestws.json | CLUSTER.json | PLAN.json] [--run]\n"
-                 "                    [--tab topology|placement|memory|breakdown|timeline|summary]\n"
-                 "                    [--screenshot FILE.png] [--export FILE.png|.svg|.pdf|.json]\n"
+                 "usage: nest-planner [WORKSPACE.nestws.json | CLUSTER.json | PLAN.json] [--run] [--run-baselines]\n"
+                 "                    [--tab topology|placement|memory|breakdown|timeline|summary|compare|sweep]\n"
+                 "                    [--screenshot FILE.png] [--export FILE.png|.svg|.pdf|.json|.csv]\n"
                  "       nest-planner --help | --version\n");
 }
 
 struct Options {
     QString file, screenshot, exportFile, tab;
     bool run = false;
+    bool runBaselines = false;
 };
 
 // Parses the arguments; returns -1 to go on, else the exit code.
@@ -80,6 +85,8 @@ int parse(const QStringList &args, Options &o)
             }
         } else if (a == QLatin1String("--run")) {
             o.run = true;
+        } else if (a == QLatin1String("--run-baselines")) {
+            o.runBaselines = true;
         } else if (a.startsWith(QLatin1String("-"))) {
             std::fprintf(stderr, "nest-planner: unknown option %s\n", qPrintable(a));
             usage(stderr);
@@ -94,7 +101,7 @@ int parse(const QStringList &args, Options &o)
     if (!o.exportFile.isEmpty()) {
         const QString ext = QFileInfo(o.exportFile).suffix().toLower();
         if (ext != QLatin1String("png") && ext != QLatin1String("svg") && ext != QLatin1String("pdf") &&
-            ext != QLatin1String("json")) {
+            ext != QLatin1String("json") && ext != QLatin1String("csv")) {
             std::fprintf(stderr, "nest-planner: --export expects a .png, .svg, .pdf or .json file, got '%s'\n",
                          qPrintable(o.exportFile));
             return 2;
@@ -191,6 +198,8 @@ int main(int argc, char **argv)
     QTimer::singleShot(0, &window, [&] {
         if (o.run)
             planning->run();
+        if (o.runBaselines)
+            window.runBaselines();
         if (!o.tab.isEmpty())
             window.setCurrentTab(o.tab);
     });
@@ -212,8 +221,17 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "nest-planner: timed out\n");
         app.exit(3);
     });
+    // Waits for the planning, then for the baselines, sweeps and pinned-plan evaluations.
+    std::function<void(std::function<void()>)> whenAllIdle = [&](std::function<void()> then) {
+        whenIdle(planning, [&, then] {
+            if (window.isComparing())
+                QTimer::singleShot(50, &window, [&, then] { whenAllIdle(then); });
+            else
+                then();
+        });
+    };
     QTimer::singleShot(50, &window, [&] {
-        whenIdle(planning, [&] {
+        whenAllIdle([&] {
             if (o.run && !planError.isEmpty()) {
                 std::fprintf(stderr, "nest-planner: planning failed: %s\n", qPrintable(planError));
                 app.exit(code = 4);
@@ -226,7 +244,10 @@ int main(int argc, char **argv)
                 QString error;
                 code = 0;
                 if (!o.exportFile.isEmpty()) {
-                    const bool isJson = QFileInfo(o.exportFile).suffix().toLower() == QLatin1String("json");
+                    // .json is the plan, except on the Compare and Sweep tabs (their data).
+                    const int tab = window.tabs()->currentIndex();
+                    const bool isJson = QFileInfo(o.exportFile).suffix().toLower() == QLatin1String("json") &&
+                                        tab != nest::ui::MainWindow::CompareTab && tab != nest::ui::MainWindow::SweepTab;
                     if (isJson && !planning->current()) {
                         std::fprintf(stderr, "nest-planner: %s: no plan to export (add --run)\n",
                                      qPrintable(o.exportFile));

@@ -1,17 +1,31 @@
 #include "PinnedPlan.h"
 
 #include "ClusterIO.h"
+#include "ModelIO.h"
 #include "PlanIO.h"
 
 namespace nest {
 
 Json pinnedPlanToJson(const PinnedPlan &p)
 {
-    return Json{{"label", p.label},
-                {"planner", p.planner},
-                {"plan", planToJson(p.plan)},
-                {"search", searchSettingsToJson(p.settings)},
-                {"cluster", clusterToJson(p.cluster)}};
+    Json j{{"label", p.label},
+           {"planner", p.planner},
+           {"plan", planToJson(p.plan)},
+           {"search", searchSettingsToJson(p.settings)},
+           {"cluster", clusterToJson(p.cluster)}};
+    if (!p.model.is_null())
+        j["model"] = p.model;
+    if (p.searchSeconds > 0)
+        j["search_time_s"] = p.searchSeconds;
+    return j;
+}
+
+Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const Json &workspaceModel, const std::string &origin)
+{
+    ModelOptions mo;
+    mo.seqLength = p.plan.seqLength;
+    mo.globalBatch = p.plan.globalBatch;
+    return modelFromJson(p.model.is_null() ? workspaceModel : p.model, origin, mo);
 }
 
 namespace {
@@ -33,7 +47,7 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
                                       const Topology &fallbackCluster)
 {
     try {
-        requireKnownKeys(j, path, {"label", "planner", "plan", "search", "cluster"});
+        requireKnownKeys(j, path, {"label", "planner", "plan", "search", "cluster", "model", "search_time_s"});
         PinnedPlan p;
         p.label = getString(j, "label", path, "");
         p.planner = getString(j, "planner", path, "file");
@@ -52,6 +66,17 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
         } else {
             p.cluster = fallbackCluster;
         }
+        if (has(j, "model")) {
+            const Json &m = j.at("model");
+            if (m.is_string())
+                p.model = Json{{"preset", m.get<std::string>()}};
+            else if (m.is_object())
+                p.model = m;
+            else
+                throw JsonError(childPath(path, "model"), "expected a preset name or a model object");
+        }
+        if (has(j, "search_time_s"))
+            p.searchSeconds = getInRange(j, "search_time_s", path, Range{0, 1e9, "s"}, 0);
         return p;
     } catch (const JsonError &e) {
         return Result<PinnedPlan>::failure(formatError(origin, e.path(), e.reason()));

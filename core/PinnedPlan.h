@@ -5,10 +5,13 @@
 //
 // JSON (an element of the workspace's "plans"):
 //   {"label": "nest 14:02", "planner": "nest", "plan": { ...plan JSON (PlanIO.h)... },
-//    "search": { ...search settings... }, "cluster": { ...cluster JSON... }}
+//    "search": { ...search settings... }, "cluster": { ...cluster JSON... },
+//    "model": { ...model object as the workspace's "model"... }, "search_time_s": 0.42}
 // "plan" is required; "label" defaults to "", "planner" to "file", "search" to the
-// defaults, "cluster" to the workspace's own cluster.
+// defaults, "cluster" to the workspace's own cluster, "model" to the workspace's own model
+// (it is written only when it differs), "search_time_s" to 0 (not searched / unknown).
 #include "JsonUtil.h"
+#include "ModelProfile.h"
 #include "Plan.h"
 #include "Result.h"
 #include "SearchSettings.h"
@@ -20,10 +23,12 @@ namespace nest {
 
 struct PinnedPlan {
     std::string label;
-    std::string planner = "file";   // "nest", "exhaustive", or "file" (opened from a file)
+    std::string planner = "file";   // a PlannerRegistry name, or "file" (opened from a file)
     Plan plan;
     SearchSettings settings;
     Topology cluster;
+    Json model;                      // null = the workspace's model
+    double searchSeconds = 0;        // the planner's wall time; 0 = not searched / unknown
 
     bool operator==(const PinnedPlan &) const = default;
 };
@@ -33,5 +38,9 @@ Json pinnedPlanToJson(const PinnedPlan &p);
 // object has no "cluster". Messages are "ORIGIN: at PATH.KEY: REASON".
 Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, const std::string &path,
                                       const Topology &fallbackCluster);
+// The model the plan was planned for: its own "model" (or `workspaceModel` when it has
+// none), with the plan's sequence length and global batch, so that it re-evaluates to the
+// time it was planned with. Errors name `origin`.
+Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const Json &workspaceModel, const std::string &origin);
 
 } // namespace nest

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -28,7 +29,11 @@ std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &mo
             ProgressFn fn;
             if (progress)
                 fn = [&progress, index](double f, double best) { progress(index, f, best); };
+            const auto start = std::chrono::steady_clock::now();
             runs[i].result = planner->plan(topo, model, options, fn, cancel);
+            if (runs[i].result.stats.wallSeconds <= 0)   // planners that do not time themselves
+                runs[i].result.stats.wallSeconds =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (progress)
                 progress(index, 1.0, runs[i].result.found ? runs[i].result.report.iterationTime : 0.0);
         }

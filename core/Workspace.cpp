@@ -76,8 +76,12 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
 Json workspaceToJson(const Workspace &w)
 {
     Json plans = Json::array();
-    for (const PinnedPlan &p : w.plans)
-        plans.push_back(pinnedPlanToJson(p));
+    for (const PinnedPlan &p : w.plans) {
+        Json pj = pinnedPlanToJson(p);
+        if (p.model == w.model)
+            pj.erase("model");   // the workspace's own model: said once, at the top (null on load)
+        plans.push_back(std::move(pj));
+    }
     return Json{{"format", "nest-workspace"},
                 {"version", 1},
                 {"cluster", clusterToJson(w.cluster)},

@@ -370,6 +370,51 @@ bool ClusterDocument::pinPlan(const PinnedPlan &plan)
     return true;
 }
 
+bool ClusterDocument::pinPlans(const std::vector<PinnedPlan> &plans, const QString &text)
+{
+    if (plans.empty())
+        return false;
+    std::vector<PinnedPlan> after = m_plans;
+    after.insert(after.end(), plans.begin(), plans.end());
+    m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after), text));
+    return true;
+}
+
+bool ClusterDocument::renamePlan(int index, const QString &label)
+{
+    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
+        emit editRefused(tr("there is no pinned plan %1").arg(index));
+        return false;
+    }
+    const std::string name = label.trimmed().toStdString();
+    if (name.empty()) {
+        emit editRefused(tr("a plan needs a name"));
+        return false;
+    }
+    if (name == m_plans[index].label)
+        return false;
+    std::vector<PinnedPlan> after = m_plans;
+    after[index].label = name;
+    m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),
+                                       tr("Rename plan %1 to %2").arg(QString::fromStdString(m_plans[index].label), label.trimmed())));
+    return true;
+}
+
+bool ClusterDocument::duplicatePlan(int index)
+{
+    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
+        emit editRefused(tr("there is no pinned plan %1").arg(index));
+        return false;
+    }
+    std::vector<PinnedPlan> after = m_plans;
+    PinnedPlan copy = m_plans[index];
+    copy.label += " (copy)";
+    after.insert(after.begin() + index + 1, std::move(copy));
+    m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),
+                                       tr("Duplicate plan %1").arg(QString::fromStdString(m_plans[index].label))));
+    return true;
+}
+
 bool ClusterDocument::unpinPlan(int index)
 {
     if (index < 0 || index >= static_cast<int>(m_plans.size())) {

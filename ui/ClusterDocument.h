@@ -90,7 +90,12 @@ public:
     bool setSearch(const SearchSettings &search);
     // Keeps a plan in the workspace (one undo step); unpinPlan removes plan `index`.
     bool pinPlan(const PinnedPlan &plan);
+    // Several plans as one undo step ("Run baselines"); `text` names the step.
+    bool pinPlans(const std::vector<PinnedPlan> &plans, const QString &text);
     bool unpinPlan(int index);
+    bool renamePlan(int index, const QString &label);
+    // A copy of pinned plan `index` right after it, labelled "<label> (copy)".
+    bool duplicatePlan(int index);
 
     // --- used by the undo commands only
     void applyState(const ClusterState &state, const ClusterChange &change);

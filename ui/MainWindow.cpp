@@ -1,7 +1,9 @@
 #include "MainWindow.h"
 
 #include "Autosaver.h"
+#include "BaselineRunner.h"
 #include "BreakdownChartView.h"
+#include "CompareView.h"
 #include "ClusterTreeView.h"
 #include "DiagramExport.h"
 #include "DialogPrompts.h"
@@ -10,12 +12,17 @@
 #include "ModelPanel.h"
 #include "PlacementView.h"
 #include "PlanIO.h"
+#include "PlanLibrary.h"
+#include "PlanListView.h"
 #include "PlanRunner.h"
 #include "PlanSession.h"
 #include "PlanSummaryView.h"
 #include "PropertyEditor.h"
 #include "SaveFile.h"
 #include "SearchPanel.h"
+#include "SweepDialog.h"
+#include "SweepRunner.h"
+#include "SweepView.h"
 #include "Settings.h"
 #include "TemplateDialog.h"
 #include "TimelineView.h"
@@ -62,7 +69,8 @@ namespace nest::ui {
 QStringList MainWindow::tabNames()
 {
     return {QStringLiteral("topology"), QStringLiteral("placement"), QStringLiteral("memory"),
-            QStringLiteral("breakdown"), QStringLiteral("timeline"), QStringLiteral("summary")};
+            QStringLiteral("breakdown"), QStringLiteral("timeline"), QStringLiteral("summary"),
+            QStringLiteral("compare"), QStringLiteral("sweep")};
 }
 
 
@@ -105,6 +113,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     m_planning = new PlanSession(m_document, this);
     createPlanViews();
     createDocks();
+    createPlanList();
 
     Workspace empty;
     empty.model = Json{{"preset", "llama2-7b"}};
@@ -262,6 +271,124 @@ void MainWindow::createPlanViews()
     m_tabs->addTab(m_breakdown, tr("Breakdown"));
     m_tabs->addTab(m_timeline, tr("Timeline"));
     m_tabs->addTab(m_summary, tr("Summary"));
+    m_compare = new CompareView;
+    m_sweepView = new SweepView;
+    m_tabs->addTab(m_compare, tr("Compare"));
+    m_tabs->addTab(m_sweepView, tr("Sweep"));
+}
+
+void MainWindow::createPlanList()
+{
+    m_library = new PlanLibrary(m_document, this);
+    m_baselines = new BaselineRunner(this);
+    m_sweepRunner = new SweepRunner(this);
+    m_sweepView->setRunner(m_sweepRunner);
+    m_planList = new PlanListView(m_library);
+    m_planList->setBaselineRunner(m_baselines);
+    auto *dock = new QDockWidget(tr("Plans"), this);
+    dock->setObjectName(QStringLiteral("plansDock"));
+    dock->setWidget(m_planList);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    tabifyDockWidget(m_clusterDock, dock);
+    m_clusterDock->raise();
+
+    // Every finished search joins the list (once).
+    connect(m_planning, &PlanSession::planChanged, this, [this](const PlanSnapshotPtr &current) {
+        if (current && current->searched && current->jobId != m_lastRunJob) {
+            m_lastRunJob = current->jobId;
+            m_library->addRun(current);
+        }
+    });
+    connect(m_planList, &PlanListView::showRequested, this, [this](int row) {
+        if (m_library->isPinned(row)) {
+            m_planning->showPinned(row);
+        } else if (PlanSnapshotPtr s = m_library->snapshot(row)) {
+            showPlan(s, m_planning->current());
+            m_tabs->setCurrentIndex(PlacementTab);
+        }
+    });
+    connect(m_planList, &PlanListView::compareRequested, this, &MainWindow::compareRows);
+    connect(m_library, &PlanLibrary::snapshotsChanged, this, &MainWindow::refreshCompare);
+    connect(m_library, &PlanLibrary::rowsChanged, this, [this] {
+        m_compareRows.clear();   // rows moved: compare the last pinned plans again
+        refreshCompare();
+    });
+    connect(m_baselines, &BaselineRunner::started, this, [this] {
+        updateRunActions();
+        showStatus(tr("Running NEST and the baselines…"), 0);
+    });
+    connect(m_baselines, &BaselineRunner::finished, this,
+            [this](const QList<PlanSnapshotPtr> &plans, const QStringList &failures) {
+                m_library->pinSnapshots(plans, tr("Run baselines"));
+                compareRows({});
+                m_tabs->setCurrentIndex(CompareTab);
+                updateRunActions();
+                showStatus(tr("Baselines: %1 plans pinned%2").arg(plans.size())
+                               .arg(failures.isEmpty() ? QString() : QStringLiteral("; ") + failures.join(QStringLiteral("; "))));
+            });
+    connect(m_baselines, &BaselineRunner::failed, this, [this](const QString &reason) {
+        updateRunActions();
+        showStatus(tr("Baselines failed: %1").arg(reason));
+    });
+    connect(m_baselines, &BaselineRunner::cancelled, this, [this] {
+        updateRunActions();
+        showStatus(tr("Baselines cancelled"));
+    });
+    connect(m_sweepRunner, &SweepRunner::failed, this, [this](const QString &reason) {
+        showStatus(tr("Sweep failed: %1").arg(reason));
+    });
+    connect(m_document, &ClusterDocument::clusterReset, this, [this] {
+        m_baselines->cancel();
+        m_sweepRunner->cancel();
+    });
+}
+
+void MainWindow::runBaselines()
+{
+    if (isEmptyState())
+        return;
+    m_baselines->start(m_document->workspace(), BaselineRunner::defaultPlanners(),
+                       QTime::currentTime().toString(QStringLiteral("HH:mm")));
+}
+
+void MainWindow::startSweep()
+{
+    if (isEmptyState())
+        return;
+    SweepDialog dialog(m_document->topology(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    if (m_sweepRunner->start(m_document->workspace(), dialog.request()))
+        m_tabs->setCurrentIndex(SweepTab);
+}
+
+bool MainWindow::isComparing() const
+{
+    return m_baselines->isRunning() || m_sweepRunner->isRunning() || m_library->isEvaluating();
+}
+
+void MainWindow::compareRows(const QList<int> &rows)
+{
+    m_compareRows = rows;
+    refreshCompare();
+    m_tabs->setCurrentIndex(CompareTab);
+}
+
+void MainWindow::refreshCompare()
+{
+    QList<int> rows = m_compareRows;
+    if (rows.size() < 2) {   // the last pinned plans, at most four
+        rows.clear();
+        const int pinned = m_library->pinnedCount();
+        for (int r = std::max(0, pinned - CompareView::maxPlans); r < pinned; ++r)
+            rows << r;
+    }
+    QList<PlanSnapshotPtr> shown;
+    for (int r : rows)
+        if (PlanSnapshotPtr s = m_library->snapshot(r))   // pending ones follow (snapshotsChanged)
+            shown << s;
+    const int reference = m_compare->reference();
+    m_compare->setSnapshots(shown, reference < shown.size() ? reference : 0);
 }
 
 void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr &previous)
@@ -413,6 +540,12 @@ void MainWindow::createActions()
     m_pinAction = plan->addAction(tr("&Pin Current Plan"), m_planning, &PlanSession::pinCurrent);
     m_pinAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
     m_pinnedMenu = plan->addMenu(tr("Show Pinned Plan"));
+    plan->addSeparator();
+    m_baselinesAction = plan->addAction(tr("Run &Baselines"), this, &MainWindow::runBaselines);
+    m_baselinesAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    m_baselinesAction->setToolTip(tr("Run NEST, flat-network DP, Megatron-style and MCMC on the current inputs, pin and compare them (Ctrl+B)"));
+    m_sweepAction = plan->addAction(tr("S&weep Cluster Parameter…"), this, &MainWindow::startSweep);
+    m_sweepAction->setToolTip(tr("Vary one link parameter of the cluster, re-plan each point and plot the throughput"));
     m_searchPanel->setActions(m_runAction, m_cancelAction, m_liveAction);
 
     QToolBar *bar = addToolBar(tr("Plan"));
@@ -422,6 +555,7 @@ void MainWindow::createActions()
     bar->addAction(m_cancelAction);
     bar->addAction(m_liveAction);
     bar->addAction(m_pinAction);
+    bar->addAction(m_baselinesAction);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
     a = view->addAction(tr("Zoom &In"), m_view, &TopologyView::zoomIn);
@@ -461,6 +595,10 @@ void MainWindow::updateRunActions()
     m_cancelAction->setEnabled(running);
     m_pinAction->setEnabled(m_planning->current() != nullptr);
     m_exportPlanAction->setEnabled(m_planning->current() != nullptr);
+    if (m_baselinesAction) {
+        m_baselinesAction->setEnabled(!m_baselines->isRunning() && !isEmptyState());
+        m_sweepAction->setEnabled(!isEmptyState());
+    }
 }
 
 void MainWindow::updatePinnedMenu()
@@ -639,6 +777,8 @@ bool MainWindow::exportView(const QString &fileName, QString *error)
     case BreakdownTab: ok = m_breakdown->exportTo(fileName, error); break;
     case TimelineTab: ok = m_timeline->exportTo(fileName, error); break;
     case SummaryTab: ok = m_summary->exportTo(fileName, error); break;
+    case CompareTab: ok = m_compare->exportTo(fileName, error); break;
+    case SweepTab: ok = m_sweepView->exportTo(fileName, error); break;
     default: *error = tr("%1: no view to export").arg(fileName); break;
     }
     if (ok)

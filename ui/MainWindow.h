@@ -24,7 +24,13 @@ class QTabWidget;
 namespace nest::ui {
 
 class Autosaver;
+class BaselineRunner;
 class BreakdownChartView;
+class CompareView;
+class PlanLibrary;
+class PlanListView;
+class SweepRunner;
+class SweepView;
 class ClusterTreeView;
 class DocumentFiles;
 class MemoryChartView;
@@ -43,8 +49,9 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     // The central tabs, in order; their names are what --tab takes.
-    enum Tab { TopologyTab, PlacementTab, MemoryTab, BreakdownTab, TimelineTab, SummaryTab };
-    static QStringList tabNames();   // "topology", "placement", "memory", "breakdown", "timeline", "summary"
+    enum Tab { TopologyTab, PlacementTab, MemoryTab, BreakdownTab, TimelineTab, SummaryTab, CompareTab, SweepTab };
+    // "topology", "placement", "memory", "breakdown", "timeline", "summary", "compare", "sweep"
+    static QStringList tabNames();
 
     // settings: null = the user's settings (QSettings defaults).
     explicit MainWindow(QWidget *parent = nullptr, std::unique_ptr<Settings> settings = {});
@@ -64,6 +71,20 @@ public:
     BreakdownChartView *breakdownView() const { return m_breakdown; }
     TimelineView *timelineView() const { return m_timeline; }
     PlanSummaryView *summaryView() const { return m_summary; }
+    CompareView *compareView() const { return m_compare; }
+    SweepView *sweepView() const { return m_sweepView; }
+    PlanLibrary *planLibrary() const { return m_library; }
+    PlanListView *planList() const { return m_planList; }
+    BaselineRunner *baselineRunner() const { return m_baselines; }
+    SweepRunner *sweepRunner() const { return m_sweepRunner; }
+    QAction *runBaselinesAction() const { return m_baselinesAction; }
+    QAction *sweepAction() const { return m_sweepAction; }
+    // Runs NEST and the baselines on the current inputs; they are pinned and compared.
+    void runBaselines();
+    // Shows plan-list rows side by side in the Compare tab (the last pinned ones if < 2).
+    void compareRows(const QList<int> &rows);
+    // True while the baselines, a sweep or a pinned plan's evaluation is running.
+    bool isComparing() const;
     QTabWidget *tabs() const { return m_tabs; }
     WelcomePage *welcomePage() const { return m_welcome; }
     // True while the document has no devices: the Topology tab shows the welcome page and
@@ -114,6 +135,7 @@ private:
     void createActions();
     void createDocks();
     void createPlanViews();
+    void createPlanList();
     void updateTitle();
     void updateCounts();
     void updateRecentMenu();
@@ -162,6 +184,18 @@ private:
     BreakdownChartView *m_breakdown = nullptr;
     TimelineView *m_timeline = nullptr;
     PlanSummaryView *m_summary = nullptr;
+    CompareView *m_compare = nullptr;
+    SweepView *m_sweepView = nullptr;
+    PlanLibrary *m_library = nullptr;
+    PlanListView *m_planList = nullptr;
+    BaselineRunner *m_baselines = nullptr;
+    SweepRunner *m_sweepRunner = nullptr;
+    QAction *m_baselinesAction = nullptr;
+    QAction *m_sweepAction = nullptr;
+    QList<int> m_compareRows;
+    quint64 m_lastRunJob = 0;
+    void refreshCompare();
+    void startSweep();
     QLabel *m_counts;
     QLabel *m_zoom;
     QLabel *m_planLabel;

@@ -145,6 +145,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         snap->planner = planner->name();
         snap->topology = inputs.cluster;
         snap->model = model;
+        snap->modelSource = inputs.model;
         snap->settings = inputs.search;
         snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
         snap->searched = true;
@@ -180,6 +181,7 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
         snap->planner = plannerName;
         snap->topology = inputs.cluster;
         snap->model = model;
+        snap->modelSource = inputs.model;
         snap->settings = inputs.search;
         snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
         return job.cancel.cancelled() ? nullptr : PlanSnapshotPtr(std::move(snap));

@@ -61,4 +61,3 @@ private:
 
 } // namespace nest::ui
 
-Q_DECLARE_METATYPE(nest::ui::PlanSnapshotPtr)

@@ -1,6 +1,7 @@
 #include "PlanSession.h"
 
 #include "ClusterDocument.h"
+#include "PlanLibrary.h"
 #include "PlanRunner.h"
 
 #include <QTime>
@@ -100,12 +101,7 @@ bool PlanSession::pinCurrent()
 {
     if (!m_current)
         return false;
-    PinnedPlan pin;
-    pin.label = m_current->label;
-    pin.planner = m_current->planner;
-    pin.plan = m_current->plan();
-    pin.settings = m_current->settings;
-    pin.cluster = m_current->topology;
+    const PinnedPlan pin = pinnedPlanOf(*m_current);
     m_document->pinPlan(pin);
     emit message(tr("Pinned %1").arg(QString::fromStdString(pin.label)));
     return true;

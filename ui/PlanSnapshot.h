@@ -3,10 +3,13 @@
 // model, what the evaluator and the simulator say of it, and how the search went. A
 // snapshot is immutable and shared (std::shared_ptr<const PlanSnapshot>) between the
 // views; the worker builds it, the views only read it.
+#include "JsonUtil.h"
 #include "Planner.h"
 #include "PlanAnalysis.h"
 #include "SearchSettings.h"
 #include "Topology.h"
+
+#include <QMetaType>
 
 #include <cstdint>
 #include <memory>
@@ -20,10 +23,11 @@ struct PlanSnapshot {
     std::string planner;          // "nest", "exhaustive", "file"
     Topology topology;            // the cluster it was planned on
     ModelProfile model;           // the model it was planned for
+    Json modelSource;             // ... as the workspace's "model" object said it (for pinning)
     SearchSettings settings;      // the settings it was planned with
     PlanAnalysis analysis;        // plan + report + simulation
     bool searched = false;        // true: stats/objective below come from a search
-    SearchStats stats;
+    SearchStats stats;            // stats.wallSeconds: search time (also kept for pinned plans)
     double objective = 0;         // the value the planner optimised (seconds)
     bool verified = false;        // objective == report.iterationTime
 
@@ -35,3 +39,5 @@ struct PlanSnapshot {
 using PlanSnapshotPtr = std::shared_ptr<const PlanSnapshot>;
 
 } // namespace nest::ui
+
+Q_DECLARE_METATYPE(nest::ui::PlanSnapshotPtr)
