@@ -308,6 +308,10 @@ void MainWindow::createPlanList()
         }
     });
     connect(m_planList, &PlanListView::compareRequested, this, &MainWindow::compareRows);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == CompareTab && m_compareDirty)
+            refreshCompare();
+    });
     connect(m_library, &PlanLibrary::snapshotsChanged, this, &MainWindow::refreshCompare);
     connect(m_library, &PlanLibrary::rowsChanged, this, [this] {
         m_compareRows.clear();   // rows moved: compare the last pinned plans again
@@ -321,7 +325,6 @@ void MainWindow::createPlanList()
             [this](const QList<PlanSnapshotPtr> &plans, const QStringList &failures) {
                 m_library->pinSnapshots(plans, tr("Run baselines"));
                 compareRows({});
-                m_tabs->setCurrentIndex(CompareTab);
                 updateRunActions();
                 showStatus(tr("Baselines: %1 plans pinned%2").arg(plans.size())
                                .arg(failures.isEmpty() ? QString() : QStringLiteral("; ") + failures.join(QStringLiteral("; "))));
@@ -370,12 +373,20 @@ bool MainWindow::isComparing() const
 void MainWindow::compareRows(const QList<int> &rows)
 {
     m_compareRows = rows;
-    refreshCompare();
-    m_tabs->setCurrentIndex(CompareTab);
+    m_compareDirty = true;
+    if (m_tabs->currentIndex() == CompareTab)
+        refreshCompare();
+    else
+        m_tabs->setCurrentIndex(CompareTab);   // refreshes on the switch
 }
 
 void MainWindow::refreshCompare()
 {
+    // Lazily: rebuilding four plans' charts is work the GUI thread does only when the
+    // Compare tab is shown (a run finishing must not stall the window).
+    m_compareDirty = m_tabs->currentIndex() != CompareTab;
+    if (m_compareDirty)
+        return;
     QList<int> rows = m_compareRows;
     if (rows.size() < 2) {   // the last pinned plans, at most four
         rows.clear();

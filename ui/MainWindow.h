@@ -193,6 +193,7 @@ private:
     QAction *m_baselinesAction = nullptr;
     QAction *m_sweepAction = nullptr;
     QList<int> m_compareRows;
+    bool m_compareDirty = true;
     quint64 m_lastRunJob = 0;
     void refreshCompare();
     void startSweep();
