@@ -1,5 +1,6 @@
 #include "ClusterSweep.h"
 
+#include "Csv.h"
 #include "Limits.h"
 
 #include <algorithm>
@@ -57,18 +58,6 @@ std::string csvNumber(double x)
     return buf;
 }
 
-std::string csvText(const std::string &s)
-{
-    if (s.find_first_of(",\"\n\r") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
 
 } // namespace
 
@@ -249,7 +238,7 @@ double sweepSamplesPerSecond(const PlannerRun &run)
 
 std::string sweepCsv(const SweepResult &result, const Topology &topo)
 {
-    const std::string parameter = csvText(result.parameter.label(topo));
+    const std::string parameter = csvField(result.parameter.label(topo));
     std::string out = "value,planner,feasible,samples_per_s,iteration_s,tokens_per_s,mfu,peak_memory_GB,parameter,message\n";
     for (const SweepPoint &point : result.points) {
         for (const PlannerRun &run : point.runs) {
@@ -259,10 +248,10 @@ std::string sweepCsv(const SweepResult &result, const Topology &topo)
             std::string message = r.message;
             if (r.found && !r.report.feasible && !r.report.reasons.empty())
                 message = r.report.reasons.front();
-            out += csvNumber(displayValue(result.parameter.field, point.value)) + ',' + csvText(run.planner) + ',' +
+            out += csvNumber(displayValue(result.parameter.field, point.value)) + ',' + csvField(run.planner) + ',' +
                    (feasible ? "true" : "false") + ',' + value(r.report.samplesPerSecond) + ',' +
                    value(r.report.iterationTime) + ',' + value(r.report.tokensPerSecond) + ',' + value(r.report.mfu) +
-                   ',' + value(r.report.peakMemoryBytes / 1e9) + ',' + parameter + ',' + csvText(message) + '\n';
+                   ',' + value(r.report.peakMemoryBytes / 1e9) + ',' + parameter + ',' + csvField(message) + '\n';
         }
     }
     return out;

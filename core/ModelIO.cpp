@@ -141,4 +141,13 @@ Result<ModelConfig> loadModelConfig(const std::string &file)
     return configFromJson(*j, file);
 }
 
+Json modelSourceFromJson(const Json &m, const std::string &path)
+{
+    if (m.is_string())
+        return Json{{"preset", m.get<std::string>()}};
+    if (m.is_object())
+        return m;
+    throw JsonError(path, "expected a preset name or a model object");
+}
+
 } // namespace nest

@@ -1,6 +1,7 @@
 #include "PaperEvaluation.h"
 
 #include "ClusterTemplates.h"
+#include "Csv.h"
 #include "ModelIO.h"
 #include "PlanShape.h"
 
@@ -50,15 +51,6 @@ const PlannerRun *find(const std::vector<EvaluationRow> &rows, const EvaluationP
     return nullptr;
 }
 
-std::string csvField(std::string s)
-{
-    if (s.find_first_of(",\"\n") == std::string::npos)
-        return s;
-    std::string q = "\"";
-    for (char c : s)
-        q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-}
 
 const char *partName(EvaluationPart p)
 {

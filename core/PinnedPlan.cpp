@@ -66,15 +66,8 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
         } else {
             p.cluster = fallbackCluster;
         }
-        if (has(j, "model")) {
-            const Json &m = j.at("model");
-            if (m.is_string())
-                p.model = Json{{"preset", m.get<std::string>()}};
-            else if (m.is_object())
-                p.model = m;
-            else
-                throw JsonError(childPath(path, "model"), "expected a preset name or a model object");
-        }
+        if (has(j, "model"))
+            p.model = modelSourceFromJson(j.at("model"), childPath(path, "model"));
         if (has(j, "search_time_s"))
             p.searchSeconds = getInRange(j, "search_time_s", path, Range{0, 1e9, "s"}, 0);
         return p;

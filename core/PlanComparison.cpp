@@ -1,5 +1,6 @@
 #include "PlanComparison.h"
 
+#include "Csv.h"
 #include "PlanShape.h"
 
 #include <algorithm>
@@ -104,18 +105,6 @@ int bestOf(const MetricRow &row, const std::vector<ComparedPlan> &plans)
     return tie ? -1 : best;
 }
 
-std::string csvField(const std::string &s)
-{
-    if (s.find_first_of(",\"\n\r") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"')
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
 
 Json numbers(const std::vector<double> &v)
 {

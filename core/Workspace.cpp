@@ -46,15 +46,8 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
             return Result<Workspace>::failure(underKey(topo.error(), origin, "cluster"));
         }
         w.cluster = std::move(topo).value();
-        if (has(j, "model")) {
-            const Json &m = j.at("model");
-            if (m.is_string())
-                w.model = Json{{"preset", m.get<std::string>()}};
-            else if (m.is_object())
-                w.model = m;
-            else
-                throw JsonError("model", "expected a preset name or a model object");
-        }
+        if (has(j, "model"))
+            w.model = modelSourceFromJson(j.at("model"), "model");
         if (has(j, "search"))
             w.search = searchSettingsFromJson(j.at("search"), "search");
         if (has(j, "plans")) {
