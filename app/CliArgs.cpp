@@ -100,6 +100,36 @@ int CliArgs::intValue(const std::string &name, int fallback, int minValue) const
     return it == m_values.end() ? fallback : parseInt(name, it->second, minValue);
 }
 
+static int parseInRange(const std::string &name, const std::string &text, const Range &range)
+{
+    errno = 0;
+    char *end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno != 0)
+        throw UsageError{"option --" + name + " expects a whole number (" + describeRange(range) + "), got '" +
+                         text + "'"};
+    if (const auto problem = checkRange(static_cast<double>(v), range, "option --" + name))
+        throw UsageError{*problem};
+    return static_cast<int>(v);
+}
+
+int CliArgs::intValue(const std::string &name, int fallback, const Range &range) const
+{
+    const auto it = m_values.find(name);
+    return it == m_values.end() ? fallback : parseInRange(name, it->second, range);
+}
+
+std::vector<int> CliArgs::intList(const std::string &name, const std::vector<int> &fallback,
+                                  const Range &range) const
+{
+    std::vector<int> out = intList(name, fallback);
+    if (m_values.count(name))
+        for (int v : out)
+            if (const auto problem = checkRange(v, range, "option --" + name))
+                throw UsageError{*problem};
+    return out;
+}
+
 std::vector<int> CliArgs::intList(const std::string &name, const std::vector<int> &fallback) const
 {
     const auto it = m_values.find(name);

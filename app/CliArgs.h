@@ -5,6 +5,8 @@
 // lists exactly what is accepted. Unknown options are an error (exit 2), so typos never
 // pass silently; the values stay text and the commands convert them (intValue, intList...)
 // with messages that name the option.
+#include "Limits.h"
+
 #include <map>
 #include <set>
 #include <string>
@@ -34,8 +36,13 @@ public:
     std::string value(const std::string &name, const std::string &fallback = {}) const;
     // Whole number >= minValue; UsageError naming the option otherwise.
     int intValue(const std::string &name, int fallback, int minValue = 1) const;
+    // Whole number inside a documented range (core/Limits.h); UsageError with the range
+    // ("option --seq: must be at most 16777216, found 100000000 (range 1 to 16777216)").
+    int intValue(const std::string &name, int fallback, const Range &range) const;
     // Comma-separated whole numbers ("1,2,4,8").
     std::vector<int> intList(const std::string &name, const std::vector<int> &fallback) const;
+    // The same, every item inside `range`.
+    std::vector<int> intList(const std::string &name, const std::vector<int> &fallback, const Range &range) const;
     // Comma-separated words ("nest,flat"); empty items are an error.
     std::vector<std::string> wordList(const std::string &name, const std::vector<std::string> &fallback) const;
     const std::vector<std::string> &positional() const { return m_positional; }

@@ -72,6 +72,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"no-zero", {"", "search ZeRO stage 0 only"}},
         {"no-recompute", {"", "search without activation recomputation"}},
         {"json", {"", "machine-readable output"}},
+        {"progress", {"", "progress and time left on stderr even when it is not a terminal (a terminal "
+                          "always gets it after the first second)"}},
         {"budget", {"N", "plan evaluations the mcmc planner may spend (default 2000)"}},
         {"seed", {"N", "seed of the mcmc planner (default 1)"}},
         {"planners", {"LIST", "planners to run, comma-separated (default nest,flat,megatron,mcmc)"}},

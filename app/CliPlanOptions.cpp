@@ -31,7 +31,7 @@ std::set<std::string> planSearchValueOptions()
 
 std::set<std::string> planSearchFlagOptions()
 {
-    return {"no-zero", "no-recompute", "json"};
+    return {"no-zero", "no-recompute", "json", "progress"};
 }
 
 void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags)
@@ -49,9 +49,9 @@ ModelOptions modelSizeOptions(const CliArgs &args)
 {
     ModelOptions o;
     if (args.has("seq"))
-        o.seqLength = args.intValue("seq", 0);
+        o.seqLength = args.intValue("seq", 0, limits::seqLength);
     if (args.has("batch"))
-        o.globalBatch = args.intValue("batch", 0);
+        o.globalBatch = args.intValue("batch", 0, limits::batch);
     return o;
 }
 
@@ -126,8 +126,9 @@ static void parseSchedule(const std::string &text, UniformLayout &u)
         const std::string v = text.substr(colon + 1);
         char *end = nullptr;
         const long n = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || n < 1 || n > 1024)
-            throw UsageError{"option --schedule interleaved:V expects a whole V >= 1, got '" + text + "'"};
+        if (v.empty() || *end != '\0' || !limits::virtualStages.contains(static_cast<double>(n)))
+            throw UsageError{"option --schedule interleaved:V expects a whole V (" +
+                             describeRange(limits::virtualStages) + "), got '" + text + "'"};
         u.virtualStages = static_cast<int>(n);
     } else if (colon != std::string::npos) {
         throw UsageError{"option --schedule: only interleaved takes :V, got '" + text + "'"};
@@ -202,9 +203,11 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
             names += (names.empty() ? "'" : ", '") + n + "'";
         throw UsageError{"--planner must be one of " + names + ", found '" + s.planner + "'"};
     }
-    s.microBatches = args.intList("microbatch", s.microBatches);
-    s.maxStages = args.intValue("max-stages", s.maxStages, 0);
+    s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
+    s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
     s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
+    if (const auto problem = checkRange(s.memoryHeadroom, limits::memoryHeadroom, "option --memory-headroom"))
+        throw UsageError{*problem};
     if (args.flag("no-zero"))
         s.allowZero = false;
     if (args.flag("no-recompute"))
@@ -212,7 +215,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
 
     // Candidate lists: an explicit list is searched as given (and switches its strategy on).
     if (args.has("cp")) {
-        s.cpCandidates = args.intList("cp", {});
+        s.cpCandidates = args.intList("cp", {}, limits::devices);
         for (size_t i = 0; i < s.cpCandidates.size(); ++i)
             for (size_t k = 0; k < i; ++k)
                 if (s.cpCandidates[k] == s.cpCandidates[i])
@@ -224,9 +227,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
         // 1 = the non-interleaved schedules, >= 2 = interleaving depths.
         bool plain = false;
         std::vector<int> depths;
-        for (int v : args.intList("vpp", {})) {
-            if (v > 64)
-                throw UsageError{"option --vpp: interleaving depth " + std::to_string(v) + " is above 64"};
+        for (int v : args.intList("vpp", {}, limits::searchDepths)) {
             if ((v == 1 && plain) || std::find(depths.begin(), depths.end(), v) != depths.end())
                 throw UsageError{"option --vpp lists " + std::to_string(v) + " twice"};
             if (v == 1)
@@ -300,11 +301,11 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     in.model = std::move(cm.model);
     in.search = std::move(cm.search);
     UniformLayout u;
-    u.tp = args.intValue("tp", 1);
-    u.pp = args.intValue("pp", 1);
-    u.dp = args.intValue("dp", 1);
-    u.ep = args.intValue("ep", 1);
-    u.cp = args.intValue("cp", 1);
+    u.tp = args.intValue("tp", 1, limits::devices);
+    u.pp = args.intValue("pp", 1, limits::devices);
+    u.dp = args.intValue("dp", 1, limits::devices);
+    u.ep = args.intValue("ep", 1, limits::devices);
+    u.cp = args.intValue("cp", 1, limits::devices);
     u.sp = args.flag("sp");
     u.zero = args.intValue("zero", 0, 0);
     if (u.zero > 3)
@@ -312,7 +313,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     const std::string rec = args.value("recompute", "none");
     if (!recomputeFromString(rec, u.recompute))
         throw UsageError{"option --recompute expects none, selective or full, got '" + rec + "'"};
-    u.microBatch = args.intValue("microbatch", 1);
+    u.microBatch = args.intValue("microbatch", 1, limits::microBatch);
     u.globalBatch = in.model.globalBatch;
     u.seqLength = in.model.seqLength;
     parseSchedule(args.value("schedule", "1f1b"), u);
@@ -340,7 +341,7 @@ SearchJob loadSearchJob(const CliArgs &args)
     }
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
-    job.options.evaluationBudget = args.intValue("budget", 0, 1);
+    job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
     job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;
 }

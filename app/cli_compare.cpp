@@ -5,6 +5,7 @@
 // "plan", "solve_time_s", "message", "verified", "nest_ratio"}, ...]}.
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
+#include "CliProgress.h"
 
 #include "PlanIO.h"
 #include "PlanShape.h"
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 namespace nest::cli {
@@ -85,10 +87,26 @@ int cmdCompare(const Args &argv)
                 throw UsageError{"option --planners lists '" + planners[i] + "' twice"};
     }
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = args.intValue("threads", std::min(cores, 4), 1);
+    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
 
     const SearchJob job = loadSearchJob(args);
-    const std::vector<PlannerRun> runs = runPlanners(job.topology, job.model, job.options, planners, threads);
+    // One bar for all planners: the mean of their fractions (on a terminal or with --progress).
+    TerminalProgress progress("compare", args.flag("progress"));
+    std::mutex fractionsMutex;
+    std::vector<double> fractions(planners.size(), 0.0);
+    const ComparisonProgressFn onProgress = [&](int index, double fraction, double) {
+        double mean = 0;
+        {
+            const std::lock_guard lock(fractionsMutex);
+            fractions[static_cast<size_t>(index)] = fraction;
+            for (double f : fractions)
+                mean += f / double(fractions.size());
+        }
+        progress.update(mean, std::to_string(planners.size()) + " planners");
+    };
+    const std::vector<PlannerRun> runs =
+        runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, CancelToken{});
+    progress.finish();
 
     bool any = false;
     for (const PlannerRun &r : runs)

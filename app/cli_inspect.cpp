@@ -116,9 +116,9 @@ int cmdInspect(const Args &args)
     if (a.has("model")) {
         ModelOptions opts;
         if (a.has("seq"))
-            opts.seqLength = a.intValue("seq", 0);
+            opts.seqLength = a.intValue("seq", 0, limits::seqLength);
         if (a.has("batch"))
-            opts.globalBatch = a.intValue("batch", 0);
+            opts.globalBatch = a.intValue("batch", 0, limits::batch);
         const auto model = resolveModel(a.value("model"), opts);
         if (!model) {
             std::cerr << "nest-cli inspect: " << model.error() << "\n";

@@ -6,10 +6,13 @@
 // the window plans; explicit flags override the workspace's settings.
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
+#include "CliProgress.h"
 
 #include "PlanIO.h"
+#include "SearchEstimate.h"
 #include "SearchSettings.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -86,7 +89,20 @@ int cmdPlan(const Args &argv)
     const SearchJob job = loadSearchJob(args);
     const SearchSettings &settings = job.settings;
     const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked by searchSettingsFrom
-    const PlanResult r = planner->plan(job.topology, job.model, job.options);
+    // Progress after the first second, on a terminal or with --progress; before the first
+    // fractions arrive the time left comes from the search estimate.
+    TerminalProgress progress("plan", args.flag("progress"));
+    if (progress.enabled())
+        if (const auto estimate = estimateSearch(job.topology, job.model, job.options, settings.planner))
+            progress.setEstimate(estimate->seconds);
+    const ProgressFn onProgress = [&progress](double fraction, double best) {
+        char detail[64] = "";
+        if (std::isfinite(best) && best > 0)
+            std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
+        progress.update(fraction, detail);
+    };
+    const PlanResult r = planner->plan(job.topology, job.model, job.options, onProgress, CancelToken{});
+    progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
         return 2;

@@ -5,14 +5,13 @@
 // per planner) and DIR/microbatch-MODEL.{png,svg}.
 #include "CliArgs.h"
 #include "CliCommands.h"
+#include "CliProgress.h"
 
 #include "FileGuard.h"
 #include "PaperEvaluation.h"
 #include "SeriesChart.h"
 
 #include <QApplication>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,38 +28,6 @@ namespace nest::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class ProgressBar {
-public:
-    explicit ProgressBar(int total) : m_total(total), m_tty(isatty(STDERR_FILENO) == 1) {}
-
-    void show(int done, const std::string &what)
-    {
-        if (!m_tty)
-            return;
-        const double elapsed = std::chrono::duration<double>(Clock::now() - m_start).count();
-        const int width = 30;
-        const int filled = m_total > 0 ? width * done / m_total : width;
-        std::string bar(filled, '#');
-        bar.resize(width, '.');
-        char eta[48] = "";
-        if (done > 0 && done < m_total)
-            std::snprintf(eta, sizeof eta, ", ~%.0f s left", elapsed / done * (m_total - done));
-        std::fprintf(stderr, "\r[%s] %d/%d %-40.40s %.0f s%s   ", bar.c_str(), done, m_total, what.c_str(),
-                     elapsed, eta);
-        std::fflush(stderr);
-    }
-    void finish()
-    {
-        if (m_tty)
-            std::fprintf(stderr, "\n");
-    }
-
-private:
-    int m_total;
-    bool m_tty;
-    Clock::time_point m_start = Clock::now();
-};
 
 QString qs(const std::string &s)
 {
@@ -161,7 +128,7 @@ int cmdReproduce(const Args &argv)
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const std::filesystem::path dir = args.value("out", "nest-evaluation");
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = args.intValue("threads", std::min(cores, 4), 1);
+    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec || !std::filesystem::is_directory(dir))
@@ -170,11 +137,13 @@ int cmdReproduce(const Args &argv)
     const bool quick = args.flag("quick");
     const EvaluationGrid grid = paperEvaluationGrid(quick);
     std::vector<EvaluationRow> rows;
-    ProgressBar bar(static_cast<int>(grid.points.size()));
+    TerminalProgress bar("reproduce", false, 0);
+    const size_t total = grid.points.size();
     const auto start = Clock::now();
     for (size_t i = 0; i < grid.points.size(); ++i) {
         const EvaluationPoint &p = grid.points[i];
-        bar.show(static_cast<int>(i), p.model + " on " + p.family + " " + std::to_string(p.devices));
+        bar.update(double(i) / double(total), std::to_string(i) + "/" + std::to_string(total) + " " + p.model +
+                                                   " on " + p.family + " " + std::to_string(p.devices));
         const Result<Topology> topo = evaluationCluster(p);
         const Result<ModelProfile> model = evaluationModel(p);
         if (!topo || !model)
@@ -188,7 +157,6 @@ int cmdReproduce(const Args &argv)
             rows.push_back({p, topo->name, run});
         }
     }
-    bar.show(static_cast<int>(grid.points.size()), "done");
     bar.finish();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 

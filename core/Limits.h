@@ -73,8 +73,14 @@ inline constexpr Range layerTimeMs{0, 3.6e6, "ms"};                 // up to an 
 inline constexpr Range layerBytes{0, 1e15, "bytes"};                // up to 1 PB per layer
 inline constexpr Range layerFlops{0, 1e21, "FLOP"};                 // per layer and sample
 
+inline constexpr Range virtualStages{1, 1'024, "", false, true};    // interleaved chunks per device (plans)
+
 // Search.
 inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction of capacity kept free
+inline constexpr Range searchDepths{1, 64, "", false, true};        // interleaving depths searched (--vpp)
+inline constexpr Range maxStages{0, 100'000, "", false, true};      // --max-stages; 0 = the layer count
+inline constexpr Range evaluationBudget{1, 100'000'000, "", false, true};  // mcmc plan evaluations
+inline constexpr Range threads{1, 1'024, "", false, true};          // planners run at once
 
 } // namespace limits
 
