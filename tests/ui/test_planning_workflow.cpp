@@ -219,8 +219,19 @@ private slots:
 
     void closeDuringSearch()
     {
+        // A saved workspace with an unsaved edit, in a folder of its own: closing during
+        // a search cancels the worker at once and writes nothing (the file keeps its bytes,
+        // no temporary or recovery file is left), since the user chose Discard.
+        QTemporaryDir folder;
+        const QString file = folder.filePath("work.nestws.json");
         auto w = quickstart();
-        useExhaustive(w.get());
+        QString error;
+        QVERIFY2(w->saveWorkspace(file, &error), qPrintable(error));
+        QFile saved(file);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        const QByteArray before = saved.readAll();
+        saved.close();
+        useExhaustive(w.get());   // the unsaved edit
         w->show();
         w->planning()->run();
         QTest::qWait(200);
@@ -228,8 +239,16 @@ private slots:
         QElapsedTimer t;
         t.start();
         QVERIFY(w->close());   // unsaved changes are discarded by the test's answer
+        w->planning()->runner()->waitForIdle();
+        const double cancelMs = t.nsecsElapsed() / 1e6;
         w.reset();             // the window goes, and the worker with it
-        qInfo("close + destroy during a search: %.1f ms", t.nsecsElapsed() / 1e6);
+        qInfo("close during a search: worker returned after %.1f ms, window destroyed after %.1f ms", cancelMs,
+              t.nsecsElapsed() / 1e6);
+        QVERIFY2(cancelMs < 100, qPrintable(QStringLiteral("cancel on close took %1 ms").arg(cancelMs)));
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QCOMPARE(saved.readAll(), before);
+        QCOMPARE(QDir(folder.path()).entryList(QDir::Files | QDir::Hidden | QDir::System),
+                 QStringList{"work.nestws.json"});
     }
 
     void eventLoopStaysResponsive()
