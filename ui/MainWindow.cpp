@@ -453,7 +453,13 @@ void MainWindow::createDocks()
     m_modelPanel = new ModelPanel(m_document);
     auto *modelDock = new QDockWidget(tr("Model"), this);
     modelDock->setObjectName(QStringLiteral("modelDock"));
-    modelDock->setWidget(m_modelPanel);
+    // In a scroll area like the search panel: the panel's form never sets the dock's (and so
+    // the window's) minimum width; on a narrow screen the dock scrolls instead.
+    auto *modelScroll = new QScrollArea;
+    modelScroll->setWidget(m_modelPanel);
+    modelScroll->setWidgetResizable(true);
+    modelScroll->setFrameShape(QFrame::NoFrame);
+    modelDock->setWidget(modelScroll);
     addDockWidget(Qt::RightDockWidgetArea, modelDock);
 
     m_searchPanel = new SearchPanel(m_document);

@@ -70,6 +70,8 @@ PlacementView::PlacementView(ClusterDocument *document, QWidget *parent)
     });
     m_planLabel = new QLabel;
     m_planLabel->setObjectName(QStringLiteral("placementPlanLabel"));
+    // Wraps rather than widening the tab (and the window) to the plan's one-line summary.
+    m_planLabel->setWordWrap(true);
     auto *fit = new QToolButton;
     fit->setText(tr("Fit"));
     fit->setToolTip(tr("Fit the whole cluster into the view (Ctrl+0)"));

@@ -4,6 +4,7 @@
 #include "PlanLibrary.h"
 #include "PlanListModel.h"
 
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -46,11 +47,16 @@ PlanListView::PlanListView(PlanLibrary *library, QWidget *parent)
     m_duplicate = button(tr("Duplicate"), tr("Pin a copy of the plan"));
     m_delete = button(tr("Delete"), tr("Unpin a pinned plan or delete a run (undoable)"));
     m_compare = button(tr("Compare"), tr("Compare the selected plans (2-4) side by side"));
-    auto *buttons = new QHBoxLayout;
+    // Two rows of three: one row of six would make the dock (and so the window) at least
+    // 390 px wider than the canvas can spare on a 1024 px screen.
+    auto *buttons = new QGridLayout;
     buttons->setContentsMargins(0, 0, 0, 0);
-    for (QToolButton *b : {m_show, m_pin, m_rename, m_duplicate, m_delete, m_compare})
-        buttons->addWidget(b);
-    buttons->addStretch();
+    int at = 0;
+    for (QToolButton *b : {m_show, m_pin, m_compare, m_rename, m_duplicate, m_delete}) {
+        b->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+        buttons->addWidget(b, at / 3, at % 3);
+        ++at;
+    }
 
     m_baselinePanel = new QWidget(this);
     m_baselinePanel->setObjectName(QStringLiteral("baselinePanel"));

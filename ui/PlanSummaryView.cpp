@@ -188,6 +188,7 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     m_title = new QLabel(this);
     m_title->setObjectName(QStringLiteral("summaryTitle"));
     m_title->setTextFormat(Qt::PlainText);
+    m_title->setWordWrap(true);   // a long plan title wraps instead of widening the window
     QFont titleFont = m_title->font();
     titleFont.setBold(true);
     if (titleFont.pointSizeF() > 0)

@@ -109,7 +109,11 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(w.get()));
         QTest::qWait(50);
         const int canvas = w->tabs()->width();
-        qInfo("%dx%d: canvas %d px", size.width(), size.height(), canvas);
+        const int minimum = w->minimumSizeHint().width();
+        qInfo("%dx%d: canvas %d px, window minimum width %d px", size.width(), size.height(), canvas, minimum);
+        // A window whose docks and tabs need more than the screen leaves the layout to
+        // chance (which part gets squeezed differed between -O1 and -O2 builds).
+        QVERIFY2(minimum <= size.width(), qPrintable(QString::number(minimum)));
         QVERIFY2(canvas >= size.width() * 45 / 100, qPrintable(QString::number(canvas)));
     }
 
