@@ -53,11 +53,13 @@ ASAN_DIR  ?= build-asan
 TSAN_DIR  ?= build-tsan
 SAN_ENV   := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TSAN_TESTS := test_planner_misc|test_planning_workflow|test_reliability_runner
+TSAN_TESTS := test_planner_misc|test_reliability_runner|test_baseline_planners|test_cluster_sweep|test_plan_list
 
-# The checking builds: -O1 (the level ASan recommends; the suite runs as fast as at -O2 and
-# the build takes 40 % less time), line tables only (file:line in reports), asserts on.
-SAN_FLAGS := -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
+# The checking builds: -O1 (the level ASan recommends; the build takes 40 % less time than
+# at -O2 -g), asserts on, and line tables (file:line in reports). CI passes SAN_DEBUG=-g0:
+# reports then name functions only, and the builds take another third less (docs/reliability.md).
+SAN_DEBUG ?= -g1
+SAN_FLAGS = -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SAN_DEBUG)"
 
 test-sanitize: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) \
@@ -65,24 +67,29 @@ test-sanitize: deps
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
 
-# ThreadSanitizer over the planner-cancellation and GUI worker tests. Qt itself is not
+# ThreadSanitizer over the planner-cancellation and worker tests (the window's search, the
+# baselines, the sweep, the plan list's evaluations, runPlanners' threads). Qt itself is not
 # built with TSan, so races whose stacks run through Qt's libraries (its thread pool, posted
 # events, QTest's watchdog) are suppressed; our code is still checked. Of the window's
 # workflow suite only the worker cases run: QProcess (exports) is not TSan-safe and the
 # event-loop stall budget means nothing at TSan's speed.
 TSAN_WORKFLOW := runDeliversToEveryView cancelReturnsQuickly editedInputsMarkTheResultStale \
                  latestRequestWins closeDuringSearch liveModeReplansAfterAnEdit
+TSAN_SWEEP := runnerDeliversOneResultPerPoint runnerRefusesABadRequest cancelMidwayGivesAPartialResult \
+              viewFollowsTheRunnerAndCancels
 
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) \
 	  -DNEST_SANITIZE=thread -DNEST_BUILD_BENCH=OFF
-	cmake --build $(TSAN_DIR) -j $(JOBS) --target $(subst |, ,$(TSAN_TESTS))
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target $(subst |, ,$(TSAN_TESTS)) test_planning_workflow test_sweep_view
 	printf 'race:libQt6Core.so\nrace:libQt6Gui.so\nrace:libQt6Widgets.so\nrace:libQt6Test.so\ncalled_from_lib:libQt6Core.so.6\n' \
 	  > $(TSAN_DIR)/tsan.supp
 	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/$(TSAN_DIR)/tsan.supp \
-	  ctest --output-on-failure -R 'test_planner_misc|test_reliability_runner'
+	  ctest --output-on-failure -j $(JOBS) -R '^($(TSAN_TESTS))$$'
 	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/$(TSAN_DIR)/tsan.supp \
 	  QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=/tmp ./tests/test_planning_workflow $(TSAN_WORKFLOW)
+	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/$(TSAN_DIR)/tsan.supp \
+	  QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=/tmp ./tests/test_sweep_view $(TSAN_SWEEP)
 
 # libFuzzer targets (clang), SECONDS each: make fuzz SECONDS=600
 SECONDS ?= 60
