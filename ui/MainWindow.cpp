@@ -478,9 +478,10 @@ void MainWindow::createDocks()
 void MainWindow::sizeDocksToWindow()
 {
     // Docks sized to their content but never more than about a quarter of the window
-    // each, so the canvas keeps about half (1400 px: 378 + 322; the property table fits).
+    // each, so the canvas keeps about half (1400 px: 364 + 360, the property table and the
+    // model form fit without scrolling; 1024 px: 266 + 266, the docks scroll).
     const int w = width();
-    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 27 / 100, 240, 390), std::clamp(w * 23 / 100, 220, 330)},
+    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 26 / 100, 240, 370), std::clamp(w * 26 / 100, 220, 360)},
                 Qt::Horizontal);
 }
 
