@@ -380,12 +380,18 @@ bool ClusterDocument::pinPlans(const std::vector<PinnedPlan> &plans, const QStri
     return true;
 }
 
+bool ClusterDocument::checkPlanIndex(int index)
+{
+    if (index >= 0 && index < static_cast<int>(m_plans.size()))
+        return true;
+    emit editRefused(tr("there is no pinned plan %1").arg(index));
+    return false;
+}
+
 bool ClusterDocument::renamePlan(int index, const QString &label)
 {
-    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
-        emit editRefused(tr("there is no pinned plan %1").arg(index));
+    if (!checkPlanIndex(index))
         return false;
-    }
     const std::string name = label.trimmed().toStdString();
     if (name.empty()) {
         emit editRefused(tr("a plan needs a name"));
@@ -402,10 +408,8 @@ bool ClusterDocument::renamePlan(int index, const QString &label)
 
 bool ClusterDocument::duplicatePlan(int index)
 {
-    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
-        emit editRefused(tr("there is no pinned plan %1").arg(index));
+    if (!checkPlanIndex(index))
         return false;
-    }
     std::vector<PinnedPlan> after = m_plans;
     PinnedPlan copy = m_plans[index];
     copy.label += " (copy)";
@@ -417,10 +421,8 @@ bool ClusterDocument::duplicatePlan(int index)
 
 bool ClusterDocument::unpinPlan(int index)
 {
-    if (index < 0 || index >= static_cast<int>(m_plans.size())) {
-        emit editRefused(tr("there is no pinned plan %1").arg(index));
+    if (!checkPlanIndex(index))
         return false;
-    }
     std::vector<PinnedPlan> after = m_plans;
     after.erase(after.begin() + index);
     m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),

@@ -119,6 +119,8 @@ signals:
     void fileNameChanged(const QString &fileName);
 
 private:
+    // True for an index of m_plans; otherwise refuses the edit (editRefused) and returns false.
+    bool checkPlanIndex(int index);
     void rebuildUidIndex();
     void pruneSelection();
     void updateModified();
