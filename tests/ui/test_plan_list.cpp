@@ -21,7 +21,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
-#include "UiTestSupport.h"
+#include "TestWindow.h"
 
 using namespace nest;
 using namespace nest::ui;
@@ -33,16 +33,8 @@ private:
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> quickstart()
     {
-        auto w = std::make_unique<MainWindow>(nullptr, std::make_unique<Settings>(m_dir.filePath("s.ini")));
-        w->settings().setAutosaveIntervalSeconds(0);
-        Prompts answers;
-        answers.unsavedChanges = [](const QString &) { return UnsavedChoice::Discard; };
-        answers.warning = [](const QString &, const QString &message) { qWarning("%s", qPrintable(message)); };
-        w->setPrompts(answers);
-        QString error;
-        if (!w->openSample(kQuickstart, &error))
-            qWarning("%s", qPrintable(error));
-        w->planning()->cancel();
+        auto w = testWindow(m_dir.filePath("s.ini"));
+        openQuickstart(*w);
         return w;
     }
     static PlanSnapshotPtr runOnce(MainWindow *w)

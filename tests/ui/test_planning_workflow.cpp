@@ -34,7 +34,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 
-#include "UiTestSupport.h"
+#include "TestWindow.h"
 #include "../TestTiming.h"
 
 using namespace nest;
@@ -82,23 +82,14 @@ private:
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> window()
     {
-        auto w = std::make_unique<MainWindow>(nullptr, std::make_unique<Settings>(m_dir.filePath("s.ini")));
-        w->settings().setAutosaveIntervalSeconds(0);
-        Prompts answers;
-        answers.unsavedChanges = [](const QString &) { return UnsavedChoice::Discard; };
-        answers.warning = [](const QString &, const QString &message) { qWarning("%s", qPrintable(message)); };
-        w->setPrompts(answers);
+        auto w = testWindow(m_dir.filePath("s.ini"));
         w->resize(1200, 800);
         return w;
     }
     std::unique_ptr<MainWindow> quickstart()
     {
         auto w = window();
-        QString error;
-        if (!w->openSample(kQuickstart, &error))
-            qWarning("%s", qPrintable(error));
-        // Without a pinned plan's evaluation in the way.
-        w->planning()->cancel();
+        openQuickstart(*w);
         return w;
     }
     static void waitIdle(MainWindow *w, int timeoutMs = 60000)
