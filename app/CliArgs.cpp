@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 namespace nest::cli {
@@ -83,12 +84,22 @@ std::string CliArgs::value(const std::string &name, const std::string &fallback)
     return it == m_values.end() ? fallback : it->second;
 }
 
-static int parseInt(const std::string &name, const std::string &text, int minValue)
+// The whole number `text` spells, nullopt for anything else (empty, trailing text, overflow).
+static std::optional<long> wholeNumber(const std::string &text)
 {
     errno = 0;
     char *end = nullptr;
     const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno != 0 || v < minValue || v > 1'000'000'000)
+    if (text.empty() || *end != '\0' || errno != 0)
+        return std::nullopt;
+    return v;
+}
+
+static int parseInt(const std::string &name, const std::string &text, int minValue)
+{
+    const std::optional<long> n = wholeNumber(text);
+    const long v = n.value_or(0);
+    if (!n || v < minValue || v > 1'000'000'000)
         throw UsageError{"option --" + name + " expects a whole number >= " + std::to_string(minValue) +
                          ", got '" + text + "'"};
     return static_cast<int>(v);
@@ -102,15 +113,13 @@ int CliArgs::intValue(const std::string &name, int fallback, int minValue) const
 
 static int parseInRange(const std::string &name, const std::string &text, const Range &range)
 {
-    errno = 0;
-    char *end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno != 0)
+    const std::optional<long> v = wholeNumber(text);
+    if (!v)
         throw UsageError{"option --" + name + " expects a whole number (" + describeRange(range) + "), got '" +
                          text + "'"};
-    if (const auto problem = checkRange(static_cast<double>(v), range, "option --" + name))
+    if (const auto problem = checkRange(static_cast<double>(*v), range, "option --" + name))
         throw UsageError{*problem};
-    return static_cast<int>(v);
+    return static_cast<int>(*v);
 }
 
 int CliArgs::intValue(const std::string &name, int fallback, const Range &range) const
