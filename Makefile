@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb xauth \
              libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
-             poppler-utils libxml2-utils python3 libcli11-dev
+             poppler-utils libxml2-utils python3 libcli11-dev libgtest-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)

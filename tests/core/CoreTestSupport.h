@@ -1,0 +1,173 @@
+#pragma once
+// What the core tests share, without Qt (issue 20: the core and its tests build where Qt is
+// absent): a temporary directory that removes itself, whole-file reads and writes, and
+// runCli(), which runs the real nest-cli (NEST_CLI_PATH, defined for every test_cli_* suite)
+// and keeps its exit code and output. The tests themselves use GoogleTest.
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace coretest {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+public:
+    TempDir()
+    {
+        const char *base = std::getenv("TMPDIR");
+        std::string pattern = std::string(base && *base ? base : "/tmp") + "/nest-test-XXXXXX";
+        std::vector<char> buf(pattern.begin(), pattern.end());
+        buf.push_back('\0');
+        if (!mkdtemp(buf.data()))
+            throw std::runtime_error("mkdtemp failed for " + pattern);
+        m_path = buf.data();
+    }
+    ~TempDir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+
+    const std::string &path() const { return m_path; }
+    // path() + "/" + name.
+    std::string filePath(const std::string &name) const { return m_path + "/" + name; }
+
+private:
+    std::string m_path;
+};
+
+// The whole file; empty when it cannot be read.
+inline std::string readFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Writes `data` to `path` (created or truncated); false when it cannot.
+inline bool writeFile(const std::string &path, const std::string &data)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << data;
+    return static_cast<bool>(out);
+}
+
+// A path under the source tree (NEST_SOURCE_DIR, set by nestcore for every target).
+inline std::string sample(const std::string &rel) { return std::string(NEST_SOURCE_DIR "/") + rel; }
+
+inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+struct Run {
+    int exitCode = -1;  // -2: crashed (killed by a signal); -1: did not finish in time
+    std::string out, err;
+};
+
+// Runs `program` with `args` (no shell), stdin from /dev/null, until it exits or
+// `timeoutMs` passes (then it is killed and exitCode is -1).
+inline Run runProgram(const std::string &program, const std::vector<std::string> &args, int timeoutMs = 120000)
+{
+    Run r;
+    int outPipe[2], errPipe[2];
+    if (pipe(outPipe) != 0)
+        return r;
+    if (pipe(errPipe) != 0) {
+        close(outPipe[0]);
+        close(outPipe[1]);
+        return r;
+    }
+    std::vector<std::string> argv{program};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> cargv;
+    for (std::string &a : argv)
+        cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int devNull = open("/dev/null", O_RDONLY);
+        if (devNull >= 0)
+            dup2(devNull, 0);
+        dup2(outPipe[1], 1);
+        dup2(errPipe[1], 2);
+        close(outPipe[0]);
+        close(errPipe[0]);
+        execv(program.c_str(), cargv.data());
+        _exit(127);
+    }
+    close(outPipe[1]);
+    close(errPipe[1]);
+    if (pid < 0) {
+        close(outPipe[0]);
+        close(errPipe[0]);
+        return r;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+    std::string *sinks[2] = {&r.out, &r.err};
+    int open = 2;
+    bool timedOut = false;
+    while (open > 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timedOut = true;
+            break;
+        }
+        const int n = ::poll(fds, 2, static_cast<int>(left.count()));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char buf[65536];
+            const ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got > 0) {
+                sinks[i]->append(buf, static_cast<size_t>(got));
+            } else if (got == 0 || errno != EINTR) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    for (pollfd &f : fds)
+        if (f.fd >= 0)
+            close(f.fd);
+    if (timedOut)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timedOut)
+        r.exitCode = -1;
+    else if (WIFEXITED(status))
+        r.exitCode = WEXITSTATUS(status);
+    else
+        r.exitCode = -2;
+    return r;
+}
+
+#ifdef NEST_CLI_PATH
+// The real nest-cli with `args`.
+inline Run runCli(const std::vector<std::string> &args, int timeoutMs = 120000)
+{
+    return runProgram(NEST_CLI_PATH, args, timeoutMs);
+}
+#endif
+
+} // namespace coretest
