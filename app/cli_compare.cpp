@@ -55,7 +55,7 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model)
         std::printf("%-10s %11.2f %9.4f %8.2f %6.1f  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
                     run.planner.c_str(), r.report.samplesPerSecond, r.report.iterationTime,
                     r.report.peakMemoryBytes / 1e9, 100 * r.report.mfu, widthsText(s).c_str(),
-                    scheduleText(s).c_str(), rangeText(s.zeroMin, s.zeroMax).c_str(), s.recompute.c_str(),
+                    scheduleText(s).c_str(), rangeText(s.least.zero, s.most.zero).c_str(), s.recompute.c_str(),
                     s.microBatch, r.stats.wallSeconds, ratio, r.verified ? "" : "  (UNVERIFIED)");
     }
     if (nest > 0)

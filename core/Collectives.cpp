@@ -198,12 +198,12 @@ void takeWorst(LinearCost &acc, const LinearCost &c)
 } // namespace
 
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
-                                  int tpIn, int cpIn, int epIn, int dpIn)
+                                  const StageConfig &config, int dpIn)
 {
     StageCollectives out;
-    const int tp = std::max(tpIn, 1);
-    const int cp = std::max(cpIn, 1);
-    const int ep = std::max(epIn, 1);
+    const int tp = std::max(config.tp, 1);
+    const int cp = std::max(config.cp, 1);
+    const int ep = std::max(config.ep, 1);
     const int dp = std::max(dpIn, 1);
     const int width = tp * cp;
     const int nDevices = topo.deviceCount();

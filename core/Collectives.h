@@ -24,6 +24,7 @@
 //   * Concurrent: k_c = the devices of a given sorted set (the stage) below c; used for
 //     TP / EP / CP collectives, which every replica of a stage runs at the same moment.
 // All functions are allocation-free for groups of up to kStackGroup devices.
+#include "StageConfig.h"
 #include "Topology.h"
 
 #include <array>
@@ -90,7 +91,7 @@ double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true);
 //   dense*: all-reduce / reduce-scatter on devices[0..dp)[j] (FullLoad)
 //   expert*: the same on the replicas sharing an expert shard, devices[e*ep + q][j]
 // A family whose width is 1 (tp, cp, ep, dp, dp / ep) costs nothing. They depend only on
-// the device matrix and (tp, cp, ep, dp): the evaluator computes them once per stage and a
+// the device matrix, the choice's tp, cp and ep, and dp: the evaluator computes them once per stage and a
 // planner once per placement.
 struct StageCollectives {
     LinearCost tp, cp, ep;
@@ -98,6 +99,6 @@ struct StageCollectives {
     LinearCost expertAllReduce, expertReduceScatter;
 };
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
-                                  int tp, int cp, int ep, int dp);
+                                  const StageConfig &config, int dp);
 
 } // namespace nest

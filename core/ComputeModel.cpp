@@ -89,7 +89,7 @@ bool hasShapes(const LayerProfile &layer)
     return !layer.gemms.empty() || layer.attentionFlops > 0;
 }
 
-LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const LayerWidths &w, const ComputeRates &r,
+LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfig &w, const ComputeRates &r,
                       bool elementwise)
 {
     LayerTimes t;

@@ -12,6 +12,7 @@
 // Layers without shapes (profiles) are timed from their FLOPs at the large-GEMM efficiency.
 #include "DeviceSpec.h"
 #include "ModelProfile.h"
+#include "StageConfig.h"
 
 namespace nest {
 
@@ -41,18 +42,15 @@ double classGemmEfficiency(const DeviceSpec &device);
 // Seconds for one m x n x k GEMM (2mnk FLOPs, BF16 operands).
 double gemmSeconds(double m, double n, double k, const ComputeRates &r);
 
-// One device's share of a layer for a micro-batch of `b` samples of `seq` tokens.
-struct LayerWidths {
-    int tp = 1, cp = 1, ep = 1;
-    bool sp = false;
-};
+// One device's share of a layer for a micro-batch of `b` samples of `seq` tokens, under the
+// stage choice `w` (its tp, cp, ep and sp).
 struct LayerTimes {
     double forward = 0, backward = 0;  // seconds
     double attention = 0;              // the forward's core attention (selective recompute)
     double gemm = 0;                   // forward GEMM seconds (what TP overlap hides behind)
 };
 // Needs layer.gemms or attentionFlops (hasShapes()); otherwise use the FLOP form.
-LayerTimes layerTimes(const LayerProfile &layer, int seq, double b, const LayerWidths &w,
+LayerTimes layerTimes(const LayerProfile &layer, int seq, double b, const StageConfig &w,
                       const ComputeRates &r, bool elementwise);
 bool hasShapes(const LayerProfile &layer);
 

@@ -117,7 +117,7 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     if (g.devices == 0)
         return g;
     g.capacity = capacity;
-    g.comm = stageCollectives(topo, st.devices, st.tp, st.cp, st.ep, dp);
+    g.comm = stageCollectives(topo, st.devices, st, dp);
     return g;
 }
 
@@ -136,7 +136,6 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
     for (int i = st.firstLayer; i < st.endLayer; ++i)
         holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
     const double spDiv = st.sp ? tp : 1;
-    const LayerWidths widths{tp, cp, ep, st.sp};
     const bool fusedLoss = frameworkProfile(opt.framework).fusedLoss;
     const LayerProfile *timed = nullptr;  // consecutive identical layers share their times
     LayerTimes times;
@@ -152,7 +151,7 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
                               timed->elementwiseSpBytes == l.elementwiseSpBytes &&
                               timed->elementwiseTpBytes == l.elementwiseTpBytes;
             if (!same)
-                times = layerTimes(l, ctx.seqLength, b, widths, rates, opt.elementwiseTraffic);
+                times = layerTimes(l, ctx.seqLength, b, st, rates, opt.elementwiseTraffic);
             timed = &l;
         } else {
             // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM

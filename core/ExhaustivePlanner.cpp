@@ -109,7 +109,7 @@ private:
         poll();
         ++m_stats.states;
         std::vector<StagePlan> stages(s);
-        std::vector<std::vector<StageOption>> options(s);
+        std::vector<std::vector<StageConfig>> options(s);
         int pos = 0;
         for (int i = 0; i < s; ++i) {
             options[i] = m_space.stageOptions(m_cfg, m_widths[i], m_cuts[i], m_cuts[i + 1]);
@@ -138,7 +138,7 @@ private:
             std::vector<Option> list;
             poll();
             for (int o = 0; o < static_cast<int>(options[i].size()); ++o) {
-                applyOption(stage, options[i][o]);
+                stage.config() = options[i][o];
                 const StageCost c = stageCost(ctx);
                 ++m_stats.stageCostCalls;
                 if (!c.fitsMemory) {

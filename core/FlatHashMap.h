@@ -1,6 +1,8 @@
 #pragma once
 // An open-addressing hash map (linear probing) from a 128-bit key to a small value, for the
 // planner's memo tables: no allocation per entry, and clear() in O(1) by a generation stamp.
+#include "FlatKey.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -8,12 +10,6 @@
 #include <vector>
 
 namespace nest {
-
-// A 128-bit key; callers pack their fields into it (each documents its layout).
-struct FlatKey {
-    uint64_t hi = 0, lo = 0;
-    bool operator==(const FlatKey &) const = default;
-};
 
 // Values are returned by copy. With Rows, the low 32 bits of FlatKey::hi are added to the
 // hash of the rest instead of mixed in, so keys that differ only there (a DP row:

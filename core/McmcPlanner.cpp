@@ -82,10 +82,10 @@ private:
 
     const OuterConfig &cfg(const State &s) const { return m_space.configs()[s.config]; }
 
-    StageOption randomOption(const OuterConfig &c, int width, int first, int end)
+    StageConfig randomOption(const OuterConfig &c, int width, int first, int end)
     {
-        const std::vector<StageOption> opts = m_space.stageOptions(c, width, first, end);
-        return opts.empty() ? StageOption{} : opts[pick(static_cast<int>(opts.size()))];
+        const std::vector<StageConfig> opts = m_space.stageOptions(c, width, first, end);
+        return opts.empty() ? StageConfig{} : opts[pick(static_cast<int>(opts.size()))];
     }
 
     // Widths that keep the pipeline within the replica's positions when stage `skip`
@@ -147,11 +147,11 @@ private:
     {
         const OuterConfig &c = cfg(s);
         for (StageChoice &sc : s.stages) {
-            const std::vector<StageOption> opts =
+            const std::vector<StageConfig> opts =
                 m_space.stageOptions(c, sc.option.width(), sc.firstLayer, sc.endLayer);
             if (opts.empty())
                 return false;
-            const bool valid = std::any_of(opts.begin(), opts.end(), [&](const StageOption &o) {
+            const bool valid = std::any_of(opts.begin(), opts.end(), [&](const StageConfig &o) {
                 return o.tp == sc.option.tp && o.cp == sc.option.cp && o.ep == sc.option.ep &&
                        o.sp == sc.option.sp && o.zero == sc.option.zero &&
                        o.recompute == sc.option.recompute;

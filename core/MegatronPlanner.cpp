@@ -77,7 +77,7 @@ public:
         if (model.numExperts > 1) {
             eps.clear();
             for (int e : o.epCandidates)
-                if (e >= 1 && model.numExperts % e == 0)
+                if (e >= 1 && StageConfig::epDividesExperts(e, model.numExperts))
                     eps.push_back(e);
             if (eps.empty())
                 eps.push_back(1);
@@ -105,7 +105,7 @@ public:
                                 u.tp = tp;
                                 u.cp = cp;
                                 u.ep = ep;
-                                u.sp = o.allowSp && tp > 1;
+                                u.sp = StageConfig::sequenceParallel(o.allowSp, tp);
                                 u.zero = zero;
                                 u.recompute = rc;
                                 u.microBatch = mb;

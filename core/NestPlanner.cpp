@@ -136,7 +136,7 @@ public:
                 } else if (k + 1 < stages) {
                     end = std::min(end, first + std::max(1, (m_L - first) / (stages - k)));
                 }
-                m_seedChunks.push_back({first, end, StageOption()});
+                m_seedChunks.push_back({first, end, StageConfig()});
                 first = end;
             }
             // Per stage the feasible option with the least (m + S - 1) t + e; then, keeping
@@ -149,7 +149,7 @@ public:
                 poll();
                 StageChoice &ch = m_seedChunks[static_cast<size_t>(k)];
                 const int q = k * w;
-                const std::vector<StageOption> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
+                const std::vector<StageConfig> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
                 const int blk = m_cache.block(m_cache.rangeClass(ch.firstLayer, ch.endLayer),
                                               m_cache.placementClass(q, wIdx), ch.firstLayer, ch.endLayer, q, wIdx);
                 StageContext ctx = m_cache.context();
@@ -166,7 +166,7 @@ public:
                 std::vector<OptCost> &list = m_seedCosts[static_cast<size_t>(k)];
                 double bestValue = kInf, bestT = 0;
                 for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-                    applyOption(stage, opts[i]);
+                    stage.config() = opts[i];
                     StageCost c = m_cache.base(blk, i);
                     finishStageCost(c, ctx);
                     ++m_stats.stageCostCalls;

@@ -185,9 +185,9 @@ std::string evaluationCsv(const std::vector<EvaluationRow> &rows)
             const Report &rep = res.report;
             s << fixed(rep.samplesPerSecond, 4) << ',' << fixed(rep.tokensPerSecond, 1) << ','
               << fixed(rep.iterationTime, 6) << ',' << fixed(rep.peakMemoryBytes / 1e9, 3) << ','
-              << fixed(rep.mfu, 4) << ',' << rangeText(sh.tpMin, sh.tpMax) << ',' << sh.pp << ',' << sh.dp << ','
-              << rangeText(sh.epMin, sh.epMax) << ',' << rangeText(sh.cpMin, sh.cpMax) << ','
-              << rangeText(sh.zeroMin, sh.zeroMax) << ',' << sh.recompute << ',' << sh.microBatch << ','
+              << fixed(rep.mfu, 4) << ',' << rangeText(sh.least.tp, sh.most.tp) << ',' << sh.pp << ',' << sh.dp << ','
+              << rangeText(sh.least.ep, sh.most.ep) << ',' << rangeText(sh.least.cp, sh.most.cp) << ','
+              << rangeText(sh.least.zero, sh.most.zero) << ',' << sh.recompute << ',' << sh.microBatch << ','
               << scheduleText(sh) << ',';
         } else {
             s << ",,,,,,,,,,,,,,";
@@ -305,7 +305,7 @@ std::string evaluationMarkdown(const std::vector<EvaluationRow> &rows, const std
                 s << ' ' << throughputCell(run) << " |";
                 if (run && run->result.found && q.variant == "all") {
                     const PlanShape sh = shapeOf(run->result.plan);
-                    used = "ZeRO " + rangeText(sh.zeroMin, sh.zeroMax) + ", " + sh.recompute + "; " + widthsText(sh);
+                    used = "ZeRO " + rangeText(sh.least.zero, sh.most.zero) + ", " + sh.recompute + "; " + widthsText(sh);
                 }
             }
             s << ' ' << used << " |\n";

@@ -21,36 +21,6 @@ const char *toString(Schedule s)
     return "1f1b";
 }
 
-const char *toString(Recompute r)
-{
-    switch (r) {
-    case Recompute::None:
-        return "none";
-    case Recompute::Selective:
-        return "selective";
-    case Recompute::Full:
-        return "full";
-    }
-    return "none";
-}
-
-bool recomputeFromString(const std::string &text, Recompute &out)
-{
-    std::string t = text;
-    std::transform(t.begin(), t.end(), t.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (t == "none") {
-        out = Recompute::None;
-    } else if (t == "selective") {
-        out = Recompute::Selective;
-    } else if (t == "full") {
-        out = Recompute::Full;
-    } else {
-        return false;
-    }
-    return true;
-}
-
 bool scheduleFromString(const std::string &text, Schedule &out)
 {
     std::string t = text;
@@ -133,24 +103,11 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
         if (st.endLayer <= st.firstLayer)
             add(name + " has no layers");
         expectFirst = st.endLayer;
-        if (st.tp < 1 || st.cp < 1 || st.ep < 1) {
-            add(name + ": tp, cp and ep must be at least 1");
+        // The choice's own rules (StageConfig), the same PlanSpace's candidates obey.
+        for (const std::string &problem : st.problems(model.heads, model.numExperts, plan.seqLength, plan.dp))
+            add(name + ": " + problem);
+        if (st.tp < 1 || st.cp < 1 || st.ep < 1)
             continue;
-        }
-        if (st.zero < 0 || st.zero > 3)
-            add(name + ": zero must be 0, 1, 2 or 3");
-        if (plan.dp % st.ep != 0)
-            add(name + ": ep " + std::to_string(st.ep) + " does not divide dp " + std::to_string(plan.dp));
-        // The divisibility rules of each parallelism (the same as PlanSpace's candidates).
-        if (model.heads > 0 && model.heads % st.tp != 0)
-            add(name + ": tp " + std::to_string(st.tp) + " does not divide the model's " +
-                std::to_string(model.heads) + " attention heads");
-        if (st.ep > 1 && model.numExperts % st.ep != 0)
-            add(name + ": ep " + std::to_string(st.ep) + " does not divide the model's " +
-                std::to_string(model.numExperts) + " experts");
-        if (st.cp > 1 && plan.seqLength % st.cp != 0)
-            add(name + ": cp " + std::to_string(st.cp) + " does not divide the sequence length " +
-                std::to_string(plan.seqLength));
         if (static_cast<int>(st.devices.size()) != plan.dp) {
             add(name + " lists " + std::to_string(st.devices.size()) + " replicas, dp is " +
                 std::to_string(plan.dp));

@@ -3,6 +3,7 @@
 // device ids of every replica's shards. Plans are values; the Evaluator says what they cost.
 #include "JsonUtil.h"
 #include "Result.h"
+#include "StageConfig.h"
 
 #include <string>
 #include <vector>
@@ -17,30 +18,15 @@ const char *toString(Schedule s);  // "1f1b", "gpipe", "interleaved"
 // Parses "1f1b", "gpipe", "interleaved" (case-insensitive); false when unknown.
 bool scheduleFromString(const std::string &text, Schedule &out);
 
-// Activation recomputation of a stage (Korthikanti et al. MLSys'23): none; selective = the
-// attention core (QK^T, softmax, dropout, PV) is recomputed in backward and its s x s
-// tensors are not stashed (Megatron-LM --recompute-granularity selective); full = every
-// transformer block keeps only its input and reruns its forward before its backward.
-enum class Recompute { None, Selective, Full };
-const char *toString(Recompute r);  // "none", "selective", "full"
-// Parses "none", "selective", "full" (case-insensitive); false when unknown.
-bool recomputeFromString(const std::string &text, Recompute &out);
-
-struct StagePlan {
+// One pipeline stage: its layers, its choice (StageConfig: widths and memory switches) and
+// the device ids of every replica's shards.
+struct StagePlan : StageConfig {
     int firstLayer = 0;   // index into ModelProfile::layers
     int endLayer = 0;     // one past the last layer
-    int tp = 1;           // tensor-parallel width
-    int ep = 1;           // expert-parallel width (divides dp: experts are sharded across
-                          // ep data-parallel replicas, as in Megatron-LM)
-    int cp = 1;           // context-parallel width
-    bool sp = false;      // sequence parallelism (needs tp > 1 to matter)
-    int zero = 0;         // ZeRO stage 0..3 over the data-parallel group
-    Recompute recompute = Recompute::None;
     // devices[r][j]: replica r (0..dp-1), shard j (0..tp*cp-1), j = cpRank * tp + tpRank.
     std::vector<std::vector<int>> devices;
 
     int layerCount() const { return endLayer - firstLayer; }
-    int width() const { return tp * cp; }
     bool operator==(const StagePlan &) const = default;
 };
 
@@ -62,8 +48,6 @@ struct Plan {
     }
     // Micro-batches per replica per iteration.
     int numMicroBatches() const { return globalBatch / (microBatch * dp); }
-    // Devices of pipeline position p (0 <= p < pipelineDepth()): the physical stages.
-    int physicalStageCount() const { return pipelineDepth(); }
     // Number of distinct devices the plan uses (dp * sum of widths of the physical stages).
     int deviceCount() const;
     bool operator==(const Plan &) const = default;

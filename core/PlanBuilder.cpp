@@ -105,12 +105,7 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
             end = layers;
         st.endLayer = end;
         first = end;
-        st.tp = u.tp;
-        st.cp = u.cp;
-        st.ep = u.ep;
-        st.sp = u.sp;
-        st.zero = u.zero;
-        st.recompute = u.recompute;
+        st.config() = u.config();
         const int p = k % u.pp;
         st.devices.assign(static_cast<size_t>(u.dp), std::vector<int>(static_cast<size_t>(u.tp * u.cp)));
         for (int r = 0; r < u.dp; ++r)

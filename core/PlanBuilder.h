@@ -11,11 +11,9 @@
 
 namespace nest {
 
-struct UniformLayout {
-    int tp = 1, pp = 1, dp = 1, ep = 1, cp = 1;
-    bool sp = false;
-    int zero = 0;
-    Recompute recompute = Recompute::None;
+// One StageConfig for every stage, pp stages, dp replicas.
+struct UniformLayout : StageConfig {
+    int pp = 1, dp = 1;
     int microBatch = 1, globalBatch = 4096, seqLength = 2048;
     Schedule schedule = Schedule::OneFOneB;
     int virtualStages = 1;  // model chunks per device (interleaved)

@@ -52,7 +52,7 @@ std::string shapeText(const Plan &plan)
 {
     const PlanShape s = shapeOf(plan);
     return widthsText(s) + "; " + scheduleText(s) + "; mb " + std::to_string(s.microBatch) + "; zero " +
-           rangeText(s.zeroMin, s.zeroMax) + "; recompute " + s.recompute;
+           rangeText(s.least.zero, s.most.zero) + "; recompute " + s.recompute;
 }
 
 struct RowSpec {

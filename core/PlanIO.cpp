@@ -7,35 +7,16 @@ constexpr const char *kFormat = "nest-plan";
 constexpr int kVersion = 1;
 constexpr long long kMaxInt = 1'000'000'000;
 
-// "none" | "selective" | "full"; true / false (version 1 files) read as full / none.
-Recompute recomputeOf(const Json &stage, const std::string &path)
-{
-    const auto it = stage.find("recompute");
-    if (it == stage.end())
-        return Recompute::None;
-    if (it->is_boolean())
-        return it->get<bool>() ? Recompute::Full : Recompute::None;
-    Recompute r = Recompute::None;
-    if (!it->is_string() || !recomputeFromString(it->get<std::string>(), r))
-        throw JsonError(childPath(path, "recompute"),
-                        "must be \"none\", \"selective\" or \"full\" (or true / false), found " + it->dump());
-    return r;
-}
 } // namespace
 
 Json planToJson(const Plan &plan)
 {
     Json stages = Json::array();
     for (const StagePlan &s : plan.stages) {
-        stages.push_back({{"first_layer", s.firstLayer},
-                          {"end_layer", s.endLayer},
-                          {"tp", s.tp},
-                          {"ep", s.ep},
-                          {"cp", s.cp},
-                          {"sp", s.sp},
-                          {"zero", s.zero},
-                          {"recompute", toString(s.recompute)},
-                          {"devices", s.devices}});
+        Json stage = {{"first_layer", s.firstLayer}, {"end_layer", s.endLayer}};
+        writeStageConfig(stage, s);
+        stage["devices"] = s.devices;
+        stages.push_back(std::move(stage));
     }
     return {{"format", kFormat},
             {"version", kVersion},
@@ -84,12 +65,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
             st.endLayer = static_cast<int>(getInt(s, "end_layer", path, 1, kMaxInt));
             if (st.endLayer <= st.firstLayer)
                 throw JsonError(childPath(path, "end_layer"), "must be greater than first_layer");
-            st.tp = static_cast<int>(getInt(s, "tp", path, 1, 1 << 20, 1));
-            st.ep = static_cast<int>(getInt(s, "ep", path, 1, 1 << 20, 1));
-            st.cp = static_cast<int>(getInt(s, "cp", path, 1, 1 << 20, 1));
-            st.sp = getBool(s, "sp", path, false);
-            st.zero = static_cast<int>(getInt(s, "zero", path, 0, 3, 0));
-            st.recompute = recomputeOf(s, path);
+            st.config() = readStageConfig(s, path);
             const std::string dpath = childPath(path, "devices");
             const Json &devs = requireKey(s, "devices", path);
             requireArray(devs, dpath);

@@ -16,20 +16,21 @@ PlanShape shapeOf(const Plan &plan)
     bool first = true;
     for (const StagePlan &st : plan.stages) {
         if (first) {
-            s.tpMin = s.tpMax = st.tp;
-            s.cpMin = s.cpMax = st.cp;
-            s.epMin = s.epMax = st.ep;
-            s.zeroMin = s.zeroMax = st.zero;
+            s.least = s.most = st.config();
             first = false;
         }
-        s.tpMin = std::min(s.tpMin, st.tp);
-        s.tpMax = std::max(s.tpMax, st.tp);
-        s.cpMin = std::min(s.cpMin, st.cp);
-        s.cpMax = std::max(s.cpMax, st.cp);
-        s.epMin = std::min(s.epMin, st.ep);
-        s.epMax = std::max(s.epMax, st.ep);
-        s.zeroMin = std::min(s.zeroMin, st.zero);
-        s.zeroMax = std::max(s.zeroMax, st.zero);
+        s.least.tp = std::min(s.least.tp, st.tp);
+        s.most.tp = std::max(s.most.tp, st.tp);
+        s.least.cp = std::min(s.least.cp, st.cp);
+        s.most.cp = std::max(s.most.cp, st.cp);
+        s.least.ep = std::min(s.least.ep, st.ep);
+        s.most.ep = std::max(s.most.ep, st.ep);
+        s.least.zero = std::min(s.least.zero, st.zero);
+        s.most.zero = std::max(s.most.zero, st.zero);
+        s.least.sp = s.least.sp && st.sp;
+        s.most.sp = s.most.sp || st.sp;
+        s.least.recompute = std::min(s.least.recompute, st.recompute);
+        s.most.recompute = std::max(s.most.recompute, st.recompute);
         modes[static_cast<int>(st.recompute)] = true;
         s.sequenceParallel = s.sequenceParallel || (st.sp && st.tp > 1);
     }
@@ -48,9 +49,9 @@ std::string rangeText(int lo, int hi)
 
 std::string widthsText(const PlanShape &s)
 {
-    return "tp " + rangeText(s.tpMin, s.tpMax) + ", pp " + std::to_string(s.pp) + ", dp " +
-           std::to_string(s.dp) + ", ep " + rangeText(s.epMin, s.epMax) + ", cp " +
-           rangeText(s.cpMin, s.cpMax);
+    return "tp " + rangeText(s.least.tp, s.most.tp) + ", pp " + std::to_string(s.pp) + ", dp " +
+           std::to_string(s.dp) + ", ep " + rangeText(s.least.ep, s.most.ep) + ", cp " +
+           rangeText(s.least.cp, s.most.cp);
 }
 
 std::string scheduleText(const PlanShape &s)

@@ -10,11 +10,12 @@
 namespace nest {
 
 struct PlanShape {
-    int tpMin = 1, tpMax = 1, cpMin = 1, cpMax = 1, epMin = 1, epMax = 1;
+    // Field by field, the smallest and the largest of the stages' choices (tp, cp, ep,
+    // zero; sp and recompute are summarised below).
+    StageConfig least, most;
     int pp = 1;            // physical pipeline stages
     int virtualStages = 1; // chunks per device (interleaved)
     int dp = 1;
-    int zeroMin = 0, zeroMax = 0;
     std::string recompute;  // "none", "full", "none+selective"... (modes used, in enum order)
     int microBatch = 1;
     Schedule schedule = Schedule::OneFOneB;

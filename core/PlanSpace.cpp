@@ -63,10 +63,10 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
 
     // The candidate lists under the model's constraints (PlanSpace.h).
     for (int tp : sortedUnique(options.tpCandidates))
-        if (model.heads <= 0 || model.heads % tp == 0)
+        if (StageConfig::tpDividesHeads(tp, model.heads))
             m_tps.push_back(tp);
     for (int cp : sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1} : options.cpCandidates)) {
-        if (cp > 1 && (m_seqLength % cp != 0 ||
+        if (cp > 1 && (!StageConfig::cpDividesSequence(cp, m_seqLength) ||
                        (options.cpMinTokensPerRank > 0 && m_seqLength / cp < options.cpMinTokensPerRank)))
             continue;
         m_cps.push_back(cp);
@@ -169,15 +169,15 @@ bool PlanSpace::hasMoe(int first, int end) const
     return m_moePrefix[end] - m_moePrefix[first] > 0;
 }
 
-std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int width, int first,
+std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int width, int first,
                                                  int end) const
 {
     const SearchOptions &o = *m_options;
-    std::vector<StageOption> out;
+    std::vector<StageConfig> out;
     std::vector<int> eps = {1};
     if (hasMoe(first, end)) {
         for (int ep : sortedUnique(o.epCandidates)) {
-            if (ep > 1 && cfg.dp % ep == 0 && m_model->numExperts % ep == 0)
+            if (ep > 1 && cfg.dp % ep == 0 && StageConfig::epDividesExperts(ep, m_model->numExperts))
                 eps.push_back(ep);
         }
     }
@@ -187,17 +187,16 @@ std::vector<StageOption> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
         const int cp = width / tp;
         if (!std::binary_search(m_cps.begin(), m_cps.end(), cp))
             continue;
-        // ZeRO shards over dp x cp ranks; with a group of one it is a no-op.
-        const std::vector<int> zeros = (o.allowZero && cfg.dp * cp > 1) ? std::vector<int>{0, 1, 2, 3}
+        const std::vector<int> zeros = (o.allowZero && StageConfig::zeroShards(cfg.dp, cp)) ? std::vector<int>{0, 1, 2, 3}
                                                                         : std::vector<int>{0};
         for (int ep : eps) {
             for (int z : zeros) {
                 for (Recompute rc : m_recomputes) {
-                    StageOption s;
+                    StageConfig s;
                     s.tp = tp;
                     s.cp = cp;
                     s.ep = ep;
-                    s.sp = o.allowSp && tp > 1;
+                    s.sp = StageConfig::sequenceParallel(o.allowSp, tp);
                     s.zero = z;
                     s.recompute = rc;
                     out.push_back(s);
@@ -275,7 +274,7 @@ std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &
                 if (pp * w > cfg.positions)
                     break;
                 // Options are those of a stage holding every layer (ep only matters on MoE chunks).
-                for (const StageOption &o : stageOptions(cfg, w, 0, layers))
+                for (const StageConfig &o : stageOptions(cfg, w, 0, layers))
                     out.push_back({pp, v, o});
             }
         }
@@ -334,15 +333,6 @@ StageContext makeContext(const PlanSpace &space, const OuterConfig &cfg)
     return ctx;
 }
 
-void applyOption(StagePlan &stage, const StageOption &o)
-{
-    stage.tp = o.tp;
-    stage.cp = o.cp;
-    stage.ep = o.ep;
-    stage.sp = o.sp;
-    stage.zero = o.zero;
-    stage.recompute = o.recompute;
-}
 
 int LinkTable::intern(const BoundaryLink &b)
 {
@@ -445,7 +435,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
             StageChoice c;
             c.firstLayer = i;
             c.endLayer = i + 1;
-            for (const StageOption &o : space.stageOptions(cfg, w, i, i + 1)) {
+            for (const StageConfig &o : space.stageOptions(cfg, w, i, i + 1)) {
                 c.option = o;
                 const StagePlan stage = space.makeStage(cfg, 0, c);
                 ctx.stage = &stage;

@@ -39,24 +39,17 @@ struct OuterConfig {
     int positions = 1;            // positions per replica = floor(n / dp)
 };
 
-struct StageOption {
-    int tp = 1, cp = 1, ep = 1;
-    bool sp = false;
-    int zero = 0;
-    Recompute recompute = Recompute::None;
-    int width() const { return tp * cp; }
-};
-
+// A stage of a plan of the space before placement: its layers and its choice.
 struct StageChoice {
     int firstLayer = 0, endLayer = 0;
-    StageOption option;
+    StageConfig option;
 };
 
 // Interleaved candidates: pp physical stages of one width and one option, v chunks each.
 struct InterleavedChoice {
     int pp = 2;
     int virtualStages = 2;  // v: chunks per device
-    StageOption option;
+    StageConfig option;
 };
 
 class PlanSpace {
@@ -87,8 +80,8 @@ public:
     const std::vector<int> &interleavingDepths() const { return m_depths; }
 
     // Every option of a stage of `width` holding layers [first, end): (tp, cp) splits x ep x
-    // zero x recompute, sp = allowSp && tp > 1. Fixed order.
-    std::vector<StageOption> stageOptions(const OuterConfig &cfg, int width, int first,
+    // zero x recompute, sp by StageConfig::sequenceParallel. Fixed order.
+    std::vector<StageConfig> stageOptions(const OuterConfig &cfg, int width, int first,
                                           int end) const;
     bool hasMoe(int first, int end) const;
 
@@ -133,8 +126,6 @@ private:
 
 // The plan-wide scalars of a StageContext for an outer point (no stage, no links).
 StageContext makeContext(const PlanSpace &space, const OuterConfig &cfg);
-// Copies an option's widths and memory switches into a stage.
-void applyOption(StagePlan &stage, const StageOption &o);
 
 // Distinct boundary links of one search; id 0 means "no boundary".
 class LinkTable {

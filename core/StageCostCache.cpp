@@ -4,16 +4,6 @@
 
 namespace nest {
 
-namespace {
-
-bool sameOption(const StageOption &a, const StageOption &b)
-{
-    return a.tp == b.tp && a.cp == b.cp && a.ep == b.ep && a.sp == b.sp && a.zero == b.zero &&
-           a.recompute == b.recompute;
-}
-
-} // namespace
-
 StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel,
                                SearchStats &stats, MemoryObstacle &obstacle)
     : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
@@ -88,14 +78,15 @@ int StageCostCache::newLinkId(int q, int wp, int w)
     return id;
 }
 
-int StageCostCache::geometryId(int sig, int q, int wIdx, const StageOption &o)
+int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
 {
-    const std::array<int, 4> key{sig, o.tp, o.cp, o.ep};
+    // The geometry depends on the placement and the choice's widths only.
+    const std::pair<int, uint64_t> key{sig, o.widthKey()};
     auto it = m_geomIdx.find(key);
     if (it != m_geomIdx.end())
         return it->second;
     StagePlan stage = stageAt(q, wIdx);
-    applyOption(stage, o);
+    stage.config() = o;
     m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
     const int id = static_cast<int>(m_geoms.size()) - 1;
     m_geomIdx.emplace(key, id);
@@ -110,12 +101,14 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
         ++speed;
     if (speed == static_cast<int>(m_speeds.size()))
         m_speeds.push_back(g.rates);
+    if (speed >= (1 << kSpeedBits))
+        throw SearchLimitExceeded{"the cluster has more than " + std::to_string(1 << kSpeedBits) +
+                                  " distinct device speeds; the planner's caches hold at most that many"};
     const StagePlan &st = *ctx.stage;
-    // tp, cp, ep <= devices < 2^21 each.
-    const FlatKey key{(static_cast<uint64_t>(range) << 32) | (static_cast<uint64_t>(m_mbIdx) << 16) |
-                          (static_cast<uint64_t>(speed) << 3) | (st.sp ? 4u : 0u) | static_cast<uint64_t>(st.recompute),
-                      (static_cast<uint64_t>(st.tp) << 42) | (static_cast<uint64_t>(st.cp) << 21) |
-                          static_cast<uint64_t>(st.ep)};
+    // The layer sums depend on the choice's widths, sp and recompute, not on its ZeRO stage.
+    StageConfig sums = st.config();
+    sums.zero = 0;
+    const FlatKey key = layerSumsKey(range, speed, sums);
     int idx = -1;
     if (!m_sumIdx.find(key, idx)) {
         idx = static_cast<int>(m_sums.size());
@@ -133,11 +126,11 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     stage.endLayer = jEnd;
     StageContext ctx = m_ctx;
     ctx.stage = &stage;
-    const std::vector<StageOption> &opts = options(wIdx, j, jEnd);
+    const std::vector<StageConfig> &opts = options(wIdx, j, jEnd);
     std::vector<StageCost> bases;
     bases.reserve(opts.size());
-    for (const StageOption &o : opts) {
-        applyOption(stage, o);
+    for (const StageConfig &o : opts) {
+        stage.config() = o;
         const StageGeometry &g = m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))];
         bases.push_back(stageCostBase(ctx, g, layerSums(range, ctx, g)));
     }
@@ -163,9 +156,9 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
     if (u != 0)
         ctx.next = m_links.link(u);
     m_tmp.clear();
-    const std::vector<StageOption> &opts = options(wIdx, j, jEnd);
+    const std::vector<StageConfig> &opts = options(wIdx, j, jEnd);
     for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-        applyOption(stage, opts[i]);
+        stage.config() = opts[i];
         StageCost c = base(blk, i);
         finishStageCost(c, ctx);
         ++m_stats.stageCostCalls;
@@ -230,9 +223,9 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     for (int s = 0; s < n; ++s) {
         const StageChoice &ch = chunks[static_cast<size_t>(s)];
         const int q = (s % pp) * w;
-        const std::vector<StageOption> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
+        const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
         int idx = 0;
-        while (idx < static_cast<int>(opts.size()) && !sameOption(opts[idx], ch.option))
+        while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
             ++idx;
         if (idx == static_cast<int>(opts.size()))
             return -1;  // not from the option lists (cannot happen): use evaluate()
@@ -242,7 +235,7 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
         StagePlan &stage = m_stage;
         stage.firstLayer = ch.firstLayer;
         stage.endLayer = ch.endLayer;
-        applyOption(stage, ch.option);
+        stage.config() = ch.option;
         StageContext ctx = m_ctx;
         ctx.stage = &stage;
         ctx.stageIndex = s;

@@ -36,6 +36,7 @@ struct OptEntry {
 
 class StageCostCache {
 public:
+
     // Options that do not fit in memory are counted in stats.pruned and offered to
     // `obstacle`; stats.stageCostCalls counts finishStageCost() calls made by entry().
     StageCostCache(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats,
@@ -51,7 +52,7 @@ public:
     int widthCount() const { return m_nW; }
 
     // The options (PlanSpace::stageOptions) of a stage [j, jEnd) of width index wIdx.
-    const std::vector<StageOption> &options(int wIdx, int j, int jEnd) const
+    const std::vector<StageConfig> &options(int wIdx, int j, int jEnd) const
     {
         return m_options[wIdx * 2 + (m_space.hasMoe(j, jEnd) ? 1 : 0)];
     }
@@ -126,7 +127,7 @@ private:
     StageContext m_ctx;
     std::vector<int> m_widths;
     int m_nW = 0;
-    std::vector<std::vector<StageOption>> m_options;  // [wIdx * 2 + holds a MoE layer]
+    std::vector<std::vector<StageConfig>> m_options;  // [wIdx * 2 + holds a MoE layer]
     Placement *m_pl = nullptr;                        // of (m_cfg.dp, m_cfg.layout)
     int m_mbIdx = 0;                                  // index of m_cfg.microBatch in m_mbs
 
@@ -138,7 +139,7 @@ private:
     std::vector<Placement> m_placements;
     LinkTable m_links;
     std::vector<int> m_mbs;                           // micro-batch sizes seen
-    std::map<std::array<int, 4>, int> m_geomIdx;
+    std::map<std::pair<int, uint64_t>, int> m_geomIdx;  // (placement class, widthKey)
     std::vector<StageGeometry> m_geoms;
     std::vector<ComputeRates> m_speeds;  // distinct device speeds
     FlatHashMap<int> m_sumIdx;
@@ -164,6 +165,19 @@ private:
         return {(static_cast<uint64_t>(range) << 32) | static_cast<uint64_t>(m_mbIdx),
                 (static_cast<uint64_t>(sig) << 32) | static_cast<uint64_t>(m_widths[wIdx])};
     }
+    // (range class, micro-batch index, device speed, choice) without loss: hi = the choice's
+    // widthKey(); lo = range class (32 bits) | micro-batch index (16) | speed (11) | the
+    // choice's switchKey() (5).
+    static constexpr int kMicroBatchBits = 16;
+    static constexpr int kSpeedBits = 32 - kMicroBatchBits - StageConfig::kSwitchBits;
+    static_assert(limits::microBatch.max <= double(1 << kMicroBatchBits),
+                  "distinct micro-batch sizes need more than kMicroBatchBits bits");
+    FlatKey layerSumsKey(int range, int speed, const StageConfig &c) const
+    {
+        return {c.widthKey(), (static_cast<uint64_t>(range) << 32) |
+                                  (static_cast<uint64_t>(m_mbIdx) << (32 - kMicroBatchBits)) |
+                                  (static_cast<uint64_t>(speed) << StageConfig::kSwitchBits) | c.switchKey()};
+    }
     FlatKey entryKey(int blk, int k, int v, int u) const
     {
         const int stash = m_cfg.schedule == Schedule::GPipe ? m_cfg.numMicroBatches
@@ -175,7 +189,7 @@ private:
     int newLinkId(int q, int wp, int w);
     int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
-    int geometryId(int sig, int q, int wIdx, const StageOption &o);
+    int geometryId(int sig, int q, int wIdx, const StageConfig &o);
     const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
 };
 

@@ -246,10 +246,10 @@ void TestBaselinePlanners::megatronFollowsTheManualRules()
         const PlanResult r = MegatronPlanner().plan(topo, model, o);
         QVERIFY2(r.found, m);
         const PlanShape s = shapeOf(r.plan);
-        QCOMPARE(s.tpMin, 8);
-        QCOMPARE(s.tpMax, 8);
+        QCOMPARE(s.least.tp, 8);
+        QCOMPARE(s.most.tp, 8);
         QVERIFY(s.sequenceParallel);
-        QVERIFY(s.zeroMax <= 1);
+        QVERIFY(s.most.zero <= 1);
         int blocks = 0;
         for (const LayerProfile &l : model.layers)
             blocks += l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
@@ -268,7 +268,7 @@ void TestBaselinePlanners::megatronFollowsTheManualRules()
     const Topology v100 = clusterPreset("paper-v100-16").value();
     const PlanResult r = MegatronPlanner().plan(v100, resolveModel("bert-large").value(), SearchOptions{});
     QVERIFY(r.found);
-    QCOMPARE(shapeOf(r.plan).tpMax, 2);
+    QCOMPARE(shapeOf(r.plan).most.tp, 2);
 }
 
 void TestBaselinePlanners::parallelRunsEqualSequentialOnes()

@@ -94,7 +94,7 @@ private slots:
         const double s = 1e9;
         // Two replicas of a tp = 4 stage, one per node of rack 0: devices[r][j].
         const std::vector<std::vector<int>> rack = {{0, 1, 2, 3}, {4, 5, 6, 7}};
-        StageCollectives c = stageCollectives(tree(), rack, 4, 1, 2, 2);
+        StageCollectives c = stageCollectives(tree(), rack, StageConfig{4, 1, 2}, 2);
         // TP inside a node (ring): 2 * (3/4 S / 100 GB/s + 3 us).
         QVERIFY(close(c.tp.at(s), 2 * (0.75 * s / 100e9 + 3e-6)));
         // DP groups {j, 4 + j} cross the rack level once (fan-in 2, full buffer, 10 GB/s,
@@ -107,7 +107,7 @@ private slots:
         QCOMPARE(c.expertAllReduce.at(s), 0.0);
         QCOMPARE(c.cp.at(s), 0.0);
         // ep = 1: the expert groups are the dense groups.
-        c = stageCollectives(tree(), rack, 4, 1, 1, 2);
+        c = stageCollectives(tree(), rack, StageConfig{4, 1, 1}, 2);
         QCOMPARE(c.expertAllReduce.at(s), c.denseAllReduce.at(s));
         QCOMPARE(c.ep.at(s), 0.0);
 
@@ -116,11 +116,11 @@ private slots:
         // 1/2 S / 2.5 GB/s + 10 us. The EP all-to-all is concurrent: 4 of the 8 devices
         // under each rack switch send, share min(1, 8 / (2 * 4)) = 1: 1/2 S / 5 GB/s + 10 us.
         const std::vector<std::vector<int>> spine = {{0, 1, 2, 3}, {8, 9, 10, 11}};
-        c = stageCollectives(tree(), spine, 4, 1, 2, 2);
+        c = stageCollectives(tree(), spine, StageConfig{4, 1, 2}, 2);
         QVERIFY(close(c.denseReduceScatter.at(s), 0.5 * s / 2.5e9 + 10e-6));
         QVERIFY(close(c.ep.at(s), 0.5 * s / 5e9 + 10e-6));
         // cp = 2 x tp = 2 on one node: the cp groups {0, 2}, {1, 3} all-gather inside it.
-        c = stageCollectives(tree(), {{0, 1, 2, 3}}, 2, 2, 1, 1);
+        c = stageCollectives(tree(), {{0, 1, 2, 3}}, StageConfig{2, 2, 1}, 1);
         QVERIFY(close(c.cp.at(s), 0.5 * s / 100e9 + 1e-6));
         QVERIFY(close(c.tp.at(s), 2 * (0.5 * s / 100e9 + 1e-6)));
         // dp = 1, but the two cp ranks of each tp rank hold the same weights, so their

@@ -121,7 +121,7 @@ void TestPlannerSearchSpace::cpDegrees()
     for (const OuterConfig &cfg : space.configs())
         for (int w : space.widths())
             if (w <= cfg.positions)
-                for (const StageOption &opt : space.stageOptions(cfg, w, 0, model.layerCount()))
+                for (const StageConfig &opt : space.stageOptions(cfg, w, 0, model.layerCount()))
                     offered.insert(opt.cp);
     QCOMPARE(std::vector<int>(offered.begin(), offered.end()), std::vector<int>(expected.begin(), expected.end()));
 }
@@ -134,7 +134,7 @@ void TestPlannerSearchSpace::recomputeModesAndDepths()
     const auto modesOf = [&](const SearchOptions &o) {
         const PlanSpace space(topo, model, o);
         std::set<Recompute> seen;
-        for (const StageOption &opt : space.stageOptions(space.configs().front(), 1, 0, 1))
+        for (const StageConfig &opt : space.stageOptions(space.configs().front(), 1, 0, 1))
             seen.insert(opt.recompute);
         const std::vector<Recompute> offered(seen.begin(), seen.end());
         return offered == space.recomputeModes() ? offered : std::vector<Recompute>{};

@@ -59,7 +59,7 @@ private slots:
         pin.planner = "nest";
         pin.plan.dp = 2;
         pin.plan.microBatch = 2;
-        pin.plan.stages.push_back(StagePlan{0, 3, 2, 1, 1, true, 1, Recompute::None, {{0, 1}, {2, 3}}});
+        pin.plan.stages.push_back(StagePlan{{2, 1, 1, true, 1, Recompute::None}, 0, 3, {{0, 1}, {2, 3}}});
         pin.settings.microBatches = {2};
         pin.cluster = w.cluster;
         w.plans.push_back(pin);
