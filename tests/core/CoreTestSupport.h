@@ -3,7 +3,11 @@
 // absent): a temporary directory that removes itself, whole-file reads and writes, and
 // runCli(), which runs the real nest-cli (NEST_CLI_PATH, defined for every test_cli_* suite)
 // and keeps its exit code and output. The tests themselves use GoogleTest.
+#include <gtest/gtest.h>
+
 #include <cerrno>
+#include <cmath>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -69,6 +73,28 @@ inline bool writeFile(const std::string &path, const std::string &data)
 
 // A path under the source tree (NEST_SOURCE_DIR, set by nestcore for every target).
 inline std::string sample(const std::string &rel) { return std::string(NEST_SOURCE_DIR "/") + rel; }
+
+// Qt Test's QCOMPARE for doubles, kept when a test moves to GoogleTest: equal within a
+// relative 1e-12 (qFuzzyCompare); an expected value within 1e-12 of zero needs an actual one
+// within 1e-12 of zero; infinities must match in sign, NaN matches NaN.
+inline ::testing::AssertionResult qFuzzyEqual(double actual, double expected)
+{
+    bool same = false;
+    if (std::isnan(expected))
+        same = std::isnan(actual);
+    else if (std::isinf(expected))
+        same = std::isinf(actual) && (actual < 0) == (expected < 0);
+    else if (std::abs(expected) <= 1e-12)
+        same = std::abs(actual) <= 1e-12;
+    else
+        same = std::abs(actual - expected) * 1e12 <= std::min(std::abs(actual), std::abs(expected));
+    if (same)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "actual " << actual << " != expected " << expected
+                                         << " (relative 1e-12, as QCOMPARE of doubles)";
+}
+#define ASSERT_QFUZZY_EQ(actual, expected) ASSERT_TRUE(::coretest::qFuzzyEqual((actual), (expected)))
+#define EXPECT_QFUZZY_EQ(actual, expected) EXPECT_TRUE(::coretest::qFuzzyEqual((actual), (expected)))
 
 inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
