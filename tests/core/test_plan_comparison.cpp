@@ -260,10 +260,11 @@ TEST(PlanComparison, csvReadsBack)
         }
         for (int p = 0; p < 2; ++p) {
             const double v = rows[i].values[static_cast<size_t>(p)];
-            if (std::isnan(v))
+            if (std::isnan(v)) {
                 ASSERT_TRUE(f[6 + p].empty());
-            else
+            } else {
                 ASSERT_QFUZZY_EQ(std::stod(f[6 + static_cast<size_t>(p)]), v);  // exact round trip
+            }
         }
     }
     ASSERT_QFUZZY_EQ(std::stod(lines[1][6]), a.report.samplesPerSecond);

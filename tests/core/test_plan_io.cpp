@@ -47,7 +47,7 @@ std::string replaceAll(std::string text, const std::string &from, const std::str
     return text;
 }
 
-// The files named *.json (any case, as a QDir name filter; not hidden) in `dir`, sorted by
+// The files named *.json (any case, as the old Qt name filter; not hidden) in `dir`, sorted by
 // name, as paths.
 std::vector<std::string> jsonFilesIn(const std::string &dir)
 {
