@@ -25,7 +25,10 @@
 #include "ModelConfig.h"
 #include "PlanBuilder.h"
 
-#include <QtTest>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
 
 using namespace nest;
 
@@ -61,66 +64,63 @@ Topology grandTeton()
 
 } // namespace
 
-class TestEvaluatorMemory : public QObject {
-    Q_OBJECT
-private slots:
-    void torchtitanLlama31_8B_data()
-    {
-        QTest::addColumn<int>("seq");
-        QTest::addColumn<int>("dp");
-        QTest::addColumn<int>("cp");
-        QTest::addColumn<double>("measuredGiB");
+TEST(EvaluatorMemory, torchtitanLlama31_8B)
+{
+    struct Row {
+        const char *name;
+        int seq, dp, cp;
+        double measuredGiB;
+    };
+    const Row rows[] = {
         // torchtitan Table 2, full activation checkpointing, micro-batch 1, one sample per
         // data-parallel replica; measured torch.cuda.max_memory_reserved().
-        QTest::newRow("FSDP 8, seq 32768") << 32768 << 8 << 1 << 83.9;
+        {"FSDP 8, seq 32768", 32768, 8, 1, 83.9},
         // "FSDP 4, CP 2": sequence 65536 split over 2 context-parallel ranks. FSDP shards
         // over the 8 ranks of dp x cp (torchtitan's dp_shard_cp mesh), which is also how
         // our ZeRO-3 shards (Collectives.cpp), so the model states equal the FSDP-8 row's.
-        QTest::newRow("FSDP 4 x CP 2, seq 65536") << 65536 << 4 << 2 << 84.2;
+        {"FSDP 4 x CP 2, seq 65536", 65536, 4, 2, 84.2},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        [&] {
+            const int seq = row.seq, dp = row.dp, cp = row.cp;
+            const double measuredGiB = row.measuredGiB;
+            const ModelProfile m = buildProfile(llama31_8b(seq));
+            const Topology topo = grandTeton();
+            UniformLayout u;
+            u.dp = dp;
+            u.cp = cp;
+            u.zero = 3;
+            u.recompute = Recompute::Full;
+            u.microBatch = 1;
+            u.globalBatch = dp;
+            u.seqLength = seq;
+            const Plan plan = *buildUniformPlan(u, topo, m);
+            CostOptions fsdp;
+            fsdp.framework = Framework::Torchtitan;  // bf16 gradients, eager FP32 loss
+            const Report r = evaluate(plan, topo, m, fsdp);
+            ASSERT_TRUE(!r.devices.empty());
+
+            // Model states, by hand. Parameters: embedding and output 2 x 128256 x 4096 =
+            // 1050.67 M; per block q,o 2 x 4096^2 + k,v 2 x 4096 x 1024 + SwiGLU 3 x 4096 x
+            // 14336 + 2 norms x 4096 = 218.11 M, x 32 = 6979.45 M; final norm 4096: 8030.26 M
+            // (Meta: "8.03B"). ZeRO-3 over 8 ranks with 2 + 2 + 12 B/param (FSDP2: fp32 shards
+            // of weights 4, gradients 4 and Adam 8 = the same 16): 16 x 8.03026e9 / 8 = 16.061 GB,
+            // plus the two gathered copies of the largest layer (the embedding,
+            // 2 x 525.34 M x 2 B = 2.101 GB): 18.162 GB.
+            const DeviceReport &d = r.devices.front();
+            const double states = d.weights + d.gradients + d.optimizerState;
+            ASSERT_TRUE(std::abs(states - 18.162e9) < 0.01e9) << states / 1e9;
+
+            const double measured = measuredGiB * GiB;
+            const double err = (r.peakMemoryBytes - measured) / measured;
+            std::fprintf(stderr,
+                         "Llama 3.1 8B, FSDP %d x CP %d, seq %d, full AC: predicted %.2f GiB (states %.2f, "
+                         "activations %.2f, stash %.2f, overhead %.2f GB), measured %.1f GiB max reserved, "
+                         "error %+.1f%%\n",
+                         dp, cp, seq, r.peakMemoryBytes / GiB, states / 1e9, d.activations / 1e9, d.stash / 1e9,
+                         d.overhead / 1e9, measuredGiB, 100 * err);
+            ASSERT_TRUE(std::abs(err) < 0.20);
+        }();
     }
-
-    void torchtitanLlama31_8B()
-    {
-        QFETCH(int, seq);
-        QFETCH(int, dp);
-        QFETCH(int, cp);
-        QFETCH(double, measuredGiB);
-        const ModelProfile m = buildProfile(llama31_8b(seq));
-        const Topology topo = grandTeton();
-        UniformLayout u;
-        u.dp = dp;
-        u.cp = cp;
-        u.zero = 3;
-        u.recompute = Recompute::Full;
-        u.microBatch = 1;
-        u.globalBatch = dp;
-        u.seqLength = seq;
-        const Plan plan = *buildUniformPlan(u, topo, m);
-        CostOptions fsdp;
-        fsdp.framework = Framework::Torchtitan;  // bf16 gradients, eager FP32 loss
-        const Report r = evaluate(plan, topo, m, fsdp);
-        QVERIFY(!r.devices.empty());
-
-        // Model states, by hand. Parameters: embedding and output 2 x 128256 x 4096 =
-        // 1050.67 M; per block q,o 2 x 4096^2 + k,v 2 x 4096 x 1024 + SwiGLU 3 x 4096 x
-        // 14336 + 2 norms x 4096 = 218.11 M, x 32 = 6979.45 M; final norm 4096: 8030.26 M
-        // (Meta: "8.03B"). ZeRO-3 over 8 ranks with 2 + 2 + 12 B/param (FSDP2: fp32 shards
-        // of weights 4, gradients 4 and Adam 8 = the same 16): 16 x 8.03026e9 / 8 = 16.061 GB,
-        // plus the two gathered copies of the largest layer (the embedding,
-        // 2 x 525.34 M x 2 B = 2.101 GB): 18.162 GB.
-        const DeviceReport &d = r.devices.front();
-        const double states = d.weights + d.gradients + d.optimizerState;
-        QVERIFY2(std::abs(states - 18.162e9) < 0.01e9, qPrintable(QString::number(states / 1e9)));
-
-        const double measured = measuredGiB * GiB;
-        const double err = (r.peakMemoryBytes - measured) / measured;
-        qInfo("Llama 3.1 8B, FSDP %d x CP %d, seq %d, full AC: predicted %.2f GiB (states %.2f, "
-              "activations %.2f, stash %.2f, overhead %.2f GB), measured %.1f GiB max reserved, error %+.1f%%",
-              dp, cp, seq, r.peakMemoryBytes / GiB, states / 1e9, d.activations / 1e9, d.stash / 1e9,
-              d.overhead / 1e9, measuredGiB, 100 * err);
-        QVERIFY(std::abs(err) < 0.20);
-    }
-};
-
-QTEST_APPLESS_MAIN(TestEvaluatorMemory)
-#include "test_evaluator_memory.moc"
+}

@@ -8,10 +8,11 @@
 #include "PlanComparison.h"
 #include "PlanShape.h"
 
-#include <QtTest>
+#include "CoreTestSupport.h"
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 using namespace nest;
 
@@ -21,6 +22,17 @@ struct Evaluated {
     Plan plan;
     Report report;
 };
+
+// A uniform layout of `stage` with pp stages and dp replicas (UniformLayout derives from
+// StageConfig, so designated initializers cannot name both).
+UniformLayout layout(const StageConfig &stage, int pp, int dp)
+{
+    UniformLayout u;
+    static_cast<StageConfig &>(u) = stage;
+    u.pp = pp;
+    u.dp = dp;
+    return u;
+}
 
 // A model (global batch 64) on 16 V100 with a uniform layout: bert-large fits every layout
 // used here, llama2-7b unsharded does not.
@@ -47,7 +59,7 @@ const MetricRow &row(const std::vector<MetricRow> &rows, const std::string &key)
     for (const MetricRow &r : rows)
         if (r.key == key)
             return r;
-    qFatal("no row %s", key.c_str());
+    throw std::logic_error("no row " + key);
 }
 
 std::vector<std::string> splitLine(const std::string &line)
@@ -76,212 +88,211 @@ const std::vector<std::string> kKeys = {"throughput", "tokens_per_s", "mfu", "it
 
 } // namespace
 
-class TestPlanComparison : public QObject {
-    Q_OBJECT
-private slots:
-    void splitAddsUpToIteration_data()
-    {
-        QTest::addColumn<int>("pp");
-        QTest::addColumn<int>("schedule");
-        QTest::addColumn<int>("virtualStages");
-        QTest::newRow("1f1b pp2") << 2 << int(Schedule::OneFOneB) << 1;
-        QTest::newRow("gpipe pp4") << 4 << int(Schedule::GPipe) << 1;
-        QTest::newRow("interleaved pp2 x2") << 2 << int(Schedule::Interleaved) << 2;
-        QTest::newRow("interleaved pp4 x2") << 4 << int(Schedule::Interleaved) << 2;
-    }
-    void splitAddsUpToIteration()
-    {
-        QFETCH(int, pp);
-        QFETCH(int, schedule);
-        QFETCH(int, virtualStages);
-        UniformLayout u{.tp = 2, .pp = pp, .dp = 8 / pp, .zero = 1};
-        u.schedule = static_cast<Schedule>(schedule);
-        u.virtualStages = virtualStages;
-        const Evaluated e = evaluated(u);
-        QVERIFY(e.report.feasible);
-        const IterationSplit s = iterationSplit(e.plan, e.report);
-        const double t = e.report.iterationTime;
-        QVERIFY(t > 0);
-        QVERIFY2(std::abs(s.total() - t) <= 1e-9 * t, qPrintable(QString("%1 vs %2").arg(s.total()).arg(t)));
-        // Each category by hand from the stage terms: compute over all stages / depth.
-        const double m = e.plan.numMicroBatches();
-        double compute = 0, tp = 0, bubble = 0;
-        for (const StageReport &st : e.report.stages) {
-            compute += m * (st.cost.forward + st.cost.backward);
-            tp += m * st.cost.tpComm;
-            if (st.index < pp)
-                bubble += st.bubble;
-        }
-        QVERIFY(std::abs(s.compute - compute / pp) <= 1e-12 * t);
-        QVERIFY(std::abs(s.tp - tp / pp) <= 1e-12 * t);
-        QVERIFY(std::abs(s.bubble - bubble / pp) <= 1e-12 * t);
-        QVERIFY(s.compute > 0 && s.tp > 0 && s.bubble > 0);
-        QCOMPARE(s.communication(), s.tp + s.ep + s.cp + s.p2p + s.gradientSync + s.zero);
-    }
-
-    void emptyReportSplitsToZero()
-    {
-        const IterationSplit s = iterationSplit(Plan{}, Report{});
-        QCOMPARE(s.total(), 0.0);
-    }
-
-    void valuesAreTheReportFields()
-    {
-        const Evaluated a = evaluated({.tp = 2, .pp = 2, .dp = 4});
-        const Evaluated b = evaluated({.tp = 4, .pp = 4, .dp = 1, .recompute = Recompute::Full});
-        QVERIFY(a.report.feasible && b.report.feasible);
-        const std::vector<MetricRow> rows = compareMetrics({compared(a, "A", 2.5), compared(b, "B")}, 0);
-        QCOMPARE(rows.size(), kKeys.size());
-        for (size_t i = 0; i < rows.size(); ++i)
-            QCOMPARE(rows[i].key, kKeys[i]);
-        const Evaluated *plans[] = {&a, &b};
-        for (int i = 0; i < 2; ++i) {
-            const Report &r = plans[i]->report;
-            QCOMPARE(row(rows, "throughput").values[i], r.samplesPerSecond);
-            QCOMPARE(row(rows, "tokens_per_s").values[i], r.tokensPerSecond);
-            QCOMPARE(row(rows, "mfu").values[i], r.mfu);
-            QCOMPARE(row(rows, "iteration_time").values[i], r.iterationTime);
-            QCOMPARE(row(rows, "peak_memory").values[i], r.peakMemoryBytes);
-            const IterationSplit s = iterationSplit(plans[i]->plan, r);
-            QCOMPARE(row(rows, "comm_share").values[i], s.communication() / r.iterationTime);
-            QCOMPARE(row(rows, "bubble_share").values[i], s.bubble / r.iterationTime);
-            QVERIFY(std::isnan(row(rows, "shape").values[i]));
-        }
-        QCOMPARE(row(rows, "shape").texts[0].rfind("tp 2, pp 2, dp 4", 0), size_t(0));
-        QVERIFY(row(rows, "shape").texts[1].find("recompute full") != std::string::npos);
-        QCOMPARE(row(rows, "search_time").values[0], 2.5);
-        QVERIFY(std::isnan(row(rows, "search_time").values[1]));
-        QCOMPARE(row(rows, "search_time").texts[1], std::string("n/a"));
-        // Display texts in the row's unit.
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.1f", 100 * a.report.mfu);
-        QCOMPARE(row(rows, "mfu").texts[0], std::string(buf));
-        std::snprintf(buf, sizeof buf, "%.2f", a.report.peakMemoryBytes / 1e9);
-        QCOMPARE(row(rows, "peak_memory").texts[0], std::string(buf));
-    }
-
-    void differenceRatioAndBestByHand()
-    {
-        const Evaluated a = evaluated({.tp = 2, .pp = 2, .dp = 4});
-        const Evaluated b = evaluated({.tp = 4, .pp = 4, .dp = 1, .recompute = Recompute::Full});
-        const double ta = a.report.samplesPerSecond, tb = b.report.samplesPerSecond;
-        QVERIFY(ta != tb);
-        for (int ref : {0, 1}) {
-            const std::vector<MetricRow> rows = compareMetrics({compared(a, "A", 4), compared(b, "B", 1)}, ref);
-            const MetricRow &t = row(rows, "throughput");
-            const double r = ref == 0 ? ta : tb;
-            QCOMPARE(t.difference[0], ta - r);
-            QCOMPARE(t.difference[1], tb - r);
-            QCOMPARE(t.ratio[0], ta / r);
-            QCOMPARE(t.ratio[1], tb / r);
-            QCOMPARE(t.difference[ref], 0.0);
-            QCOMPARE(t.ratio[ref], 1.0);
-            QCOMPARE(t.best, ta > tb ? 0 : 1);  // higher is better
-            const MetricRow &it = row(rows, "iteration_time");
-            QCOMPARE(it.best, a.report.iterationTime < b.report.iterationTime ? 0 : 1);
-            const MetricRow &mem = row(rows, "peak_memory");
-            QCOMPARE(mem.best, a.report.peakMemoryBytes < b.report.peakMemoryBytes ? 0 : 1);
-            QCOMPARE(row(rows, "search_time").best, 1);  // 1 s < 4 s
-            QCOMPARE(row(rows, "shape").best, -1);
-            QVERIFY(std::isnan(row(rows, "shape").difference[0]));
-        }
-        // A tie has no best; a single plan has no best.
-        const std::vector<MetricRow> same = compareMetrics({compared(a, "A"), compared(a, "A'")}, 0);
-        QCOMPARE(row(same, "throughput").best, -1);
-        QCOMPARE(row(same, "throughput").ratio[1], 1.0);
-        QCOMPARE(row(compareMetrics({compared(a, "A")}, 0), "throughput").best, -1);
-        // An out-of-range reference is clamped.
-        QCOMPARE(row(compareMetrics({compared(a, "A"), compared(b, "B")}, 7), "throughput").ratio[1], 1.0);
-    }
-
-    void infeasiblePlanIsNaNAndNeverBest()
-    {
-        const Evaluated ok = evaluated({.tp = 2, .pp = 2, .dp = 4});
-        // llama2-7b unsharded on one 32 GB V100 per replica: weights + Adam state do not fit.
-        const Evaluated bad = evaluated({.tp = 1, .pp = 1, .dp = 16}, "llama2-7b");
-        QVERIFY(ok.report.feasible);
-        QVERIFY(!bad.report.feasible && !bad.report.reasons.empty());
-        // Lower is better for peak memory; the infeasible plan's is NaN, not smaller.
-        for (int ref : {0, 1}) {
-            const std::vector<MetricRow> rows =
-                compareMetrics({compared(bad, "bad", 0.5), compared(ok, "ok", 3)}, ref);
-            for (const MetricRow &r : rows) {
-                QVERIFY2(r.best != 0, r.key.c_str());
-                if (r.key == "shape" || r.key == "search_time")
-                    continue;
-                QVERIFY2(std::isnan(r.values[0]) && std::isnan(r.difference[0]) && std::isnan(r.ratio[0]), r.key.c_str());
-                QCOMPARE(r.texts[0], std::string("infeasible"));
-                QCOMPARE(r.best, 1);
-                QCOMPARE(std::isnan(r.difference[1]), ref == 0);
+TEST(PlanComparison, splitAddsUpToIteration)
+{
+    struct Row {
+        const char *name;
+        int pp;
+        Schedule schedule;
+        int virtualStages;
+    };
+    const Row rows[] = {
+        {"1f1b pp2", 2, Schedule::OneFOneB, 1},
+        {"gpipe pp4", 4, Schedule::GPipe, 1},
+        {"interleaved pp2 x2", 2, Schedule::Interleaved, 2},
+        {"interleaved pp4 x2", 4, Schedule::Interleaved, 2},
+    };
+    for (const Row &data : rows) {
+        SCOPED_TRACE(data.name);
+        [&] {
+            const int pp = data.pp;
+            UniformLayout u = layout({.tp = 2, .zero = 1}, pp, 8 / pp);
+            u.schedule = data.schedule;
+            u.virtualStages = data.virtualStages;
+            const Evaluated e = evaluated(u);
+            ASSERT_TRUE(e.report.feasible);
+            const IterationSplit s = iterationSplit(e.plan, e.report);
+            const double t = e.report.iterationTime;
+            ASSERT_TRUE(t > 0);
+            ASSERT_TRUE(std::abs(s.total() - t) <= 1e-9 * t) << s.total() << " vs " << t;
+            // Each category by hand from the stage terms: compute over all stages / depth.
+            const double m = e.plan.numMicroBatches();
+            double compute = 0, tp = 0, bubble = 0;
+            for (const StageReport &st : e.report.stages) {
+                compute += m * (st.cost.forward + st.cost.backward);
+                tp += m * st.cost.tpComm;
+                if (st.index < pp)
+                    bubble += st.bubble;
             }
-            // Search time is known for both, but the infeasible plan is never best.
-            QCOMPARE(row(rows, "search_time").values[0], 0.5);
-            QCOMPARE(row(rows, "search_time").best, 1);
-        }
+            ASSERT_TRUE(std::abs(s.compute - compute / pp) <= 1e-12 * t);
+            ASSERT_TRUE(std::abs(s.tp - tp / pp) <= 1e-12 * t);
+            ASSERT_TRUE(std::abs(s.bubble - bubble / pp) <= 1e-12 * t);
+            ASSERT_TRUE(s.compute > 0 && s.tp > 0 && s.bubble > 0);
+            ASSERT_QFUZZY_EQ(s.communication(), s.tp + s.ep + s.cp + s.p2p + s.gradientSync + s.zero);
+        }();
     }
+}
 
-    void csvReadsBack()
-    {
-        const Evaluated a = evaluated({.tp = 2, .pp = 2, .dp = 4});
-        const Evaluated b = evaluated({.tp = 4, .pp = 2, .dp = 2});
-        const std::vector<ComparedPlan> plans = {compared(a, "nest, 14:02"), compared(b, "megatron \"x\"", 1.25)};
-        const std::vector<MetricRow> rows = compareMetrics(plans, 1);
-        std::istringstream in(comparisonCsv(plans, rows, 1));
-        std::string line;
-        std::vector<std::vector<std::string>> lines;
-        while (std::getline(in, line))
-            lines.push_back(splitLine(line));
-        QCOMPARE(lines.size(), rows.size() + 1);
-        const std::vector<std::string> header = {"key", "name", "unit", "value_unit", "better", "best",
-                                                 "nest, 14:02", "megatron \"x\"", "nest, 14:02 diff",
-                                                 "megatron \"x\" diff", "nest, 14:02 ratio", "megatron \"x\" ratio"};
-        QCOMPARE(lines[0], header);
-        for (size_t i = 0; i < rows.size(); ++i) {
-            const std::vector<std::string> &f = lines[i + 1];
-            QCOMPARE(f.size(), header.size());
-            QCOMPARE(f[0], kKeys[i]);
-            if (rows[i].key == "shape") {
-                QCOMPARE(f[6], rows[i].texts[0]);
+TEST(PlanComparison, emptyReportSplitsToZero)
+{
+    const IterationSplit s = iterationSplit(Plan{}, Report{});
+    ASSERT_QFUZZY_EQ(s.total(), 0.0);
+}
+
+TEST(PlanComparison, valuesAreTheReportFields)
+{
+    const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
+    const Evaluated b = evaluated(layout({.tp = 4, .recompute = Recompute::Full}, 4, 1));
+    ASSERT_TRUE(a.report.feasible && b.report.feasible);
+    const std::vector<MetricRow> rows = compareMetrics({compared(a, "A", 2.5), compared(b, "B")}, 0);
+    ASSERT_EQ(rows.size(), kKeys.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        ASSERT_EQ(rows[i].key, kKeys[i]);
+    const Evaluated *plans[] = {&a, &b};
+    for (int i = 0; i < 2; ++i) {
+        const Report &r = plans[i]->report;
+        ASSERT_QFUZZY_EQ(row(rows, "throughput").values[i], r.samplesPerSecond);
+        ASSERT_QFUZZY_EQ(row(rows, "tokens_per_s").values[i], r.tokensPerSecond);
+        ASSERT_QFUZZY_EQ(row(rows, "mfu").values[i], r.mfu);
+        ASSERT_QFUZZY_EQ(row(rows, "iteration_time").values[i], r.iterationTime);
+        ASSERT_QFUZZY_EQ(row(rows, "peak_memory").values[i], r.peakMemoryBytes);
+        const IterationSplit s = iterationSplit(plans[i]->plan, r);
+        ASSERT_QFUZZY_EQ(row(rows, "comm_share").values[i], s.communication() / r.iterationTime);
+        ASSERT_QFUZZY_EQ(row(rows, "bubble_share").values[i], s.bubble / r.iterationTime);
+        ASSERT_TRUE(std::isnan(row(rows, "shape").values[i]));
+    }
+    ASSERT_EQ(row(rows, "shape").texts[0].rfind("tp 2, pp 2, dp 4", 0), size_t(0));
+    ASSERT_TRUE(row(rows, "shape").texts[1].find("recompute full") != std::string::npos);
+    ASSERT_QFUZZY_EQ(row(rows, "search_time").values[0], 2.5);
+    ASSERT_TRUE(std::isnan(row(rows, "search_time").values[1]));
+    ASSERT_EQ(row(rows, "search_time").texts[1], std::string("n/a"));
+    // Display texts in the row's unit.
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", 100 * a.report.mfu);
+    ASSERT_EQ(row(rows, "mfu").texts[0], std::string(buf));
+    std::snprintf(buf, sizeof buf, "%.2f", a.report.peakMemoryBytes / 1e9);
+    ASSERT_EQ(row(rows, "peak_memory").texts[0], std::string(buf));
+}
+
+TEST(PlanComparison, differenceRatioAndBestByHand)
+{
+    const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
+    const Evaluated b = evaluated(layout({.tp = 4, .recompute = Recompute::Full}, 4, 1));
+    const double ta = a.report.samplesPerSecond, tb = b.report.samplesPerSecond;
+    ASSERT_TRUE(ta != tb);
+    for (int ref : {0, 1}) {
+        const std::vector<MetricRow> rows = compareMetrics({compared(a, "A", 4), compared(b, "B", 1)}, ref);
+        const MetricRow &t = row(rows, "throughput");
+        const double r = ref == 0 ? ta : tb;
+        ASSERT_QFUZZY_EQ(t.difference[0], ta - r);
+        ASSERT_QFUZZY_EQ(t.difference[1], tb - r);
+        ASSERT_QFUZZY_EQ(t.ratio[0], ta / r);
+        ASSERT_QFUZZY_EQ(t.ratio[1], tb / r);
+        ASSERT_QFUZZY_EQ(t.difference[ref], 0.0);
+        ASSERT_QFUZZY_EQ(t.ratio[ref], 1.0);
+        ASSERT_EQ(t.best, ta > tb ? 0 : 1);  // higher is better
+        const MetricRow &it = row(rows, "iteration_time");
+        ASSERT_EQ(it.best, a.report.iterationTime < b.report.iterationTime ? 0 : 1);
+        const MetricRow &mem = row(rows, "peak_memory");
+        ASSERT_EQ(mem.best, a.report.peakMemoryBytes < b.report.peakMemoryBytes ? 0 : 1);
+        ASSERT_EQ(row(rows, "search_time").best, 1);  // 1 s < 4 s
+        ASSERT_EQ(row(rows, "shape").best, -1);
+        ASSERT_TRUE(std::isnan(row(rows, "shape").difference[0]));
+    }
+    // A tie has no best; a single plan has no best.
+    const std::vector<MetricRow> same = compareMetrics({compared(a, "A"), compared(a, "A'")}, 0);
+    ASSERT_EQ(row(same, "throughput").best, -1);
+    ASSERT_QFUZZY_EQ(row(same, "throughput").ratio[1], 1.0);
+    ASSERT_EQ(row(compareMetrics({compared(a, "A")}, 0), "throughput").best, -1);
+    // An out-of-range reference is clamped.
+    ASSERT_QFUZZY_EQ(row(compareMetrics({compared(a, "A"), compared(b, "B")}, 7), "throughput").ratio[1], 1.0);
+}
+
+TEST(PlanComparison, infeasiblePlanIsNaNAndNeverBest)
+{
+    const Evaluated ok = evaluated(layout({.tp = 2}, 2, 4));
+    // llama2-7b unsharded on one 32 GB V100 per replica: weights + Adam state do not fit.
+    const Evaluated bad = evaluated(layout({.tp = 1}, 1, 16), "llama2-7b");
+    ASSERT_TRUE(ok.report.feasible);
+    ASSERT_TRUE(!bad.report.feasible && !bad.report.reasons.empty());
+    // Lower is better for peak memory; the infeasible plan's is NaN, not smaller.
+    for (int ref : {0, 1}) {
+        const std::vector<MetricRow> rows =
+            compareMetrics({compared(bad, "bad", 0.5), compared(ok, "ok", 3)}, ref);
+        for (const MetricRow &r : rows) {
+            ASSERT_TRUE(r.best != 0) << r.key.c_str();
+            if (r.key == "shape" || r.key == "search_time")
                 continue;
-            }
-            for (int p = 0; p < 2; ++p) {
-                const double v = rows[i].values[static_cast<size_t>(p)];
-                if (std::isnan(v))
-                    QVERIFY(f[6 + p].empty());
-                else
-                    QCOMPARE(std::stod(f[6 + static_cast<size_t>(p)]), v);  // exact round trip
+            ASSERT_TRUE(std::isnan(r.values[0]) && std::isnan(r.difference[0]) && std::isnan(r.ratio[0])) << r.key.c_str();
+            ASSERT_EQ(r.texts[0], std::string("infeasible"));
+            ASSERT_EQ(r.best, 1);
+            ASSERT_EQ(std::isnan(r.difference[1]), ref == 0);
+        }
+        // Search time is known for both, but the infeasible plan is never best.
+        ASSERT_QFUZZY_EQ(row(rows, "search_time").values[0], 0.5);
+        ASSERT_EQ(row(rows, "search_time").best, 1);
+    }
+}
+
+TEST(PlanComparison, csvReadsBack)
+{
+    const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
+    const Evaluated b = evaluated(layout({.tp = 4}, 2, 2));
+    const std::vector<ComparedPlan> plans = {compared(a, "nest, 14:02"), compared(b, "megatron \"x\"", 1.25)};
+    const std::vector<MetricRow> rows = compareMetrics(plans, 1);
+    std::istringstream in(comparisonCsv(plans, rows, 1));
+    std::string line;
+    std::vector<std::vector<std::string>> lines;
+    while (std::getline(in, line))
+        lines.push_back(splitLine(line));
+    ASSERT_EQ(lines.size(), rows.size() + 1);
+    const std::vector<std::string> header = {"key", "name", "unit", "value_unit", "better", "best",
+                                             "nest, 14:02", "megatron \"x\"", "nest, 14:02 diff",
+                                             "megatron \"x\" diff", "nest, 14:02 ratio", "megatron \"x\" ratio"};
+    ASSERT_EQ(lines[0], header);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const std::vector<std::string> &f = lines[i + 1];
+        ASSERT_EQ(f.size(), header.size());
+        ASSERT_EQ(f[0], kKeys[i]);
+        if (rows[i].key == "shape") {
+            ASSERT_EQ(f[6], rows[i].texts[0]);
+            continue;
+        }
+        for (int p = 0; p < 2; ++p) {
+            const double v = rows[i].values[static_cast<size_t>(p)];
+            if (std::isnan(v)) {
+                ASSERT_TRUE(f[6 + p].empty());
+            } else {
+                ASSERT_QFUZZY_EQ(std::stod(f[6 + static_cast<size_t>(p)]), v);  // exact round trip
             }
         }
-        QCOMPARE(std::stod(lines[1][6]), a.report.samplesPerSecond);
-        QCOMPARE(std::stod(lines[1][10]), a.report.samplesPerSecond / b.report.samplesPerSecond);
-        QCOMPARE(lines[1][5], a.report.samplesPerSecond > b.report.samplesPerSecond ? plans[0].label : plans[1].label);
     }
+    ASSERT_QFUZZY_EQ(std::stod(lines[1][6]), a.report.samplesPerSecond);
+    ASSERT_QFUZZY_EQ(std::stod(lines[1][10]), a.report.samplesPerSecond / b.report.samplesPerSecond);
+    ASSERT_EQ(lines[1][5], a.report.samplesPerSecond > b.report.samplesPerSecond ? plans[0].label : plans[1].label);
+}
 
-    void jsonReadsBack()
-    {
-        const Evaluated a = evaluated({.tp = 2, .pp = 2, .dp = 4});
-        const Evaluated bad = evaluated({.tp = 1, .pp = 1, .dp = 16}, "llama2-7b");
-        const std::vector<ComparedPlan> plans = {compared(a, "A", 2), compared(bad, "B")};
-        const std::vector<MetricRow> rows = compareMetrics(plans, 0);
-        const Json j = Json::parse(comparisonJson(plans, rows, 0).dump());
-        QCOMPARE(j.at("reference").get<int>(), 0);
-        QCOMPARE(j.at("plans").size(), size_t(2));
-        QCOMPARE(j.at("plans")[1].at("feasible").get<bool>(), false);
-        QVERIFY(!j.at("plans")[1].at("reasons").empty());
-        QCOMPARE(j.at("metrics").size(), kKeys.size());
-        for (size_t i = 0; i < kKeys.size(); ++i) {
-            const Json &m = j.at("metrics")[i];
-            QCOMPARE(m.at("key").get<std::string>(), kKeys[i]);
-            for (const char *k : {"name", "unit", "value_unit", "better", "best", "values", "texts", "difference", "ratio"})
-                QVERIFY2(m.contains(k), k);
-        }
-        const Json &t = j.at("metrics")[0];
-        QCOMPARE(t.at("values")[0].get<double>(), a.report.samplesPerSecond);
-        QVERIFY(t.at("values")[1].is_null());
-        QCOMPARE(t.at("best").get<int>(), 0);
-        QCOMPARE(t.at("better").get<std::string>(), std::string("higher"));
+TEST(PlanComparison, jsonReadsBack)
+{
+    const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
+    const Evaluated bad = evaluated(layout({.tp = 1}, 1, 16), "llama2-7b");
+    const std::vector<ComparedPlan> plans = {compared(a, "A", 2), compared(bad, "B")};
+    const std::vector<MetricRow> rows = compareMetrics(plans, 0);
+    const Json j = Json::parse(comparisonJson(plans, rows, 0).dump());
+    ASSERT_EQ(j.at("reference").get<int>(), 0);
+    ASSERT_EQ(j.at("plans").size(), size_t(2));
+    ASSERT_EQ(j.at("plans")[1].at("feasible").get<bool>(), false);
+    ASSERT_TRUE(!j.at("plans")[1].at("reasons").empty());
+    ASSERT_EQ(j.at("metrics").size(), kKeys.size());
+    for (size_t i = 0; i < kKeys.size(); ++i) {
+        const Json &m = j.at("metrics")[i];
+        ASSERT_EQ(m.at("key").get<std::string>(), kKeys[i]);
+        for (const char *k : {"name", "unit", "value_unit", "better", "best", "values", "texts", "difference", "ratio"})
+            ASSERT_TRUE(m.contains(k)) << k;
     }
-};
-
-QTEST_APPLESS_MAIN(TestPlanComparison)
-#include "test_plan_comparison.moc"
+    const Json &t = j.at("metrics")[0];
+    ASSERT_QFUZZY_EQ(t.at("values")[0].get<double>(), a.report.samplesPerSecond);
+    ASSERT_TRUE(t.at("values")[1].is_null());
+    ASSERT_EQ(t.at("best").get<int>(), 0);
+    ASSERT_EQ(t.at("better").get<std::string>(), std::string("higher"));
+}

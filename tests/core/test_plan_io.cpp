@@ -4,8 +4,13 @@
 #include "PlanBuilder.h"
 #include "PlanIO.h"
 
-#include <QTemporaryDir>
-#include <QtTest>
+#include "CoreTestSupport.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 using namespace nest;
 
@@ -33,100 +38,120 @@ Plan samplePlan()
     }
     return p;
 }
+
+// `text` with every `from` replaced by `to`.
+std::string replaceAll(std::string text, const std::string &from, const std::string &to)
+{
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+// The files named *.json (any case, as the old Qt name filter; not hidden) in `dir`, sorted by
+// name, as paths.
+std::vector<std::string> jsonFilesIn(const std::string &dir)
+{
+    std::vector<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator(dir)) {
+        std::string name = e.path().filename().string();
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (e.is_regular_file() && name.size() > 5 && name[0] != '.' && name.substr(name.size() - 5) == ".json")
+            out.push_back(e.path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
 } // namespace
 
-class TestPlanIO : public QObject {
-    Q_OBJECT
-private slots:
-    void roundTrip()
-    {
-        const Plan p = samplePlan();
-        const auto back = planFromJson(planToJson(p), "mem");
-        QVERIFY2(back.ok(), back.error().c_str());
-        QVERIFY(*back == p);
-        QTemporaryDir dir;
-        const std::string file = dir.filePath("p.json").toStdString();
-        QVERIFY(savePlan(file, p).ok());
-        const auto loaded = loadPlan(file);
-        QVERIFY2(loaded.ok(), loaded.error().c_str());
-        QVERIFY(*loaded == p);
-    }
-    void errors_data()
-    {
-        QTest::addColumn<QString>("json");
-        QTest::addColumn<QString>("expect");
-        const QString good = QString::fromStdString(planToJson(samplePlan()).dump());
-        QTest::newRow("not an object") << "[1]" << "expected an object";
-        QTest::newRow("missing stages") << R"({"global_batch":8,"seq_length":128,"dp":1})" << "at stages: required";
-        QTest::newRow("bad schedule") << QString(good).replace("\"interleaved\"", "\"zigzag\"")
-                                      << "at schedule: unknown schedule";
-        QTest::newRow("bad zero") << QString(good).replace("\"zero\":3", "\"zero\":5") << "at stages[3].zero";
-        QTest::newRow("row width") << QString(good).replace("[[4,5],[6,7]]", "[[4,5],[6]]")
-                                   << "at stages[1].devices[1]: lists 1 devices";
-        QTest::newRow("replicas") << QString(good).replace("[[4,5],[6,7]]", "[[4,5]]")
-                                  << "at stages[1].devices: lists 1 replicas";
-        QTest::newRow("device type") << QString(good).replace("[[4,5],[6,7]]", "[[4,\"x\"],[6,7]]")
-                                     << "at stages[1].devices[0][1]: expected a number";
-        QTest::newRow("batch split") << QString(good).replace("\"global_batch\":8", "\"global_batch\":6")
-                                     << "at global_batch: must be a multiple";
-    }
-    void errors()
-    {
-        QFETCH(QString, json);
-        QFETCH(QString, expect);
-        const auto j = parseJsonText(json.toStdString(), "plan.json");
-        QVERIFY(j.ok());
-        const auto r = planFromJson(*j, "plan.json");
-        QVERIFY(!r.ok());
-        QVERIFY2(r.error().rfind("plan.json: ", 0) == 0, r.error().c_str());
-        QVERIFY2(r.error().find(expect.toStdString()) != std::string::npos, r.error().c_str());
-    }
-    void fileErrors()
-    {
-        QTemporaryDir dir;
-        const auto missing = loadPlan(dir.filePath("none.json").toStdString());
-        QVERIFY(!missing.ok());
-        QVERIFY(missing.error().find("no such file") != std::string::npos);
-        const auto isDir = loadPlan(dir.path().toStdString());
-        QVERIFY(!isDir.ok());
-    }
-    void sampleFilesLoad()
-    {
-        const QDir dir(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/plans"));
-        const QStringList files = dir.entryList({"*.json"}, QDir::Files);
-        QVERIFY(!files.isEmpty());
-        for (const QString &f : files) {
-            const auto p = loadPlan(dir.filePath(f).toStdString());
-            QVERIFY2(p.ok(), p.error().c_str());
-        }
-    }
-    void reportKeys()
-    {
-        DeviceSpec dev{"r", 100e12, 80e9, 1e12, 0.5, ""};
-        const Topology topo = Topology::uniform("r", dev, {{"node", 4, {100e9, 0, 1}}});
-        ModelProfile m;
-        m.seqLength = 128;
-        LayerProfile l;
-        l.fwdFlops = 1e12;
-        l.bwdFlops = 2e12;
-        l.params = l.tpParams = 1e6;
-        m.layers = {l, l};
-        UniformLayout u;
-        u.pp = 2;
-        u.dp = 2;
-        u.globalBatch = 4;
-        u.seqLength = 128;
-        const Report r = evaluate(*buildUniformPlan(u, topo, m), topo, m);
-        const Json j = reportToJson(r);
-        for (const char *key : {"iteration_time_s", "throughput_samples_per_s", "tokens_per_s", "mfu", "feasible",
-                                "peak_memory_bytes", "stages", "devices", "reasons"})
-            QVERIFY2(j.contains(key), key);
-        QCOMPARE(j["stages"].size(), size_t(2));
-        QCOMPARE(j["devices"].size(), size_t(4));
-        QCOMPARE(j["iteration_time_s"].get<double>(), r.iterationTime);
-        QCOMPARE(j["stages"][1]["time_s"]["forward"].get<double>(), r.stages[1].cost.forward);
-    }
-};
+TEST(PlanIO, roundTrip)
+{
+    const Plan p = samplePlan();
+    const auto back = planFromJson(planToJson(p), "mem");
+    ASSERT_TRUE(back.ok()) << back.error().c_str();
+    ASSERT_TRUE(*back == p);
+    coretest::TempDir dir;
+    const std::string file = dir.filePath("p.json");
+    ASSERT_TRUE(savePlan(file, p).ok());
+    const auto loaded = loadPlan(file);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().c_str();
+    ASSERT_TRUE(*loaded == p);
+}
 
-QTEST_APPLESS_MAIN(TestPlanIO)
-#include "test_plan_io.moc"
+TEST(PlanIO, errors)
+{
+    struct Row {
+        const char *name;
+        std::string json, expect;
+    };
+    const std::string good = planToJson(samplePlan()).dump();
+    const Row rows[] = {
+        {"not an object", "[1]", "expected an object"},
+        {"missing stages", R"({"global_batch":8,"seq_length":128,"dp":1})", "at stages: required"},
+        {"bad schedule", replaceAll(good, "\"interleaved\"", "\"zigzag\""), "at schedule: unknown schedule"},
+        {"bad zero", replaceAll(good, "\"zero\":3", "\"zero\":5"), "at stages[3].zero"},
+        {"row width", replaceAll(good, "[[4,5],[6,7]]", "[[4,5],[6]]"), "at stages[1].devices[1]: lists 1 devices"},
+        {"replicas", replaceAll(good, "[[4,5],[6,7]]", "[[4,5]]"), "at stages[1].devices: lists 1 replicas"},
+        {"device type", replaceAll(good, "[[4,5],[6,7]]", "[[4,\"x\"],[6,7]]"),
+         "at stages[1].devices[0][1]: expected a number"},
+        {"batch split", replaceAll(good, "\"global_batch\":8", "\"global_batch\":6"),
+         "at global_batch: must be a multiple"},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        [&] {
+            const auto j = parseJsonText(row.json, "plan.json");
+            ASSERT_TRUE(j.ok());
+            const auto r = planFromJson(*j, "plan.json");
+            ASSERT_TRUE(!r.ok());
+            ASSERT_TRUE(r.error().rfind("plan.json: ", 0) == 0) << r.error().c_str();
+            ASSERT_TRUE(r.error().find(row.expect) != std::string::npos) << r.error().c_str();
+        }();
+    }
+}
+
+TEST(PlanIO, fileErrors)
+{
+    coretest::TempDir dir;
+    const auto missing = loadPlan(dir.filePath("none.json"));
+    ASSERT_TRUE(!missing.ok());
+    ASSERT_TRUE(missing.error().find("no such file") != std::string::npos);
+    const auto isDir = loadPlan(dir.path());
+    ASSERT_TRUE(!isDir.ok());
+}
+
+TEST(PlanIO, sampleFilesLoad)
+{
+    const std::vector<std::string> files = jsonFilesIn(coretest::sample("sample_configs/plans"));
+    ASSERT_TRUE(!files.empty());
+    for (const std::string &f : files) {
+        const auto p = loadPlan(f);
+        ASSERT_TRUE(p.ok()) << p.error().c_str();
+    }
+}
+
+TEST(PlanIO, reportKeys)
+{
+    DeviceSpec dev{"r", 100e12, 80e9, 1e12, 0.5, ""};
+    const Topology topo = Topology::uniform("r", dev, {{"node", 4, {100e9, 0, 1}}});
+    ModelProfile m;
+    m.seqLength = 128;
+    LayerProfile l;
+    l.fwdFlops = 1e12;
+    l.bwdFlops = 2e12;
+    l.params = l.tpParams = 1e6;
+    m.layers = {l, l};
+    UniformLayout u;
+    u.pp = 2;
+    u.dp = 2;
+    u.globalBatch = 4;
+    u.seqLength = 128;
+    const Report r = evaluate(*buildUniformPlan(u, topo, m), topo, m);
+    const Json j = reportToJson(r);
+    for (const char *key : {"iteration_time_s", "throughput_samples_per_s", "tokens_per_s", "mfu", "feasible",
+                            "peak_memory_bytes", "stages", "devices", "reasons"})
+        ASSERT_TRUE(j.contains(key)) << key;
+    ASSERT_EQ(j["stages"].size(), size_t(2));
+    ASSERT_EQ(j["devices"].size(), size_t(4));
+    ASSERT_QFUZZY_EQ(j["iteration_time_s"].get<double>(), r.iterationTime);
+    ASSERT_QFUZZY_EQ(j["stages"][1]["time_s"]["forward"].get<double>(), r.stages[1].cost.forward);
+}

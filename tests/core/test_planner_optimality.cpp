@@ -7,10 +7,15 @@
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
 
-#include <QtTest>
+#include <gtest/gtest.h>
 
 #include <cmath>
+#include <iomanip>
+#include <iostream>
 #include <random>
+#include <sstream>
+#include <string>
+#include <vector>
 
 using namespace nest;
 
@@ -117,46 +122,44 @@ ModelProfile randomModel(std::mt19937 &rng, bool moe)
     return p;
 }
 
-} // namespace
+// Features the instances exercised: filled by nestEqualsExhaustive, checked in coverage()
+// (declared after it, so it runs after it, as the Qt Test slots did).
+struct Coverage {
+    int found = 0, infeasible = 0, zero = 0, recompute = 0, pipeline = 0, dp = 0, nonUniform = 0, moe = 0,
+        widthMix = 0, multiLevel = 0, gpipe = 0, interleaved = 0, mixedDevices = 0;
+};
+Coverage g_coverage;
 
-class TestPlannerOptimality : public QObject {
-    Q_OBJECT
-private slots:
-    void nestEqualsExhaustive_data();
-    void nestEqualsExhaustive();
-    void coverage();
-
-private:
-    // Features the instances exercised (checked in coverage()).
-    int m_found = 0, m_infeasible = 0, m_zero = 0, m_recompute = 0, m_pipeline = 0, m_dp = 0,
-        m_nonUniform = 0, m_moe = 0, m_widthMix = 0, m_multiLevel = 0, m_gpipe = 0, m_interleaved = 0, m_mixedDevices = 0;
+struct Row {
+    std::string name;
+    int seed;
+    int only;  // -1: the seed's schedules; else that schedule alone
 };
 
-void TestPlannerOptimality::nestEqualsExhaustive_data()
+std::vector<Row> rows()
 {
-    QTest::addColumn<int>("seed");
-    QTest::addColumn<int>("only");  // -1: the seed's schedules; else that schedule alone
+    std::vector<Row> out;
     for (int s = 1; s <= 80; ++s)
-        QTest::newRow(("seed " + std::to_string(s)).c_str()) << s << -1;
+        out.push_back({"seed " + std::to_string(s), s, -1});
     // The GPipe recurrence (skipped by NEST when 1F1B is also searched, as dominated) and
     // the interleaved candidates on their own.
     for (int s = 81; s <= 100; ++s)
-        QTest::newRow(("seed " + std::to_string(s) + " gpipe").c_str()) << s << int(Schedule::GPipe);
+        out.push_back({"seed " + std::to_string(s) + " gpipe", s, int(Schedule::GPipe)});
     for (int s = 101; s <= 120; ++s)
-        QTest::newRow(("seed " + std::to_string(s) + " interleaved").c_str()) << s << int(Schedule::Interleaved);
+        out.push_back({"seed " + std::to_string(s) + " interleaved", s, int(Schedule::Interleaved)});
     // Two device types (no compute bound then: the bounds assume one type).
     for (int s = 121; s <= 140; ++s)
-        QTest::newRow(("seed " + std::to_string(s) + " mixed devices").c_str()) << s << -1;
+        out.push_back({"seed " + std::to_string(s) + " mixed devices", s, -1});
+    return out;
 }
 
-void TestPlannerOptimality::nestEqualsExhaustive()
+void checkSeed(int seed, int only)
 {
-    QFETCH(int, seed);
-    QFETCH(int, only);
+    Coverage &c = g_coverage;
     std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
     const bool moe = seed % 4 == 0;
     const ModelProfile model = randomModel(rng, moe);
-    QVERIFY(model.layerCount() >= 3 && model.layerCount() <= 6);
+    ASSERT_TRUE(model.layerCount() >= 3 && model.layerCount() <= 6);
 
     // Memory: from generous to tight (a fraction of the unsharded training state of one
     // device holding the whole model), so that ZeRO and recompute are needed on some seeds.
@@ -165,7 +168,7 @@ void TestPlannerOptimality::nestEqualsExhaustive()
     const double factors[] = {3.0, 1.0, 0.5, 0.25};
     const double memory = 1e9 + state * factors[seed % 4];
     const Topology topo = randomTopology(rng, memory, seed > 120);
-    QVERIFY2(topo.validate().empty(), topo.validate().c_str());
+    ASSERT_TRUE(topo.validate().empty()) << topo.validate();
 
     SearchOptions o;
     o.globalBatch = (seed % 2 == 0) ? 8 : 12;
@@ -184,92 +187,97 @@ void TestPlannerOptimality::nestEqualsExhaustive()
 
     const PlanResult nest = NestPlanner().plan(topo, model, o);
     const PlanResult ex = ExhaustivePlanner().plan(topo, model, o);
-    const QString info = QString("devices %1 levels %2 layers %3 memory %4 GB | nest %5 (%6) ex %7 (%8)")
-                             .arg(topo.deviceCount())
-                             .arg(topo.levelCount())
-                             .arg(model.layerCount())
-                             .arg(memory / 1e9)
-                             .arg(nest.objective, 0, 'g', 15)
-                             .arg(QString::fromStdString(nest.message))
-                             .arg(ex.objective, 0, 'g', 15)
-                             .arg(QString::fromStdString(ex.message));
-    QCOMPARE(nest.found, ex.found);
+    std::ostringstream infoStream;
+    infoStream << "devices " << topo.deviceCount() << " levels " << topo.levelCount() << " layers "
+               << model.layerCount() << " memory " << memory / 1e9 << " GB | nest " << std::setprecision(15)
+               << nest.objective << " (" << nest.message << ") ex " << ex.objective << " (" << ex.message << ")";
+    const std::string info = infoStream.str();
+    ASSERT_EQ(nest.found, ex.found);
     bool uniform = true;
     for (const TopoGroup &g : topo.groups)
         for (const TopoGroup &h : topo.groups)
             if (g.level == h.level && (g.children.size() != h.children.size() || g.devices.size() != h.devices.size()))
                 uniform = false;
-    m_nonUniform += uniform ? 0 : 1;
-    m_multiLevel += topo.levelCount() >= 3 ? 1 : 0;
-    m_moe += moe ? 1 : 0;
+    c.nonUniform += uniform ? 0 : 1;
+    c.multiLevel += topo.levelCount() >= 3 ? 1 : 0;
+    c.moe += moe ? 1 : 0;
     if (ex.found) {
-        ++m_found;
+        ++c.found;
         bool zero = false, rc = false, mix = false;
         for (const StagePlan &s : ex.plan.stages) {
             zero = zero || s.zero > 0;
             rc = rc || s.recompute != Recompute::None;
             mix = mix || s.width() != ex.plan.stages[0].width();
         }
-        m_zero += zero ? 1 : 0;
-        m_recompute += rc ? 1 : 0;
-        m_widthMix += mix ? 1 : 0;
-        m_pipeline += ex.plan.pipelineDepth() > 1 ? 1 : 0;
-        m_dp += ex.plan.dp > 1 ? 1 : 0;
-        m_gpipe += ex.plan.schedule == Schedule::GPipe ? 1 : 0;
-        m_interleaved += ex.plan.schedule == Schedule::Interleaved ? 1 : 0;
-        m_mixedDevices += topo.deviceTypes.size() > 1 ? 1 : 0;
+        c.zero += zero ? 1 : 0;
+        c.recompute += rc ? 1 : 0;
+        c.widthMix += mix ? 1 : 0;
+        c.pipeline += ex.plan.pipelineDepth() > 1 ? 1 : 0;
+        c.dp += ex.plan.dp > 1 ? 1 : 0;
+        c.gpipe += ex.plan.schedule == Schedule::GPipe ? 1 : 0;
+        c.interleaved += ex.plan.schedule == Schedule::Interleaved ? 1 : 0;
+        c.mixedDevices += topo.deviceTypes.size() > 1 ? 1 : 0;
     } else {
-        ++m_infeasible;
+        ++c.infeasible;
     }
     if (!ex.found) {
-        QVERIFY2(!nest.message.empty(), qPrintable(info));
+        ASSERT_TRUE(!nest.message.empty()) << info;
         return;
     }
-    QVERIFY2(nest.verified, qPrintable(info));
-    QVERIFY2(ex.verified, qPrintable(info));
+    ASSERT_TRUE(nest.verified) << info;
+    ASSERT_TRUE(ex.verified) << info;
     if (std::abs(nest.objective - ex.objective) > 1e-9 * ex.objective) {
         SearchOptions o2 = o;
         o2.dpCandidates = {ex.plan.dp};
         o2.microBatches = {ex.plan.microBatch};
         o2.schedules = {ex.plan.schedule};
         const PlanResult n2 = NestPlanner().plan(topo, model, o2);
-        qDebug() << "restricted nest" << n2.objective << n2.found << n2.stats.configsSkipped;
+        std::cerr << "restricted nest " << n2.objective << " " << n2.found << " " << n2.stats.configsSkipped << "\n";
         for (const PlanResult *r : {&nest, &ex, &n2}) {
-            qDebug() << "mb" << r->plan.microBatch << "dp" << r->plan.dp << toString(r->plan.schedule)
-                     << "stages" << r->plan.stages.size() << r->report.iterationTime;
+            std::cerr << "mb " << r->plan.microBatch << " dp " << r->plan.dp << " " << toString(r->plan.schedule)
+                      << " stages " << r->plan.stages.size() << " " << r->report.iterationTime << "\n";
             for (const StagePlan &s : r->plan.stages) {
-                QString d;
+                std::string d;
                 for (const auto &row : s.devices)
                     for (int x : row)
-                        d += QString::number(x) + " ";
-                qDebug() << "  layers" << s.firstLayer << s.endLayer << "tp" << s.tp << "cp" << s.cp << "ep" << s.ep
-                         << "z" << s.zero << "rc" << toString(s.recompute) << "dev" << d;
+                        d += std::to_string(x) + " ";
+                std::cerr << "  layers " << s.firstLayer << " " << s.endLayer << " tp " << s.tp << " cp " << s.cp
+                          << " ep " << s.ep << " z " << s.zero << " rc " << toString(s.recompute) << " dev " << d
+                          << "\n";
             }
         }
     }
-    QVERIFY2(std::abs(nest.objective - ex.objective) <= 1e-9 * ex.objective, qPrintable(info));
+    ASSERT_TRUE(std::abs(nest.objective - ex.objective) <= 1e-9 * ex.objective) << info;
 }
 
-void TestPlannerOptimality::coverage()
+} // namespace
+
+TEST(PlannerOptimality, nestEqualsExhaustive)
 {
-    qDebug() << "found" << m_found << "infeasible" << m_infeasible << "zero" << m_zero << "recompute"
-             << m_recompute << "pipeline" << m_pipeline << "dp" << m_dp << "mixed widths" << m_widthMix
-             << "non-uniform" << m_nonUniform << "moe" << m_moe << ">=3 levels" << m_multiLevel
-             << "gpipe optima" << m_gpipe << "interleaved optima" << m_interleaved << "mixed devices"
-             << m_mixedDevices;
-    // The random instances must exercise what the test claims to cover.
-    QVERIFY(m_found >= 50);
-    QVERIFY(m_infeasible >= 1);
-    QVERIFY(m_zero >= 3);
-    QVERIFY(m_recompute >= 2);
-    QVERIFY(m_pipeline >= 5);
-    QVERIFY(m_dp >= 5);
-    QVERIFY(m_nonUniform >= 20);
-    QVERIFY(m_moe >= 10);
-    QVERIFY(m_gpipe >= 5);
-    QVERIFY(m_interleaved >= 3);
-    QVERIFY(m_mixedDevices >= 5);
+    for (const Row &row : rows()) {
+        SCOPED_TRACE(row.name);
+        checkSeed(row.seed, row.only);  // a failed assertion ends this row only
+    }
 }
 
-QTEST_APPLESS_MAIN(TestPlannerOptimality)
-#include "test_planner_optimality.moc"
+TEST(PlannerOptimality, coverage)
+{
+    const Coverage &c = g_coverage;
+    std::cerr << "found " << c.found << " infeasible " << c.infeasible << " zero " << c.zero << " recompute "
+              << c.recompute << " pipeline " << c.pipeline << " dp " << c.dp << " mixed widths " << c.widthMix
+              << " non-uniform " << c.nonUniform << " moe " << c.moe << " >=3 levels " << c.multiLevel
+              << " gpipe optima " << c.gpipe << " interleaved optima " << c.interleaved << " mixed devices "
+              << c.mixedDevices << "\n";
+    // The random instances must exercise what the test claims to cover.
+    ASSERT_TRUE(c.found >= 50);
+    ASSERT_TRUE(c.infeasible >= 1);
+    ASSERT_TRUE(c.zero >= 3);
+    ASSERT_TRUE(c.recompute >= 2);
+    ASSERT_TRUE(c.pipeline >= 5);
+    ASSERT_TRUE(c.dp >= 5);
+    ASSERT_TRUE(c.nonUniform >= 20);
+    ASSERT_TRUE(c.moe >= 10);
+    ASSERT_TRUE(c.gpipe >= 5);
+    ASSERT_TRUE(c.interleaved >= 3);
+    ASSERT_TRUE(c.mixedDevices >= 5);
+}
