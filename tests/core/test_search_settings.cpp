@@ -331,7 +331,8 @@ TEST(SearchSettings, everyJsonKeyIsAField)
         ASSERT_TRUE(!(parsed == defaults)) << key.c_str();
         Json expected = d;
         expected[key] = value;
-        ASSERT_TRUE(searchSettingsToJson(parsed) == expected) << (key + ": " + searchSettingsToJson(parsed).dump()).c_str();
+        ASSERT_TRUE(searchSettingsToJson(parsed) == expected)
+            << (key + ": " + searchSettingsToJson(parsed).dump()).c_str();
         // The key alone, at its default value, is accepted and changes nothing.
         ASSERT_EQ(searchSettingsFromJson(Json{{key, item.value()}}, "search"), defaults);
     }
@@ -361,9 +362,11 @@ const std::vector<JsonErrorRow> jsonErrorRows = {
     {"virtual_stages entry 65", R"({"virtual_stages": [65]})", "search.virtual_stages[0]", "between 2 and 64"},
     {"virtual_stages duplicate", R"({"virtual_stages": [3, 3]})", "search.virtual_stages[1]", "duplicate value 3"},
     {"virtual_stages empty", R"({"virtual_stages": []})", "search.virtual_stages", "at least one"},
-    {"recompute_modes entry", R"({"recompute_modes": ["none", "partial"]})", "search.recompute_modes[1]", "\"selective\""},
+    {"recompute_modes entry", R"({"recompute_modes": ["none", "partial"]})", "search.recompute_modes[1]",
+     "\"selective\""},
     {"recompute_modes not a string", R"({"recompute_modes": [true]})", "search.recompute_modes[0]", "\"full\""},
-    {"recompute_modes duplicate", R"({"recompute_modes": ["full", "FULL"]})", "search.recompute_modes[1]", "duplicate mode \"full\""},
+    {"recompute_modes duplicate", R"({"recompute_modes": ["full", "FULL"]})", "search.recompute_modes[1]",
+     "duplicate mode \"full\""},
     {"recompute_modes empty", R"({"recompute_modes": []})", "search.recompute_modes", "at least one"},
     {"recompute_modes not a list", R"({"recompute_modes": "full"})", "search.recompute_modes", "expected an array"},
     {"cp_min_tokens_per_rank -1", R"({"cp_min_tokens_per_rank": -1})", "search.cp_min_tokens_per_rank", "between 0"},
@@ -387,7 +390,8 @@ const std::vector<JsonErrorRow> jsonErrorRows = {
     {"headroom a string", R"({"memory_headroom": "10%"})", "search.memory_headroom", "expected a number"},
     {"allow_tp not a bool", R"({"allow_tp": "yes"})", "search.allow_tp", "true or false"},
     {"allow_recompute 1", R"({"allow_recompute": 1})", "search.allow_recompute", "true or false"},
-    {"unknown framework", R"({"framework": "jax"})", "search.framework", "unknown framework 'jax' (known: megatron-core, megatron-lm"},
+    {"unknown framework", R"({"framework": "jax"})", "search.framework",
+     "unknown framework 'jax' (known: megatron-core, megatron-lm"},
 };
 
 class SearchSettingsJsonErrors : public ::testing::TestWithParam<JsonErrorRow> {};
