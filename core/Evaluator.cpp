@@ -1,6 +1,7 @@
 #include "Evaluator.h"
 
 #include "Collectives.h"
+#include "Pipeline.h"
 
 #include <algorithm>
 #include <array>
@@ -388,7 +389,6 @@ double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)
 {
     if (stages.empty())
         return 0.0;
-    const double m = plan.numMicroBatches();
     const int depth = std::max(plan.pipelineDepth(), 1);
     if (plan.schedule == Schedule::Interleaved && plan.virtualStages > 1) {
         // Narayanan et al. SC'21 §2.2.2: the bubble shrinks by v. Per device: its chunks.
@@ -403,14 +403,14 @@ double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)
             tDev = std::max(tDev, t);
             extraDev = std::max(extraDev, e);
         }
-        return (m + static_cast<double>(depth - 1) / v) * tDev + extraDev;
+        return iterationSeconds(interleavedWeight(plan.numMicroBatches(), depth, v), tDev, extraDev);
     }
     double tMax = 0, extraMax = 0;
     for (const StageCost &s : stages) {
         tMax = std::max(tMax, s.perMicroBatch);
         extraMax = std::max(extraMax, s.iterationExtra);
     }
-    return (m + depth - 1) * tMax + extraMax;
+    return iterationSeconds(pipelineWeight(plan.numMicroBatches(), depth), tMax, extraMax);
 }
 
 std::vector<StageContext> stageContexts(const Plan &plan, const Topology &topo, const ModelProfile &model,

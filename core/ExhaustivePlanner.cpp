@@ -1,6 +1,8 @@
 #include "ExhaustivePlanner.h"
 
+#include "Pipeline.h"
 #include "PlanSpace.h"
+#include "SearchRun.h"
 #include "SearchEstimate.h"
 
 #include <algorithm>
@@ -150,24 +152,17 @@ private:
             }
             if (list.empty())
                 return;
-            // Drop options dominated in (t, e): they cannot lower the objective.
+            // Drop options dominated in (t, e): they cannot lower the objective. The front
+            // is tried in option order (the first of equal plans wins).
+            const auto byOption = [](const Option &x, const Option &y) { return x.opt < y.opt; };
             std::vector<Option> kept;
-            for (const Option &a : list) {
-                bool dominated = false;
-                for (const Option &b : list) {
-                    if (&a != &b && b.t <= a.t && b.e <= a.e && (b.t < a.t || b.e < a.e || b.opt < a.opt)) {
-                        dominated = true;
-                        break;
-                    }
-                }
-                if (!dominated)
-                    kept.push_back(a);
-            }
+            appendParetoFront(list, kept, byOption);
+            std::sort(kept.begin(), kept.end(), byOption);
             costs[i] = kept;
         }
         // Every combination.
         std::vector<int> pick(s, 0);
-        const double weight = m_cfg.numMicroBatches + s - 1;
+        const double weight = pipelineWeight(m_cfg.numMicroBatches, s);
         while (true) {
             if ((++m_stats.transitions & 1023) == 0)
                 poll();
@@ -176,7 +171,7 @@ private:
                 a = std::max(a, costs[i][pick[i]].t);
                 b = std::max(b, costs[i][pick[i]].e);
             }
-            const double t = weight * a + b;
+            const double t = iterationSeconds(weight, a, b);
             if (t < best) {
                 best = t;
                 std::vector<StageChoice> choice(s);

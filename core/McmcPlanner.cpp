@@ -1,6 +1,7 @@
 #include "McmcPlanner.h"
 
 #include "PlanSpace.h"
+#include "SearchRun.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,6 +2,7 @@
 
 #include "PlanBuilder.h"
 #include "PlanSpace.h"
+#include "SearchRun.h"
 
 #include <algorithm>
 

@@ -1,6 +1,9 @@
 #include "NestPlanner.h"
 
+#include "Limits.h"
+#include "Pipeline.h"
 #include "SearchEstimate.h"
+#include "SearchRun.h"
 #include "StageCostCache.h"
 
 #include <algorithm>
@@ -16,9 +19,20 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A point of a DP cell's Pareto frontier of (max t, max extra) over the suffix.
+// A DP cell (docs/planner.md): the best suffixes covering layers [firstLayer, L) with
+// stagesAfter + 1 stages, the first of width index `width` at position `position`, whose
+// boundary with the stage before has link id `prevLink` (0 = none: the first stage).
+struct Cell {
+    int stagesAfter;  // k
+    int firstLayer;   // j
+    int position;     // q
+    int prevLink;     // v
+    int width;        // w, an index into the widths
+};
+
+// A point of a DP cell's Pareto front of (max t, max extra e) over the suffix.
 struct Point {
-    double a, b;
+    double t, e;
     int jEnd;   // end layer of the cell's first stage
     int opt;    // its option index
     int w2;     // width index of the next stage, -1 for the last stage
@@ -114,94 +128,16 @@ public:
         if (cfg.schedule == Schedule::Interleaved || (cfg.schedule == Schedule::GPipe && m_has1F1B))
             return;
         setupConfig(cfg);
-        const int m = cfg.numMicroBatches;
         for (int wIdx = 0; wIdx < m_nW; ++wIdx) {
-            const int w = m_widths[wIdx];
-            const int stages = std::min(m_space.maxStages(), cfg.positions / w);
+            const int stages = std::min(m_space.maxStages(), cfg.positions / m_widths[wIdx]);
             if (stages < 1)
                 continue;
-            // Cuts where the compute (the bound's per-layer device-seconds, else the layer
-            // count) crosses k / S of the total, every stage non-empty.
-            m_seedChunks.clear();
-            int first = 0;
-            for (int k = 0; k < stages; ++k) {
-                int end = m_L - (stages - 1 - k);
-                if (k + 1 < stages && m_bound) {
-                    const double total = m_bound->suffixDeviceSeconds[0];
-                    const double target = total * (k + 1) / stages;
-                    int e = first + 1;
-                    while (e < end && total - m_bound->suffixDeviceSeconds[e] < target)
-                        ++e;
-                    end = e;
-                } else if (k + 1 < stages) {
-                    end = std::min(end, first + std::max(1, (m_L - first) / (stages - k)));
-                }
-                m_seedChunks.push_back({first, end, StageConfig()});
-                first = end;
-            }
-            // Per stage the feasible option with the least (m + S - 1) t + e; then, keeping
-            // that max t, the least e per stage.
-            const double weight = m + stages - 1;
-            m_seedCosts.assign(static_cast<size_t>(stages), {});
-            bool fits = true;
-            double a = 0;
-            for (int k = 0; k < stages && fits; ++k) {
-                poll();
-                StageChoice &ch = m_seedChunks[static_cast<size_t>(k)];
-                const int q = k * w;
-                const std::vector<StageConfig> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
-                const int blk = m_cache.block(m_cache.rangeClass(ch.firstLayer, ch.endLayer),
-                                              m_cache.placementClass(q, wIdx), ch.firstLayer, ch.endLayer, q, wIdx);
-                StageContext ctx = m_cache.context();
-                ctx.stageIndex = k;
-                ctx.numStages = stages;
-                if (k > 0)
-                    ctx.prev = m_cache.link(m_cache.linkId(q, wIdx, wIdx));
-                if (k + 1 < stages)
-                    ctx.next = m_cache.link(m_cache.linkId(q + w, wIdx, wIdx));
-                StagePlan &stage = m_seedStage;
-                stage.firstLayer = ch.firstLayer;
-                stage.endLayer = ch.endLayer;
-                ctx.stage = &stage;
-                std::vector<OptCost> &list = m_seedCosts[static_cast<size_t>(k)];
-                double bestValue = kInf, bestT = 0;
-                for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-                    stage.config() = opts[i];
-                    StageCost c = m_cache.base(blk, i);
-                    finishStageCost(c, ctx);
-                    ++m_stats.stageCostCalls;
-                    if (!c.fitsMemory || !std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra))
-                        continue;  // infeasible, as evaluate() says of a non-finite cost
-                    list.push_back({c.perMicroBatch, c.iterationExtra, i});
-                    const double value = weight * c.perMicroBatch + c.iterationExtra;
-                    if (value < bestValue) {
-                        bestValue = value;
-                        bestT = c.perMicroBatch;
-                    }
-                }
-                fits = !list.empty();
-                a = std::max(a, bestT);
-            }
-            if (!fits)
-                continue;
+            cutByCompute(stages);
+            const double weight = pipelineWeight(cfg.numMicroBatches, stages);
             double maxT = 0, maxE = 0;
-            for (int k = 0; k < stages; ++k) {
-                StageChoice &ch = m_seedChunks[static_cast<size_t>(k)];
-                const OptCost *pick = nullptr;
-                for (const OptCost &o : m_seedCosts[static_cast<size_t>(k)])
-                    if (o.t <= a && (!pick || o.e < pick->e || (o.e == pick->e && o.t < pick->t)))
-                        pick = &o;
-                if (!pick) {  // cannot happen with finite costs; never dereference null
-                    fits = false;
-                    break;
-                }
-                ch.option = m_cache.options(wIdx, ch.firstLayer, ch.endLayer)[static_cast<size_t>(pick->opt)];
-                maxT = std::max(maxT, pick->t);
-                maxE = std::max(maxE, pick->e);
-            }
-            if (!fits)
+            if (!costSeedStages(wIdx, weight) || !pickSeedOptions(wIdx, maxT, maxE))
                 continue;
-            const double t = (m + stages - 1) * maxT + maxE;
+            const double t = iterationSeconds(weight, maxT, maxE);
             if (t < best) {
                 best = t;
                 bestPlan = m_space.makePlan(cfg, m_seedChunks);
@@ -228,6 +164,7 @@ private:
     std::vector<std::vector<Point>> m_scratch;
     std::vector<StageChoice> m_seedChunks;            // seed(): the uniform pipeline
     std::vector<std::vector<OptCost>> m_seedCosts;    // seed(): feasible options per stage
+    double m_seedT = 0;                               // seed(): the pipeline's max t
     StagePlan m_seedStage;                            // seed(): scratch
 
     // Per (micro-batch, widest width that fits the positions): the bound's options.
@@ -244,7 +181,7 @@ private:
     long long m_cells = 0;  // DP cells of the current outer point
     void checkMemory() const
     {
-        const double bytes = double(m_cells) * 96.0 + double(m_points.capacity()) * sizeof(Point);
+        const double bytes = double(m_cells) * kBytesPerSearchCell + double(m_points.capacity()) * sizeof(Point);
         const double budget = memoryBudgetOf(m_space.options());
         if (bytes > budget) {
             char buf[256];
@@ -313,18 +250,123 @@ private:
         m_bound = m_topo.deviceTypes.size() == 1 ? &bounds(cfg) : nullptr;
     }
 
-    static FlatKey stateKey(int k, int j, int q, int v, int w)
+    // seed(): `stages` non-empty stages cut where the compute (the bound's per-layer
+    // device-seconds, else the layer count) crosses k / stages of the total.
+    void cutByCompute(int stages)
     {
-        // q <= devices < 2^21; link ids and width indices < 2^20.
-        return {(static_cast<uint64_t>(k) << 32) | static_cast<uint64_t>(j),
-                (static_cast<uint64_t>(q) << 40) | (static_cast<uint64_t>(v) << 20) | static_cast<uint64_t>(w)};
+        m_seedChunks.clear();
+        int first = 0;
+        for (int k = 0; k < stages; ++k) {
+            int end = m_L - (stages - 1 - k);
+            if (k + 1 < stages && m_bound) {
+                const double total = m_bound->suffixDeviceSeconds[0];
+                const double target = total * (k + 1) / stages;
+                int e = first + 1;
+                while (e < end && total - m_bound->suffixDeviceSeconds[e] < target)
+                    ++e;
+                end = e;
+            } else if (k + 1 < stages) {
+                end = std::min(end, first + std::max(1, (m_L - first) / (stages - k)));
+            }
+            m_seedChunks.push_back({first, end, StageConfig()});
+            first = end;
+        }
     }
 
-    // Frontier of the best suffixes covering layers [j, L) with k + 1 stages, the first of
-    // width index w at position q, whose previous boundary has link id v (0 = none).
-    Span solve(int k, int j, int q, int v, int w)
+    // seed(): every stage's feasible options into m_seedCosts, and m_seedT = the largest over
+    // stages of the t of each stage's option with the least weight * t + e. False when a
+    // stage has no feasible option.
+    bool costSeedStages(int wIdx, double weight)
     {
-        const FlatKey key = stateKey(k, j, q, v, w);
+        const int w = m_widths[wIdx];
+        const int stages = static_cast<int>(m_seedChunks.size());
+        m_seedCosts.assign(static_cast<size_t>(stages), {});
+        m_seedT = 0;
+        for (int k = 0; k < stages; ++k) {
+            poll();
+            const StageChoice &ch = m_seedChunks[static_cast<size_t>(k)];
+            const int q = k * w;
+            const std::vector<StageConfig> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
+            const int blk = m_cache.block(m_cache.rangeClass(ch.firstLayer, ch.endLayer),
+                                          m_cache.placementClass(q, wIdx), ch.firstLayer, ch.endLayer, q, wIdx);
+            StageContext ctx = m_cache.context();
+            ctx.stageIndex = k;
+            ctx.numStages = stages;
+            if (k > 0)
+                ctx.prev = m_cache.link(m_cache.linkId(q, wIdx, wIdx));
+            if (k + 1 < stages)
+                ctx.next = m_cache.link(m_cache.linkId(q + w, wIdx, wIdx));
+            StagePlan &stage = m_seedStage;
+            stage.firstLayer = ch.firstLayer;
+            stage.endLayer = ch.endLayer;
+            ctx.stage = &stage;
+            std::vector<OptCost> &list = m_seedCosts[static_cast<size_t>(k)];
+            double bestValue = kInf, bestT = 0;
+            for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
+                stage.config() = opts[i];
+                StageCost c = m_cache.base(blk, i);
+                finishStageCost(c, ctx);
+                ++m_stats.stageCostCalls;
+                if (!c.fitsMemory || !std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra))
+                    continue;  // infeasible, as evaluate() says of a non-finite cost
+                list.push_back({c.perMicroBatch, c.iterationExtra, i});
+                const double value = iterationSeconds(weight, c.perMicroBatch, c.iterationExtra);
+                if (value < bestValue) {
+                    bestValue = value;
+                    bestT = c.perMicroBatch;
+                }
+            }
+            if (list.empty())
+                return false;
+            m_seedT = std::max(m_seedT, bestT);
+        }
+        return true;
+    }
+
+    // seed(): keeping max t at m_seedT, the least e per stage; the options go into
+    // m_seedChunks and their largest t and e into maxT, maxE.
+    bool pickSeedOptions(int wIdx, double &maxT, double &maxE)
+    {
+        for (size_t k = 0; k < m_seedChunks.size(); ++k) {
+            StageChoice &ch = m_seedChunks[k];
+            const OptCost *pick = nullptr;
+            for (const OptCost &o : m_seedCosts[k])
+                if (o.t <= m_seedT && (!pick || o.e < pick->e || (o.e == pick->e && o.t < pick->t)))
+                    pick = &o;
+            if (!pick)  // cannot happen with finite costs; never dereference null
+                return false;
+            ch.option = m_cache.options(wIdx, ch.firstLayer, ch.endLayer)[static_cast<size_t>(pick->opt)];
+            maxT = std::max(maxT, pick->t);
+            maxE = std::max(maxE, pick->e);
+        }
+        return true;
+    }
+
+    // --- the recurrence (docs/planner.md, "In the code") -----------------------------------
+    // cellKey(): hi = stagesAfter (32 bits) | firstLayer (32); lo = position (kPositionBits) |
+    // prevLink (StageCostCache::kLinkIdBits) | width index (kWidthIndexBits). Exact for every
+    // input the loaders accept.
+    static constexpr int kPositionBits = 24;
+    static constexpr int kWidthIndexBits = 20;
+    static_assert(kPositionBits + StageCostCache::kLinkIdBits + kWidthIndexBits == 64, "cellKey() packs 64 bits");
+    static_assert(limits::devices.max < double(uint64_t{1} << kPositionBits), "positions no longer fit cellKey()");
+    static_assert(limits::devices.max <= double(uint64_t{1} << kWidthIndexBits),
+                  "width indices no longer fit cellKey()");
+    static_assert(limits::stages.max < 4294967296.0 && limits::layers.max < 4294967296.0,
+                  "stage and layer counts no longer fit cellKey()");
+
+    static FlatKey cellKey(const Cell &c)
+    {
+        return {(static_cast<uint64_t>(c.stagesAfter) << 32) | static_cast<uint64_t>(c.firstLayer),
+                (static_cast<uint64_t>(c.position) << (StageCostCache::kLinkIdBits + kWidthIndexBits)) |
+                    (static_cast<uint64_t>(c.prevLink) << kWidthIndexBits) | static_cast<uint64_t>(c.width)};
+    }
+
+    // The Pareto front of the best suffixes of `cell` (docs/planner.md): memoised; empty when
+    // the suffix bound shows that none can beat the incumbent.
+    Span solve(const Cell &cell)
+    {
+        const FlatKey key = cellKey(cell);
         Span found;
         if (m_memo.find(key, found))
             return found;
@@ -332,153 +374,206 @@ private:
         ++m_stats.states;
         if ((++m_cells & 4095) == 0)
             checkMemory();
-        const double weight = m_cfg.numMicroBatches + k;
-        if (weight * suffixBound(j, q, k + 1) >= best) {
+        const double weight = pipelineWeight(m_cfg.numMicroBatches, cell.stagesAfter + 1);
+        if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best) {
             // No suffix from here can beat the incumbent (docs/planner.md, "bounds").
             ++m_stats.pruned;
             const Span none{static_cast<int>(m_points.size()), 0};
             m_memo.insert(key, none);
             return none;
         }
-        std::vector<Point> &buf = m_scratch[k];
-        buf.clear();
-        const int width = m_widths[w];
-        const int wmin = m_widths.front();
+        // One scratch list per depth: solve() of the next cell (one stage fewer) uses another.
+        std::vector<Point> &candidates = m_scratch[cell.stagesAfter];
+        candidates.clear();
+        collectCandidates(cell, weight, candidates);
+        const Span span = appendFront(candidates);
+        m_memo.insert(key, span);
+        return span;
+    }
+
+    // The cell's first stage [firstLayer, end) and, found on first use, its block of options.
+    struct FirstStage {
+        int end;
+        int placement;  // placement class of the cell's position and width
+        int block = -1;
+    };
+    int blockOf(const Cell &cell, FirstStage &first)
+    {
+        if (first.block < 0)
+            first.block = m_cache.block(m_cache.rangeClass(cell.firstLayer, first.end), first.placement,
+                                        cell.firstLayer, first.end, cell.position, cell.width);
+        return first.block;
+    }
+
+    // What one end layer of the first stage says about the longer ones.
+    struct EndLayerFacts {
+        bool anyFit = false;     // some option of the stage fits in memory
+        bool computeCut = true;  // its compute alone reaches the incumbent in every context
+        bool costed = false;     // some context was costed at all
+    };
+
+    // Every end layer of the cell's first stage, in order, each adding its candidates; two
+    // monotone cuts end the scan (more layers never need less memory nor less compute,
+    // docs/planner.md).
+    void collectCandidates(const Cell &cell, double weight, std::vector<Point> &out)
+    {
+        const int k = cell.stagesAfter;
+        const int width = m_widths[cell.width];
+        const int placement = m_cache.placementClass(cell.position, cell.width);
         const int lastEnd = k == 0 ? m_L : m_L - k;
-        const int sig = m_cache.placementClass(q, w);
-        for (int jEnd = k == 0 ? m_L : j + 1; jEnd <= lastEnd; ++jEnd) {
-            int blk = -1;  // computed on first use
-            int lastU = -1;
-            OptEntry lastEntry;
-            auto blockOf = [&] {
-                if (blk < 0)
-                    blk = m_cache.block(m_cache.rangeClass(j, jEnd), sig, j, jEnd, q, w);
-                return blk;
-            };
+        for (int end = k == 0 ? m_L : cell.firstLayer + 1; end <= lastEnd; ++end) {
             // Compute alone already too slow: so is every longer stage.
-            if (m_bound && weight * (m_bound->suffixDeviceSeconds[j] - m_bound->suffixDeviceSeconds[jEnd]) / width >= best) {
+            if (m_bound &&
+                weight * (m_bound->suffixDeviceSeconds[cell.firstLayer] - m_bound->suffixDeviceSeconds[end]) / width >=
+                    best) {
                 ++m_stats.pruned;
                 break;
             }
-            bool anyFit = false;
-            bool computeCut = true;
-            bool costed = false;
-            if (k == 0) {
-                const OptEntry e = m_cache.entry(blockOf(), j, jEnd, w, 0, v, 0);
-                anyFit = e.fits;
-                computeCut = weight * e.minCompute >= best;
-                for (int i = 0; i < e.count; ++i) {
-                    const OptCost o = m_cache.optCost(e.begin + i);
-                    ++m_stats.transitions;
-                    if (weight * o.t + o.e >= best) {
-                        ++m_stats.pruned;
-                        continue;
-                    }
-                    buf.push_back({o.t, o.e, jEnd, o.opt, -1, -1});
-                }
-            } else {
-                for (int w2 = 0; w2 < m_nW; ++w2) {
-                    if (q + width + m_widths[w2] + (k - 1) * wmin > m_cfg.positions)
-                        break;
-                    if (weight * suffixBound(jEnd, q + width, k) >= best) {
-                        ++m_stats.pruned;
-                        continue;  // nothing after this stage can be fast enough
-                    }
-                    const int u = m_cache.linkId(q + width, w, w2);
-                    if (u != lastU) {
-                        lastEntry = m_cache.entry(blockOf(), j, jEnd, w, k, v, u);
-                        lastU = u;
-                    }
-                    const OptEntry e = lastEntry;
-                    costed = true;
-                    anyFit = anyFit || e.fits;
-                    if (weight * e.minCompute < best)
-                        computeCut = false;
-                    if (e.count == 0)
-                        continue;
-                    if (weight * std::max(m_cache.optCost(e.begin).t, suffixBound(jEnd, q + width, k)) >= best) {
-                        ++m_stats.pruned;
-                        continue;
-                    }
-                    if (k == 1) {
-                        // The last stage [jEnd, L) inline: its feasible non-dominated options are
-                        // the frontier solve(0, jEnd, q + width, u, w2) would return (the bound
-                        // there is implied by the one below), without a DP cell.
-                        const int q2 = q + width;
-                        if (m_bound && weight * (m_bound->suffixDeviceSeconds[jEnd] / m_widths[w2]) >= best) {
-                            ++m_stats.pruned;
-                            continue;
-                        }
-                        const int blk2 = m_cache.block(m_cache.rangeClass(jEnd, m_L), m_cache.placementClass(q2, w2), jEnd,
-                                                      m_L, q2, w2);
-                        const OptEntry last = m_cache.entry(blk2, jEnd, m_L, w2, 0, u, 0);
-                        for (int i = 0; i < e.count; ++i) {
-                            const OptCost o = m_cache.optCost(e.begin + i);
-                            if (weight * o.t + o.e >= best) {
-                                ++m_stats.pruned;
-                                continue;
-                            }
-                            for (int p = 0; p < last.count; ++p) {
-                                const OptCost o2 = m_cache.optCost(last.begin + p);
-                                ++m_stats.transitions;
-                                const double a = std::max(o.t, o2.t), b = std::max(o.e, o2.e);
-                                if (weight * a + b >= best) {
-                                    ++m_stats.pruned;
-                                    continue;
-                                }
-                                buf.push_back({a, b, jEnd, o.opt, w2, kLastStage - o2.opt});
-                            }
-                        }
-                        continue;
-                    }
-                    const Span sub = solve(k - 1, jEnd, q + width, u, w2);
-                    for (int i = 0; i < e.count; ++i) {
-                        const OptCost o = m_cache.optCost(e.begin + i);
-                        if (weight * o.t + o.e >= best) {
-                            ++m_stats.pruned;
-                            continue;
-                        }
-                        for (int p = 0; p < sub.count; ++p) {
-                            const Point &sp = m_points[sub.begin + p];
-                            ++m_stats.transitions;
-                            const double a = std::max(o.t, sp.a), b = std::max(o.e, sp.b);
-                            if (weight * a + b >= best) {
-                                ++m_stats.pruned;
-                                continue;
-                            }
-                            buf.push_back({a, b, jEnd, o.opt, w2, sub.begin + p});
-                        }
-                    }
-                }
+            FirstStage first{end, placement};
+            const EndLayerFacts facts =
+                k == 0 ? addLastStage(cell, first, weight, out) : addStageBeforeSuffixes(cell, first, weight, out);
+            if ((k == 0 || facts.costed) && (!facts.anyFit || facts.computeCut))
+                break;
+        }
+    }
+
+    // stagesAfter = 0: the cell is the last stage; each feasible option below the incumbent.
+    EndLayerFacts addLastStage(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out)
+    {
+        EndLayerFacts facts;
+        const OptEntry e = m_cache.entry(blockOf(cell, first), cell.firstLayer, first.end, cell.width, 0,
+                                         cell.prevLink, 0);
+        facts.anyFit = e.fits;
+        facts.computeCut = weight * e.minCompute >= best;
+        for (int i = 0; i < e.count; ++i) {
+            const OptCost o = m_cache.optCost(e.begin + i);
+            ++m_stats.transitions;
+            if (iterationSeconds(weight, o.t, o.e) >= best) {
+                ++m_stats.pruned;
+                continue;
             }
-            // More layers never need less memory nor less compute (docs/planner.md).
-            if (k == 0 || costed) {
-                if (!anyFit || computeCut)
-                    break;
+            out.push_back({o.t, o.e, first.end, o.opt, -1, -1});
+        }
+        return facts;
+    }
+
+    // stagesAfter >= 1: the first stage before every next cell (width index w2 at the next
+    // position, behind the link u between them) that can still beat the incumbent.
+    EndLayerFacts addStageBeforeSuffixes(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out)
+    {
+        EndLayerFacts facts;
+        const int k = cell.stagesAfter;
+        const int next = cell.position + m_widths[cell.width];
+        int lastU = -1;
+        OptEntry lastEntry;
+        for (int w2 = 0; w2 < m_nW; ++w2) {
+            if (next + m_widths[w2] + (k - 1) * m_widths.front() > m_cfg.positions)
+                break;
+            if (weight * suffixBound(first.end, next, k) >= best) {
+                ++m_stats.pruned;
+                continue;  // nothing after this stage can be fast enough
+            }
+            const int u = m_cache.linkId(next, cell.width, w2);
+            if (u != lastU) {
+                lastEntry = m_cache.entry(blockOf(cell, first), cell.firstLayer, first.end, cell.width, k,
+                                          cell.prevLink, u);
+                lastU = u;
+            }
+            const OptEntry e = lastEntry;
+            facts.costed = true;
+            facts.anyFit = facts.anyFit || e.fits;
+            if (weight * e.minCompute < best)
+                facts.computeCut = false;
+            if (e.count == 0)
+                continue;
+            if (weight * std::max(m_cache.optCost(e.begin).t, suffixBound(first.end, next, k)) >= best) {
+                ++m_stats.pruned;
+                continue;
+            }
+            const Cell suffix{k - 1, first.end, next, u, w2};
+            if (k == 1)
+                combineWithLastStage(suffix, e, weight, out);
+            else
+                combineWithSuffixes(suffix, e, weight, out);
+        }
+        return facts;
+    }
+
+    // stagesAfter = 1: the last stage `last` inline. Its feasible non-dominated options are
+    // the front solve(last) would return (the bound there is implied by the one below),
+    // without a DP cell.
+    void combineWithLastStage(const Cell &last, const OptEntry &e, double weight, std::vector<Point> &out)
+    {
+        if (m_bound && weight * (m_bound->suffixDeviceSeconds[last.firstLayer] / m_widths[last.width]) >= best) {
+            ++m_stats.pruned;
+            return;
+        }
+        const int blk = m_cache.block(m_cache.rangeClass(last.firstLayer, m_L),
+                                      m_cache.placementClass(last.position, last.width), last.firstLayer, m_L,
+                                      last.position, last.width);
+        const OptEntry lastOptions = m_cache.entry(blk, last.firstLayer, m_L, last.width, 0, last.prevLink, 0);
+        combine(e, lastOptions.count, last, weight, out, [&](int p) {
+            const OptCost o2 = m_cache.optCost(lastOptions.begin + p);
+            return SuffixPoint{o2.t, o2.e, kLastStage - o2.opt};
+        });
+    }
+
+    // stagesAfter >= 2: the first stage's options against the front of the next cell.
+    void combineWithSuffixes(const Cell &suffix, const OptEntry &e, double weight, std::vector<Point> &out)
+    {
+        const Span sub = solve(suffix);
+        combine(e, sub.count, suffix, weight, out, [&](int p) {
+            const Point &sp = m_points[sub.begin + p];
+            return SuffixPoint{sp.t, sp.e, sub.begin + p};
+        });
+    }
+
+    // What combine() pairs a first-stage option with: a suffix's (t, e) and the successor
+    // the new point records.
+    struct SuffixPoint {
+        double t, e;
+        int succ;
+    };
+
+    // Every option of the first stage (entry e) with each of `count` suffix points
+    // (suffixAt(p)), kept when the pair can still beat the incumbent.
+    template <typename SuffixAt>
+    void combine(const OptEntry &e, int count, const Cell &suffix, double weight, std::vector<Point> &out,
+                 SuffixAt suffixAt)
+    {
+        for (int i = 0; i < e.count; ++i) {
+            const OptCost o = m_cache.optCost(e.begin + i);
+            if (iterationSeconds(weight, o.t, o.e) >= best) {
+                ++m_stats.pruned;
+                continue;
+            }
+            for (int p = 0; p < count; ++p) {
+                const SuffixPoint next = suffixAt(p);
+                ++m_stats.transitions;
+                const double t = std::max(o.t, next.t), extra = std::max(o.e, next.e);
+                if (iterationSeconds(weight, t, extra) >= best) {
+                    ++m_stats.pruned;
+                    continue;
+                }
+                out.push_back({t, extra, suffix.firstLayer, o.opt, suffix.width, next.succ});
             }
         }
-        std::sort(buf.begin(), buf.end(), [](const Point &x, const Point &y) {
-            if (x.a != y.a)
-                return x.a < y.a;
-            if (x.b != y.b)
-                return x.b < y.b;
+    }
+
+    // The Pareto front of `candidates` appended to the pool; ties in (t, e) keep the first by
+    // (end layer, next width, option).
+    Span appendFront(std::vector<Point> &candidates)
+    {
+        Span span;
+        span.begin = static_cast<int>(m_points.size());
+        appendParetoFront(candidates, m_points, [](const Point &x, const Point &y) {
             if (x.jEnd != y.jEnd)
                 return x.jEnd < y.jEnd;
             if (x.w2 != y.w2)
                 return x.w2 < y.w2;
             return x.opt < y.opt;
         });
-        Span span;
-        span.begin = static_cast<int>(m_points.size());
-        double bestB = kInf;
-        for (const Point &p : buf) {
-            if (p.b < bestB) {
-                m_points.push_back(p);
-                bestB = p.b;
-            }
-        }
         span.count = static_cast<int>(m_points.size()) - span.begin;
-        m_memo.insert(key, span);
         return span;
     }
 
@@ -492,10 +587,10 @@ private:
             for (int w = 0; w < m_nW; ++w) {
                 if (m_widths[w] + k * m_widths.front() > cfg.positions)
                     break;
-                const Span s = solve(k, 0, 0, 0, w);
+                const Span s = solve(Cell{k, 0, 0, 0, w});
                 for (int p = 0; p < s.count; ++p) {
                     const Point &pt = m_points[s.begin + p];
-                    const double t = (m + k) * pt.a + pt.b;
+                    const double t = iterationSeconds(pipelineWeight(m, k + 1), pt.t, pt.e);
                     if (t < best) {
                         best = t;
                         bestPlan = reconstruct(w, s.begin + p);
@@ -543,8 +638,8 @@ private:
             ++m_stats.states;
             // Compute bound with the interleaved bubble: T >= (m + (pp-1)/v) * max(device
             // seconds / devices, slowest layer) (docs/planner.md, "bounds").
-            const double m = cfg.numMicroBatches;
-            const double bubble = (m + double(c.pp - 1) / c.virtualStages) / m;
+            const double bubble =
+                interleavedWeight(cfg.numMicroBatches, c.pp, c.virtualStages) / double(cfg.numMicroBatches);
             if (bubble * lowerBound(cfg, double(c.pp) * c.option.width()) >= best) {
                 ++m_stats.pruned;
                 continue;

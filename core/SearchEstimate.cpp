@@ -11,9 +11,6 @@ namespace nest {
 
 namespace {
 
-// Bytes one DP cell holds at once: its memo slot (key + span, at most half-full table,
-// doubled on growth) and its share of the Pareto points and scratch.
-constexpr double kBytesPerCell = 96;
 // Rough seconds per visited cell on one core (stage costs included), measured on the
 // sample clusters; an order of magnitude, not a promise.
 constexpr double kSecondsPerCell = 8e-6;
@@ -132,7 +129,7 @@ SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind)
             // w over the widths; the reachable positions and links grow like log(q).
             // Memory: an upper-side count of the cells one outer point may hold.
             const double cells = layers * stages * widths * log2AtLeast1(q) / 8;
-            e.bytes = std::max(e.bytes, cells * kBytesPerCell);
+            e.bytes = std::max(e.bytes, cells * kBytesPerSearchCell);
             // Time: the cells the bounds let through grow about like L^2 (calibrated on the
             // sample clusters with 96 to 1000 layers, 64 to 1024 devices).
             const double visited = std::min(cells, layers * layers * widths * log2AtLeast1(q) * kVisitedFraction);

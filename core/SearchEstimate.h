@@ -2,7 +2,7 @@
 // Limits before work (issue 13): what a search will cost, estimated from the plan space
 // before anything is allocated, and the refusal when that is above the budget. The CLI
 // shows the estimate as progress / time left, the window shows the refusal as the run's
-// error; the planners refuse through runSearch() (PlanSpace.h) with the same message.
+// error; the planners refuse through runSearch() (SearchRun.h) with the same message.
 #include "PlanSpace.h"
 #include "Planner.h"
 #include "Result.h"
@@ -23,6 +23,11 @@ struct SearchEstimate {
     double bytes = 0;      // the most memory the search holds at once (one outer point)
     double seconds = 0;    // rough wall time on one core (an order of magnitude, not a promise)
 };
+
+// Bytes one DP cell of NestPlanner holds at once: its memo slot (key + span, at most
+// half-full table, doubled on growth) and its share of the Pareto points and scratch. The
+// estimate and the search's own check while it grows both count with it.
+inline constexpr double kBytesPerSearchCell = 96;
 
 // Default SearchOptions::memoryBudgetBytes: half the machine's physical memory (sysconf),
 // 4 GB when it cannot be read.

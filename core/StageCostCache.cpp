@@ -1,5 +1,8 @@
 #include "StageCostCache.h"
 
+#include "Pipeline.h"
+#include "SearchRun.h"
+
 #include <cmath>
 
 namespace nest {
@@ -75,6 +78,9 @@ int StageCostCache::newLinkId(int q, int wp, int w)
 {
     int &id = m_pl->link[(static_cast<size_t>(q) * m_nW + wp) * m_nW + w];
     id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+    if (id >= (1 << kLinkIdBits))
+        throw SearchLimitExceeded{"the cluster has more than " + std::to_string(1 << kLinkIdBits) +
+                                  " distinct pipeline boundary links; the planner's caches hold at most that many"};
     return id;
 }
 
@@ -175,22 +181,9 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
         entry.fits = true;
         m_tmp.push_back({c.perMicroBatch, c.iterationExtra, i});
     }
-    // Pareto filter on (t, e); ties keep the lowest option index.
-    std::sort(m_tmp.begin(), m_tmp.end(), [](const OptCost &x, const OptCost &y) {
-        if (x.t != y.t)
-            return x.t < y.t;
-        if (x.e != y.e)
-            return x.e < y.e;
-        return x.opt < y.opt;
-    });
+    // The Pareto front on (t, e); of equal options the lowest index.
     entry.begin = static_cast<int>(m_optPool.size());
-    double bestE = std::numeric_limits<double>::infinity();
-    for (const OptCost &o : m_tmp) {
-        if (o.e < bestE) {
-            m_optPool.push_back(o);
-            bestE = o.e;
-        }
-    }
+    appendParetoFront(m_tmp, m_optPool, [](const OptCost &x, const OptCost &y) { return x.opt < y.opt; });
     entry.count = static_cast<int>(m_optPool.size()) - entry.begin;
     m_optMemo.insert(key, entry);
     return entry;
@@ -218,7 +211,7 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     m_costs.clear();
     // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
     // max extra; every term is >= 0, so a partial sum times the weight bounds it below.
-    const double weight = m_ilPlan.numMicroBatches() + static_cast<double>(pp - 1) / m_ilPlan.virtualStages;
+    const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
     m_deviceT.assign(static_cast<size_t>(pp), 0.0);
     for (int s = 0; s < n; ++s) {
         const StageChoice &ch = chunks[static_cast<size_t>(s)];

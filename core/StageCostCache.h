@@ -36,7 +36,6 @@ struct OptEntry {
 
 class StageCostCache {
 public:
-
     // Options that do not fit in memory are counted in stats.pruned and offered to
     // `obstacle`; stats.stageCostCalls counts finishStageCost() calls made by entry().
     StageCostCache(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats,
@@ -65,6 +64,9 @@ public:
         const int s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
         return s >= 0 ? s : newPlacementClass(q, wIdx);
     }
+    // Link ids are below 2^kLinkIdBits (newLinkId refuses more): NestPlanner's cell keys
+    // hold one in that many bits.
+    static constexpr int kLinkIdBits = 20;
     // Link id of the boundary at position q between a stage of width index wp and one of w
     // (id 0 = no boundary).
     int linkId(int q, int wp, int w)

@@ -1,0 +1,52 @@
+#include "SearchRun.h"
+
+#include "SearchEstimate.h"
+
+#include <chrono>
+
+namespace nest {
+
+PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                     const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search)
+{
+    return runSearch(topo, model, options, search, SearchKind::None);
+}
+
+PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                     const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search,
+                     SearchKind kind)
+{
+    const auto start = std::chrono::steady_clock::now();
+    PlanResult result;
+    const PlanSpace space(topo, model, options);
+    if (!space.problem().empty()) {
+        result.message = space.problem();
+        return result;
+    }
+    // Limits before work: refuse what would not fit the budgets, before allocating.
+    if (const std::string refusal = searchLimitProblem(estimateSearch(space, kind), options); !refusal.empty()) {
+        result.message = refusal;
+        return result;
+    }
+    try {
+        const SearchIncumbent best = search(space, result.stats);
+        if (best.value < std::numeric_limits<double>::infinity()) {
+            result.found = true;
+            result.plan = best.plan;
+            result.objective = best.value;
+            finishResult(result, topo, model, options);
+        } else {
+            result.message = best.obstacle.message(space);
+        }
+    } catch (const SearchCancelled &) {
+        result.cancelled = true;
+        result.message = "search cancelled";
+    } catch (const SearchLimitExceeded &limit) {
+        result.message = limit.message;
+    }
+    result.stats.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+}
+
+} // namespace nest
