@@ -124,16 +124,10 @@ void whenIdle(nest::ui::PlanSession *planning, const std::function<void()> &then
     });
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// --help and --version answer without a display (no QApplication yet): their exit code, or
+// -1 to go on.
+int answerWithoutDisplay(int argc, char **argv)
 {
-    // Live mode re-plans after every edit: keep the planner's large tables in the heap
-    // between plans instead of handing them back to the kernel and faulting them in again.
-    // Halves the re-plan time of the larger cases (docs/planner.md, "Re-plan latency").
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    // --help and --version answer without a display (no QApplication yet).
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -145,28 +139,14 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("nest-planner"));
-    QApplication::setOrganizationName(QStringLiteral("nest-planner"));
+    return -1;
+}
 
-    Options o;
-    if (const int code = parse(QApplication::arguments(), o); code >= 0)
-        return code;
-    const bool batch = !o.screenshot.isEmpty() || !o.exportFile.isEmpty();
-
-    // A batch run is reproducible: default layout, no recent files touched, no autosave.
-    std::unique_ptr<QTemporaryDir> scratch;
-    std::unique_ptr<nest::ui::Settings> settings;
-    if (batch) {
-        scratch = std::make_unique<QTemporaryDir>();
-        settings = std::make_unique<nest::ui::Settings>(scratch->filePath(QStringLiteral("settings.ini")));
-        settings->setAutosaveIntervalSeconds(0);
-        settings->setRecoveryDirectory(scratch->filePath(QStringLiteral("recovery")));
-    }
-    nest::ui::MainWindow window(nullptr, std::move(settings));
-    nest::ui::PlanSession *planning = window.planning();
-
-    // A plan file is evaluated on the quick-start workspace (or the document in use).
+// Opens FILE, or the quick-start sample when none is given; a plan file is evaluated on the
+// sample workspace. In a batch run a file that cannot be opened ends the program (exit 2,
+// returned), otherwise it is reported in a dialog. -1 to go on.
+int openInputs(nest::ui::MainWindow &window, const Options &o, bool batch)
+{
     bool fileIsPlan = false;
     if (!o.file.isEmpty()) {
         const auto peek = nest::ui::readDocumentFile(o.file);
@@ -191,6 +171,156 @@ int main(int argc, char **argv)
             QMessageBox::warning(&window, QObject::tr("Could not open"), error);
         }
     }
+    return -1;
+}
+
+// The headless run of --screenshot / --export: waits for every background job, then writes
+// the export and the screenshot, and ends the event loop with the exit code.
+class HeadlessRun {
+public:
+    HeadlessRun(QApplication &app, nest::ui::MainWindow &window, const Options &o, const QString &planError)
+        : m_app(app), m_window(window), m_planning(window.planning()), m_o(o), m_planError(planError)
+    {
+    }
+
+    // Shows the window at 1400 x 900 and runs the event loop; returns the exit code.
+    int exec()
+    {
+        m_window.resize(1400, 900);
+        m_window.show();
+        // Fail-safe: never hang (e.g. a platform that never exposes the window).
+        QTimer::singleShot(120000, &m_app, [this] {
+            std::fprintf(stderr, "nest-planner: timed out\n");
+            m_app.exit(3);
+        });
+        QTimer::singleShot(50, &m_window, [this] { whenAllIdle([this] { showResult(); }); });
+        m_app.exec();
+        return m_code;
+    }
+
+private:
+    QApplication &m_app;
+    nest::ui::MainWindow &m_window;
+    nest::ui::PlanSession *m_planning;
+    const Options &m_o;
+    const QString &m_planError;
+    int m_code = 3;
+
+    void finish(int code)
+    {
+        m_code = code;
+        m_app.exit(code);
+    }
+
+    // Waits for the planning, then for the baselines, sweeps and pinned-plan evaluations.
+    void whenAllIdle(const std::function<void()> &then)
+    {
+        whenIdle(m_planning, [this, then] {
+            if (m_window.isComparing())
+                QTimer::singleShot(50, &m_window, [this, then] { whenAllIdle(then); });
+            else
+                then();
+        });
+    }
+
+    // The requested tab, fitted; its pictures are taken once it has painted.
+    void showResult()
+    {
+        if (m_o.run && !m_planError.isEmpty()) {
+            std::fprintf(stderr, "nest-planner: planning failed: %s\n", qPrintable(m_planError));
+            finish(4);
+            return;
+        }
+        if (!m_o.tab.isEmpty())
+            m_window.setCurrentTab(m_o.tab);
+        m_window.view()->fitToView();
+        QTimer::singleShot(400, &m_window, [this] {
+            int code = exportCurrent();
+            if (code == 0)
+                code = saveScreenshot();
+            finish(code);
+        });
+    }
+
+    // --export: .json is the plan, except on the Compare and Sweep tabs (their data); other
+    // extensions are the current tab. 0, 1 (not written) or 4 (no plan to export).
+    int exportCurrent()
+    {
+        if (m_o.exportFile.isEmpty())
+            return 0;
+        const int tab = m_window.tabs()->currentIndex();
+        const bool isJson = QFileInfo(m_o.exportFile).suffix().toLower() == QLatin1String("json") &&
+                            tab != nest::ui::MainWindow::CompareTab && tab != nest::ui::MainWindow::SweepTab;
+        if (isJson && !m_planning->current()) {
+            std::fprintf(stderr, "nest-planner: %s: no plan to export (add --run)\n", qPrintable(m_o.exportFile));
+            return 4;
+        }
+        QString error;
+        const bool ok = isJson ? m_window.exportPlan(m_o.exportFile, &error) : m_window.exportView(m_o.exportFile, &error);
+        if (!ok) {
+            std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error));
+            return 1;
+        }
+        return 0;
+    }
+
+    // --screenshot: the window as PNG, written atomically. 0 or 1.
+    int saveScreenshot()
+    {
+        if (m_o.screenshot.isEmpty())
+            return 0;
+        QString error;
+        const QImage image = m_window.grab().toImage();
+        const bool ok = !image.isNull() &&
+                        nest::ui::writeFileAtomically(m_o.screenshot, [&](QIODevice *device, QString *why) {
+                            if (!image.save(device, "PNG")) {
+                                *why = QObject::tr("PNG encoding failed");
+                                return false;
+                            }
+                            return true;
+                        }, &error);
+        if (!ok) {
+            std::fprintf(stderr, "nest-planner: %s\n",
+                         qPrintable(error.isEmpty() ? QStringLiteral("could not grab the window") : error));
+            return 1;
+        }
+        return 0;
+    }
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // Live mode re-plans after every edit: keep the planner's large tables in the heap
+    // between plans instead of handing them back to the kernel and faulting them in again.
+    // Halves the re-plan time of the larger cases (docs/planner.md, "Re-plan latency").
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    if (const int code = answerWithoutDisplay(argc, argv); code >= 0)
+        return code;
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("nest-planner"));
+    QApplication::setOrganizationName(QStringLiteral("nest-planner"));
+
+    Options o;
+    if (const int code = parse(QApplication::arguments(), o); code >= 0)
+        return code;
+    const bool batch = !o.screenshot.isEmpty() || !o.exportFile.isEmpty();
+
+    // A batch run is reproducible: default layout, no recent files touched, no autosave.
+    std::unique_ptr<QTemporaryDir> scratch;
+    std::unique_ptr<nest::ui::Settings> settings;
+    if (batch) {
+        scratch = std::make_unique<QTemporaryDir>();
+        settings = std::make_unique<nest::ui::Settings>(scratch->filePath(QStringLiteral("settings.ini")));
+        settings->setAutosaveIntervalSeconds(0);
+        settings->setRecoveryDirectory(scratch->filePath(QStringLiteral("recovery")));
+    }
+    nest::ui::MainWindow window(nullptr, std::move(settings));
+    nest::ui::PlanSession *planning = window.planning();
+    if (const int code = openInputs(window, o, batch); code >= 0)
+        return code;
     QString planError;
     QObject::connect(planning, &nest::ui::PlanSession::failed, &window,
                      [&planError](const QString &reason) { planError = reason; });
@@ -203,84 +333,13 @@ int main(int argc, char **argv)
         if (!o.tab.isEmpty())
             window.setCurrentTab(o.tab);
     });
+    if (batch)
+        return HeadlessRun(app, window, o, planError).exec();
 
-    if (!batch) {
-        // A pinned plan arriving later switches to Placement: --tab has the last word.
-        if (!o.tab.isEmpty())
-            QTimer::singleShot(50, &window, [&] { whenIdle(planning, [&] { window.setCurrentTab(o.tab); }); });
-        window.show();
-        QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
-        return app.exec();
-    }
-
-    window.resize(1400, 900);
+    // A pinned plan arriving later switches to Placement: --tab has the last word.
+    if (!o.tab.isEmpty())
+        QTimer::singleShot(50, &window, [&] { whenIdle(planning, [&] { window.setCurrentTab(o.tab); }); });
     window.show();
-    int code = 3;
-    // Fail-safe: never hang (e.g. a platform that never exposes the window).
-    QTimer::singleShot(120000, &app, [&] {
-        std::fprintf(stderr, "nest-planner: timed out\n");
-        app.exit(3);
-    });
-    // Waits for the planning, then for the baselines, sweeps and pinned-plan evaluations.
-    std::function<void(std::function<void()>)> whenAllIdle = [&](std::function<void()> then) {
-        whenIdle(planning, [&, then] {
-            if (window.isComparing())
-                QTimer::singleShot(50, &window, [&, then] { whenAllIdle(then); });
-            else
-                then();
-        });
-    };
-    QTimer::singleShot(50, &window, [&] {
-        whenAllIdle([&] {
-            if (o.run && !planError.isEmpty()) {
-                std::fprintf(stderr, "nest-planner: planning failed: %s\n", qPrintable(planError));
-                app.exit(code = 4);
-                return;
-            }
-            if (!o.tab.isEmpty())
-                window.setCurrentTab(o.tab);
-            window.view()->fitToView();
-            QTimer::singleShot(400, &window, [&] {
-                QString error;
-                code = 0;
-                if (!o.exportFile.isEmpty()) {
-                    // .json is the plan, except on the Compare and Sweep tabs (their data).
-                    const int tab = window.tabs()->currentIndex();
-                    const bool isJson = QFileInfo(o.exportFile).suffix().toLower() == QLatin1String("json") &&
-                                        tab != nest::ui::MainWindow::CompareTab && tab != nest::ui::MainWindow::SweepTab;
-                    if (isJson && !planning->current()) {
-                        std::fprintf(stderr, "nest-planner: %s: no plan to export (add --run)\n",
-                                     qPrintable(o.exportFile));
-                        app.exit(code = 4);
-                        return;
-                    }
-                    const bool ok = isJson ? window.exportPlan(o.exportFile, &error)
-                                           : window.exportView(o.exportFile, &error);
-                    if (!ok) {
-                        std::fprintf(stderr, "nest-planner: %s\n", qPrintable(error));
-                        code = 1;
-                    }
-                }
-                if (code == 0 && !o.screenshot.isEmpty()) {
-                    const QImage image = window.grab().toImage();
-                    const bool ok = !image.isNull() &&
-                        nest::ui::writeFileAtomically(o.screenshot, [&](QIODevice *device, QString *why) {
-                            if (!image.save(device, "PNG")) {
-                                *why = QObject::tr("PNG encoding failed");
-                                return false;
-                            }
-                            return true;
-                        }, &error);
-                    if (!ok) {
-                        std::fprintf(stderr, "nest-planner: %s\n",
-                                     qPrintable(error.isEmpty() ? QStringLiteral("could not grab the window") : error));
-                        code = 1;
-                    }
-                }
-                app.exit(code);
-            });
-        });
-    });
-    app.exec();
-    return code;
+    QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
+    return app.exec();
 }

@@ -197,151 +197,184 @@ struct TemplateDef {
     Builder build;
 };
 
+TemplateDef fatTreeTemplate()
+{
+    return {{"fat-tree", "Fat-tree (node / rack / spine)",
+             "A non-blocking three-tier tree: devices on an intra-node fabric, nodes under a rack (leaf) "
+             "switch, racks under a spine.",
+             {count("devices_per_node", "Devices per node", 8, 64),
+              count("nodes_per_rack", "Nodes per rack", 4, 1024),
+              count("racks", "Racks", 4, 4096),
+              bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 450),
+              bandwidth("rack_bandwidth_GBps", "Rack bandwidth per device (GB/s)", 50),
+              bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 50),
+              latency("node_latency_us", "Intra-node latency (us)", 1),
+              latency("rack_latency_us", "Rack latency (us)", 2),
+              latency("spine_latency_us", "Spine latency (us)", 4)},
+             "h100-sxm-80gb"},
+            [](const Params &p) {
+                return std::vector<UniformLevel>{
+                    level("node", p.integer("devices_per_node"), p["node_bandwidth_GBps"], p["node_latency_us"]),
+                    level("rack", p.integer("nodes_per_rack"), p["rack_bandwidth_GBps"], p["rack_latency_us"]),
+                    level("spine", p.integer("racks"), p["spine_bandwidth_GBps"], p["spine_latency_us"])};
+            }};
+}
+
+// Defaults = the a100-512 example of docs/formats.md (Cluster files).
+TemplateDef spineLeafTemplate()
+{
+    return {{"spine-leaf", "Spine-leaf with oversubscription",
+             "Nodes under leaf (top-of-rack) switches, leaves under an oversubscribed spine: a flow "
+             "crossing the spine gets bandwidth / oversubscription when every device sends at once.",
+             {count("devices_per_node", "Devices per node", 8, 64),
+              count("nodes_per_leaf", "Nodes per leaf", 4, 1024),
+              count("leaves", "Leaves", 16, 4096),
+              bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 300),
+              bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per device (GB/s)", 25),
+              bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 25),
+              ratio("leaf_oversubscription", "Leaf oversubscription", 1),
+              ratio("spine_oversubscription", "Spine oversubscription", 2),
+              latency("node_latency_us", "Intra-node latency (us)", 1),
+              latency("leaf_latency_us", "Leaf latency (us)", 5),
+              latency("spine_latency_us", "Spine latency (us)", 8)},
+             "a100-80gb"},
+            [](const Params &p) {
+                return std::vector<UniformLevel>{
+                    level("node", p.integer("devices_per_node"), p["node_bandwidth_GBps"], p["node_latency_us"]),
+                    level("rack", p.integer("nodes_per_leaf"), p["leaf_bandwidth_GBps"], p["leaf_latency_us"],
+                          p["leaf_oversubscription"]),
+                    level("spine", p.integer("leaves"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
+                          p["spine_oversubscription"])};
+            }};
+}
+
+// NVIDIA DGX SuperPOD (DGX H100) reference architecture: 8 H100 per DGX on NVLink 4
+// (18 links x 25 GB/s = 450 GB/s per direction per GPU), one ConnectX-7 400 Gb/s NDR
+// InfiniBand port per GPU (50 GB/s per direction) on a rail-optimised, non-blocking
+// compute fabric, 32 DGX per scalable unit (SU), SUs joined by spine (core) switches;
+// the full SuperPOD is 4 SUs. Latencies are typical values, not from the RA.
+TemplateDef superpodTemplate()
+{
+    return {{"superpod", "DGX-SuperPOD-like (H100)",
+             "8 GPUs per DGX node on NVLink, 32 nodes per scalable unit on NDR InfiniBand leaves, SUs under "
+             "a non-blocking core (NVIDIA DGX SuperPOD reference architecture).",
+             {count("sus", "Scalable units", 4, 64),
+              count("nodes_per_su", "Nodes per scalable unit", 32, 64),
+              count("gpus_per_node", "GPUs per node", 8, 16),
+              bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 450),
+              bandwidth("su_bandwidth_GBps", "InfiniBand bandwidth per GPU in an SU (GB/s)", 50),
+              bandwidth("core_bandwidth_GBps", "InfiniBand bandwidth per GPU across SUs (GB/s)", 50),
+              ratio("core_oversubscription", "Core oversubscription", 1),
+              latency("nvlink_latency_us", "NVLink latency (us)", 1),
+              latency("su_latency_us", "SU latency (us)", 2),
+              latency("core_latency_us", "Core latency (us)", 4)},
+             "h100-sxm-80gb"},
+            [](const Params &p) {
+                return std::vector<UniformLevel>{
+                    level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"], p["nvlink_latency_us"]),
+                    level("su", p.integer("nodes_per_su"), p["su_bandwidth_GBps"], p["su_latency_us"]),
+                    level("core", p.integer("sus"), p["core_bandwidth_GBps"], p["core_latency_us"],
+                          p["core_oversubscription"])};
+            }};
+}
+
+TemplateDef torus2dTemplate()
+{
+    return {{"torus2d", "2D torus (hop-distance classes)",
+             "An X x Y torus of chips, grouped into tiles and blocks: level 0 = same tile, level 1 = same "
+             "block, level 2 = anywhere. Per-class bandwidth = link bandwidth x links per chip inside the "
+             "class / mean hop count; latency = class diameter x per-hop latency.",
+             torusParams(2), "tpuv4"},
+            [](const Params &p) { return torus(p, 2); }};
+}
+
+TemplateDef torus3dTemplate()
+{
+    return {{"torus3d", "3D torus (hop-distance classes)",
+             "An X x Y x Z torus (TPU v4: 4x4x4 cube, 2x2x1 chips per tray) grouped into tiles and blocks "
+             "as for torus2d.",
+             torusParams(3), "tpuv4"},
+            [](const Params &p) { return torus(p, 3); }};
+}
+
+// NEST paper §5.2 / the artifact's inputs: 8 per node at 900 GB/s, 4 nodes per level-1
+// switch at 100 GB/s, level-2 aggregate 400 GB/s, 0.1 / 0.2 / 0.3 ms per level.
+TemplateDef paperFatTreeTemplate()
+{
+    return {{"paper-fattree", "NEST paper fat-tree (TPUv4-like)",
+             "The fat-tree of the NEST paper's evaluation: 8 accelerators per node (900 GB/s), 4 nodes per "
+             "level-1 switch (100 GB/s), level-2 aggregate 400 GB/s; 0.1/0.2/0.3 ms per level.",
+             {count("devices", "Accelerators (multiple of 32)", 64, 16384),
+              bandwidth("node_bandwidth_GBps", "Level-0 bandwidth (GB/s)", 900),
+              bandwidth("rack_bandwidth_GBps", "Level-1 bandwidth (GB/s)", 100),
+              bandwidth("spine_bandwidth_GBps", "Level-2 bandwidth (GB/s)", 400),
+              latency("node_latency_us", "Level-0 latency (us)", 100),
+              latency("rack_latency_us", "Level-1 latency (us)", 200),
+              latency("spine_latency_us", "Level-2 latency (us)", 300)},
+             "tpuv4-like"},
+            [](const Params &p) {
+                const int n = multipleOf(p, "devices", 32);
+                return std::vector<UniformLevel>{
+                    level("node", 8, p["node_bandwidth_GBps"], p["node_latency_us"]),
+                    level("rack", 4, p["rack_bandwidth_GBps"], p["rack_latency_us"]),
+                    level("spine", n / 32, p["spine_bandwidth_GBps"], p["spine_latency_us"])};
+            }};
+}
+
+// NEST paper §5.3: 8 H100 per node on NVLink 900 GB/s, level-1 switches at 12.5 GB/s
+// connecting 4 nodes to two spine switches, "a 2:2 oversubscribed topology" (read here as
+// oversubscription 2 on the spine uplinks; see docs/formats.md (Cluster files)). Latencies are
+// not given by the paper; typical values.
+TemplateDef paperSpineLeafTemplate()
+{
+    return {{"paper-spineleaf", "NEST paper spine-leaf (H100)",
+             "The spine-leaf cluster of the NEST paper: 8 H100 per node (NVLink 900 GB/s), 4 nodes per leaf "
+             "at 12.5 GB/s, leaves to two spines with 2:1 oversubscription.",
+             {count("devices", "GPUs (multiple of 32)", 1024, 16384),
+              bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 900),
+              bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per GPU (GB/s)", 12.5),
+              bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU (GB/s)", 12.5),
+              ratio("spine_oversubscription", "Spine oversubscription", 2),
+              latency("node_latency_us", "NVLink latency (us)", 1),
+              latency("leaf_latency_us", "Leaf latency (us)", 5),
+              latency("spine_latency_us", "Spine latency (us)", 10)},
+             "h100-sxm-80gb"},
+            [](const Params &p) {
+                const int n = multipleOf(p, "devices", 32);
+                return std::vector<UniformLevel>{
+                    level("node", 8, p["node_bandwidth_GBps"], p["node_latency_us"]),
+                    level("rack", 4, p["leaf_bandwidth_GBps"], p["leaf_latency_us"]),
+                    level("spine", n / 32, p["spine_bandwidth_GBps"], p["spine_latency_us"],
+                          p["spine_oversubscription"])};
+            }};
+}
+
+// NEST paper §5.4: 8 or 16 V100, 2 per node on NVLink 300 GB/s, nodes on one 12.5 GB/s
+// switch. Latencies typical values.
+TemplateDef paperV100Template()
+{
+    return {{"paper-v100", "NEST paper V100 cluster",
+             "The small real cluster of the NEST paper: 2 V100 per node on NVLink 300 GB/s, all nodes on one "
+             "12.5 GB/s switch.",
+             {count("devices", "GPUs (even)", 16, 1024),
+              bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 300),
+              bandwidth("switch_bandwidth_GBps", "Switch bandwidth per GPU (GB/s)", 12.5),
+              latency("node_latency_us", "NVLink latency (us)", 1),
+              latency("switch_latency_us", "Switch latency (us)", 5)},
+             "v100-32gb"},
+            [](const Params &p) {
+                const int n = multipleOf(p, "devices", 2);
+                return std::vector<UniformLevel>{
+                    level("node", 2, p["node_bandwidth_GBps"], p["node_latency_us"]),
+                    level("switch", n / 2, p["switch_bandwidth_GBps"], p["switch_latency_us"])};
+            }};
+}
+
 std::vector<TemplateDef> makeTemplates()
 {
-    std::vector<TemplateDef> t;
-    t.push_back({{"fat-tree", "Fat-tree (node / rack / spine)",
-                  "A non-blocking three-tier tree: devices on an intra-node fabric, nodes under a rack (leaf) "
-                  "switch, racks under a spine.",
-                  {count("devices_per_node", "Devices per node", 8, 64),
-                   count("nodes_per_rack", "Nodes per rack", 4, 1024),
-                   count("racks", "Racks", 4, 4096),
-                   bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 450),
-                   bandwidth("rack_bandwidth_GBps", "Rack bandwidth per device (GB/s)", 50),
-                   bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 50),
-                   latency("node_latency_us", "Intra-node latency (us)", 1),
-                   latency("rack_latency_us", "Rack latency (us)", 2),
-                   latency("spine_latency_us", "Spine latency (us)", 4)},
-                  "h100-sxm-80gb"},
-                 [](const Params &p) {
-                     return std::vector<UniformLevel>{
-                         level("node", p.integer("devices_per_node"), p["node_bandwidth_GBps"], p["node_latency_us"]),
-                         level("rack", p.integer("nodes_per_rack"), p["rack_bandwidth_GBps"], p["rack_latency_us"]),
-                         level("spine", p.integer("racks"), p["spine_bandwidth_GBps"], p["spine_latency_us"])};
-                 }});
-    // Defaults = the a100-512 example of docs/formats.md (Cluster files).
-    t.push_back({{"spine-leaf", "Spine-leaf with oversubscription",
-                  "Nodes under leaf (top-of-rack) switches, leaves under an oversubscribed spine: a flow "
-                  "crossing the spine gets bandwidth / oversubscription when every device sends at once.",
-                  {count("devices_per_node", "Devices per node", 8, 64),
-                   count("nodes_per_leaf", "Nodes per leaf", 4, 1024),
-                   count("leaves", "Leaves", 16, 4096),
-                   bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 300),
-                   bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per device (GB/s)", 25),
-                   bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 25),
-                   ratio("leaf_oversubscription", "Leaf oversubscription", 1),
-                   ratio("spine_oversubscription", "Spine oversubscription", 2),
-                   latency("node_latency_us", "Intra-node latency (us)", 1),
-                   latency("leaf_latency_us", "Leaf latency (us)", 5),
-                   latency("spine_latency_us", "Spine latency (us)", 8)},
-                  "a100-80gb"},
-                 [](const Params &p) {
-                     return std::vector<UniformLevel>{
-                         level("node", p.integer("devices_per_node"), p["node_bandwidth_GBps"], p["node_latency_us"]),
-                         level("rack", p.integer("nodes_per_leaf"), p["leaf_bandwidth_GBps"], p["leaf_latency_us"],
-                               p["leaf_oversubscription"]),
-                         level("spine", p.integer("leaves"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
-                               p["spine_oversubscription"])};
-                 }});
-    // NVIDIA DGX SuperPOD (DGX H100) reference architecture: 8 H100 per DGX on NVLink 4
-    // (18 links x 25 GB/s = 450 GB/s per direction per GPU), one ConnectX-7 400 Gb/s NDR
-    // InfiniBand port per GPU (50 GB/s per direction) on a rail-optimised, non-blocking
-    // compute fabric, 32 DGX per scalable unit (SU), SUs joined by spine (core) switches;
-    // the full SuperPOD is 4 SUs. Latencies are typical values, not from the RA.
-    t.push_back({{"superpod", "DGX-SuperPOD-like (H100)",
-                  "8 GPUs per DGX node on NVLink, 32 nodes per scalable unit on NDR InfiniBand leaves, SUs under "
-                  "a non-blocking core (NVIDIA DGX SuperPOD reference architecture).",
-                  {count("sus", "Scalable units", 4, 64),
-                   count("nodes_per_su", "Nodes per scalable unit", 32, 64),
-                   count("gpus_per_node", "GPUs per node", 8, 16),
-                   bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 450),
-                   bandwidth("su_bandwidth_GBps", "InfiniBand bandwidth per GPU in an SU (GB/s)", 50),
-                   bandwidth("core_bandwidth_GBps", "InfiniBand bandwidth per GPU across SUs (GB/s)", 50),
-                   ratio("core_oversubscription", "Core oversubscription", 1),
-                   latency("nvlink_latency_us", "NVLink latency (us)", 1),
-                   latency("su_latency_us", "SU latency (us)", 2),
-                   latency("core_latency_us", "Core latency (us)", 4)},
-                  "h100-sxm-80gb"},
-                 [](const Params &p) {
-                     return std::vector<UniformLevel>{
-                         level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"], p["nvlink_latency_us"]),
-                         level("su", p.integer("nodes_per_su"), p["su_bandwidth_GBps"], p["su_latency_us"]),
-                         level("core", p.integer("sus"), p["core_bandwidth_GBps"], p["core_latency_us"],
-                               p["core_oversubscription"])};
-                 }});
-    t.push_back({{"torus2d", "2D torus (hop-distance classes)",
-                  "An X x Y torus of chips, grouped into tiles and blocks: level 0 = same tile, level 1 = same "
-                  "block, level 2 = anywhere. Per-class bandwidth = link bandwidth x links per chip inside the "
-                  "class / mean hop count; latency = class diameter x per-hop latency.",
-                  torusParams(2), "tpuv4"},
-                 [](const Params &p) { return torus(p, 2); }});
-    t.push_back({{"torus3d", "3D torus (hop-distance classes)",
-                  "An X x Y x Z torus (TPU v4: 4x4x4 cube, 2x2x1 chips per tray) grouped into tiles and blocks "
-                  "as for torus2d.",
-                  torusParams(3), "tpuv4"},
-                 [](const Params &p) { return torus(p, 3); }});
-    // NEST paper §5.2 / the artifact's inputs: 8 per node at 900 GB/s, 4 nodes per level-1
-    // switch at 100 GB/s, level-2 aggregate 400 GB/s, 0.1 / 0.2 / 0.3 ms per level.
-    t.push_back({{"paper-fattree", "NEST paper fat-tree (TPUv4-like)",
-                  "The fat-tree of the NEST paper's evaluation: 8 accelerators per node (900 GB/s), 4 nodes per "
-                  "level-1 switch (100 GB/s), level-2 aggregate 400 GB/s; 0.1/0.2/0.3 ms per level.",
-                  {count("devices", "Accelerators (multiple of 32)", 64, 16384),
-                   bandwidth("node_bandwidth_GBps", "Level-0 bandwidth (GB/s)", 900),
-                   bandwidth("rack_bandwidth_GBps", "Level-1 bandwidth (GB/s)", 100),
-                   bandwidth("spine_bandwidth_GBps", "Level-2 bandwidth (GB/s)", 400),
-                   latency("node_latency_us", "Level-0 latency (us)", 100),
-                   latency("rack_latency_us", "Level-1 latency (us)", 200),
-                   latency("spine_latency_us", "Level-2 latency (us)", 300)},
-                  "tpuv4-like"},
-                 [](const Params &p) {
-                     const int n = multipleOf(p, "devices", 32);
-                     return std::vector<UniformLevel>{
-                         level("node", 8, p["node_bandwidth_GBps"], p["node_latency_us"]),
-                         level("rack", 4, p["rack_bandwidth_GBps"], p["rack_latency_us"]),
-                         level("spine", n / 32, p["spine_bandwidth_GBps"], p["spine_latency_us"])};
-                 }});
-    // NEST paper §5.3: 8 H100 per node on NVLink 900 GB/s, level-1 switches at 12.5 GB/s
-    // connecting 4 nodes to two spine switches, "a 2:2 oversubscribed topology" (read here as
-    // oversubscription 2 on the spine uplinks; see docs/formats.md (Cluster files)). Latencies are
-    // not given by the paper; typical values.
-    t.push_back({{"paper-spineleaf", "NEST paper spine-leaf (H100)",
-                  "The spine-leaf cluster of the NEST paper: 8 H100 per node (NVLink 900 GB/s), 4 nodes per leaf "
-                  "at 12.5 GB/s, leaves to two spines with 2:1 oversubscription.",
-                  {count("devices", "GPUs (multiple of 32)", 1024, 16384),
-                   bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 900),
-                   bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per GPU (GB/s)", 12.5),
-                   bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU (GB/s)", 12.5),
-                   ratio("spine_oversubscription", "Spine oversubscription", 2),
-                   latency("node_latency_us", "NVLink latency (us)", 1),
-                   latency("leaf_latency_us", "Leaf latency (us)", 5),
-                   latency("spine_latency_us", "Spine latency (us)", 10)},
-                  "h100-sxm-80gb"},
-                 [](const Params &p) {
-                     const int n = multipleOf(p, "devices", 32);
-                     return std::vector<UniformLevel>{
-                         level("node", 8, p["node_bandwidth_GBps"], p["node_latency_us"]),
-                         level("rack", 4, p["leaf_bandwidth_GBps"], p["leaf_latency_us"]),
-                         level("spine", n / 32, p["spine_bandwidth_GBps"], p["spine_latency_us"],
-                               p["spine_oversubscription"])};
-                 }});
-    // NEST paper §5.4: 8 or 16 V100, 2 per node on NVLink 300 GB/s, nodes on one 12.5 GB/s
-    // switch. Latencies typical values.
-    t.push_back({{"paper-v100", "NEST paper V100 cluster",
-                  "The small real cluster of the NEST paper: 2 V100 per node on NVLink 300 GB/s, all nodes on one "
-                  "12.5 GB/s switch.",
-                  {count("devices", "GPUs (even)", 16, 1024),
-                   bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 300),
-                   bandwidth("switch_bandwidth_GBps", "Switch bandwidth per GPU (GB/s)", 12.5),
-                   latency("node_latency_us", "NVLink latency (us)", 1),
-                   latency("switch_latency_us", "Switch latency (us)", 5)},
-                  "v100-32gb"},
-                 [](const Params &p) {
-                     const int n = multipleOf(p, "devices", 2);
-                     return std::vector<UniformLevel>{
-                         level("node", 2, p["node_bandwidth_GBps"], p["node_latency_us"]),
-                         level("switch", n / 2, p["switch_bandwidth_GBps"], p["switch_latency_us"])};
-                 }});
-    return t;
+    return {fatTreeTemplate(),      spineLeafTemplate(),      superpodTemplate(),
+            torus2dTemplate(),      torus3dTemplate(),        paperFatTreeTemplate(),
+            paperSpineLeafTemplate(), paperV100Template()};
 }
 
 const std::vector<TemplateDef> &templateDefs()

@@ -41,8 +41,6 @@ struct LinearCost {
     double perByte = 0;  // seconds per byte of the buffer S
     double fixed = 0;    // seconds (latency terms)
     double at(double bytes) const { return bytes > 0 ? perByte * bytes + fixed : 0.0; }
-    // Latency-only cost of an additional operation on the same group.
-    double latencyOnly() const { return fixed; }
 };
 
 // The shape of one device group on the tree, with contention already applied.

@@ -223,26 +223,19 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
     return s;
 }
 
-StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const StageLayerSums &s)
-{
-    StageCost c;
-    const ModelProfile &model = *ctx.model;
-    const StagePlan &st = *ctx.stage;
-    const CostOptions &opt = ctx.options;
-    const int ep = std::max(st.ep, 1);
-    const int dp = std::max(ctx.dp, 1);
-    c.forward = s.forward;
-    c.backward = s.backward;
-    c.recompute = s.recompute;
+namespace {
 
-    // --- collectives inside the stage ---------------------------------------------------------
+// Exposed seconds of the collectives inside the stage (TP, EP, CP) per micro-batch, and
+// those its recompute pass repeats (added to c.recompute).
+void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
+                         const FrameworkProfile &fw)
+{
     auto opsCost = [](const LinearCost &lc, double bytes, int ops) {
         return bytes > 0 ? lc.at(bytes) + std::max(ops - 1, 0) * lc.fixed : 0.0;
     };
     // Forward and backward each run every collective once (Megatron-LM: the conjugate f/g
     // operators); context parallelism gathers K/V in forward and again in backward plus a
     // reduce-scatter of their gradients (3 passes of the ring).
-    const FrameworkProfile &fw = frameworkProfile(opt.framework);
     const double kappa = fw.contention;
     c.tpComm = 2 * opsCost(g.comm.tp, s.tpBytes, s.tpOps);
     c.epComm = 2 * opsCost(g.comm.ep, s.epBytes, s.epOps);
@@ -263,14 +256,26 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     if (fw.cpOverlap && st.cp > 1)  // ring exchange behind the blockwise attention (fwd + bwd)
         c.cpComm = overlapped(c.cpComm, (1 + 2.5) * s.attentionForward, kappa);
     c.recompute += tpRec + opsCost(g.comm.ep, s.epBytesRec, s.epOpsRec) + opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
+}
 
-    // --- data parallelism and ZeRO ----------------------------------------------------------
-    // ZeRO shards over the gradient-reduction group: dp replicas x cp ranks (Collectives.cpp).
+// ZeRO shards over the gradient-reduction group: dp replicas x cp ranks (Collectives.cpp);
+// an expert shard over the dp / ep replicas that share it, x cp.
+struct ShardGroups {
+    int dense = 1, expert = 1;
+};
+ShardGroups shardGroups(const StagePlan &st, int dp)
+{
     const int cp = std::max(st.cp, 1);
-    const int shardDense = dp * cp;
-    const int shardExpert = dp / ep * cp;  // replicas sharing one expert shard, x cp
-    const double gradB = opt.gradBytesPerParam > 0 ? opt.gradBytesPerParam : fw.gradBytesPerParam;
-    const double weightB = model.bytesPerParam;
+    return {dp * cp, dp / std::max(st.ep, 1) * cp};
+}
+
+// Data parallelism and ZeRO: the gradient synchronisation per iteration (c.dpSync), the
+// parameter gathers (c.zeroGather, c.zeroForward) and ZeRO-2/3's per-micro-batch traffic
+// (c.zeroComm), each behind what the framework overlaps it with.
+void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
+                     const FrameworkProfile &fw, const CostOptions &opt, double gradB, double weightB)
+{
+    const double kappa = fw.contention;
     const double denseParams = s.denseParams, expertParams = s.expertParams;
     const LinearCost &dArCost = g.comm.denseAllReduce, &dRsCost = g.comm.denseReduceScatter;
     const LinearCost &eArCost = g.comm.expertAllReduce, &eRsCost = g.comm.expertReduceScatter;
@@ -310,16 +315,15 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
         break;
     }
     }
+}
 
-    // --- optimizer step (memory-bound fused Adam on the local shard) ------------------------
-    const bool shardOpt = st.zero >= 1;
-    const double localParams = denseParams / (shardOpt ? shardDense : 1) + expertParams / (shardOpt ? shardExpert : 1);
-    c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
-    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
-
-    // --- memory per device (the stash follows in finishStageCost) ---------------------------
+// The memory per device but the stash (which follows in finishStageCost).
+void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
+               const FrameworkProfile &fw, const CostOptions &opt, ShardGroups groups, double gradB, double weightB)
+{
+    const double denseParams = s.denseParams, expertParams = s.expertParams;
     auto shard = [&](int fromStage, double dense, double expert) {
-        return st.zero >= fromStage ? dense / shardDense + expert / shardExpert : dense + expert;
+        return st.zero >= fromStage ? dense / groups.dense + expert / groups.expert : dense + expert;
     };
     c.paramsPerDevice = denseParams + expertParams;
     c.weights = shard(3, denseParams, expertParams) * weightB;
@@ -332,6 +336,33 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fw.fragmentation);
     c.overhead = opt.runtimeOverheadBytes;
     c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
+}
+
+} // namespace
+
+StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const StageLayerSums &s)
+{
+    StageCost c;
+    const StagePlan &st = *ctx.stage;
+    const CostOptions &opt = ctx.options;
+    const FrameworkProfile &fw = frameworkProfile(opt.framework);
+    const ShardGroups groups = shardGroups(st, std::max(ctx.dp, 1));
+    const double gradB = opt.gradBytesPerParam > 0 ? opt.gradBytesPerParam : fw.gradBytesPerParam;
+    const double weightB = ctx.model->bytesPerParam;
+    c.forward = s.forward;
+    c.backward = s.backward;
+    c.recompute = s.recompute;
+    addStageCollectives(c, st, g, s, fw);
+    addDataParallel(c, st, g, s, fw, opt, gradB, weightB);
+
+    // The optimizer step: memory-bound fused Adam on the local shard.
+    const bool shardOpt = st.zero >= 1;
+    const double localParams =
+        s.denseParams / (shardOpt ? groups.dense : 1) + s.expertParams / (shardOpt ? groups.expert : 1);
+    c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
+    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
+
+    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB);
     return c;
 }
 
@@ -484,32 +515,29 @@ std::string nonFiniteTerm(const StageCost &c)
     return {};
 }
 
-} // namespace
-
-Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &model, const CostOptions &options)
+// The memory of a device at pipeline position p: every chunk it holds; transient terms once.
+DeviceReport positionMemory(const std::vector<StageCost> &costs, int p, int depth)
 {
-    Report rep;
-    rep.reasons = planErrors(plan, topo, model);
-    if (!rep.reasons.empty())
-        return rep;
-    const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
-    for (size_t k = 0; k < costs.size(); ++k)
-        if (const std::string term = nonFiniteTerm(costs[k]); !term.empty())
-            rep.reasons.push_back("stage " + std::to_string(k) + " (layers " + std::to_string(plan.stages[k].firstLayer) +
-                                  "-" + std::to_string(plan.stages[k].endLayer - 1) + "): the " + term +
-                                  " (an input at the edge of its range: a link, device or efficiency too small?)");
-    if (!rep.reasons.empty())
-        return rep;  // feasible stays false; no non-finite number reaches the report
-    rep.iterationTime = iterationTime(costs, plan);
-    if (!std::isfinite(rep.iterationTime)) {
-        rep.reasons.push_back("the iteration time is not finite (too many micro-batches or stages for the per-stage times)");
-        rep.iterationTime = 0;
-        return rep;
+    DeviceReport mem;
+    for (size_t k = static_cast<size_t>(p); k < costs.size(); k += static_cast<size_t>(depth)) {
+        const StageCost &c = costs[k];
+        mem.weights += c.weights;
+        mem.gradients += c.gradients;
+        mem.optimizerState += c.optimizerState;
+        mem.stash += c.stash;
+        mem.activations = std::max(mem.activations, c.activations);
+        mem.overhead = c.overhead;
     }
+    mem.total = mem.weights + mem.gradients + mem.optimizerState + mem.stash + mem.activations + mem.overhead;
+    return mem;
+}
+
+// One line per stage, each with its bubble: the iteration less its position's busy time (the
+// sum of its chunks when interleaved).
+void addStageReports(Report &rep, const std::vector<StageCost> &costs, const Plan &plan)
+{
     const int depth = plan.pipelineDepth();
     const double m = plan.numMicroBatches();
-
-    // Busy time per physical position (sum of its chunks when interleaved).
     std::vector<double> busy(static_cast<size_t>(depth), 0.0);
     for (size_t k = 0; k < costs.size(); ++k)
         busy[k % static_cast<size_t>(depth)] += m * costs[k].perMicroBatch + costs[k].iterationExtra;
@@ -522,8 +550,14 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
         sr.bubble = std::max(0.0, rep.iterationTime - busy[k % static_cast<size_t>(depth)]);
         rep.stages.push_back(sr);
     }
+}
 
-    // Devices: memory of every chunk a device holds; transient terms counted once.
+// Every device's memory and place in the plan, the peak, the devices used and a reason for
+// each pipeline position that does not fit. Returns the sum of the used devices' peak FLOP/s.
+double addDeviceReports(Report &rep, const std::vector<StageCost> &costs, const Plan &plan, const Topology &topo,
+                        const CostOptions &options)
+{
+    const int depth = plan.pipelineDepth();
     rep.devices.resize(static_cast<size_t>(topo.deviceCount()));
     for (int d = 0; d < topo.deviceCount(); ++d) {
         rep.devices[static_cast<size_t>(d)].device = d;
@@ -532,17 +566,7 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
     }
     double peakSum = 0;
     for (int p = 0; p < depth; ++p) {
-        DeviceReport mem;
-        for (size_t k = static_cast<size_t>(p); k < costs.size(); k += static_cast<size_t>(depth)) {
-            const StageCost &c = costs[k];
-            mem.weights += c.weights;
-            mem.gradients += c.gradients;
-            mem.optimizerState += c.optimizerState;
-            mem.stash += c.stash;
-            mem.activations = std::max(mem.activations, c.activations);
-            mem.overhead = c.overhead;
-        }
-        mem.total = mem.weights + mem.gradients + mem.optimizerState + mem.stash + mem.activations + mem.overhead;
+        const DeviceReport mem = positionMemory(costs, p, depth);
         const StagePlan &st = plan.stages[static_cast<size_t>(p)];
         int worstDevice = -1;
         for (size_t r = 0; r < st.devices.size(); ++r) {
@@ -577,8 +601,12 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
                                   ", activations " + gb(mem.activations) + ")");
         }
     }
-    rep.feasible = rep.reasons.empty();
-    assert(!rep.feasible || (std::isfinite(rep.iterationTime) && std::isfinite(rep.peakMemoryBytes)));
+    return peakSum;
+}
+
+// Model FLOPs per iteration, samples and tokens per second, MFU over the used devices' peak.
+void setThroughput(Report &rep, const Plan &plan, const ModelProfile &model, double peakSum)
+{
     double flopsPerSample = 0;
     for (const LayerProfile &l : model.layers)
         flopsPerSample += l.fwdFlops + l.bwdFlops;
@@ -589,6 +617,35 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
         if (peakSum > 0)
             rep.mfu = rep.modelFlopsPerIteration / (rep.iterationTime * peakSum);
     }
+}
+
+} // namespace
+
+Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &model, const CostOptions &options)
+{
+    Report rep;
+    rep.reasons = planErrors(plan, topo, model);
+    if (!rep.reasons.empty())
+        return rep;
+    const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
+    for (size_t k = 0; k < costs.size(); ++k)
+        if (const std::string term = nonFiniteTerm(costs[k]); !term.empty())
+            rep.reasons.push_back("stage " + std::to_string(k) + " (layers " + std::to_string(plan.stages[k].firstLayer) +
+                                  "-" + std::to_string(plan.stages[k].endLayer - 1) + "): the " + term +
+                                  " (an input at the edge of its range: a link, device or efficiency too small?)");
+    if (!rep.reasons.empty())
+        return rep;  // feasible stays false; no non-finite number reaches the report
+    rep.iterationTime = iterationTime(costs, plan);
+    if (!std::isfinite(rep.iterationTime)) {
+        rep.reasons.push_back("the iteration time is not finite (too many micro-batches or stages for the per-stage times)");
+        rep.iterationTime = 0;
+        return rep;
+    }
+    addStageReports(rep, costs, plan);
+    const double peakSum = addDeviceReports(rep, costs, plan, topo, options);
+    rep.feasible = rep.reasons.empty();
+    assert(!rep.feasible || (std::isfinite(rep.iterationTime) && std::isfinite(rep.peakMemoryBytes)));
+    setThroughput(rep, plan, model, peakSum);
     return rep;
 }
 

@@ -60,16 +60,11 @@ LayerProfile embeddingLayer(const ModelConfig &m, const Dims &d)
     return l;
 }
 
-LayerProfile blockLayer(const Dims &d, int index)
+// A block's parameters: column-parallel linears (QKV, MLP up/gate) split weight and bias
+// across TP; row-parallel ones (attention out, MLP down) split the weight, replicate the bias.
+void blockParameters(const Dims &d, LayerProfile &l)
 {
-    LayerProfile l;
-    l.name = "block" + std::to_string(index);
-    l.kind = d.moe ? LayerKind::Moe : LayerKind::Transformer;
-    const double s = d.s, h = d.h;
-
-    // --- parameters ----------------------------------------------------------------------
-    // Column-parallel linears (QKV, MLP up/gate) split weight and bias across TP;
-    // row-parallel ones (attention out, MLP down) split the weight, replicate the bias.
+    const double h = d.h;
     const double qkv = h * (h + 2 * d.hkv) + (d.bias ? h + 2 * d.hkv : 0);
     const double out = h * h;
     const double outBias = d.bias ? h : 0;
@@ -89,19 +84,32 @@ LayerProfile blockLayer(const Dims &d, int index)
         l.tpParams = qkv + out + mlpMatrices + mlpColBias;
         l.activeParams = l.params;
     }
+}
 
-    // --- FLOPs per sequence --------------------------------------------------------------
+// The core attention's forward FLOPs per sequence: QK^T and PV.
+double coreAttentionFlops(double s, double h) { return 2 * (2 * s * s * h); }
+
+// A block's model FLOPs per sequence.
+void blockFlops(const Dims &d, LayerProfile &l)
+{
+    const double s = d.s, h = d.h;
     // Model FLOPs, the same with flash attention: its backward also recomputes QK^T (Dao et
     // al. 2022, Alg. 4; +2s^2h per block), hardware work that MFU does not count and that we
     // leave out of the time as well (docs/cost-model.md).
     const double projections = 2 * s * h * (h + 2 * d.hkv) + 2 * s * h * h;  // Q,K,V + O
-    const double attention = 2 * (2 * s * s * h);                          // QK^T and PV
+    const double attention = coreAttentionFlops(s, h);
     const double mlpPerExpert = 2 * s * h * d.f * (d.gated ? 3 : 2);
     const double mlp = d.moe ? d.k * mlpPerExpert + 2 * s * h * d.e : mlpPerExpert;
     l.fwdFlops = projections + attention + mlp;
     l.bwdFlops = 2 * l.fwdFlops;
+}
 
-    // --- executed work by operator (docs/cost-model.md, "Compute from shapes") ------------
+// A block's executed work by operator (docs/cost-model.md, "Compute from shapes"): its GEMMs,
+// the fused attention's FLOPs and the memory-bound kernels' bytes.
+void blockOperators(const Dims &d, LayerProfile &l)
+{
+    const double s = d.s, h = d.h;
+    const double attention = coreAttentionFlops(s, h);
     using Split = GemmShape::Split;
     const double dh = d.a > 0 ? h / d.a : h;
     l.gemms.push_back({1, h + 2 * d.hkv, h, 1, Split::Column, false, false});  // QKV
@@ -136,8 +144,12 @@ LayerProfile blockLayer(const Dims &d, int index)
     l.elementwiseTpBytes = s * ((d.moe ? d.k : 1) * ACT_BYTES * (d.gated ? 3 : 2) * d.f +
                                 (d.rotary ? 2 * ACT_BYTES * (h + d.hkv) : 0) +
                                 (d.flash ? 0 : 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0)));
+}
 
-    // --- activations saved for backward (bytes per sequence) -------------------------------
+// A block's activations saved for backward (bytes per sequence).
+void blockStash(const Dims &d, LayerProfile &l)
+{
+    const double s = d.s, h = d.h;
     // Replicated across TP (divided only by sequence parallelism): the inputs of the two
     // norms, the inputs of the QKV and first MLP (or router) matmuls (the norm outputs), and
     // the two 1-byte dropout masks after attention and MLP: 8sh (+2sh) = Korthikanti's 10sh.
@@ -172,7 +184,12 @@ LayerProfile blockLayer(const Dims &d, int index)
     l.stashTpBytes = tp;
     l.recomputeStashBytes = ACT_BYTES * s * h;  // the block input
     l.outputBytes = ACT_BYTES * s * h;
+}
 
+// A block's transient peak and its communication per sequence per forward.
+void blockWorkingAndComm(const Dims &d, LayerProfile &l)
+{
+    const double s = d.s, h = d.h;
     // Transient peak: the largest intermediate together with its gradient in backward
     // (attention scores a*s^2, the MLP's inner activation, or the QKV output). Flash
     // attention keeps its score tiles in on-chip SRAM: no s x s term; its FP32 dQ
@@ -185,6 +202,18 @@ LayerProfile blockLayer(const Dims &d, int index)
     l.tpAllReduceBytes = 2 * ACT_BYTES * s * h;             // attention out + MLP out
     l.epAllToAllBytes = d.moe ? 2 * d.k * s * h * ACT_BYTES : 0;  // dispatch + combine
     l.cpExchangeBytes = 2 * s * d.hkv * ACT_BYTES;          // K and V around the ring
+}
+
+LayerProfile blockLayer(const Dims &d, int index)
+{
+    LayerProfile l;
+    l.name = "block" + std::to_string(index);
+    l.kind = d.moe ? LayerKind::Moe : LayerKind::Transformer;
+    blockParameters(d, l);
+    blockFlops(d, l);
+    blockOperators(d, l);
+    blockStash(d, l);
+    blockWorkingAndComm(d, l);
     return l;
 }
 

@@ -276,7 +276,10 @@ std::string validate(const ModelConfig &m)
     return findProblem(m).reason;
 }
 
-ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
+namespace {
+
+// Every key of `j` is a known one; a "format" is "nest-model".
+void checkModelKeys(const Json &j, const std::string &path)
 {
     requireObject(j, path);
     for (const auto &[key, value] : j.items()) {
@@ -292,7 +295,12 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
         if (format != "nest-model")
             throw JsonError(childPath(path, "format"), "expected \"nest-model\", found \"" + format + "\"");
     }
+}
 
+// Where the fields start from: the named preset (its family possibly changed), or the
+// family's defaults, which need the sizes without a sensible default.
+ModelConfig modelBase(const Json &j, const std::string &path)
+{
     ModelConfig m;
     if (has(j, "preset")) {
         auto preset = modelPreset(getString(j, "preset", path));
@@ -306,27 +314,27 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
             if (followsFamily)
                 m.flashAttention = familyDefaults(m.family).flashAttention;
         }
-    } else {
-        const std::string family = getString(j, "family", path);
-        const auto &fams = modelFamilies();
-        if (std::find(fams.begin(), fams.end(), family) == fams.end())
-            throw JsonError(childPath(path, "family"),
-                            "unknown family '" + family + "' (known: gpt, llama, mixtral, bert)");
-        m = familyDefaults(family);
-        m.name = family;
-        // Sizes without a sensible default are required.
-        for (const char *key : {"layers", "hidden", "heads", "vocab"})
-            requireKey(j, key, path);
-        if (family == "llama" || family == "mixtral")
-            requireKey(j, "ffn_hidden", path);
+        return m;
     }
+    const std::string family = getString(j, "family", path);
+    const auto &fams = modelFamilies();
+    if (std::find(fams.begin(), fams.end(), family) == fams.end())
+        throw JsonError(childPath(path, "family"), "unknown family '" + family + "' (known: gpt, llama, mixtral, bert)");
+    m = familyDefaults(family);
+    m.name = family;
+    for (const char *key : {"layers", "hidden", "heads", "vocab"})
+        requireKey(j, key, path);
+    if (family == "llama" || family == "mixtral")
+        requireKey(j, "ffn_hidden", path);
+    return m;
+}
 
-    m.name = getString(j, "name", path, m.name);
-    if (m.name.empty())
-        throw JsonError(childPath(path, "name"), "must not be empty");
-    // Defaults that follow other fields: a preset's multi-head attention (kv == heads), its
-    // 4h MLP and its position table sized to the sequence keep following when those fields
-    // are overridden; otherwise the preset's own value stays.
+// The architecture's fields over `m`. Defaults that follow other fields: a preset's
+// multi-head attention (kv == heads), its 4h MLP and its position table sized to the
+// sequence keep following when those fields are overridden; otherwise the preset's own
+// value stays.
+void readArchitecture(const Json &j, const std::string &path, ModelConfig &m)
+{
     const ModelConfig before = m;
     const bool learnedPositions = m.family == "gpt" || m.family == "bert";
     m.layers = readSize(j, "layers", path, m.layers);
@@ -349,8 +357,7 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
     if (has(j, "norm")) {
         const std::string norm = getString(j, "norm", path);
         if (norm != "layernorm" && norm != "rmsnorm")
-            throw JsonError(childPath(path, "norm"),
-                            "expected \"layernorm\" or \"rmsnorm\", found \"" + norm + "\"");
+            throw JsonError(childPath(path, "norm"), "expected \"layernorm\" or \"rmsnorm\", found \"" + norm + "\"");
         m.rmsNorm = norm == "rmsnorm";
     }
     if (has(j, "max_positions")) {
@@ -363,21 +370,36 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
     if (learnedPositions && !has(j, "max_positions") &&
         (before.maxPositions == 0 || before.maxPositions == before.seqLength))
         m.maxPositions = m.seqLength;
-    m.globalBatch = readSize(j, "global_batch", path, m.globalBatch);
-    // A preset's citation stays only while its architecture does (the attention kernel is
-    // not architecture).
+}
+
+// A preset's citation stays only while its architecture does (the attention kernel is not
+// architecture); a file's own "source" wins.
+std::string modelSource(const Json &j, const std::string &path, const ModelConfig &m)
+{
     bool architectureChanged = false;
     for (const auto &[key, value] : j.items())
         architectureChanged = architectureChanged ||
                               !(key == "format" || key == "preset" || key == "name" || key == "source" ||
                                 key == "comment" || key == "seq_length" || key == "global_batch" ||
                                 key == "flash_attention");
-    const std::string inherited =
-        !has(j, "preset")     ? std::string()
-        : architectureChanged ? "overrides of preset " + getString(j, "preset", path)
-                              : m.source;
-    m.source = getString(j, "source", path, inherited);
+    const std::string inherited = !has(j, "preset")     ? std::string()
+                                  : architectureChanged ? "overrides of preset " + getString(j, "preset", path)
+                                                        : m.source;
+    return getString(j, "source", path, inherited);
+}
 
+} // namespace
+
+ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
+{
+    checkModelKeys(j, path);
+    ModelConfig m = modelBase(j, path);
+    m.name = getString(j, "name", path, m.name);
+    if (m.name.empty())
+        throw JsonError(childPath(path, "name"), "must not be empty");
+    readArchitecture(j, path, m);
+    m.globalBatch = readSize(j, "global_batch", path, m.globalBatch);
+    m.source = modelSource(j, path, m);
     if (const ConfigProblem p = findProblem(m); !p.reason.empty())
         throw JsonError(childPath(path, p.key), p.reason);
     return m;

@@ -47,13 +47,14 @@ int Plan::deviceCount() const
     return n;
 }
 
-std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, const ModelProfile &model)
+namespace {
+
+// The plan-wide scalars: sizes at least 1, the batch divisible, the schedule's depth. False
+// at the first group of problems that makes the stages meaningless to check.
+bool addShapeErrors(std::vector<std::string> &errors, const Plan &plan, const ModelProfile &model, int devices)
 {
-    std::vector<std::string> errors;
     auto add = [&](std::string e) { errors.push_back(std::move(e)); };
-    const int layers = model.layerCount();
-    const int devices = topo.deviceCount();
-    if (layers == 0)
+    if (model.layerCount() == 0)
         add("the model has no layers");
     if (devices == 0)
         add("the cluster has no devices");
@@ -66,7 +67,7 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
     if (plan.virtualStages < 1)
         add("virtual_stages must be at least 1");
     if (!errors.empty())
-        return errors;
+        return false;
     if (plan.globalBatch % (plan.microBatch * plan.dp) != 0)
         add("global_batch " + std::to_string(plan.globalBatch) + " is not a multiple of micro_batch x dp = " +
             std::to_string(plan.microBatch * plan.dp));
@@ -75,7 +76,7 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
             std::to_string(model.seqLength) + " (build the model with the plan's sequence length)");
     if (plan.stages.empty()) {
         add("the plan has no stages");
-        return errors;
+        return false;
     }
     const int k = static_cast<int>(plan.stages.size());
     if (plan.schedule == Schedule::Interleaved) {
@@ -87,70 +88,98 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
             toString(plan.schedule) + ")");
     }
     if (!errors.empty())
-        return errors;
-    const int depth = plan.pipelineDepth();
-    if (plan.schedule == Schedule::Interleaved && plan.virtualStages > 1 && depth < 2)
+        return false;
+    if (plan.schedule == Schedule::Interleaved && plan.virtualStages > 1 && plan.pipelineDepth() < 2)
         add("the interleaved schedule needs a pipeline of at least 2 stages (with one, every chunk would "
             "send its activations to itself)");
-    int expectFirst = 0;
-    std::vector<char> used(static_cast<size_t>(devices), 0);
-    for (int s = 0; s < k; ++s) {
-        const StagePlan &st = plan.stages[s];
-        const std::string name = "stage " + std::to_string(s);
-        if (st.firstLayer != expectFirst)
-            add(name + " starts at layer " + std::to_string(st.firstLayer) + ", expected " +
-                std::to_string(expectFirst) + " (stages must cover the layers in order)");
-        if (st.endLayer <= st.firstLayer)
-            add(name + " has no layers");
-        expectFirst = st.endLayer;
-        // The choice's own rules (StageConfig), the same PlanSpace's candidates obey.
-        for (const std::string &problem : st.problems(model.heads, model.numExperts, plan.seqLength, plan.dp))
-            add(name + ": " + problem);
-        if (st.tp < 1 || st.cp < 1 || st.ep < 1)
-            continue;
-        if (static_cast<int>(st.devices.size()) != plan.dp) {
-            add(name + " lists " + std::to_string(st.devices.size()) + " replicas, dp is " +
-                std::to_string(plan.dp));
+    return true;
+}
+
+// Stage s's device matrix: dp replicas of tp x cp devices of the cluster; true when it is
+// well formed (its devices can then be checked for reuse).
+bool devicesWellFormed(std::vector<std::string> &errors, const Plan &plan, const StagePlan &st,
+                       const std::string &name, int devices)
+{
+    if (static_cast<int>(st.devices.size()) != plan.dp) {
+        errors.push_back(name + " lists " + std::to_string(st.devices.size()) + " replicas, dp is " +
+                         std::to_string(plan.dp));
+        return false;
+    }
+    bool rowsOk = true;
+    for (size_t r = 0; r < st.devices.size(); ++r) {
+        if (static_cast<int>(st.devices[r].size()) != st.width()) {
+            errors.push_back(name + " replica " + std::to_string(r) + " lists " + std::to_string(st.devices[r].size()) +
+                             " devices, tp x cp is " + std::to_string(st.width()));
+            rowsOk = false;
             continue;
         }
-        bool rowsOk = true;
-        for (size_t r = 0; r < st.devices.size(); ++r) {
-            if (static_cast<int>(st.devices[r].size()) != st.width()) {
-                add(name + " replica " + std::to_string(r) + " lists " + std::to_string(st.devices[r].size()) +
-                    " devices, tp x cp is " + std::to_string(st.width()));
+        for (int d : st.devices[r]) {
+            if (d < 0 || d >= devices) {
+                errors.push_back(name + " uses device " + std::to_string(d) + ", the cluster has devices 0.." +
+                                 std::to_string(devices - 1));
                 rowsOk = false;
-                continue;
-            }
-            for (int d : st.devices[r]) {
-                if (d < 0 || d >= devices) {
-                    add(name + " uses device " + std::to_string(d) + ", the cluster has devices 0.." +
-                        std::to_string(devices - 1));
-                    rowsOk = false;
-                }
-            }
-        }
-        if (!rowsOk)
-            continue;
-        if (s >= depth) {
-            if (st.devices != plan.stages[s % depth].devices)
-                add(name + " must run on the devices of stage " + std::to_string(s % depth) +
-                    " (interleaved: stage k uses the devices of stage k mod pipeline depth)");
-            continue;
-        }
-        for (const auto &row : st.devices) {
-            for (int d : row) {
-                if (used[static_cast<size_t>(d)])
-                    add("device " + std::to_string(d) + " is used twice (" + name + ")");
-                used[static_cast<size_t>(d)] = 1;
             }
         }
     }
+    return rowsOk;
+}
+
+// Stage s: its layers follow the previous stage's (expectFirst is advanced), its choice obeys
+// StageConfig's rules, its devices are well formed, and a physical stage's devices are used
+// by no other stage (`used`); an interleaved chunk runs on its position's devices.
+void addStageErrors(std::vector<std::string> &errors, const Plan &plan, const ModelProfile &model, int s,
+                    int &expectFirst, std::vector<char> &used, int devices)
+{
+    const StagePlan &st = plan.stages[s];
+    const int depth = plan.pipelineDepth();
+    const std::string name = "stage " + std::to_string(s);
+    if (st.firstLayer != expectFirst)
+        errors.push_back(name + " starts at layer " + std::to_string(st.firstLayer) + ", expected " +
+                         std::to_string(expectFirst) + " (stages must cover the layers in order)");
+    if (st.endLayer <= st.firstLayer)
+        errors.push_back(name + " has no layers");
+    expectFirst = st.endLayer;
+    // The choice's own rules (StageConfig), the same PlanSpace's candidates obey.
+    for (const std::string &problem : st.problems(model.heads, model.numExperts, plan.seqLength, plan.dp))
+        errors.push_back(name + ": " + problem);
+    if (st.tp < 1 || st.cp < 1 || st.ep < 1)
+        return;
+    if (!devicesWellFormed(errors, plan, st, name, devices))
+        return;
+    if (s >= depth) {
+        if (st.devices != plan.stages[s % depth].devices)
+            errors.push_back(name + " must run on the devices of stage " + std::to_string(s % depth) +
+                             " (interleaved: stage k uses the devices of stage k mod pipeline depth)");
+        return;
+    }
+    for (const auto &row : st.devices) {
+        for (int d : row) {
+            if (used[static_cast<size_t>(d)])
+                errors.push_back("device " + std::to_string(d) + " is used twice (" + name + ")");
+            used[static_cast<size_t>(d)] = 1;
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, const ModelProfile &model)
+{
+    std::vector<std::string> errors;
+    const int layers = model.layerCount();
+    const int devices = topo.deviceCount();
+    if (!addShapeErrors(errors, plan, model, devices))
+        return errors;
+    int expectFirst = 0;
+    std::vector<char> used(static_cast<size_t>(devices), 0);
+    for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s)
+        addStageErrors(errors, plan, model, s, expectFirst, used, devices);
     if (expectFirst < layers)
-        add("the stages end at layer " + std::to_string(expectFirst) + ", the model has " +
-            std::to_string(layers) + " layers");
+        errors.push_back("the stages end at layer " + std::to_string(expectFirst) + ", the model has " +
+                         std::to_string(layers) + " layers");
     else if (expectFirst > layers)
-        add("the stages reach layer " + std::to_string(expectFirst) + ", the model has only " +
-            std::to_string(layers));
+        errors.push_back("the stages reach layer " + std::to_string(expectFirst) + ", the model has only " +
+                         std::to_string(layers));
     return errors;
 }
 

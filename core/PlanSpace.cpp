@@ -16,6 +16,117 @@ std::vector<int> sortedUnique(std::vector<int> v)
     return v;
 }
 
+// What makes the inputs unsearchable before any candidate is listed; empty when nothing.
+std::string inputProblem(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                         int globalBatch)
+{
+    if (topo.deviceCount() < 1)
+        return "the cluster has no devices";
+    if (model.layerCount() < 1)
+        return "the model has no layers";
+    if (options.seqLength > 0 && options.seqLength != model.seqLength)
+        return "sequence length " + std::to_string(options.seqLength) + " differs from the model profile's " +
+               std::to_string(model.seqLength) + " (build the model with the sequence length to search)";
+    if (globalBatch < 1)
+        return "the global batch must be at least 1";
+    return {};
+}
+
+// Context-parallel candidates that divide the sequence and leave each rank enough tokens.
+std::vector<int> contextCandidates(const SearchOptions &options, int seqLength)
+{
+    std::vector<int> out;
+    for (int cp : sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1} : options.cpCandidates)) {
+        if (cp > 1 && (!StageConfig::cpDividesSequence(cp, seqLength) ||
+                       (options.cpMinTokensPerRank > 0 && seqLength / cp < options.cpMinTokensPerRank)))
+            continue;
+        out.push_back(cp);
+    }
+    return out;
+}
+
+// The recompute modes to try, sorted and distinct; none alone when recompute is off.
+std::vector<Recompute> recomputeCandidates(const SearchOptions &options)
+{
+    std::vector<Recompute> out;
+    if (options.allowRecompute) {
+        out = options.recomputeModes;
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+    }
+    if (out.empty())
+        out = {Recompute::None};
+    return out;
+}
+
+template <typename T>
+std::vector<T> sortedDistinct(std::vector<T> v)
+{
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
+// Transformer / MoE blocks between the leading and trailing other layers (embedding,
+// head): what the interleaved chunks divide (as buildUniformPlan does).
+struct BlockSpan {
+    int leadLayers = 0, blocks = 0;
+};
+BlockSpan blockSpan(const ModelProfile &model)
+{
+    const int layers = model.layerCount();
+    const auto isBlock = [&](int i) {
+        return model.layers[i].kind == LayerKind::Transformer || model.layers[i].kind == LayerKind::Moe;
+    };
+    int lead = 0, tail = layers;
+    while (lead < layers && !isBlock(lead))
+        ++lead;
+    while (tail > lead && !isBlock(tail - 1))
+        --tail;
+    return {lead < tail ? lead : 0, lead < tail ? tail - lead : layers};
+}
+
+// The outer points (micro-batch, data-parallel degree, schedule, layout) whose micro-batches
+// divide the global batch, ordered by (positions, micro-batch, schedule, layout).
+std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBatch, int devices)
+{
+    const std::vector<Schedule> schedules = sortedDistinct(options.schedules);
+    const std::vector<Layout> layouts = sortedDistinct(options.layouts);
+    std::vector<OuterConfig> configs;
+    for (int mb : sortedUnique(options.microBatches)) {
+        if (globalBatch % mb != 0)
+            continue;
+        for (int dp = 1; dp <= devices; ++dp) {
+            if (globalBatch % (mb * dp) != 0)
+                continue;
+            if (!options.dpCandidates.empty() &&
+                std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) == options.dpCandidates.end())
+                continue;
+            for (Schedule s : schedules) {
+                for (Layout l : layouts) {
+                    // With one replica both layouts are the same plans: search it once,
+                    // under whichever layout is listed first.
+                    if (dp == 1 && l != layouts.front())
+                        continue;
+                    OuterConfig c;
+                    c.microBatch = mb;
+                    c.schedule = s;
+                    c.dp = dp;
+                    c.layout = l;
+                    c.numMicroBatches = globalBatch / (mb * dp);
+                    c.positions = devices / dp;
+                    configs.push_back(c);
+                }
+            }
+        }
+    }
+    std::stable_sort(configs.begin(), configs.end(), [](const OuterConfig &a, const OuterConfig &b) {
+        return std::make_tuple(a.positions, a.microBatch, static_cast<int>(a.schedule), static_cast<int>(a.layout)) <
+               std::make_tuple(b.positions, b.microBatch, static_cast<int>(b.schedule), static_cast<int>(b.layout));
+    });
+    return configs;
+}
+
 } // namespace
 
 const char *toString(Layout l)
@@ -38,60 +149,25 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
     for (int i = 0; i < layers; ++i)
         m_moePrefix[i + 1] = m_moePrefix[i] + (model.layers[i].kind == LayerKind::Moe ? 1 : 0);
 
-    const int n = topo.deviceCount();
-    if (n < 1) {
-        m_problem = "the cluster has no devices";
+    m_problem = inputProblem(topo, model, options, m_globalBatch);
+    if (!m_problem.empty())
         return;
-    }
-    if (layers < 1) {
-        m_problem = "the model has no layers";
-        return;
-    }
-    if (options.seqLength > 0 && options.seqLength != model.seqLength) {
-        m_problem = "sequence length " + std::to_string(options.seqLength) +
-                    " differs from the model profile's " + std::to_string(model.seqLength) +
-                    " (build the model with the sequence length to search)";
-        return;
-    }
-    if (m_globalBatch < 1) {
-        m_problem = "the global batch must be at least 1";
-        return;
-    }
 
     // The candidate lists under the model's constraints (PlanSpace.h).
     for (int tp : sortedUnique(options.tpCandidates))
         if (StageConfig::tpDividesHeads(tp, model.heads))
             m_tps.push_back(tp);
-    for (int cp : sortedUnique(options.cpCandidates.empty() ? std::vector<int>{1} : options.cpCandidates)) {
-        if (cp > 1 && (!StageConfig::cpDividesSequence(cp, m_seqLength) ||
-                       (options.cpMinTokensPerRank > 0 && m_seqLength / cp < options.cpMinTokensPerRank)))
-            continue;
-        m_cps.push_back(cp);
-    }
-    if (options.allowRecompute) {
-        m_recomputes = options.recomputeModes;
-        std::sort(m_recomputes.begin(), m_recomputes.end());
-        m_recomputes.erase(std::unique(m_recomputes.begin(), m_recomputes.end()), m_recomputes.end());
-    }
-    if (m_recomputes.empty())
-        m_recomputes = {Recompute::None};
+    m_cps = contextCandidates(options, m_seqLength);
+    m_recomputes = recomputeCandidates(options);
     for (int v : sortedUnique(options.virtualStages))
         if (v >= 2)
             m_depths.push_back(v);
-    // Transformer / MoE blocks between the leading and trailing other layers (embedding,
-    // head): what the interleaved chunks divide (as buildUniformPlan does).
-    const auto isBlock = [&](int i) {
-        return model.layers[i].kind == LayerKind::Transformer || model.layers[i].kind == LayerKind::Moe;
-    };
-    int lead = 0, tail = layers;
-    while (lead < layers && !isBlock(lead))
-        ++lead;
-    while (tail > lead && !isBlock(tail - 1))
-        --tail;
-    m_leadLayers = lead < tail ? lead : 0;
-    m_blocks = lead < tail ? tail - lead : layers;
+    const BlockSpan blocks = blockSpan(model);
+    m_leadLayers = blocks.leadLayers;
+    m_blocks = blocks.blocks;
 
     // Widths with at least one valid (tp, cp) split.
+    const int n = topo.deviceCount();
     std::vector<int> widths;
     for (int tp : m_tps)
         for (int cp : m_cps)
@@ -113,49 +189,7 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
         m_problem = "no tensor/context-parallel width fits the cluster and the model's heads";
         return;
     }
-
-    std::vector<int> mbs = sortedUnique(options.microBatches);
-    std::vector<Schedule> schedules = options.schedules;
-    std::sort(schedules.begin(), schedules.end());
-    schedules.erase(std::unique(schedules.begin(), schedules.end()), schedules.end());
-    std::vector<Layout> layouts = options.layouts;
-    std::sort(layouts.begin(), layouts.end());
-    layouts.erase(std::unique(layouts.begin(), layouts.end()), layouts.end());
-
-    for (int mb : mbs) {
-        if (m_globalBatch % mb != 0)
-            continue;
-        for (int dp = 1; dp <= n; ++dp) {
-            if (m_globalBatch % (mb * dp) != 0)
-                continue;
-            if (!options.dpCandidates.empty() &&
-                std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) ==
-                    options.dpCandidates.end())
-                continue;
-            for (Schedule s : schedules) {
-                for (Layout l : layouts) {
-                    // With one replica both layouts are the same plans: search it once,
-                    // under whichever layout is listed first.
-                    if (dp == 1 && l != layouts.front())
-                        continue;
-                    OuterConfig c;
-                    c.microBatch = mb;
-                    c.schedule = s;
-                    c.dp = dp;
-                    c.layout = l;
-                    c.numMicroBatches = m_globalBatch / (mb * dp);
-                    c.positions = n / dp;
-                    m_configs.push_back(c);
-                }
-            }
-        }
-    }
-    std::stable_sort(m_configs.begin(), m_configs.end(), [](const OuterConfig &a, const OuterConfig &b) {
-        return std::make_tuple(a.positions, a.microBatch, static_cast<int>(a.schedule),
-                               static_cast<int>(a.layout)) <
-               std::make_tuple(b.positions, b.microBatch, static_cast<int>(b.schedule),
-                               static_cast<int>(b.layout));
-    });
+    m_configs = outerConfigs(options, m_globalBatch, n);
     if (m_configs.empty())
         m_problem = "no (micro-batch, data-parallel degree) divides the global batch of " +
                     std::to_string(m_globalBatch);

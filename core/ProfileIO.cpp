@@ -354,6 +354,161 @@ struct ArtifactNode {
     bool tp = false;
 };
 
+// The tensor width to read from "nodes": "1", else the smallest listed.
+int artifactWidth(const Json &nodes)
+{
+    int width = 0;
+    for (const auto &[key, value] : nodes.items()) {
+        // Digits only: std::stoi also takes " 1" and "+1", whose keys are not "1".
+        int t = 0;
+        const bool digits = !key.empty() && key.size() <= 9 &&
+                            std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (digits && key[0] != '0')
+            t = std::stoi(key);
+        if (t == 0)
+            throw JsonError(childPath("nodes", key), "keys must be tensor widths (1, 2, 4, ...)");
+        if (width == 0 || t < width)
+            width = t;
+    }
+    return width;
+}
+
+// The layer nodes at `nodesPath`, sorted by id; ids must run -1 (embedding, optional), 0, 1,
+// ..., L-1.
+std::vector<ArtifactNode> artifactNodes(const Json &list, const std::string &nodesPath)
+{
+    requireArray(list, nodesPath);
+    if (list.empty())
+        throw JsonError(nodesPath, "must list at least one layer");
+    if (list.size() > static_cast<size_t>(limits::profileLayers.max))
+        throw JsonError(nodesPath, "has " + std::to_string(list.size()) + " layers, more than the limit (" +
+                                       describeRange(limits::profileLayers) + ")");
+    std::vector<ArtifactNode> parsed;
+    std::set<long long> ids;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const std::string path = childPath(nodesPath, i);
+        ArtifactNode n;
+        n.id = getInt(list[i], "id", path, -1, MAX_SIZE);
+        if (!ids.insert(n.id).second)
+            throw JsonError(childPath(path, "id"), "duplicate id " + std::to_string(n.id));
+        n.parameterSize = bounded(list[i], "parameterSize", path, limits::layerBytes);
+        n.activationSize = bounded(list[i], "activationSize", path, limits::layerBytes);
+        n.fw = bounded(list[i], "optimalLatencyFw", path, limits::layerTimeMs);
+        n.bw = bounded(list[i], "optimalLatencyBw", path, limits::layerTimeMs);
+        n.tp = getBool(list[i], "isTensorParallelized", path, false);
+        parsed.push_back(n);
+    }
+    std::sort(parsed.begin(), parsed.end(), [](const ArtifactNode &a, const ArtifactNode &b) { return a.id < b.id; });
+    const long long firstId = parsed.front().id;
+    for (size_t i = 0; i < parsed.size(); ++i)
+        if (parsed[i].id != firstId + static_cast<long long>(i) || firstId > 0)
+            throw JsonError(nodesPath, "layer ids must run -1 (embedding), 0, 1, ... without gaps");
+    return parsed;
+}
+
+// Pipeline boundary sizes from the chain edges id -> id+1 (bytes per micro-batch), by source id.
+std::map<long long, double> artifactChainEdges(const Json &j, const std::string &tKey)
+{
+    std::map<long long, double> edgeOut;
+    if (!has(j, "edges") || !j.at("edges").contains(tKey))
+        return edgeOut;
+    const Json &edges = j.at("edges").at(tKey);
+    const std::string edgesPath = "edges." + tKey;
+    requireArray(edges, edgesPath);
+    for (size_t i = 0; i < edges.size(); ++i) {
+        const std::string path = childPath(edgesPath, i);
+        const long long src = getInt(edges[i], "sourceId", path, -1, MAX_SIZE);
+        const long long dst = getInt(edges[i], "destId", path, -1, MAX_SIZE);
+        const double cost = bounded(edges[i], "communicationCost", path, limits::layerBytes);
+        if (dst == src + 1)
+            edgeOut[src] = cost;
+    }
+    return edgeOut;
+}
+
+// The micro-batch size and the sequence length: from the file name (..._mbs_N_sl_N_...) as
+// the artifact names its inputs, else 4096 / mbsInBatch and the caller's hint (noted in
+// p.notes); p.seqLength and p.globalBatch are set. Returns the micro-batch size.
+int artifactBatchShape(const Json &j, const std::string &fileName, std::optional<int> seqLengthHint,
+                       ModelProfile &p)
+{
+    std::optional<int> mbs = numberInName(fileName, "mbs");
+    const double mbsInBatch = getPositive(j, "mbsInBatch", "", 0 + ARTIFACT_GLOBAL_BATCH);
+    if (!mbs) {
+        const double guess = ARTIFACT_GLOBAL_BATCH / mbsInBatch;
+        if (guess < 1 || std::floor(guess) != guess)
+            throw JsonError("mbsInBatch", "cannot derive the micro-batch size (4096 / " + j.at("mbsInBatch").dump() +
+                                              " is not a whole number)");
+        mbs = static_cast<int>(guess);
+        p.notes.push_back("micro-batch size " + std::to_string(*mbs) +
+                          " taken as 4096 / mbsInBatch (not in the file name)");
+    }
+    std::optional<int> seq = numberInName(fileName, "sl");
+    if (!seq)
+        seq = seqLengthHint;
+    if (!seq || *seq <= 0)
+        throw JsonError("", "the sequence length is not known: name the file ..._sl_N_... "
+                            "as the artifact does, or give it explicitly (--seq)");
+    requireInRange(*mbs, limits::microBatch, "micro-batch size (mbs)");
+    requireInRange(*seq, limits::seqLength, "sequence length (sl)");
+    const double mb = *mbs;
+    requireInRange(std::round(mb * mbsInBatch), limits::batch, "mbsInBatch");
+    p.seqLength = *seq;
+    p.globalBatch = static_cast<int>(std::llround(mb * mbsInBatch));
+    return *mbs;
+}
+
+// One layer from its node, read at tensor width `width` for micro-batches of `mb` samples
+// and scaled back to width 1 and one sample.
+LayerProfile artifactLayer(const ArtifactNode &n, int width, double mb, bool moe, double bytesPerParam,
+                           const std::map<long long, double> &edgeOut)
+{
+    LayerProfile l;
+    l.kind = n.id < 0 ? LayerKind::Embedding : moe ? LayerKind::Moe : LayerKind::Transformer;
+    l.name = n.id < 0 ? "embedding" : "block" + std::to_string(n.id);
+    const double scale = n.tp ? width : 1;
+    l.measuredFwdTime = n.fw * MS * width / mb;
+    l.measuredBwdTime = n.bw * MS * width / mb;
+    l.params = n.parameterSize * scale / bytesPerParam;
+    l.tpParams = n.tp || width == 1 ? l.params : 0;
+    l.activeParams = l.params;
+    l.stashTpBytes = n.activationSize * scale / mb;
+    const auto out = edgeOut.find(n.id);
+    const auto in = edgeOut.find(n.id - 1);
+    double outBytes = 0;
+    if (out != edgeOut.end())
+        outBytes = out->second;
+    else if (in != edgeOut.end())
+        outBytes = in->second;  // the last layer: same size as its input
+    l.outputBytes = outBytes / mb;
+    const double inBytes = in != edgeOut.end() ? in->second / mb : l.outputBytes;
+    l.recomputeStashBytes = n.id < 0 ? l.stashTpBytes : inBytes;
+    return l;
+}
+
+// What the layers imply about the model: the hidden size from the last pipeline edge, the
+// experts of a MoE model.
+void artifactModelShape(ModelProfile &p, bool moe, const std::string &fileName, long long epDegree)
+{
+    if (!p.layers.empty() && p.layers.back().outputBytes > 0) {
+        // Plausible only when whole and at least 64 (the Mixtral inputs' 1 MiB edges are
+        // not s*h*2 and give 32).
+        const double h = p.layers.back().outputBytes / (2.0 * p.seqLength);
+        if (h >= 64 && std::floor(h) == h)
+            p.hidden = static_cast<int>(h);
+        else
+            p.notes.push_back("pipeline edge of " + std::to_string(p.layers.back().outputBytes) +
+                              " B per sample is not 2*s*h: hidden size unknown");
+    }
+    if (moe) {
+        const bool mixtral = fileName.find("mixtral") != std::string::npos;
+        p.numExperts = mixtral ? 8 : static_cast<int>(epDegree);
+        p.topK = mixtral ? 2 : 1;
+        p.notes.push_back(mixtral ? "experts 8, top-2 taken from Mixtral 8x7B (not in the file)"
+                                  : "experts taken as ep_degree (not in the file)");
+    }
+}
+
 } // namespace
 
 Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &origin,
@@ -366,103 +521,21 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         if (nodes.empty())
             throw JsonError("nodes", "no tensor width listed");
         const std::string fileName = std::filesystem::path(origin).filename().string();
-
-        // The tensor width to read: "1", else the smallest.
-        int width = 0;
-        for (const auto &[key, value] : nodes.items()) {
-            // Digits only: std::stoi also takes " 1" and "+1", whose keys are not "1".
-            int t = 0;
-            const bool digits = !key.empty() && key.size() <= 9 &&
-                                std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
-            if (digits && key[0] != '0')
-                t = std::stoi(key);
-            if (t == 0)
-                throw JsonError(childPath("nodes", key), "keys must be tensor widths (1, 2, 4, ...)");
-            if (width == 0 || t < width)
-                width = t;
-        }
+        const int width = artifactWidth(nodes);
         const std::string tKey = std::to_string(width);
-        const std::string nodesPath = "nodes." + tKey;
-        const Json &list = nodes.at(tKey);
-        requireArray(list, nodesPath);
-        if (list.empty())
-            throw JsonError(nodesPath, "must list at least one layer");
-        if (list.size() > static_cast<size_t>(limits::profileLayers.max))
-            throw JsonError(nodesPath, "has " + std::to_string(list.size()) + " layers, more than the limit (" +
-                                           describeRange(limits::profileLayers) + ")");
+        const std::vector<ArtifactNode> parsed = artifactNodes(nodes.at(tKey), "nodes." + tKey);
+        const std::map<long long, double> edgeOut = artifactChainEdges(j, tKey);
 
-        std::vector<ArtifactNode> parsed;
-        std::set<long long> ids;
-        for (size_t i = 0; i < list.size(); ++i) {
-            const std::string path = childPath(nodesPath, i);
-            ArtifactNode n;
-            n.id = getInt(list[i], "id", path, -1, MAX_SIZE);
-            if (!ids.insert(n.id).second)
-                throw JsonError(childPath(path, "id"), "duplicate id " + std::to_string(n.id));
-            n.parameterSize = bounded(list[i], "parameterSize", path, limits::layerBytes);
-            n.activationSize = bounded(list[i], "activationSize", path, limits::layerBytes);
-            n.fw = bounded(list[i], "optimalLatencyFw", path, limits::layerTimeMs);
-            n.bw = bounded(list[i], "optimalLatencyBw", path, limits::layerTimeMs);
-            n.tp = getBool(list[i], "isTensorParallelized", path, false);
-            parsed.push_back(n);
-        }
-        std::sort(parsed.begin(), parsed.end(),
-                  [](const ArtifactNode &a, const ArtifactNode &b) { return a.id < b.id; });
-        // Ids must be -1 (embedding, optional), 0, 1, ..., L-1.
-        const long long firstId = parsed.front().id;
-        for (size_t i = 0; i < parsed.size(); ++i)
-            if (parsed[i].id != firstId + static_cast<long long>(i) || firstId > 0)
-                throw JsonError(nodesPath, "layer ids must run -1 (embedding), 0, 1, ... without gaps");
-
-        // Pipeline boundary sizes from the chain edges id -> id+1 (bytes per micro-batch).
-        std::map<long long, double> edgeOut;
-        if (has(j, "edges") && j.at("edges").contains(tKey)) {
-            const Json &edges = j.at("edges").at(tKey);
-            const std::string edgesPath = "edges." + tKey;
-            requireArray(edges, edgesPath);
-            for (size_t i = 0; i < edges.size(); ++i) {
-                const std::string path = childPath(edgesPath, i);
-                const long long src = getInt(edges[i], "sourceId", path, -1, MAX_SIZE);
-                const long long dst = getInt(edges[i], "destId", path, -1, MAX_SIZE);
-                const double cost = bounded(edges[i], "communicationCost", path, limits::layerBytes);
-                if (dst == src + 1)
-                    edgeOut[src] = cost;
-            }
-        }
-
-        std::optional<int> mbs = numberInName(fileName, "mbs");
-        const double mbsInBatch = getPositive(j, "mbsInBatch", "", 0 + ARTIFACT_GLOBAL_BATCH);
         ModelProfile p;
-        if (!mbs) {
-            const double guess = ARTIFACT_GLOBAL_BATCH / mbsInBatch;
-            if (guess < 1 || std::floor(guess) != guess)
-                throw JsonError("mbsInBatch", "cannot derive the micro-batch size (4096 / " +
-                                                  j.at("mbsInBatch").dump() + " is not a whole number)");
-            mbs = static_cast<int>(guess);
-            p.notes.push_back("micro-batch size " + std::to_string(*mbs) +
-                              " taken as 4096 / mbsInBatch (not in the file name)");
-        }
-        std::optional<int> seq = numberInName(fileName, "sl");
-        if (!seq)
-            seq = seqLengthHint;
-        if (!seq || *seq <= 0)
-            throw JsonError("", "the sequence length is not known: name the file ..._sl_N_... "
-                                "as the artifact does, or give it explicitly (--seq)");
-        requireInRange(*mbs, limits::microBatch, "micro-batch size (mbs)");
-        requireInRange(*seq, limits::seqLength, "sequence length (sl)");
-        const double mb = *mbs;
-        requireInRange(std::round(mb * mbsInBatch), limits::batch, "mbsInBatch");
-
+        const int mbs = artifactBatchShape(j, fileName, seqLengthHint, p);
         p.name = std::filesystem::path(origin).stem().string();
         if (p.name.empty())
             p.name = "artifact";
         p.family = "profile";
         p.source = "NEST artifact solver input (" + origin + ")";
-        p.seqLength = *seq;
-        p.globalBatch = static_cast<int>(std::llround(mb * mbsInBatch));
         const long long epDegree = getInt(j, "ep_degree", "", 1, MAX_SIZE, 1);
         const bool moe = epDegree > 1 || fileName.find("mixtral") != std::string::npos;
-        p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(*mbs) +
+        p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(mbs) +
                           " (the artifact's cycles / frequency in kHz)");
         if (width != 1)
             p.notes.push_back("no tensor width 1 in the file: width " + tKey +
@@ -470,46 +543,9 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
                               ", tensor-parallelised parameters x " + tKey + ")");
         p.notes.push_back("parameterSize read as BF16 bytes; activationSize taken as stash divided "
                           "by tensor parallelism (the artifact gives no split)");
-
-        for (size_t i = 0; i < parsed.size(); ++i) {
-            const ArtifactNode &n = parsed[i];
-            LayerProfile l;
-            l.kind = n.id < 0 ? LayerKind::Embedding : moe ? LayerKind::Moe : LayerKind::Transformer;
-            l.name = n.id < 0 ? "embedding" : "block" + std::to_string(n.id);
-            const double scale = n.tp ? width : 1;
-            l.measuredFwdTime = n.fw * MS * width / mb;
-            l.measuredBwdTime = n.bw * MS * width / mb;
-            l.params = n.parameterSize * scale / p.bytesPerParam;
-            l.tpParams = n.tp || width == 1 ? l.params : 0;
-            l.activeParams = l.params;
-            l.stashTpBytes = n.activationSize * scale / mb;
-            double out = 0;
-            if (edgeOut.count(n.id))
-                out = edgeOut[n.id];
-            else if (edgeOut.count(n.id - 1))
-                out = edgeOut[n.id - 1];  // the last layer: same size as its input
-            l.outputBytes = out / mb;
-            const double in = edgeOut.count(n.id - 1) ? edgeOut[n.id - 1] / mb : l.outputBytes;
-            l.recomputeStashBytes = n.id < 0 ? l.stashTpBytes : in;
-            p.layers.push_back(l);
-        }
-        if (!p.layers.empty() && p.layers.back().outputBytes > 0) {
-            // Plausible only when whole and at least 64 (the Mixtral inputs' 1 MiB edges are
-            // not s*h*2 and give 32).
-            const double h = p.layers.back().outputBytes / (2.0 * p.seqLength);
-            if (h >= 64 && std::floor(h) == h)
-                p.hidden = static_cast<int>(h);
-            else
-                p.notes.push_back("pipeline edge of " + std::to_string(p.layers.back().outputBytes) +
-                                  " B per sample is not 2*s*h: hidden size unknown");
-        }
-        if (moe) {
-            const bool mixtral = fileName.find("mixtral") != std::string::npos;
-            p.numExperts = mixtral ? 8 : static_cast<int>(epDegree);
-            p.topK = mixtral ? 2 : 1;
-            p.notes.push_back(mixtral ? "experts 8, top-2 taken from Mixtral 8x7B (not in the file)"
-                                      : "experts taken as ep_degree (not in the file)");
-        }
+        for (const ArtifactNode &n : parsed)
+            p.layers.push_back(artifactLayer(n, width, mbs, moe, p.bytesPerParam, edgeOut));
+        artifactModelShape(p, moe, fileName, epDegree);
         p.notes.push_back("no head/loss layer in the artifact's input");
         return p;
     } catch (const JsonError &e) {

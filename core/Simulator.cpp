@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace nest {
 
@@ -71,21 +72,18 @@ std::string buildOrders(const Plan &plan, std::vector<std::vector<Op>> &orders)
     return {};
 }
 
-} // namespace
-
 // About 100 bytes per operation with its events: 2e7 operations stay near 2 GB.
 constexpr double kMaxSimulatedOps = 2e7;
 
-SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelProfile &model,
-                          const CostOptions &options)
+// Why the plan cannot be simulated before any cost is computed: its errors (joined by "; "),
+// or a timeline too large to hold; empty when it can.
+std::string simulationInputProblem(const Plan &plan, const Topology &topo, const ModelProfile &model)
 {
-    SimulationResult res;
-    const std::vector<std::string> errors = planErrors(plan, topo, model);
-    if (!errors.empty()) {
-        for (const auto &e : errors)
-            res.error += (res.error.empty() ? "" : "; ") + e;
-        return res;
-    }
+    std::string error;
+    for (const auto &e : planErrors(plan, topo, model))
+        error += (error.empty() ? "" : "; ") + e;
+    if (!error.empty())
+        return error;
     // Limits before work: the timeline holds two events per chunk and micro-batch (plus the
     // transfers); refuse absurd sizes with the count instead of running out of memory.
     const double operations = 2.0 * static_cast<double>(plan.stages.size()) * plan.numMicroBatches();
@@ -95,122 +93,183 @@ SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelPro
                       "the timeline would hold %.3g operations (%zu stages x %d micro-batches x 2), above "
                       "the limit of %.0f: simulate a smaller global batch",
                       operations, plan.stages.size(), plan.numMicroBatches(), kMaxSimulatedOps);
-        res.error = buf;
-        return res;
+        return buf;
     }
+    return {};
+}
+
+// The discrete-event run of one iteration: every device works through its order, an
+// operation starts when its input has arrived and its device is free, transfers queue on
+// the boundary link of their direction.
+class Timeline {
+public:
+    Timeline(const std::vector<StageCost> &costs, int depth, int microBatches, std::vector<std::vector<Op>> orders,
+             SimulationResult &res)
+        : m_costs(costs), m_k(static_cast<int>(costs.size())), m_depth(depth), m_m(microBatches),
+          m_orders(std::move(orders)), m_res(res),
+          m_fwdReady(static_cast<size_t>(m_k) * m_m, kUnknown), m_bwdReady(static_cast<size_t>(m_k) * m_m, kUnknown),
+          m_deviceFree(static_cast<size_t>(depth), 0), m_next(static_cast<size_t>(depth), 0),
+          m_linkFree(static_cast<size_t>(std::max(m_k - 1, 0)) * 2, 0)
+    {
+        for (int mb = 0; mb < m_m; ++mb)
+            m_fwdReady[idx(0, mb)] = 0;
+    }
+
+    // Every operation of every order; false (with the result's error) on a deadlock.
+    bool run()
+    {
+        size_t remaining = 0;
+        for (const auto &o : m_orders)
+            remaining += o.size();
+        while (remaining > 0) {
+            double start = 0;
+            const int device = earliestDevice(start);
+            if (device < 0) {
+                m_res.error = "the schedule deadlocked (an operation waits for data that is never produced)";
+                return false;
+            }
+            const Op op = m_orders[static_cast<size_t>(device)][m_next[static_cast<size_t>(device)]++];
+            --remaining;
+            m_deviceFree[static_cast<size_t>(device)] = op.backward ? backward(op, start) : forward(op, start);
+        }
+        return true;
+    }
+
+    // After its last backward each device syncs the gradients of its chunks and steps; the
+    // makespan is the last device's end.
+    void syncAndStep()
+    {
+        for (int p = 0; p < m_depth; ++p) {
+            double t = m_deviceFree[static_cast<size_t>(p)];
+            for (int s = p; s < m_k; s += m_depth) {
+                const StageCost &c = m_costs[static_cast<size_t>(s)];
+                emit(s, -1, "dp-sync", t, t + c.dpSync + c.zeroGather);
+                t += c.dpSync + c.zeroGather;
+            }
+            for (int s = p; s < m_k; s += m_depth) {
+                const StageCost &c = m_costs[static_cast<size_t>(s)];
+                emit(s, -1, "optimizer", t, t + c.optimizer);
+                t += c.optimizer;
+            }
+            m_res.makespan = std::max(m_res.makespan, t);
+        }
+    }
+
+private:
+    static constexpr double kUnknown = -1;
+    const std::vector<StageCost> &m_costs;
+    const int m_k, m_depth, m_m;
+    const std::vector<std::vector<Op>> m_orders;
+    SimulationResult &m_res;
+    // When the input activation / output gradient of (stage, mb) is available.
+    std::vector<double> m_fwdReady, m_bwdReady;
+    std::vector<double> m_deviceFree;
+    std::vector<size_t> m_next;  // per device: its next operation
+    // Boundary links: [boundary][direction], boundary b joins stage b and b + 1.
+    std::vector<double> m_linkFree;
+
+    size_t idx(int stage, int mb) const { return static_cast<size_t>(stage) * static_cast<size_t>(m_m) + mb; }
+
+    void emit(int stage, int mb, const char *kind, double s, double e)
+    {
+        if (e > s)
+            m_res.events.push_back({stage, 0, mb, kind, s, e});
+    }
+
+    // The device whose next operation can start earliest (discrete-event order; ties: the
+    // lower device) and that start; -1 when none can.
+    int earliestDevice(double &bestStart) const
+    {
+        int best = -1;
+        bestStart = std::numeric_limits<double>::infinity();
+        for (int p = 0; p < m_depth; ++p) {
+            const auto &ops = m_orders[static_cast<size_t>(p)];
+            if (m_next[static_cast<size_t>(p)] >= ops.size())
+                continue;
+            const Op &op = ops[m_next[static_cast<size_t>(p)]];
+            const double ready = op.backward ? m_bwdReady[idx(op.stage, op.mb)] : m_fwdReady[idx(op.stage, op.mb)];
+            if (ready == kUnknown)
+                continue;
+            const double start = std::max(ready, m_deviceFree[static_cast<size_t>(p)]);
+            if (start < bestStart) {
+                bestStart = start;
+                best = p;
+            }
+        }
+        return best;
+    }
+
+    // A forward from t and its send to the next stage (or the loss); returns when its device is free.
+    double forward(const Op &op, double t)
+    {
+        const StageCost &c = m_costs[static_cast<size_t>(op.stage)];
+        const double comm = (c.tpComm + c.epComm + c.cpComm) / 2;
+        const double end = t + c.forward + comm + c.zeroForward;
+        emit(op.stage, op.mb, "forward", t, end);
+        t = end;
+        if (op.stage + 1 < m_k) {
+            double &link = m_linkFree[static_cast<size_t>(op.stage) * 2];
+            const double s = std::max(t, link);
+            const double e = s + c.p2pForward;
+            emit(op.stage, op.mb, "send", s, e);
+            emit(op.stage + 1, op.mb, "recv", s, e);
+            link = e;
+            t = e;
+            m_fwdReady[idx(op.stage + 1, op.mb)] = e;
+        } else {
+            m_bwdReady[idx(op.stage, op.mb)] = t;  // the loss is ready: backward may start
+        }
+        return t;
+    }
+
+    // A backward from t (after its recompute) and its send to the previous stage.
+    double backward(const Op &op, double t)
+    {
+        const StageCost &c = m_costs[static_cast<size_t>(op.stage)];
+        const double comm = (c.tpComm + c.epComm + c.cpComm) / 2;
+        if (c.recompute > 0) {
+            emit(op.stage, op.mb, "recompute", t, t + c.recompute);
+            t += c.recompute;
+        }
+        const double end = t + c.backward + comm + (c.zeroComm - c.zeroForward);
+        emit(op.stage, op.mb, "backward", t, end);
+        t = end;
+        if (op.stage > 0) {
+            double &link = m_linkFree[static_cast<size_t>(op.stage - 1) * 2 + 1];
+            const double s = std::max(t, link);
+            const double e = s + c.p2pBackward;
+            emit(op.stage, op.mb, "send", s, e);
+            emit(op.stage - 1, op.mb, "recv", s, e);
+            link = e;
+            t = e;
+            m_bwdReady[idx(op.stage - 1, op.mb)] = e;
+        }
+        return t;
+    }
+};
+
+} // namespace
+
+SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelProfile &model,
+                          const CostOptions &options)
+{
+    SimulationResult res;
+    res.error = simulationInputProblem(plan, topo, model);
+    if (!res.error.empty())
+        return res;
     const std::vector<StageCost> costs = stageCosts(plan, topo, model, options);
     for (size_t s = 0; s < costs.size(); ++s)
         if (!std::isfinite(costs[s].perMicroBatch) || !std::isfinite(costs[s].iterationExtra)) {
             res.error = "stage " + std::to_string(s) + " has a time that is not finite (see the evaluator's reasons)";
             return res;
         }
-    const int k = static_cast<int>(costs.size());
-    const int depth = plan.pipelineDepth();
-    const int m = plan.numMicroBatches();
     std::vector<std::vector<Op>> orders;
     res.error = buildOrders(plan, orders);
     if (!res.error.empty())
         return res;
-
-    constexpr double kUnknown = -1;
-    const auto idx = [m](int stage, int mb) { return static_cast<size_t>(stage) * static_cast<size_t>(m) + mb; };
-    // When the input activation / output gradient of (stage, mb) is available.
-    std::vector<double> fwdReady(static_cast<size_t>(k) * m, kUnknown);
-    std::vector<double> bwdReady(static_cast<size_t>(k) * m, kUnknown);
-    for (int mb = 0; mb < m; ++mb)
-        fwdReady[idx(0, mb)] = 0;
-    std::vector<double> deviceFree(static_cast<size_t>(depth), 0);
-    std::vector<size_t> next(static_cast<size_t>(depth), 0);
-    // Boundary links: [boundary][direction], boundary b joins stage b and b + 1.
-    std::vector<double> linkFree(static_cast<size_t>(std::max(k - 1, 0)) * 2, 0);
-    auto emit = [&](int stage, int mb, const char *kind, double s, double e) {
-        if (e > s)
-            res.events.push_back({stage, 0, mb, kind, s, e});
-    };
-
-    size_t remaining = 0;
-    for (const auto &o : orders)
-        remaining += o.size();
-    while (remaining > 0) {
-        // The operation that can start earliest (discrete-event order; ties: lower device).
-        int best = -1;
-        double bestStart = std::numeric_limits<double>::infinity();
-        for (int p = 0; p < depth; ++p) {
-            const auto &ops = orders[static_cast<size_t>(p)];
-            if (next[static_cast<size_t>(p)] >= ops.size())
-                continue;
-            const Op &op = ops[next[static_cast<size_t>(p)]];
-            const double ready = op.backward ? bwdReady[idx(op.stage, op.mb)] : fwdReady[idx(op.stage, op.mb)];
-            if (ready == kUnknown)
-                continue;
-            const double start = std::max(ready, deviceFree[static_cast<size_t>(p)]);
-            if (start < bestStart) {
-                bestStart = start;
-                best = p;
-            }
-        }
-        if (best < 0) {
-            res.error = "the schedule deadlocked (an operation waits for data that is never produced)";
-            return res;
-        }
-        const Op op = orders[static_cast<size_t>(best)][next[static_cast<size_t>(best)]++];
-        --remaining;
-        const StageCost &c = costs[static_cast<size_t>(op.stage)];
-        const double comm = (c.tpComm + c.epComm + c.cpComm) / 2;
-        double t = bestStart;
-        if (!op.backward) {
-            const double end = t + c.forward + comm + c.zeroForward;
-            emit(op.stage, op.mb, "forward", t, end);
-            t = end;
-            if (op.stage + 1 < k) {
-                double &link = linkFree[static_cast<size_t>(op.stage) * 2];
-                const double s = std::max(t, link);
-                const double e = s + c.p2pForward;
-                emit(op.stage, op.mb, "send", s, e);
-                emit(op.stage + 1, op.mb, "recv", s, e);
-                link = e;
-                t = e;
-                fwdReady[idx(op.stage + 1, op.mb)] = e;
-            } else {
-                bwdReady[idx(op.stage, op.mb)] = t;  // the loss is ready: backward may start
-            }
-        } else {
-            if (c.recompute > 0) {
-                emit(op.stage, op.mb, "recompute", t, t + c.recompute);
-                t += c.recompute;
-            }
-            const double end = t + c.backward + comm + (c.zeroComm - c.zeroForward);
-            emit(op.stage, op.mb, "backward", t, end);
-            t = end;
-            if (op.stage > 0) {
-                double &link = linkFree[static_cast<size_t>(op.stage - 1) * 2 + 1];
-                const double s = std::max(t, link);
-                const double e = s + c.p2pBackward;
-                emit(op.stage, op.mb, "send", s, e);
-                emit(op.stage - 1, op.mb, "recv", s, e);
-                link = e;
-                t = e;
-                bwdReady[idx(op.stage - 1, op.mb)] = e;
-            }
-        }
-        deviceFree[static_cast<size_t>(best)] = t;
-    }
-
-    // After its last backward each device syncs the gradients of its chunks and steps.
-    for (int p = 0; p < depth; ++p) {
-        double t = deviceFree[static_cast<size_t>(p)];
-        for (int s = p; s < k; s += depth) {
-            const StageCost &c = costs[static_cast<size_t>(s)];
-            emit(s, -1, "dp-sync", t, t + c.dpSync + c.zeroGather);
-            t += c.dpSync + c.zeroGather;
-        }
-        for (int s = p; s < k; s += depth) {
-            const StageCost &c = costs[static_cast<size_t>(s)];
-            emit(s, -1, "optimizer", t, t + c.optimizer);
-            t += c.optimizer;
-        }
-        res.makespan = std::max(res.makespan, t);
-    }
+    Timeline timeline(costs, plan.pipelineDepth(), plan.numMicroBatches(), std::move(orders), res);
+    if (timeline.run())
+        timeline.syncAndStep();
     return res;
 }
 

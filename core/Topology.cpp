@@ -232,41 +232,46 @@ std::vector<int> Topology::groupsAtLevel(int lvl) const
     return out;
 }
 
-std::string Topology::validate() const
-{
-    const int groupCount = static_cast<int>(groups.size());
-    const int levelCountValue = levelCount();
-    auto label = [&](int g) {
-        const TopoGroup &group = groups[g];
-        std::string s = "group '" + group.name + "' (#" + std::to_string(g);
-        if (group.level >= 0 && group.level < levelCountValue)
-            s += ", level " + std::to_string(group.level) + " '" + levels[group.level].name + "'";
-        return s + ")";
-    };
+namespace {
 
-    // Levels.
-    if (levels.empty())
+// "group 'rack0' (#3, level 1 'rack')".
+std::string groupLabel(const Topology &t, int g)
+{
+    const TopoGroup &group = t.groups[g];
+    std::string s = "group '" + group.name + "' (#" + std::to_string(g);
+    if (group.level >= 0 && group.level < t.levelCount())
+        s += ", level " + std::to_string(group.level) + " '" + t.levels[group.level].name + "'";
+    return s + ")";
+}
+
+std::string levelsProblem(const Topology &t)
+{
+    const int levelCount = t.levelCount();
+    if (t.levels.empty())
         return "the cluster has no levels";
-    if (levelCountValue > maxLevels)
-        return "the cluster has " + std::to_string(levelCountValue) + " levels; at most " +
-               std::to_string(maxLevels) + " are supported";
-    for (int l = 0; l < levelCountValue; ++l) {
-        const TopoLevel &lv = levels[l];
+    if (levelCount > Topology::maxLevels)
+        return "the cluster has " + std::to_string(levelCount) + " levels; at most " +
+               std::to_string(Topology::maxLevels) + " are supported";
+    for (int l = 0; l < levelCount; ++l) {
+        const TopoLevel &lv = t.levels[l];
         if (lv.name.empty())
             return "level " + std::to_string(l) + " has no name";
         for (int k = 0; k < l; ++k)
-            if (levels[k].name == lv.name)
+            if (t.levels[k].name == lv.name)
                 return "levels " + std::to_string(k) + " and " + std::to_string(l) + " share the name '" +
                        lv.name + "'";
         if (const std::string why = checkLink(lv.link); !why.empty())
             return "level " + std::to_string(l) + " '" + lv.name + "': " + why;
     }
+    return {};
+}
 
-    // Device types.
-    if (deviceTypes.empty())
+std::string deviceTypesProblem(const Topology &t)
+{
+    if (t.deviceTypes.empty())
         return "the cluster declares no device type";
-    for (size_t i = 0; i < deviceTypes.size(); ++i) {
-        const DeviceSpec &d = deviceTypes[i];
+    for (size_t i = 0; i < t.deviceTypes.size(); ++i) {
+        const DeviceSpec &d = t.deviceTypes[i];
         const std::string what = "device type " + std::to_string(i) + " '" + d.name + "': ";
         if (d.name.empty())
             return "device type " + std::to_string(i) + " has no name";
@@ -277,82 +282,113 @@ std::string Topology::validate() const
         if (!std::isfinite(d.memoryBandwidth) || !(d.memoryBandwidth > 0))
             return what + "memory bandwidth must be positive, found " + number(d.memoryBandwidth);
     }
+    return {};
+}
 
-    // Tree shape.
-    if (groups.empty())
-        return "the cluster has no groups (an empty tree, or more than " + std::to_string(maxDevices) +
+// Group g on its own: its level, name and link; a node's devices (added to deviceTotal), an
+// inner group's children (each recorded in referencedBy, which must see it only once).
+std::string groupProblem(const Topology &t, int g, std::vector<int> &referencedBy, long long &deviceTotal)
+{
+    const int groupCount = static_cast<int>(t.groups.size());
+    const TopoGroup &group = t.groups[g];
+    if (group.level < 0 || group.level >= t.levelCount())
+        return groupLabel(t, g) + ": level " + std::to_string(group.level) + " is out of range (the cluster has " +
+               std::to_string(t.levelCount()) + " levels)";
+    if (group.name.empty())
+        return "group #" + std::to_string(g) + " has no name";
+    if (group.linkOverride) {
+        if (const std::string why = checkLink(*group.linkOverride); !why.empty())
+            return groupLabel(t, g) + ": link override: " + why;
+    }
+    if (group.level == 0) {
+        if (!group.children.empty())
+            return groupLabel(t, g) + ": a node (level 0) cannot have child groups";
+        if (group.devices.empty())
+            return groupLabel(t, g) + ": an empty node (no devices)";
+        if (group.deviceType < 0 || group.deviceType >= static_cast<int>(t.deviceTypes.size()))
+            return groupLabel(t, g) + ": device type index " + std::to_string(group.deviceType) +
+                   " is out of range (" + std::to_string(t.deviceTypes.size()) + " types declared)";
+        deviceTotal += static_cast<long long>(group.devices.size());
+        if (deviceTotal > Topology::maxDevices)
+            return "the cluster has more than " + std::to_string(Topology::maxDevices) + " devices";
+        return {};
+    }
+    if (!group.devices.empty())
+        return groupLabel(t, g) + ": only nodes (level 0) hold devices";
+    if (group.children.empty())
+        return groupLabel(t, g) + ": has no child groups";
+    for (int child : group.children) {
+        if (child < 0 || child >= groupCount)
+            return groupLabel(t, g) + ": child index " + std::to_string(child) + " does not name a group";
+        if (child == g)
+            return groupLabel(t, g) + ": lists itself as a child (a cycle)";
+        if (child == t.root)
+            return groupLabel(t, g) + ": lists the root as a child (a cycle)";
+        if (referencedBy[child] >= 0)
+            return "group '" + t.groups[child].name + "' (#" + std::to_string(child) + ") is a child of both '" +
+                   t.groups[referencedBy[child]].name + "' and '" + group.name + "'";
+        referencedBy[child] = g;
+        if (t.groups[child].level != group.level - 1)
+            return groupLabel(t, child) + ": is a child of " + groupLabel(t, g) + " and must be at level " +
+                   std::to_string(group.level - 1);
+    }
+    return {};
+}
+
+// The tree as a whole: a root at the top level that nobody lists, every other group listed by
+// exactly the parent its index names. Counts the devices into deviceTotal.
+std::string treeProblem(const Topology &t, long long &deviceTotal)
+{
+    const int groupCount = static_cast<int>(t.groups.size());
+    const int root = t.root;
+    if (t.groups.empty())
+        return "the cluster has no groups (an empty tree, or more than " + std::to_string(Topology::maxDevices) +
                " devices requested)";
     if (root < 0 || root >= groupCount)
         return "the root index " + std::to_string(root) + " does not name a group (there are " +
                std::to_string(groupCount) + ")";
     std::vector<int> referencedBy(groupCount, -1);
-    long long deviceTotal = 0;
-    for (int g = 0; g < groupCount; ++g) {
-        const TopoGroup &group = groups[g];
-        if (group.level < 0 || group.level >= levelCountValue)
-            return label(g) + ": level " + std::to_string(group.level) + " is out of range (the cluster has " +
-                   std::to_string(levelCountValue) + " levels)";
-        if (group.name.empty())
-            return "group #" + std::to_string(g) + " has no name";
-        if (group.linkOverride) {
-            if (const std::string why = checkLink(*group.linkOverride); !why.empty())
-                return label(g) + ": link override: " + why;
-        }
-        if (group.level == 0) {
-            if (!group.children.empty())
-                return label(g) + ": a node (level 0) cannot have child groups";
-            if (group.devices.empty())
-                return label(g) + ": an empty node (no devices)";
-            if (group.deviceType < 0 || group.deviceType >= static_cast<int>(deviceTypes.size()))
-                return label(g) + ": device type index " + std::to_string(group.deviceType) +
-                       " is out of range (" + std::to_string(deviceTypes.size()) + " types declared)";
-            deviceTotal += static_cast<long long>(group.devices.size());
-            if (deviceTotal > maxDevices)
-                return "the cluster has more than " + std::to_string(maxDevices) + " devices";
-            continue;
-        }
-        if (!group.devices.empty())
-            return label(g) + ": only nodes (level 0) hold devices";
-        if (group.children.empty())
-            return label(g) + ": has no child groups";
-        for (int child : group.children) {
-            if (child < 0 || child >= groupCount)
-                return label(g) + ": child index " + std::to_string(child) + " does not name a group";
-            if (child == g)
-                return label(g) + ": lists itself as a child (a cycle)";
-            if (child == root)
-                return label(g) + ": lists the root as a child (a cycle)";
-            if (referencedBy[child] >= 0)
-                return "group '" + groups[child].name + "' (#" + std::to_string(child) + ") is a child of both '" +
-                       groups[referencedBy[child]].name + "' and '" + group.name + "'";
-            referencedBy[child] = g;
-            if (groups[child].level != group.level - 1)
-                return label(child) + ": is a child of " + label(g) + " and must be at level " +
-                       std::to_string(group.level - 1);
-        }
-    }
-    if (groups[root].level != levelCountValue - 1)
-        return label(root) + ": the root must be at the top level " + std::to_string(levelCountValue - 1) +
+    for (int g = 0; g < groupCount; ++g)
+        if (std::string why = groupProblem(t, g, referencedBy, deviceTotal); !why.empty())
+            return why;
+    if (t.groups[root].level != t.levelCount() - 1)
+        return groupLabel(t, root) + ": the root must be at the top level " + std::to_string(t.levelCount() - 1) +
                " (level count and tree depth disagree)";
     if (referencedBy[root] >= 0)
-        return label(root) + ": the root is listed as a child of '" + groups[referencedBy[root]].name + "' (a cycle)";
-    if (groups[root].parent != -1)
-        return label(root) + ": the root has a parent index";
+        return groupLabel(t, root) + ": the root is listed as a child of '" + t.groups[referencedBy[root]].name +
+               "' (a cycle)";
+    if (t.groups[root].parent != -1)
+        return groupLabel(t, root) + ": the root has a parent index";
     for (int g = 0; g < groupCount; ++g) {
         if (g == root)
             continue;
         if (referencedBy[g] < 0)
-            return label(g) + ": not reachable from the root (no parent lists it)";
-        if (groups[g].parent != referencedBy[g])
-            return label(g) + ": parent index " + std::to_string(groups[g].parent) + " disagrees with the parent '" +
-                   groups[referencedBy[g]].name + "' that lists it (call reindex())";
+            return groupLabel(t, g) + ": not reachable from the root (no parent lists it)";
+        if (t.groups[g].parent != referencedBy[g])
+            return groupLabel(t, g) + ": parent index " + std::to_string(t.groups[g].parent) +
+                   " disagrees with the parent '" + t.groups[referencedBy[g]].name + "' that lists it (call reindex())";
     }
     // Every group has exactly one parent, levels drop by one per step and the root sits at
     // the top: the structure is a tree reaching every group, so no cycle remains.
+    return {};
+}
+
+} // namespace
+
+std::string Topology::validate() const
+{
+    if (std::string why = levelsProblem(*this); !why.empty())
+        return why;
+    if (std::string why = deviceTypesProblem(*this); !why.empty())
+        return why;
+    long long deviceTotal = 0;
+    if (std::string why = treeProblem(*this, deviceTotal); !why.empty())
+        return why;
     if (deviceTotal == 0)
         return "the cluster has no devices";
 
     // The index reindex() builds must be current.
+    const int groupCount = static_cast<int>(groups.size());
     const std::string stale = "the device index is stale (call Topology::reindex() after editing the tree)";
     if (static_cast<long long>(devices.size()) != deviceTotal ||
         m_ancestors.size() != devices.size() * levels.size() || m_deviceCount.size() != groups.size())
