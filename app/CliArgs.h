@@ -36,7 +36,7 @@ public:
     std::string value(const std::string &name, const std::string &fallback = {}) const;
     // Whole number >= minValue; UsageError naming the option otherwise.
     int intValue(const std::string &name, int fallback, int minValue = 1) const;
-    // Whole number inside a documented range (core/Limits.h); UsageError with the range
+    // Whole number inside a documented range (core/support/Limits.h); UsageError with the range
     // ("option --seq: must be at most 16777216, found 100000000 (range 1 to 16777216)").
     int intValue(const std::string &name, int fallback, const Range &range) const;
     // Comma-separated whole numbers ("1,2,4,8").

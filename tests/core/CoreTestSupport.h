@@ -5,6 +5,7 @@
 // and keeps its exit code and output. The tests themselves use GoogleTest.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <algorithm>
@@ -95,6 +96,17 @@ inline ::testing::AssertionResult qFuzzyEqual(double actual, double expected)
 }
 #define ASSERT_QFUZZY_EQ(actual, expected) ASSERT_TRUE(::coretest::qFuzzyEqual((actual), (expected)))
 #define EXPECT_QFUZZY_EQ(actual, expected) EXPECT_TRUE(::coretest::qFuzzyEqual((actual), (expected)))
+
+// A data row's name as a GoogleTest parameter name: every character other than a letter or
+// a digit becomes '_' (GoogleTest rejects duplicate names, so two rows cannot merge).
+inline std::string rowName(const std::string &name)
+{
+    std::string out = name;
+    for (char &c : out)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+            c = '_';
+    return out;
+}
 
 inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 

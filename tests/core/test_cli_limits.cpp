@@ -1,4 +1,4 @@
-// The CLI's numeric flags against the documented ranges of core/Limits.h (issue 13), and the
+// The CLI's numeric flags against the documented ranges of core/support/Limits.h (issue 13), and the
 // progress line of long searches, through the real binary. Every range row is derived from
 // docs/reliability.md's table: one value just outside each bound is refused with exit 2, a
 // message naming the flag, the value and the range; the bound itself is accepted.

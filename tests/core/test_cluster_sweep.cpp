@@ -1,4 +1,4 @@
-// The cluster sweep (core/ClusterSweep.h): withParameter changes exactly one tier (its
+// The cluster sweep (core/studies/ClusterSweep.h): withParameter changes exactly one tier (its
 // level and that level's overrides, the rest of the topology equal); sweepValues by hand;
 // runSweep gives one point per value and one run per planner, each run's report the
 // evaluator's on the swept cluster; more spine oversubscription never raises NEST's

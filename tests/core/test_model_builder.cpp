@@ -17,16 +17,7 @@ using namespace nest;
 
 namespace {
 
-// A data row's name as a GoogleTest parameter name: every character other than a letter or
-// a digit becomes '_' (GoogleTest rejects duplicates, so two rows cannot merge).
-std::string rowName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            c = '_';
-    return out;
-}
+using coretest::rowName;
 
 // Llama-like toy: 1 block, h = 8, 4 heads (head dim 2), 2 KV heads (hkv = 4), ffn 12,
 // vocab 10, s = 4; SwiGLU, RMSNorm, no biases, no dropout, untied output, flash attention

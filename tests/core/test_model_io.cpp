@@ -24,16 +24,7 @@ using namespace nest;
 
 namespace {
 
-// A data row's name as a GoogleTest parameter name: every character other than a letter or
-// a digit becomes '_' (GoogleTest rejects duplicates, so two rows cannot merge).
-std::string rowName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            c = '_';
-    return out;
-}
+using coretest::rowName;
 
 const std::string SRC = NEST_SOURCE_DIR;
 

@@ -1,4 +1,4 @@
-// core/Pipeline.h (issue 20): the pipeline formula against hand-computed values, and the
+// core/cost/Pipeline.h (issue 20): the pipeline formula against hand-computed values, and the
 // Pareto front against its definition, checked by brute force over every pair of points.
 #include "Pipeline.h"
 

@@ -40,16 +40,7 @@ using namespace nest;
 
 namespace {
 
-// A data row's name as a GoogleTest parameter name: every character other than a letter or
-// a digit becomes '_' (GoogleTest rejects duplicates, so two rows cannot merge).
-std::string rowName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            c = '_';
-    return out;
-}
+using coretest::rowName;
 
 ModelProfile gptWithBlocks(int blocks, int seq = 1024, int hidden = 256, int globalBatch = 16)
 {

@@ -1,4 +1,4 @@
-// SearchSettings (core/SearchSettings.h): the one conversion to SearchOptions, the JSON round
+// SearchSettings (core/planners/SearchSettings.h): the one conversion to SearchOptions, the JSON round
 // trip (with guards that fail when a field is added to the struct but not to the JSON), the
 // planner factory, the errors of bad JSON (each names its path), and the settings' effect on
 // the plans the real planners return.
@@ -27,16 +27,7 @@ using namespace nest;
 
 namespace {
 
-// A data row's name as a GoogleTest parameter name: every character other than a letter or
-// a digit becomes '_' (GoogleTest rejects duplicates, so two rows cannot merge).
-std::string rowName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            c = '_';
-    return out;
-}
+using coretest::rowName;
 
 // Counts the members of an aggregate: the longest brace-initialiser list it accepts.
 struct AnyField {

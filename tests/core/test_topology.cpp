@@ -1,6 +1,7 @@
 // Topology: the tree, its index and the queries the planner calls millions of times.
 // Expected values are derived by hand from the tree drawn in each test's comment.
 #include "Topology.h"
+#include "CoreTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -20,16 +21,7 @@ using namespace nest;
 
 namespace {
 
-// A data row's name as a GoogleTest parameter name: every character other than a letter or
-// a digit becomes '_' (GoogleTest rejects duplicates, so two rows cannot merge).
-std::string rowName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)))
-            c = '_';
-    return out;
-}
+using coretest::rowName;
 
 DeviceSpec gpu()
 {

@@ -199,12 +199,8 @@ PlanResult ExhaustivePlanner::plan(const Topology &topo, const ModelProfile &mod
                                    const SearchOptions &options, const ProgressFn &progress,
                                    const CancelToken &cancel) const
 {
-    if (cancel.cancelled()) {  // cancelled before it started: cancelled, not refused
-        PlanResult cancelled;
-        cancelled.cancelled = true;
-        cancelled.message = "search cancelled";
-        return cancelled;
-    }
+    if (cancel.cancelled())
+        return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Enumerator e(space, cancel, stats);
         const auto &configs = space.configs();

@@ -674,12 +674,8 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
                              const SearchOptions &options, const ProgressFn &progress,
                              const CancelToken &cancel) const
 {
-    if (cancel.cancelled()) {  // cancelled before it started: cancelled, not refused
-        PlanResult cancelled;
-        cancelled.cancelled = true;
-        cancelled.message = "search cancelled";
-        return cancelled;
-    }
+    if (cancel.cancelled())
+        return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Search search(space, cancel, stats);
         const std::vector<OuterConfig> configs = search.order(space.configs());

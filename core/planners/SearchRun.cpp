@@ -6,6 +6,14 @@
 
 namespace nest {
 
+PlanResult cancelledBeforeStart()
+{
+    PlanResult cancelled;
+    cancelled.cancelled = true;
+    cancelled.message = "search cancelled";
+    return cancelled;
+}
+
 PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                      const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search)
 {

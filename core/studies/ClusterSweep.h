@@ -47,7 +47,7 @@ std::vector<std::pair<SweepParameter, double>> sweepParameters(const Topology &t
 
 // The cluster with the parameter set to `value` at that level and in every group override
 // at that level. Fails with a message for a level that does not exist, oversubscription
-// of level 0, or a value outside core/Limits.h's ranges ("rack bandwidth (GB/s): must be
+// of level 0, or a value outside core/support/Limits.h's ranges ("rack bandwidth (GB/s): must be
 // at least 1e-06 GB/s, found 0 (range ...)").
 Result<Topology> withParameter(const Topology &topo, const SweepParameter &p, double value);
 

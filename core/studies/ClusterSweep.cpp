@@ -35,7 +35,7 @@ bool levelIsCrossed(const Topology &topo, int level)
     });
 }
 
-// The documented range (core/Limits.h) in display units.
+// The documented range (core/support/Limits.h) in display units.
 const Range &rangeOf(LinkField f)
 {
     switch (f) {

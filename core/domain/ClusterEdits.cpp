@@ -4,7 +4,7 @@
 #include <functional>
 #include <set>
 
-namespace nest::ui {
+namespace nest {
 
 namespace {
 
@@ -438,4 +438,4 @@ Result<ClusterState> setNodeDevices(const ClusterState &s, int node, int count,
     return finish(std::move(out));
 }
 
-} // namespace nest::ui
+} // namespace nest

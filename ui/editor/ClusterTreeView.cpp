@@ -184,12 +184,12 @@ std::unique_ptr<QMenu> ClusterTreeView::createContextMenu(const QModelIndex &ind
     const QList<int> targets = g >= 0 ? targetsFor(g) : QList<int>{};
     const QString name = g >= 0 ? QString::fromStdString(t.groups[g].name) : QString();
     GroupUid scratchUid = 0;
-    const auto duplicated = g >= 0 ? nest::ui::duplicateGroup(m_document->state(), g, scratchUid)
+    const auto duplicated = g >= 0 ? nest::duplicateGroup(m_document->state(), g, scratchUid)
                                    : Result<ClusterState>::failure("nothing here to duplicate");
     QAction *duplicate = add(g >= 0 ? tr("Duplicate %1").arg(name) : tr("Duplicate"), "duplicate",
                              duplicated.ok(), duplicated.ok() ? QString() : QString::fromStdString(duplicated.error()));
     connect(duplicate, &QAction::triggered, this, [this, g] { m_document->duplicateGroup(g); });
-    const auto removed = g >= 0 ? nest::ui::removeGroups(m_document->state(),
+    const auto removed = g >= 0 ? nest::removeGroups(m_document->state(),
                                                          std::vector<int>(targets.begin(), targets.end()))
                                 : Result<ClusterState>::failure("nothing here to delete");
     const QString deleteText = targets.size() > 1 ? tr("Delete %n groups", nullptr, int(targets.size()))

@@ -1,7 +1,7 @@
 #pragma once
 // The sweep's result: throughput (samples/s, the evaluator's figure of each planner's plan)
 // against the swept parameter in display units (GB/s, µs or a ratio), one line per planner
-// (ui/SeriesChart.h; gaps where a planner found no feasible plan), and a table of the same
+// (ui/charts/SeriesChart.h; gaps where a planner found no feasible plan), and a table of the same
 // numbers with the best planner of each point in bold. While a SweepRunner works, a
 // progress bar and a Cancel button; a status line says how the sweep ended ("Cancelled
 // after 3 of 5 points"). Exports the chart (.png/.svg/.pdf) or the numbers (.csv, core's

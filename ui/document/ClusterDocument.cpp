@@ -186,7 +186,7 @@ QList<int> ClusterDocument::selectedGroups() const
 bool ClusterDocument::moveNode(int node, int rack, int row)
 {
     const Topology &t = topology();
-    return pushEdit<MoveNode>(this, nest::ui::moveNode(m_state, node, rack, row),
+    return pushEdit<MoveNode>(this, nest::moveNode(m_state, node, rack, row),
                               tr("Move %1 to %2").arg(nameOf(t, node), nameOf(t, rack)),
                               {ClusterChange::Structure});
 }
@@ -213,7 +213,7 @@ bool ClusterDocument::moveNodes(const QList<int> &nodes, int rack)
     const GroupUid rackUid = uidOf(rack);
     for (int node : nodes) {
         const GroupUid uid = uidOf(node);
-        state = nest::ui::moveNode(*state, groupIndexOf(*state, uid), groupIndexOf(*state, rackUid));
+        state = nest::moveNode(*state, groupIndexOf(*state, uid), groupIndexOf(*state, rackUid));
         if (!state)
             break;
     }
@@ -235,7 +235,7 @@ bool ClusterDocument::addRack(int near)
         parent = rack >= 0 ? t.groups[rack].parent : -1;
     }
     GroupUid next = m_nextUid;
-    auto result = nest::ui::addRack(m_state, parent, next);
+    auto result = nest::addRack(m_state, parent, next);
     const bool ok = pushEdit<AddRack>(this, std::move(result), tr("Add %1").arg(
         t.levelCount() > 1 ? QString::fromStdString(t.levels[1].name) : tr("rack")),
         {ClusterChange::Structure});
@@ -251,7 +251,7 @@ bool ClusterDocument::addNode(int near)
     if (near >= 0 && near < static_cast<int>(t.groups.size()) && t.groups[near].level == 0)
         row = rowInParent(t, near) + 1;
     GroupUid next = m_nextUid;
-    auto result = nest::ui::addNode(m_state, rack, row, next);
+    auto result = nest::addNode(m_state, rack, row, next);
     const bool ok = pushEdit<AddNode>(this, std::move(result), tr("Add node"),
                                       {ClusterChange::Structure});
     m_nextUid = next;
@@ -263,14 +263,14 @@ bool ClusterDocument::removeGroups(const QList<int> &groups)
     const std::vector<int> list(groups.begin(), groups.end());
     const QString text = groups.size() == 1 ? tr("Delete %1").arg(nameOf(topology(), groups[0]))
                                             : tr("Delete %n groups", nullptr, int(groups.size()));
-    return pushEdit<RemoveGroups>(this, nest::ui::removeGroups(m_state, list), text,
+    return pushEdit<RemoveGroups>(this, nest::removeGroups(m_state, list), text,
                                   {ClusterChange::Structure});
 }
 
 bool ClusterDocument::duplicateGroup(int group)
 {
     GroupUid next = m_nextUid;
-    auto result = nest::ui::duplicateGroup(m_state, group, next);
+    auto result = nest::duplicateGroup(m_state, group, next);
     const bool ok = pushEdit<DuplicateGroup>(this, std::move(result),
                                              tr("Duplicate %1").arg(nameOf(topology(), group)),
                                              {ClusterChange::Structure});
@@ -280,40 +280,40 @@ bool ClusterDocument::duplicateGroup(int group)
 
 bool ClusterDocument::setClusterName(const QString &name)
 {
-    return pushEdit<ChangeGroupProperty>(this, nest::ui::setClusterName(m_state, name.toStdString()),
+    return pushEdit<ChangeGroupProperty>(this, nest::setClusterName(m_state, name.toStdString()),
                                          tr("Rename cluster"), {ClusterChange::Cluster});
 }
 
 bool ClusterDocument::setLevelName(int level, const QString &name)
 {
-    return pushEdit<ChangeLevelLink>(this, nest::ui::setLevelName(m_state, level, name.toStdString()),
+    return pushEdit<ChangeLevelLink>(this, nest::setLevelName(m_state, level, name.toStdString()),
                                      tr("Rename level"), {ClusterChange::Level, level});
 }
 
 bool ClusterDocument::setLevelLink(int level, const LinkParams &link)
 {
-    return pushEdit<ChangeLevelLink>(this, nest::ui::setLevelLink(m_state, level, link),
+    return pushEdit<ChangeLevelLink>(this, nest::setLevelLink(m_state, level, link),
                                      tr("Change level %1 link").arg(level),
                                      {ClusterChange::Level, level}, MergeLevelLink + level);
 }
 
 bool ClusterDocument::setGroupName(int group, const QString &name)
 {
-    return pushEdit<ChangeGroupProperty>(this, nest::ui::setGroupName(m_state, group, name.toStdString()),
+    return pushEdit<ChangeGroupProperty>(this, nest::setGroupName(m_state, group, name.toStdString()),
                                          tr("Rename %1").arg(nameOf(topology(), group)),
                                          {ClusterChange::Group, group});
 }
 
 bool ClusterDocument::setGroupOverride(int group, const std::optional<LinkParams> &link)
 {
-    return pushEdit<ChangeGroupProperty>(this, nest::ui::setGroupOverride(m_state, group, link),
+    return pushEdit<ChangeGroupProperty>(this, nest::setGroupOverride(m_state, group, link),
                                          tr("Change %1 link").arg(nameOf(topology(), group)),
                                          {ClusterChange::Group, group}, MergeGroupLink);
 }
 
 bool ClusterDocument::setNodeDevices(int node, int count, const DeviceSpec &type)
 {
-    return pushEdit<ChangeGroupProperty>(this, nest::ui::setNodeDevices(m_state, node, count, type),
+    return pushEdit<ChangeGroupProperty>(this, nest::setNodeDevices(m_state, node, count, type),
                                          tr("Change devices of %1").arg(nameOf(topology(), node)),
                                          {ClusterChange::Group, node}, MergeNodeDevices);
 }

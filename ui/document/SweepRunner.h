@@ -1,5 +1,5 @@
 #pragma once
-// Runs a cluster sweep (core/ClusterSweep.h) off the GUI thread: QtConcurrent::run + a
+// Runs a cluster sweep (core/studies/ClusterSweep.h) off the GUI thread: QtConcurrent::run + a
 // QFutureWatcher, as PlanRunner does. The job works on copies of its inputs; the model
 // comes from the workspace (workspaceModel) and the planners' options from its search
 // settings (searchOptionsFrom), so every point is planned as the Run action would.

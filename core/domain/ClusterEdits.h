@@ -1,5 +1,5 @@
 #pragma once
-// Pure edits of a cluster tree. ClusterDocument turns each successful edit into an undo
+// Pure edits of a cluster tree (Qt-free, in core). The GUI's ClusterDocument turns each successful edit into an undo
 // command; a refused edit returns the reason, which the window shows in the status bar.
 // Every function returns a complete new state (reindexed and validated): commands store
 // the state before and after, so undo restores the tree exactly.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace nest::ui {
+namespace nest {
 
 using GroupUid = std::uint64_t;
 
@@ -62,4 +62,4 @@ Result<ClusterState> setGroupOverride(const ClusterState &s, int group,
 Result<ClusterState> setNodeDevices(const ClusterState &s, int node, int count,
                                     const DeviceSpec &type);
 
-} // namespace nest::ui
+} // namespace nest

@@ -41,4 +41,8 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
 PlanResult runSearch(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                      const std::function<SearchIncumbent(const PlanSpace &, SearchStats &)> &search);
 
+// The result of a search cancelled before it started: cancelled (not refused, whatever the
+// inputs), "search cancelled".
+PlanResult cancelledBeforeStart();
+
 } // namespace nest
