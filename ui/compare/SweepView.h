@@ -41,8 +41,6 @@ public:
     void setResult(const nest::SweepResult &result, const Topology &base);
     // Null before the first result.
     const SweepResult *result() const { return m_result ? &*m_result : nullptr; }
-    // The chart as drawn (one series per planner), for tests and exports.
-    const SeriesChartData &chartData() const { return *m_chart; }
 
     // The cluster changed since this sweep.
     void setStale(bool stale);

@@ -38,8 +38,6 @@ public:
     // Stale: forced, or the plan no longer fits `current` (other topology, device ids out of
     // range). Colours stay for the devices that still exist.
     bool isStale() const { return m_stale; }
-    // "the cluster changed since this plan (56 → 64 devices)"; empty when it fits.
-    QString misfitReason() const { return m_misfit; }
     // "Stale: ...; re-run to update", empty when not stale.
     QString bannerText() const;
 

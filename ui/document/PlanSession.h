@@ -30,7 +30,6 @@ public:
     quint64 revision() const { return m_revision; }
 
     bool isLive() const { return m_live; }
-    int liveDelayMs() const { return m_liveTimer.interval(); }
     void setLiveDelayMs(int ms) { m_liveTimer.setInterval(ms); }
 
 public slots:
