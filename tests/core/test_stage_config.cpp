@@ -96,7 +96,7 @@ TEST(StageConfig, everyFieldSurvivesTheJsonRoundTrip)
         st.devices.assign(2, std::vector<int>(static_cast<size_t>(c.width()), 0));
         p.stages.push_back(st);
         const Result<Plan> back = planFromJson(planToJson(p), "plan.json");
-        ASSERT_TRUE(back.ok()) << back.ok() ? "" : back.error().c_str();
+        ASSERT_TRUE(back.ok()) << (back.ok() ? "" : back.error().c_str());
         ASSERT_TRUE(back.value().stages[0].config() == c);
     }
 }
@@ -153,7 +153,7 @@ TEST(StageConfig, plansAndLayoutsDeriveFromIt)
     l.kind = LayerKind::Transformer;
     model.layers = {l, l};
     const Result<Plan> plan = buildUniformPlan(u, topo, model);
-    ASSERT_TRUE(plan.ok()) << plan.ok() ? "" : plan.error().c_str();
+    ASSERT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.error().c_str());
     for (const StagePlan &s : plan.value().stages)
         ASSERT_TRUE(s.config() == u.config());
 }
