@@ -77,7 +77,8 @@ TEST(CliLimits, flagsAtTheirBoundsPass)
     // model (bert-large has 16 heads; the batch is divisible by the micro-batch).
     coretest::Run r = runCli(Args{"evaluate"} + kSmall + Args{"--tp", "1", "--dp", "16", "--seq", "512"});
     ASSERT_EQ(r.exitCode, 0);
-    r = runCli(Args{"plan"} + kSmall + Args{"--max-stages", "0", "--memory-headroom", "0.99", "--vpp", "1,64", "--json"});
+    r = runCli(Args{"plan"} + kSmall +
+               Args{"--max-stages", "0", "--memory-headroom", "0.99", "--vpp", "1,64", "--json"});
     // 0.99 headroom leaves 1 % of a V100 (0.34 GB): the search may find nothing, but the
     // flags themselves are accepted (exit 2 would then say "no plan found", not a range).
     ASSERT_TRUE(!contains(r.err, "range")) << r.err;
@@ -117,7 +118,8 @@ TEST(CliLimits, progressOnlyWhenAsked)
     for (const std::string &l : lines) {
         ASSERT_TRUE(std::regex_search(l, line)) << l;
         const std::string::size_type at = l.find("] ");
-        const double pct = at == std::string::npos ? 0 : std::atof(l.substr(at + 2, l.find(' ', at + 2) - (at + 2)).c_str());
+        const std::string from = at == std::string::npos ? l : l.substr(at + 2);
+        const double pct = std::atof(from.substr(0, from.find(' ')).c_str());
         ASSERT_TRUE(pct >= lastPct) << l;  // never goes back
         lastPct = pct;
     }

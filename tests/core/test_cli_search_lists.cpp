@@ -140,7 +140,8 @@ TEST(CliSearchLists, flagsEqualWorkspaceSettings)
     const Json a = outJson(viaWorkspace), b = outJson(viaFlags);
     ASSERT_EQ(a.at("search").dump(), b.at("search").dump());
     ASSERT_EQ(a.at("plan").dump(), b.at("plan").dump());
-    ASSERT_QFUZZY_EQ(a.at("report").at("iteration_time_s").get<double>(), b.at("report").at("iteration_time_s").get<double>());
+    ASSERT_QFUZZY_EQ(a.at("report").at("iteration_time_s").get<double>(),
+                     b.at("report").at("iteration_time_s").get<double>());
     // And the flags override a workspace's lists.
     const coretest::Run over = runCli({"plan", "--workspace", ws, "--json", "--recompute", "none", "--vpp", "1"});
     ASSERT_TRUE(over.exitCode == 0) << over.err;
@@ -167,7 +168,8 @@ TEST(CliSearchLists, longSequenceDefaultsUseContextParallelism)
     ASSERT_TRUE(maxCp > 1);
     for (const Json &st : b.at("plan").at("stages"))
         ASSERT_EQ(st.at("cp").get<int>(), 1);
-    ASSERT_TRUE(a.at("report").at("iteration_time_s").get<double>() < b.at("report").at("iteration_time_s").get<double>());
+    ASSERT_TRUE(a.at("report").at("iteration_time_s").get<double>() <
+                b.at("report").at("iteration_time_s").get<double>());
 }
 
 TEST(CliSearchLists, noRecomputeStillWorks)

@@ -95,7 +95,8 @@ TEST(CliWorkspace, planWorkspaceEqualsExplicitFlags)
     ASSERT_TRUE(a.is_object() && b.is_object());
     ASSERT_TRUE(a.at("verified").get<bool>());
     ASSERT_EQ(a.at("plan").dump(), b.at("plan").dump());
-    ASSERT_QFUZZY_EQ(a.at("report").at("iteration_time_s").get<double>(), b.at("report").at("iteration_time_s").get<double>());
+    ASSERT_QFUZZY_EQ(a.at("report").at("iteration_time_s").get<double>(),
+                     b.at("report").at("iteration_time_s").get<double>());
     ASSERT_EQ(a.at("search").dump(), b.at("search").dump());
     ASSERT_EQ(a.at("search").dump(), nest::searchSettingsToJson(s).dump());
     // The model is the workspace's: its global batch and sequence length.
@@ -125,7 +126,8 @@ TEST(CliWorkspace, explicitFlagsOverrideTheWorkspace)
     for (const Json &stage : j.at("plan").at("stages"))
         ASSERT_EQ(stage.at("zero").get<int>(), 0);
     // Settings no flag touched stay the workspace's.
-    ASSERT_QFUZZY_EQ(j.at("search").at("memory_headroom").get<double>(), quickstartJson().at("search").at("memory_headroom").get<double>());
+    ASSERT_QFUZZY_EQ(j.at("search").at("memory_headroom").get<double>(),
+                     quickstartJson().at("search").at("memory_headroom").get<double>());
 }
 
 TEST(CliWorkspace, tpCandidatesRestrictThePlan)
@@ -171,10 +173,12 @@ TEST(CliWorkspace, workspaceFrameworkCostsThePlan)
     const coretest::Run e = runCli({"evaluate", "--workspace", file, "--plan", plan, "--json"});
     ASSERT_TRUE(e.exitCode == 0) << e.err;
     ASSERT_QFUZZY_EQ(outJson(e).at("iteration_time_s").get<double>(), planned);
-    const coretest::Run direct = runCli({"evaluate", "--workspace", kQuickstart, "--plan", plan, "--framework", "serial", "--json"});
+    const coretest::Run direct =
+        runCli({"evaluate", "--workspace", kQuickstart, "--plan", plan, "--framework", "serial", "--json"});
     ASSERT_TRUE(direct.exitCode == 0) << direct.err;
     ASSERT_QFUZZY_EQ(outJson(direct).at("iteration_time_s").get<double>(), planned);
-    const coretest::Run mcore = runCli({"evaluate", "--workspace", file, "--plan", plan, "--framework", "megatron-core", "--json"});
+    const coretest::Run mcore =
+        runCli({"evaluate", "--workspace", file, "--plan", plan, "--framework", "megatron-core", "--json"});
     ASSERT_TRUE(mcore.exitCode == 0) << mcore.err;
     ASSERT_TRUE(outJson(mcore).at("iteration_time_s").get<double>() < planned);  // overlap hides traffic
     const coretest::Run bad = runCli({"evaluate", "--workspace", file, "--plan", plan, "--framework", "jax"});

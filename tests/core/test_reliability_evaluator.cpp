@@ -125,7 +125,8 @@ TEST(ReliabilityEvaluator, interleavedOnOneStageIsRefused)
     const Report r = evaluate(plan, t, m);
     ASSERT_TRUE(!r.feasible);
     ASSERT_TRUE(std::isfinite(r.iterationTime));
-    ASSERT_TRUE(r.reasons.front().find("the interleaved schedule needs a pipeline of at least 2 stages") == 0) << r.reasons.front();
+    ASSERT_TRUE(r.reasons.front().find("the interleaved schedule needs a pipeline of at least 2 stages") == 0)
+        << r.reasons.front();
     ASSERT_TRUE(!simulate(plan, t, m).error.empty());
 }
 

@@ -91,7 +91,8 @@ TEST(ReliabilityFiles, oversizeFileIsRefusedBeforeReading)
     fs::resize_file(big, limits::maxFileBytes + 1);  // sparse: no disk used
     const Result<std::string> text = readFileText(big);
     ASSERT_TRUE(!text.ok());
-    ASSERT_TRUE(text.error().find("is 268435457 bytes, above the limit of 256 MB") != std::string::npos) << text.error();
+    ASSERT_TRUE(text.error().find("is 268435457 bytes, above the limit of 256 MB") != std::string::npos)
+        << text.error();
     // Exactly at the cap is still read (the limit is inclusive); a small cap refuses.
     const Result<std::string> small = readFileText(big, 1000);
     ASSERT_TRUE(!small.ok());
@@ -168,7 +169,8 @@ TEST(ReliabilityFiles, failedWriteKeepsThePreviousFile)
     ::setrlimit(RLIMIT_FSIZE, &old);
     std::signal(SIGXFSZ, oldHandler);
     ASSERT_TRUE(!w.ok());
-    ASSERT_TRUE(w.error().find(file + ": write failed (File too large); the previous file is unchanged") == 0) << w.error();
+    ASSERT_TRUE(w.error().find(file + ": write failed (File too large); the previous file is unchanged") == 0)
+        << w.error();
     ASSERT_EQ(slurp(file), std::string("previous contents"));
     // No temporary file is left behind.
     int entries = 0;
@@ -179,14 +181,16 @@ TEST(ReliabilityFiles, failedWriteKeepsThePreviousFile)
     ASSERT_EQ(entries, 1);
     // A successful write keeps the permission bits.
     ASSERT_TRUE(writeFileAtomically(file, "new").ok());
-    ASSERT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    ASSERT_EQ(fs::status(file).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
 }
 
 TEST(ReliabilityFiles, missingFolderSaysWhy)
 {
     const Result<bool> w = writeFileAtomically("/nonexistent-dir-xyz/plan.json", "x");
     ASSERT_TRUE(!w.ok());
-    ASSERT_TRUE(w.error().find("/nonexistent-dir-xyz/plan.json: cannot be written (No such file or directory)") == 0) << w.error();
+    ASSERT_TRUE(w.error().find("/nonexistent-dir-xyz/plan.json: cannot be written (No such file or directory)") == 0)
+        << w.error();
 }
 
 TEST(ReliabilityFiles, regularFilesStillLoad)

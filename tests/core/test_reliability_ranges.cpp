@@ -98,7 +98,8 @@ TEST(ReliabilityRanges, deviceFieldRanges)
         SCOPED_TRACE(row.name);
         [&] {
             Json j = compactCluster();
-            j["device"] = Json{{"name", "custom"}, {"peak_tflops", 100}, {"memory_GB", 80}, {"memory_bandwidth_GBps", 2000}};
+            j["device"] =
+                Json{{"name", "custom"}, {"peak_tflops", 100}, {"memory_GB", 80}, {"memory_bandwidth_GBps", 2000}};
             j["device"][row.key] = row.value;
             const Result<Topology> t = clusterFromJson(j, "cluster.json");
             ASSERT_TRUE(!t.ok());
@@ -131,7 +132,8 @@ TEST(ReliabilityRanges, modelFieldRanges)
                 j["max_positions"] = row.value;
             const Result<ModelProfile> m = modelFromJson(j, "model.json");
             ASSERT_TRUE(!m.ok());
-            ASSERT_TRUE(coretest::startsWith(m.error(), "model.json: at " + row.key + ": " + row.expected)) << m.error();
+            ASSERT_TRUE(coretest::startsWith(m.error(), "model.json: at " + row.key + ": " + row.expected))
+                << m.error();
         }();
     }
 }
@@ -153,7 +155,8 @@ TEST(ReliabilityRanges, profileRepeatBeyondTheLayerLimit)
                  {"kind": "transformer", "fwd_ms": 1, "bwd_ms": 2, "params": 1e6, "repeat": 60000}]})");
     const Result<ModelProfile> p = profileFromJson(j, "profile.json");
     ASSERT_TRUE(!p.ok());
-    ASSERT_TRUE(p.error().find("profile.json: at layers[1].repeat: the profile would have 120000 layers") == 0) << p.error();
+    ASSERT_TRUE(p.error().find("profile.json: at layers[1].repeat: the profile would have 120000 layers") == 0)
+        << p.error();
     Json ok = j;
     ok["layers"][1]["repeat"] = 40000;  // 100000 in all: the limit itself is accepted
     ASSERT_TRUE(profileFromJson(ok, "profile.json").ok());
