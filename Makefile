@@ -4,16 +4,20 @@ BUILD_DIR ?= build
 PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb xauth \
              libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
              poppler-utils libxml2-utils python3 libcli11-dev libgtest-dev
+# What the core alone needs (make test-core): no Qt, no QCustomPlot, no display.
+CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 libcli11-dev libgtest-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build apps run test bench clean screenshot test-sanitize test-tsan fuzz
+.PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz
 
 all: build
 
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+deps: DEPS = $(PACKAGES)
+deps-core: DEPS = $(CORE_PACKAGES)
+deps deps-core:
+	@missing=""; for p in $(DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -43,6 +47,18 @@ run: apps
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The core without Qt (issue 20): nestcore, nest-cli (reproduce without its figures), the core
+# tests and the validation scripts, configured as on a machine where Qt is absent (looking
+# for Qt6 and QCustomPlotQt6 is disabled, so a stray find_package fails here, not in the
+# field). Core test files still on Qt Test are skipped with a configure message.
+CORE_DIR ?= build-core
+test-core: deps-core
+	cmake -S . -B $(CORE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo --no-warn-unused-cli \
+	  -DNEST_BUILD_GUI=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DCMAKE_DISABLE_FIND_PACKAGE_QCustomPlotQt6=ON \
+	  -DNEST_BUILD_BENCH=OFF
+	cmake --build $(CORE_DIR) -j $(JOBS)
+	cd $(CORE_DIR) && ctest --output-on-failure -j $(JOBS)
 
 screenshot: apps
 	QT_QPA_PLATFORM=offscreen ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE) --tab placement --screenshot docs/screenshot.png

@@ -209,3 +209,66 @@ inline Run runCli(const std::vector<std::string> &args, int timeoutMs = 120000)
 #endif
 
 } // namespace coretest
+
+// ---- Text and JSON helpers for the converted CLI and reliability suites (issue 20, point 4;
+// helper-tests1). Each keeps the Qt call it replaces: QString::split, trimmed, startsWith,
+// contains(..., Qt::CaseInsensitive), QJsonDocument::fromJson(...).object().
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+namespace coretest {
+
+// QString::split(sep): every part, empty ones included unless skipEmpty
+// (Qt::SkipEmptyParts).
+inline std::vector<std::string> split(const std::string &text, char sep, bool skipEmpty = false)
+{
+    std::vector<std::string> parts;
+    std::string::size_type from = 0;
+    while (true) {
+        const std::string::size_type at = text.find(sep, from);
+        const std::string part = text.substr(from, at == std::string::npos ? std::string::npos : at - from);
+        if (!skipEmpty || !part.empty())
+            parts.push_back(part);
+        if (at == std::string::npos)
+            return parts;
+        from = at + 1;
+    }
+}
+
+// QString::trimmed: without leading and trailing white space.
+inline std::string trimmed(const std::string &text)
+{
+    const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+    auto b = std::find_if_not(text.begin(), text.end(), space);
+    auto e = std::find_if_not(text.rbegin(), std::string::const_reverse_iterator(b), space).base();
+    return std::string(b, e);
+}
+
+inline bool startsWith(const std::string &text, const std::string &prefix) { return text.rfind(prefix, 0) == 0; }
+inline bool endsWith(const std::string &text, const std::string &suffix)
+{
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// contains(part, Qt::CaseInsensitive) for ASCII text.
+inline bool containsNoCase(const std::string &text, const std::string &part)
+{
+    const auto lower = [](std::string s) {
+        for (char &c : s)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    };
+    return contains(lower(text), lower(part));
+}
+
+// QJsonDocument::fromJson(text).object(): the top-level object, or an empty object when the
+// text is not JSON or not an object (so a check on a key fails instead of throwing).
+inline nlohmann::json jsonObject(const std::string &text)
+{
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    return j.is_object() ? j : nlohmann::json::object();
+}
+// QJsonDocument::fromJson(text).isObject().
+inline bool isJsonObject(const std::string &text) { return nlohmann::json::parse(text, nullptr, false).is_object(); }
+
+} // namespace coretest

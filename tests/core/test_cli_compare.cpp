@@ -2,250 +2,265 @@
 // sub-command, through the real binary: the JSON contract of compare (keys, order, NEST's
 // ratio), usage errors with exit 2, the files reproduce writes (CSV rows derived from the
 // grid, figures that are real PNG/SVG, NEST never below a baseline in them), mcmc's seed.
-#include "CliTestSupport.h"
+// Without the GUI build (no NEST_HAVE_FIGURES) reproduce writes no figures and says so.
+#include "CoreTestSupport.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 
-using clitest::Run;
-using clitest::runCli;
+namespace {
 
-class TestCliCompare : public QObject {
-    Q_OBJECT
-private slots:
-    void compareJsonContract();
-    void compareTable();
-    void compareUsageErrors_data();
-    void compareUsageErrors();
-    void everyCommandHasHelp_data();
-    void everyCommandHasHelp();
-    void versionAndTopLevelHelp();
-    void mcmcSeedIsReproducible();
-    void reproduceQuickWritesTablesAndFigures();
-    void reproduceRefusesAFileAsFolder();
-    void bashCompletion();
-};
+using coretest::contains;
+using coretest::jsonObject;
+using coretest::runCli;
+using coretest::split;
+using nlohmann::json;
+using Args = std::vector<std::string>;
 
-void TestCliCompare::compareJsonContract()
+Args operator+(Args a, const Args &b)
 {
-    const Run r = runCli({"compare", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--planners",
-                          "megatron,nest,flat,mcmc", "--budget", "300", "--json"});
-    QCOMPARE(r.exitCode, 0);
-    const QJsonObject root = QJsonDocument::fromJson(r.out).object();
-    const QJsonArray results = root.value("results").toArray();
-    QCOMPARE(results.size(), 4);
-    const QStringList order{"megatron", "nest", "flat", "mcmc"};
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// QString::toDouble: 0 when the text is not a whole number.
+double toDouble(const std::string &text)
+{
+    char *end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    return end && *end == '\0' && !text.empty() ? v : 0.0;
+}
+
+int indexOf(const std::vector<std::string> &list, const std::string &item)
+{
+    const auto it = std::find(list.begin(), list.end(), item);
+    return it == list.end() ? -1 : static_cast<int>(it - list.begin());
+}
+
+} // namespace
+
+TEST(CliCompare, compareJsonContract)
+{
+    const coretest::Run r = runCli({"compare", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--planners",
+                                    "megatron,nest,flat,mcmc", "--budget", "300", "--json"});
+    ASSERT_EQ(r.exitCode, 0);
+    const json root = jsonObject(r.out);
+    const json results = root.value("results", json::array());
+    ASSERT_EQ(results.size(), 4u);
+    const Args order{"megatron", "nest", "flat", "mcmc"};
     double nestTime = 0;
-    for (int i = 0; i < results.size(); ++i) {
-        const QJsonObject row = results[i].toObject();
+    for (size_t i = 0; i < results.size(); ++i) {
+        const json &row = results[i];
         for (const char *key : {"planner", "feasible", "report", "plan", "solve_time_s"})
-            QVERIFY2(row.contains(key), key);
-        QCOMPARE(row.value("planner").toString(), order[i]);
-        QVERIFY(row.value("feasible").toBool());
-        QVERIFY(row.value("solve_time_s").toDouble() >= 0);
-        QVERIFY(row.value("plan").toObject().contains("stages"));
+            ASSERT_TRUE(row.contains(key)) << key;
+        ASSERT_EQ(row.value("planner", ""), order[i]);
+        ASSERT_TRUE(row.value("feasible", false));
+        ASSERT_TRUE(row.value("solve_time_s", 0.0) >= 0);
+        ASSERT_TRUE(row.value("plan", json::object()).contains("stages"));
         if (order[i] == "nest")
-            nestTime = row.value("report").toObject().value("iteration_time_s").toDouble();
+            nestTime = row.value("report", json::object()).value("iteration_time_s", 0.0);
     }
-    QVERIFY(nestTime > 0);
-    for (const QJsonValue &v : results) {
-        const QJsonObject row = v.toObject();
-        const double t = row.value("report").toObject().value("iteration_time_s").toDouble();
-        QVERIFY(t >= nestTime * (1 - 1e-9));
-        QCOMPARE(row.value("nest_ratio").toDouble(), t / nestTime);
+    ASSERT_TRUE(nestTime > 0);
+    for (const json &row : results) {
+        const double t = row.value("report", json::object()).value("iteration_time_s", 0.0);
+        ASSERT_TRUE(t >= nestTime * (1 - 1e-9));
+        ASSERT_QFUZZY_EQ(row.value("nest_ratio", 0.0), t / nestTime);
     }
 }
 
-void TestCliCompare::compareTable()
+TEST(CliCompare, compareTable)
 {
-    const Run r = runCli({"compare", "--cluster", "paper-v100-16", "--model", "bert-large", "--planners",
-                          "nest,megatron"});
-    QCOMPARE(r.exitCode, 0);
-    const QString out = QString::fromUtf8(r.out);
+    const coretest::Run r = runCli({"compare", "--cluster", "paper-v100-16", "--model", "bert-large", "--planners",
+                                    "nest,megatron"});
+    ASSERT_EQ(r.exitCode, 0);
     for (const char *word : {"planner", "samples/s", "iter_s", "peak_GB", "shape", "zero", "recompute",
                              "search_s", "NEST/x", "nest ", "megatron ", "tp "})
-        QVERIFY2(out.contains(word), word);
+        ASSERT_TRUE(contains(r.out, word)) << word;
     // NEST's own row reads 1.000 in the ratio column.
-    const QStringList lines = out.split('\n');
     bool nestRow = false;
-    for (const QString &l : lines)
-        if (l.startsWith("nest "))
-            nestRow = l.trimmed().endsWith("1.000");
-    QVERIFY(nestRow);
+    for (const std::string &l : split(r.out, '\n'))
+        if (coretest::startsWith(l, "nest "))
+            nestRow = coretest::endsWith(coretest::trimmed(l), "1.000");
+    ASSERT_TRUE(nestRow);
 }
 
-void TestCliCompare::compareUsageErrors_data()
+TEST(CliCompare, compareUsageErrors)
 {
-    QTest::addColumn<QStringList>("args");
-    QTest::addColumn<QStringList>("fragments");
-    const QStringList base{"compare", "--cluster", "paper-v100-8", "--model", "bert-large"};
-    QTest::newRow("unknown planner") << (base + QStringList{"--planners", "nest,alpa"})
-                                     << QStringList{"'alpa'", "megatron", "mcmc"};
-    QTest::newRow("twice") << (base + QStringList{"--planners", "nest,flat,nest"}) << QStringList{"'nest' twice"};
-    QTest::newRow("empty item") << (base + QStringList{"--planners", "nest,"}) << QStringList{"--planners"};
-    QTest::newRow("unknown option") << (base + QStringList{"--planner", "nest"})
-                                    << QStringList{"unknown option --planner"};
-    QTest::newRow("threads zero") << (base + QStringList{"--threads", "0"}) << QStringList{"--threads"};
-    QTest::newRow("budget not a number") << (base + QStringList{"--budget", "many"}) << QStringList{"--budget"};
-    QTest::newRow("efficiency below range") << (base + QStringList{"--efficiency", "1e-320"})
-                                            << QStringList{"--efficiency", "0.001"};
-    QTest::newRow("no cluster") << QStringList{"compare", "--model", "bert-large"} << QStringList{"--cluster"};
-    QTest::newRow("stray word") << (base + QStringList{"nest"}) << QStringList{"unexpected argument 'nest'"};
+    struct Row {
+        const char *name;
+        Args args;
+        Args fragments;
+    };
+    const Args base{"compare", "--cluster", "paper-v100-8", "--model", "bert-large"};
+    const std::vector<Row> rows{
+        {"unknown planner", base + Args{"--planners", "nest,alpa"}, {"'alpa'", "megatron", "mcmc"}},
+        {"twice", base + Args{"--planners", "nest,flat,nest"}, {"'nest' twice"}},
+        {"empty item", base + Args{"--planners", "nest,"}, {"--planners"}},
+        {"unknown option", base + Args{"--planner", "nest"}, {"unknown option --planner"}},
+        {"threads zero", base + Args{"--threads", "0"}, {"--threads"}},
+        {"budget not a number", base + Args{"--budget", "many"}, {"--budget"}},
+        {"efficiency below range", base + Args{"--efficiency", "1e-320"}, {"--efficiency", "0.001"}},
+        {"no cluster", {"compare", "--model", "bert-large"}, {"--cluster"}},
+        {"stray word", base + Args{"nest"}, {"unexpected argument 'nest'"}},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        [&] {
+            const coretest::Run r = runCli(row.args);
+            ASSERT_EQ(r.exitCode, 2);
+            ASSERT_TRUE(r.out.empty());
+            for (const std::string &f : row.fragments)
+                ASSERT_TRUE(contains(r.err, f)) << f << " not in: " << r.err;
+        }();
+    }
 }
 
-void TestCliCompare::compareUsageErrors()
+TEST(CliCompare, everyCommandHasHelp)
 {
-    QFETCH(QStringList, args);
-    QFETCH(QStringList, fragments);
-    const Run r = runCli(args);
-    QCOMPARE(r.exitCode, 2);
-    QVERIFY(r.out.isEmpty());
-    for (const QString &f : fragments)
-        QVERIFY2(r.err.contains(f.toUtf8()), qPrintable(f + " not in: " + QString::fromUtf8(r.err)));
+    struct Row {
+        std::string command;
+        Args flags;
+    };
+    const std::vector<Row> rows{
+        {"presets", {"--json"}},
+        {"inspect", {"--cluster FILE|PRESET", "--model", "--seq"}},
+        {"evaluate", {"--tp N", "--schedule", "--framework", "megatron-core", "--plan FILE"}},
+        {"simulate", {"--out FILE", "timeline"}},
+        {"plan",
+         {"--planner NAME", "nest, exhaustive, flat, megatron, mcmc", "--budget N", "--seed N", "--vpp LIST",
+          "default 1,2,4,8", "--workspace"}},
+        {"compare", {"--planners LIST", "nest,flat,megatron,mcmc", "--threads"}},
+        {"reproduce", {"--out DIR", "--quick"}},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.command);
+        [&] {
+            const coretest::Run r = runCli({row.command, "--help"});
+            ASSERT_EQ(r.exitCode, 0);
+            ASSERT_TRUE(r.err.empty());
+            const std::string &out = r.out;
+            ASSERT_TRUE(contains(out, "Usage: nest-cli " + row.command)) << out;
+            ASSERT_TRUE(contains(out, "Example:\n  nest-cli " + row.command)) << out;
+            ASSERT_TRUE(contains(out, "--help"));
+            for (const std::string &f : row.flags)
+                ASSERT_TRUE(contains(out, f)) << f << " not in:\n" << out;
+            // -h is the same.
+            ASSERT_EQ(runCli({row.command, "-h"}).out, r.out);
+        }();
+    }
 }
 
-void TestCliCompare::everyCommandHasHelp_data()
+TEST(CliCompare, versionAndTopLevelHelp)
 {
-    QTest::addColumn<QString>("command");
-    QTest::addColumn<QStringList>("flags");
-    QTest::newRow("presets") << "presets" << QStringList{"--json"};
-    QTest::newRow("inspect") << "inspect" << QStringList{"--cluster FILE|PRESET", "--model", "--seq"};
-    QTest::newRow("evaluate") << "evaluate"
-                              << QStringList{"--tp N", "--schedule", "--framework", "megatron-core", "--plan FILE"};
-    QTest::newRow("simulate") << "simulate" << QStringList{"--out FILE", "timeline"};
-    QTest::newRow("plan") << "plan"
-                          << QStringList{"--planner NAME", "nest, exhaustive, flat, megatron, mcmc", "--budget N",
-                                         "--seed N", "--vpp LIST", "default 1,2,4,8", "--workspace"};
-    QTest::newRow("compare") << "compare" << QStringList{"--planners LIST", "nest,flat,megatron,mcmc", "--threads"};
-    QTest::newRow("reproduce") << "reproduce" << QStringList{"--out DIR", "--quick"};
-}
-
-void TestCliCompare::everyCommandHasHelp()
-{
-    QFETCH(QString, command);
-    QFETCH(QStringList, flags);
-    const Run r = runCli({command, "--help"});
-    QCOMPARE(r.exitCode, 0);
-    QVERIFY(r.err.isEmpty());
-    const QString out = QString::fromUtf8(r.out);
-    QVERIFY2(out.contains("Usage: nest-cli " + command), qPrintable(out));
-    QVERIFY2(out.contains("Example:\n  nest-cli " + command), qPrintable(out));
-    QVERIFY(out.contains("--help"));
-    for (const QString &f : flags)
-        QVERIFY2(out.contains(f), qPrintable(f + " not in:\n" + out));
-    // -h is the same.
-    QCOMPARE(runCli({command, "-h"}).out, r.out);
-}
-
-void TestCliCompare::versionAndTopLevelHelp()
-{
-    const Run v = runCli({"--version"});
-    QCOMPARE(v.exitCode, 0);
-    QVERIFY(QString::fromUtf8(v.out).startsWith("nest-cli " NEST_VERSION));
-    const Run h = runCli({"--help"});
-    QCOMPARE(h.exitCode, 0);
+    const coretest::Run v = runCli({"--version"});
+    ASSERT_EQ(v.exitCode, 0);
+    ASSERT_TRUE(coretest::startsWith(v.out, "nest-cli " NEST_VERSION));
+    const coretest::Run h = runCli({"--help"});
+    ASSERT_EQ(h.exitCode, 0);
     for (const char *c : {"compare", "reproduce", "completion", "--help"})
-        QVERIFY2(h.out.contains(c), c);
+        ASSERT_TRUE(contains(h.out, c)) << c;
 }
 
-void TestCliCompare::mcmcSeedIsReproducible()
+TEST(CliCompare, mcmcSeedIsReproducible)
 {
-    const QStringList args{"plan", "--cluster", "paper-fattree-64", "--model", "llama2-7b", "--planner", "mcmc",
-                           "--budget", "250", "--json"};
-    const Run a = runCli(args + QStringList{"--seed", "11"});
-    const Run b = runCli(args + QStringList{"--seed", "11"});
-    QCOMPARE(a.exitCode, 0);
-    const QJsonObject ja = QJsonDocument::fromJson(a.out).object();
-    const QJsonObject jb = QJsonDocument::fromJson(b.out).object();
-    QCOMPARE(ja.value("plan"), jb.value("plan"));
-    QCOMPARE(ja.value("planner").toString(), QString("mcmc"));
-    QCOMPARE(ja.value("states").toInt(), 250);  // one state per evaluation of the budget
+    const Args args{"plan", "--cluster", "paper-fattree-64", "--model", "llama2-7b", "--planner", "mcmc",
+                    "--budget", "250", "--json"};
+    const coretest::Run a = runCli(args + Args{"--seed", "11"});
+    const coretest::Run b = runCli(args + Args{"--seed", "11"});
+    ASSERT_EQ(a.exitCode, 0);
+    const json ja = jsonObject(a.out);
+    const json jb = jsonObject(b.out);
+    ASSERT_EQ(ja.value("plan", json()), jb.value("plan", json()));
+    ASSERT_EQ(ja.value("planner", ""), std::string("mcmc"));
+    ASSERT_EQ(ja.value("states", 0), 250);  // one state per evaluation of the budget
 }
 
-void TestCliCompare::reproduceQuickWritesTablesAndFigures()
+TEST(CliCompare, reproduceQuickWritesTablesAndFigures)
 {
-    QTemporaryDir dir;
-    const QString out = dir.filePath("eval");
-    const Run r = runCli({"reproduce", "--quick", "--out", out}, 300000);
-    QCOMPARE(r.exitCode, 0);
-    QVERIFY(r.out.contains("NEST/megatron"));
+    const coretest::TempDir dir;
+    const std::string out = dir.filePath("eval");
+    const coretest::Run r = runCli({"reproduce", "--quick", "--out", out}, 300000);
+    ASSERT_EQ(r.exitCode, 0);
+    ASSERT_TRUE(contains(r.out, "NEST/megatron"));
 
     // Quick grid: (2 clusters x 2 models x 2 sizes + 1 V100 point) x 4 planners, 4 fixed
     // micro-batches x 4 planners, 2 memory sizes x 4 switch variants x NEST = 60 rows.
-    QFile csv(out + "/results.csv");
-    QVERIFY(csv.open(QIODevice::ReadOnly));
-    const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 1 + 60);
-    const QStringList header = lines.front().split(',');
-    const int part = header.indexOf("part"), planner = header.indexOf("planner"), time = header.indexOf("iteration_s"),
-              feasible = header.indexOf("feasible");
-    QVERIFY(part >= 0 && planner >= 0 && time >= 0 && feasible >= 0);
+    const std::string csv = coretest::readFile(out + "/results.csv");
+    ASSERT_FALSE(csv.empty());
+    const std::vector<std::string> lines = split(csv, '\n', true);
+    ASSERT_EQ(lines.size(), 1u + 60);
+    const std::vector<std::string> header = split(lines.front(), ',');
+    const int part = indexOf(header, "part"), planner = indexOf(header, "planner"),
+              time = indexOf(header, "iteration_s"), feasible = indexOf(header, "feasible");
+    ASSERT_TRUE(part >= 0 && planner >= 0 && time >= 0 && feasible >= 0);
     // Rows of one point are consecutive, NEST first: NEST is never slower.
     double nest = 0;
     int checked = 0;
-    for (int i = 1; i < lines.size(); ++i) {
-        const QStringList f = lines[i].split(',');
+    for (size_t i = 1; i < lines.size(); ++i) {
+        const std::vector<std::string> f = split(lines[i], ',');
+        ASSERT_TRUE(f.size() == header.size()) << lines[i];
         if (f[part] == "memory" || f[feasible] != "true")
             continue;
         if (f[planner] == "nest") {
-            nest = f[time].toDouble();
+            nest = toDouble(f[time]);
             continue;
         }
-        QVERIFY(nest > 0);
-        QVERIFY2(f[time].toDouble() >= nest * (1 - 1e-5), qPrintable(lines[i]));
+        ASSERT_TRUE(nest > 0);
+        ASSERT_TRUE(toDouble(f[time]) >= nest * (1 - 1e-5)) << lines[i];
         ++checked;
     }
-    QCOMPARE(checked, 13 * 3);
+    ASSERT_EQ(checked, 13 * 3);
 
-    QFile md(out + "/results.md");
-    QVERIFY(md.open(QIODevice::ReadOnly));
-    const QString text = QString::fromUtf8(md.readAll());
+    const std::string text = coretest::readFile(out + "/results.md");
+    ASSERT_FALSE(text.empty());
     for (const char *s : {"### Throughput, fat-tree", "### Throughput, spine-leaf", "### Throughput, v100",
                           "Geometric mean", "### Micro-batch sweep", "### Memory ablation", "NEST/megatron"})
-        QVERIFY2(text.contains(s), s);
+        ASSERT_TRUE(contains(text, s)) << s;
 
-    for (const char *stem : {"throughput-fat-tree-bert-large", "throughput-spine-leaf-llama2-7b",
-                             "throughput-v100-bert-large", "microbatch-llama2-7b"}) {
+    const char *stems[] = {"throughput-fat-tree-bert-large", "throughput-spine-leaf-llama2-7b",
+                           "throughput-v100-bert-large", "microbatch-llama2-7b"};
+#ifdef NEST_HAVE_FIGURES
+    for (const char *stem : stems) {
         // A PNG: the signature, then the IHDR chunk with width and height (big-endian).
-        QFile png(out + "/" + stem + ".png");
-        QVERIFY2(png.open(QIODevice::ReadOnly), stem);
-        const QByteArray p = png.readAll();
-        QVERIFY(p.startsWith("\x89PNG\r\n\x1a\n") && p.mid(12, 4) == "IHDR");
-        auto be32 = [&](int at) {
-            return (uchar(p[at]) << 24) | (uchar(p[at + 1]) << 16) | (uchar(p[at + 2]) << 8) | uchar(p[at + 3]);
+        const std::string p = coretest::readFile(out + "/" + stem + ".png");
+        ASSERT_FALSE(p.empty()) << stem;
+        ASSERT_TRUE(coretest::startsWith(p, std::string("\x89PNG\r\n\x1a\n", 8)) && p.substr(12, 4) == "IHDR");
+        auto be32 = [&](size_t at) {
+            return (std::uint32_t(std::uint8_t(p[at])) << 24) | (std::uint32_t(std::uint8_t(p[at + 1])) << 16) |
+                   (std::uint32_t(std::uint8_t(p[at + 2])) << 8) | std::uint32_t(std::uint8_t(p[at + 3]));
         };
-        QVERIFY(be32(16) >= 600 && be32(20) >= 400);
-        QVERIFY(p.size() > 10000);  // lines and text, not an empty canvas
-        QFile svg(out + "/" + stem + ".svg");
-        QVERIFY(svg.open(QIODevice::ReadOnly));
-        const QByteArray s = svg.readAll();
-        QVERIFY(s.contains("<svg") && s.contains("nest") && s.contains("megatron"));
+        ASSERT_TRUE(be32(16) >= 600 && be32(20) >= 400);
+        ASSERT_TRUE(p.size() > 10000);  // lines and text, not an empty canvas
+        const std::string s = coretest::readFile(out + "/" + stem + ".svg");
+        ASSERT_FALSE(s.empty()) << stem;
+        ASSERT_TRUE(contains(s, "<svg") && contains(s, "nest") && contains(s, "megatron"));
     }
+#else
+    // nest-cli without Qt: no figure at all, and stderr says where they come from.
+    ASSERT_TRUE(contains(r.err, "NEST_BUILD_GUI=ON")) << r.err;
+    for (const char *stem : stems)
+        for (const char *ext : {".png", ".svg"})
+            ASSERT_FALSE(std::filesystem::exists(out + "/" + stem + ext)) << stem << ext;
+#endif
 }
 
-void TestCliCompare::reproduceRefusesAFileAsFolder()
+TEST(CliCompare, reproduceRefusesAFileAsFolder)
 {
-    QTemporaryDir dir;
-    QFile f(dir.filePath("taken"));
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.close();
-    const Run r = runCli({"reproduce", "--quick", "--out", dir.filePath("taken")});
-    QCOMPARE(r.exitCode, 2);
-    QVERIFY2(r.err.contains("taken") && r.err.contains("output folder"), r.err.constData());
+    const coretest::TempDir dir;
+    ASSERT_TRUE(coretest::writeFile(dir.filePath("taken"), ""));
+    const coretest::Run r = runCli({"reproduce", "--quick", "--out", dir.filePath("taken")});
+    ASSERT_EQ(r.exitCode, 2);
+    ASSERT_TRUE(contains(r.err, "taken") && contains(r.err, "output folder")) << r.err;
 }
 
-void TestCliCompare::bashCompletion()
+TEST(CliCompare, bashCompletion)
 {
-    const Run r = runCli({"completion", "bash"});
-    QCOMPARE(r.exitCode, 0);
+    const coretest::Run r = runCli({"completion", "bash"});
+    ASSERT_EQ(r.exitCode, 0);
     for (const char *s : {"complete -F _nest_cli nest-cli", "compare", "reproduce", "--planners", "--budget",
                           "--cluster", "--quick"})
-        QVERIFY2(r.out.contains(s), s);
-    QCOMPARE(runCli({"completion", "zsh"}).exitCode, 2);
+        ASSERT_TRUE(contains(r.out, s)) << s;
+    ASSERT_EQ(runCli({"completion", "zsh"}).exitCode, 2);
 }
-
-QTEST_MAIN(TestCliCompare)
-#include "test_cli_compare.moc"

@@ -1,160 +1,156 @@
 // The nest-cli contract of the foundation issue: `presets` and `inspect`, their JSON keys,
 // exit codes (0 success, 2 bad input with the message on stderr) and the printed counts.
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QtTest>
+#include "CoreTestSupport.h"
 
-#include "CliTestSupport.h"
+#include <algorithm>
+#include <cmath>
 
 namespace {
 
-using clitest::Run;
-using clitest::runCli;
+using coretest::contains;
+using coretest::jsonObject;
+using coretest::runCli;
+using coretest::sample;
+using nlohmann::json;
 
-QString sample(const QString &rel) { return QStringLiteral(NEST_SOURCE_DIR "/") + rel; }
+bool has(const std::vector<std::string> &list, const std::string &item)
+{
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
 
 } // namespace
 
-class TestCliFoundation : public QObject {
-    Q_OBJECT
-private slots:
-    void presetsJsonListsEverything()
-    {
-        const Run r = runCli({"presets", "--json"});
-        QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
-        QStringList devices;
-        for (const auto &d : o["devices"].toArray())
-            devices << d.toObject()["name"].toString();
-        for (const char *name : {"v100-32gb", "a100-80gb", "h100-sxm-80gb", "h200", "tpuv4", "b200", "mi300x"})
-            QVERIFY2(devices.contains(name), name);
-        QStringList models;
-        for (const auto &m : o["models"].toArray())
-            models << m.toObject()["name"].toString();
-        for (const char *name : {"llama2-7b", "llama3-70b", "bert-large", "gpt3-175b", "gpt3-35b", "mixtral-8x7b"})
-            QVERIFY2(models.contains(name), name);
-        QStringList templates;
-        for (const auto &t : o["cluster_templates"].toArray())
-            templates << t.toObject()["key"].toString();
-        for (const char *name : {"fat-tree", "spine-leaf", "superpod", "torus2d", "torus3d"})
-            QVERIFY2(templates.contains(name), name);
+TEST(CliFoundation, presetsJsonListsEverything)
+{
+    const coretest::Run r = runCli({"presets", "--json"});
+    ASSERT_EQ(r.exitCode, 0);
+    const json o = jsonObject(r.out);
+    std::vector<std::string> devices;
+    for (const json &d : o.value("devices", json::array()))
+        devices.push_back(d.value("name", ""));
+    for (const char *name : {"v100-32gb", "a100-80gb", "h100-sxm-80gb", "h200", "tpuv4", "b200", "mi300x"})
+        ASSERT_TRUE(has(devices, name)) << name;
+    std::vector<std::string> models;
+    for (const json &m : o.value("models", json::array()))
+        models.push_back(m.value("name", ""));
+    for (const char *name : {"llama2-7b", "llama3-70b", "bert-large", "gpt3-175b", "gpt3-35b", "mixtral-8x7b"})
+        ASSERT_TRUE(has(models, name)) << name;
+    std::vector<std::string> templates;
+    for (const json &t : o.value("cluster_templates", json::array()))
+        templates.push_back(t.value("key", ""));
+    for (const char *name : {"fat-tree", "spine-leaf", "superpod", "torus2d", "torus3d"})
+        ASSERT_TRUE(has(templates, name)) << name;
+}
+
+TEST(CliFoundation, presetsTableIsHumanReadable)
+{
+    const coretest::Run r = runCli({"presets"});
+    ASSERT_EQ(r.exitCode, 0);
+    ASSERT_TRUE(contains(r.out, "h100-sxm-80gb"));
+    ASSERT_TRUE(contains(r.out, "mixtral-8x7b"));
+}
+
+TEST(CliFoundation, inspectCompactClusterFile)
+{
+    // sample_configs/clusters/a100-512.json is the issue's example: 8 x 4 x 16 = 512
+    // devices on three levels, the spine 2:1 oversubscribed.
+    const coretest::Run r = runCli({"inspect", "--cluster", sample("sample_configs/clusters/a100-512.json"), "--json"});
+    ASSERT_EQ(r.exitCode, 0);
+    const json o = jsonObject(r.out);
+    ASSERT_EQ(o.value("devices", 0), 512);
+    const json levels = o.value("levels", json::array());
+    ASSERT_EQ(levels.size(), 3u);
+    ASSERT_QFUZZY_EQ(levels[0].value("bandwidth_GBps", 0.0), 300.0);
+    ASSERT_QFUZZY_EQ(levels[2].value("oversubscription", 0.0), 2.0);
+    ASSERT_EQ(levels[1].value("groups", 0), 16);  // 16 racks
+}
+
+TEST(CliFoundation, inspectModelCounts)
+{
+    struct Row {
+        const char *name;
+        std::string model;
+        double published, publishedActive;
+    };
+    // Published totals: Touvron et al. 2023 (Llama 2 7B: 6.74 B); Brown et al. 2020
+    // (GPT-3: 175 B); Jiang et al. 2024 (Mixtral 8x7B: 46.7 B total, 12.9 B active).
+    const std::vector<Row> rows{
+        {"llama2-7b", "llama2-7b", 6.74e9, 6.74e9},
+        {"gpt3-175b", "gpt3-175b", 175e9, 175e9},
+        {"mixtral-8x7b", "mixtral-8x7b", 46.7e9, 12.9e9},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        [&] {
+            const coretest::Run r = runCli({"inspect", "--model", row.model, "--json"});
+            ASSERT_EQ(r.exitCode, 0);
+            const json o = jsonObject(r.out);
+            for (const char *key : {"devices", "levels", "parameters", "active_parameters", "flops_per_token"})
+                ASSERT_TRUE(o.contains(key)) << key;
+            ASSERT_TRUE(std::abs(o.value("parameters", 0.0) / row.published - 1) < 0.01);
+            ASSERT_TRUE(std::abs(o.value("active_parameters", 0.0) / row.publishedActive - 1) < 0.01);
+            // Training FLOPs per token are at least 6 x active parameters (Kaplan et al. 2020:
+            // 2 forward + 4 backward per parameter) plus attention, and not wildly more.
+            const double f = o.value("flops_per_token", 0.0);
+            ASSERT_TRUE(f >= 6 * row.publishedActive * 0.98);
+            ASSERT_TRUE(f <= 6 * row.publishedActive * 1.6);
+        }();
     }
+}
 
-    void presetsTableIsHumanReadable()
-    {
-        const Run r = runCli({"presets"});
-        QCOMPARE(r.exitCode, 0);
-        QVERIFY(r.out.contains("h100-sxm-80gb"));
-        QVERIFY(r.out.contains("mixtral-8x7b"));
+TEST(CliFoundation, inspectPrintsCounts)
+{
+    const coretest::Run r = runCli({"inspect", "--cluster", "paper-v100-16", "--model", "llama2-7b"});
+    ASSERT_EQ(r.exitCode, 0);
+    ASSERT_TRUE(contains(r.out, "16 devices"));
+    ASSERT_TRUE(contains(r.out, "6.7"));
+}
+
+TEST(CliFoundation, badInputExitsTwo)
+{
+    struct Row {
+        const char *name;
+        std::vector<std::string> args;
+        std::string mustMention;
+    };
+    const std::vector<Row> rows{
+        {"no args", {}, "usage"},
+        {"unknown command", {"frobnicate"}, "unknown command"},
+        {"unknown option", {"presets", "--jsn"}, "--jsn"},
+        {"unknown preset", {"inspect", "--cluster", "no-such-cluster"}, "no-such-cluster"},
+        {"unknown model", {"inspect", "--model", "gpt5"}, "gpt5"},
+        {"missing value", {"inspect", "--model"}, "needs a value"},
+        {"nothing to inspect", {"inspect"}, "--cluster"},
+        {"bad seq", {"inspect", "--model", "llama2-7b", "--seq", "-5"}, "--seq"},
+        {"directory", {"inspect", "--cluster", NEST_SOURCE_DIR}, "directory"},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        [&] {
+            const coretest::Run r = runCli(row.args);
+            ASSERT_EQ(r.exitCode, 2);
+            ASSERT_TRUE(coretest::containsNoCase(r.err, row.mustMention)) << r.err;
+            ASSERT_TRUE(r.out.empty());
+        }();
     }
+}
 
-    void inspectCompactClusterFile()
-    {
-        // sample_configs/clusters/a100-512.json is the issue's example: 8 x 4 x 16 = 512
-        // devices on three levels, the spine 2:1 oversubscribed.
-        const Run r = runCli({"inspect", "--cluster", sample("sample_configs/clusters/a100-512.json"), "--json"});
-        QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
-        QCOMPARE(o["devices"].toInt(), 512);
-        const QJsonArray levels = o["levels"].toArray();
-        QCOMPARE(levels.size(), 3);
-        QCOMPARE(levels[0].toObject()["bandwidth_GBps"].toDouble(), 300.0);
-        QCOMPARE(levels[2].toObject()["oversubscription"].toDouble(), 2.0);
-        QCOMPARE(levels[1].toObject()["groups"].toInt(), 16);  // 16 racks
-    }
+TEST(CliFoundation, malformedFileNamesFileAndPlace)
+{
+    const coretest::TempDir dir;
+    const std::string file = dir.filePath("broken.json");
+    ASSERT_TRUE(coretest::writeFile(
+        file, "{\"name\": \"x\", \"device\": \"a100-80gb\",\n \"levels\": [ {\"name\": \"node\", \"fanout\": 8,, } ]}"));
+    const coretest::Run r = runCli({"inspect", "--cluster", file});
+    ASSERT_EQ(r.exitCode, 2);
+    ASSERT_TRUE(contains(r.err, file)) << r.err;
+    ASSERT_TRUE(contains(r.err, "line 2")) << r.err;
 
-    void inspectModelCounts_data()
-    {
-        QTest::addColumn<QString>("model");
-        QTest::addColumn<double>("published");
-        QTest::addColumn<double>("publishedActive");
-        // Published totals: Touvron et al. 2023 (Llama 2 7B: 6.74 B); Brown et al. 2020
-        // (GPT-3: 175 B); Jiang et al. 2024 (Mixtral 8x7B: 46.7 B total, 12.9 B active).
-        QTest::newRow("llama2-7b") << "llama2-7b" << 6.74e9 << 6.74e9;
-        QTest::newRow("gpt3-175b") << "gpt3-175b" << 175e9 << 175e9;
-        QTest::newRow("mixtral-8x7b") << "mixtral-8x7b" << 46.7e9 << 12.9e9;
-    }
-
-    void inspectModelCounts()
-    {
-        QFETCH(QString, model);
-        QFETCH(double, published);
-        QFETCH(double, publishedActive);
-        const Run r = runCli({"inspect", "--model", model, "--json"});
-        QCOMPARE(r.exitCode, 0);
-        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
-        for (const char *key : {"devices", "levels", "parameters", "active_parameters", "flops_per_token"})
-            QVERIFY2(o.contains(key), key);
-        QVERIFY(std::abs(o["parameters"].toDouble() / published - 1) < 0.01);
-        QVERIFY(std::abs(o["active_parameters"].toDouble() / publishedActive - 1) < 0.01);
-        // Training FLOPs per token are at least 6 x active parameters (Kaplan et al. 2020:
-        // 2 forward + 4 backward per parameter) plus attention, and not wildly more.
-        const double f = o["flops_per_token"].toDouble();
-        QVERIFY(f >= 6 * publishedActive * 0.98);
-        QVERIFY(f <= 6 * publishedActive * 1.6);
-    }
-
-    void inspectPrintsCounts()
-    {
-        const Run r = runCli({"inspect", "--cluster", "paper-v100-16", "--model", "llama2-7b"});
-        QCOMPARE(r.exitCode, 0);
-        QVERIFY(r.out.contains("16 devices"));
-        QVERIFY(r.out.contains("6.7"));
-    }
-
-    void badInputExitsTwo_data()
-    {
-        QTest::addColumn<QStringList>("args");
-        QTest::addColumn<QString>("mustMention");
-        QTemporaryDir dir;
-        QTest::newRow("no args") << QStringList{} << "usage";
-        QTest::newRow("unknown command") << QStringList{"frobnicate"} << "unknown command";
-        QTest::newRow("unknown option") << QStringList{"presets", "--jsn"} << "--jsn";
-        QTest::newRow("unknown preset") << QStringList{"inspect", "--cluster", "no-such-cluster"} << "no-such-cluster";
-        QTest::newRow("unknown model") << QStringList{"inspect", "--model", "gpt5"} << "gpt5";
-        QTest::newRow("missing value") << QStringList{"inspect", "--model"} << "needs a value";
-        QTest::newRow("nothing to inspect") << QStringList{"inspect"} << "--cluster";
-        QTest::newRow("bad seq") << QStringList{"inspect", "--model", "llama2-7b", "--seq", "-5"} << "--seq";
-        QTest::newRow("directory") << QStringList{"inspect", "--cluster", QStringLiteral(NEST_SOURCE_DIR)} << "directory";
-    }
-
-    void badInputExitsTwo()
-    {
-        QFETCH(QStringList, args);
-        QFETCH(QString, mustMention);
-        const Run r = runCli(args);
-        QCOMPARE(r.exitCode, 2);
-        QVERIFY2(QString::fromUtf8(r.err).contains(mustMention, Qt::CaseInsensitive), r.err.constData());
-        QVERIFY(r.out.isEmpty());
-    }
-
-    void malformedFileNamesFileAndPlace()
-    {
-        QTemporaryDir dir;
-        const QString file = dir.filePath("broken.json");
-        QFile f(file);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("{\"name\": \"x\", \"device\": \"a100-80gb\",\n \"levels\": [ {\"name\": \"node\", \"fanout\": 8,, } ]}");
-        f.close();
-        const Run r = runCli({"inspect", "--cluster", file});
-        QCOMPARE(r.exitCode, 2);
-        const QString err = QString::fromUtf8(r.err);
-        QVERIFY2(err.contains(file), r.err.constData());
-        QVERIFY2(err.contains("line 2"), r.err.constData());
-
-        QFile g(dir.filePath("negative.json"));
-        QVERIFY(g.open(QIODevice::WriteOnly));
-        g.write(R"({"name": "x", "device": "a100-80gb", "levels": [{"name": "node", "fanout": 8, "bandwidth_GBps": -3, "latency_us": 1}]})");
-        g.close();
-        const Run r2 = runCli({"inspect", "--cluster", g.fileName()});
-        QCOMPARE(r2.exitCode, 2);
-        const QString err2 = QString::fromUtf8(r2.err);
-        QVERIFY2(err2.contains(g.fileName()) && err2.contains("levels[0].bandwidth_GBps"), r2.err.constData());
-    }
-};
-
-QTEST_APPLESS_MAIN(TestCliFoundation)
-#include "test_cli_foundation.moc"
+    const std::string negative = dir.filePath("negative.json");
+    ASSERT_TRUE(coretest::writeFile(
+        negative,
+        R"({"name": "x", "device": "a100-80gb", "levels": [{"name": "node", "fanout": 8, "bandwidth_GBps": -3, "latency_us": 1}]})"));
+    const coretest::Run r2 = runCli({"inspect", "--cluster", negative});
+    ASSERT_EQ(r2.exitCode, 2);
+    ASSERT_TRUE(contains(r2.err, negative) && contains(r2.err, "levels[0].bandwidth_GBps")) << r2.err;
+}

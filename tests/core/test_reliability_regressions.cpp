@@ -3,19 +3,24 @@
 // regression aborts or trips a sanitizer here. Plus the hand-made inputs of issue 13.
 #include "../fuzz/FuzzTargets.h"
 
-#include <QDir>
-#include <QFile>
-#include <QtTest>
+#include "CoreTestSupport.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 using namespace nest;
+namespace fs = std::filesystem;
 
 namespace {
 
 using Target = int (*)(const uint8_t *, size_t);
 
-Target targetFor(const QString &fileName)
+Target targetFor(const std::string &fileName)
 {
-    const QString kind = fileName.section('-', 0, 0);
+    const std::string kind = fileName.substr(0, fileName.find('-'));
     if (kind == "cluster")
         return fuzz::cluster;
     if (kind == "model")
@@ -33,60 +38,66 @@ Target targetFor(const QString &fileName)
     return nullptr;
 }
 
-QString regressionsDir()
+const std::string kRegressions = NEST_SOURCE_DIR "/tests/fuzz/regressions";
+
+// QDir::entryList(QDir::Files or QDir::Dirs, QDir::Name): the names of the regular files (or
+// the folders) in `dir`, hidden ones left out, sorted by name.
+std::vector<std::string> entries(const std::string &dir, bool folders)
 {
-    return QStringLiteral(NEST_SOURCE_DIR "/tests/fuzz/regressions");
+    std::vector<std::string> names;
+    for (const fs::directory_entry &e : fs::directory_iterator(dir)) {
+        const std::string name = e.path().filename().string();
+        if (!name.empty() && name[0] != '.' && (folders ? e.is_directory() : e.is_regular_file()))
+            names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+int runOn(Target target, const std::string &file)
+{
+    const std::string data = coretest::readFile(file);
+    return target(reinterpret_cast<const uint8_t *>(data.data()), data.size());
 }
 
 } // namespace
 
-class TestReliabilityRegressions : public QObject {
-    Q_OBJECT
-private slots:
-    void keptInputs_data()
-    {
-        QTest::addColumn<QString>("file");
-        const QStringList files = QDir(regressionsDir()).entryList(QDir::Files, QDir::Name);
-        for (const QString &f : files)
-            if (f != "README.md")
-                QTest::newRow(qPrintable(f)) << f;
-        if (files.isEmpty())
-            QTest::newRow("none") << QString();
+TEST(ReliabilityRegressions, keptInputs)
+{
+    const std::vector<std::string> files = entries(kRegressions, false);
+    if (files.empty())
+        GTEST_SKIP() << "no kept inputs";
+    for (const std::string &file : files) {
+        if (file == "README.md")
+            continue;
+        SCOPED_TRACE(file);
+        [&] {
+            const Target target = targetFor(file);
+            ASSERT_TRUE(target) << "unknown target prefix in " << file
+                                << " (cluster-, model-, hfconfig-, profile-, plan-, workspace-, pipeline-)";
+            ASSERT_TRUE(std::ifstream(kRegressions + "/" + file, std::ios::binary).is_open());
+            ASSERT_EQ(runOn(target, kRegressions + "/" + file), 0);
+        }();
     }
-    void keptInputs()
-    {
-        QFETCH(QString, file);
-        if (file.isEmpty())
-            QSKIP("no kept inputs");
-        const Target target = targetFor(file);
-        QVERIFY2(target, qPrintable("unknown target prefix in " + file + " (cluster-, model-, hfconfig-, profile-, "
-                                                                        "plan-, workspace-, pipeline-)"));
-        QFile in(regressionsDir() + "/" + file);
-        QVERIFY(in.open(QIODevice::ReadOnly));
-        const QByteArray data = in.readAll();
-        QCOMPARE(target(reinterpret_cast<const uint8_t *>(data.constData()), static_cast<size_t>(data.size())), 0);
-    }
+}
 
-    void everySeedStillLoads()
-    {
-        // The seed corpora are the sample files: the targets run them without complaint.
-        int runs = 0;
-        const QDir corpus(QStringLiteral(NEST_SOURCE_DIR "/tests/fuzz/corpus"));
-        for (const QString &sub : corpus.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-            const Target target = targetFor(QString(sub).remove('_') + "-");
-            QVERIFY2(target, qPrintable(sub));
-            const QDir dir(corpus.filePath(sub));
-            for (const QString &f : dir.entryList(QDir::Files)) {
-                QFile in(dir.filePath(f));
-                QVERIFY(in.open(QIODevice::ReadOnly));
-                const QByteArray data = in.readAll();
-                QCOMPARE(target(reinterpret_cast<const uint8_t *>(data.constData()), static_cast<size_t>(data.size())), 0);
-                ++runs;
-            }
+TEST(ReliabilityRegressions, everySeedStillLoads)
+{
+    // The seed corpora are the sample files: the targets run them without complaint.
+    int runs = 0;
+    const std::string corpus = NEST_SOURCE_DIR "/tests/fuzz/corpus";
+    for (const std::string &sub : entries(corpus, true)) {
+        const std::string dir = corpus + "/" + sub;
+        std::string kind = sub;
+        kind.erase(std::remove(kind.begin(), kind.end(), '_'), kind.end());
+        const Target target = targetFor(kind + "-");
+        ASSERT_TRUE(target) << sub;
+        for (const std::string &f : entries(dir, false)) {
+            SCOPED_TRACE(dir + "/" + f);
+            ASSERT_TRUE(std::ifstream(dir + "/" + f, std::ios::binary).is_open());
+            ASSERT_EQ(runOn(target, dir + "/" + f), 0);
+            ++runs;
         }
-        QVERIFY(runs >= 40);
     }
-};
-
-QTEST_APPLESS_MAIN(TestReliabilityRegressions)
-#include "test_reliability_regressions.moc"
+    ASSERT_TRUE(runs >= 40);
+}
