@@ -85,8 +85,8 @@ PlanSnapshotPtr megatronOn8()
 // plan (llama2-7b unsharded on 32 GB devices).
 QList<PlanSnapshotPtr> threePlans()
 {
-    return {uniform("paper-v100-16", "bert-large", {.tp = 2, .pp = 2, .dp = 4}, "nest 16", 2.5), megatronOn8(),
-            uniform("paper-v100-16", "llama2-7b", {.tp = 1, .pp = 1, .dp = 16}, "unsharded 16")};
+    return {uniform("paper-v100-16", "bert-large", uitest::layout(2, 2, 4), "nest 16", 2.5), megatronOn8(),
+            uniform("paper-v100-16", "llama2-7b", uitest::layout(1, 1, 16), "unsharded 16")};
 }
 
 int rowOf(const CompareView &v, const std::string &key)
@@ -309,7 +309,7 @@ private slots:
                                                  {"spine", 64, {25e9, 0, 2}}});
         QCOMPARE(topo.deviceCount(), 16384);
         const ModelProfile model = modelNamed("llama2-7b", 4096);
-        UniformLayout u{.tp = 8, .pp = 4, .dp = 256};  // half the cluster
+        UniformLayout u = uitest::layout(8, 4, 256);  // half the cluster
         u.globalBatch = 4096;
         u.seqLength = model.seqLength;
         const PlanSnapshotPtr s = snapshotOf(topo, model, buildUniformPlan(u, topo, model).value(), "big", "nest");

@@ -56,7 +56,7 @@ PlanSnapshotPtr snapshotOf(const char *cluster, const char *model, UniformLayout
 // The plan most cases use: llama2-7b, tp 2 x pp 2 x dp 4 on 16 V100, 16 micro-batches.
 PlanSnapshotPtr smallPlan()
 {
-    return snapshotOf("paper-v100-16", "llama2-7b", {.tp = 2, .pp = 2, .dp = 4}, 64);
+    return snapshotOf("paper-v100-16", "llama2-7b", uitest::layout(2, 2, 4), 64);
 }
 
 // One of each view, sharing a snapshot.
@@ -144,7 +144,7 @@ private slots:
         QFETCH(int, dp);
         QFETCH(bool, overExpected);
         const PlanSnapshotPtr s =
-            snapshotOf(qPrintable(cluster), qPrintable(model), {.tp = tp, .pp = pp, .dp = dp}, 64);
+            snapshotOf(qPrintable(cluster), qPrintable(model), uitest::layout(tp, pp, dp), 64);
         QVERIFY(s && s->analysis.wellFormed());
         MemoryChartView view;
         view.setSnapshot(s);
@@ -200,7 +200,7 @@ private slots:
 
     void memoryManyDevices()
     {
-        const PlanSnapshotPtr s = snapshotOf("paper-spineleaf-1024", "llama2-7b", {.tp = 8, .pp = 4, .dp = 32}, 1024);
+        const PlanSnapshotPtr s = snapshotOf("paper-spineleaf-1024", "llama2-7b", uitest::layout(8, 4, 32), 1024);
         QVERIFY(s && s->analysis.wellFormed());
         MemoryChartView view;
         view.resize(1200, 600);
@@ -232,7 +232,7 @@ private slots:
         QFETCH(int, zero);
         QFETCH(bool, recompute);
         QFETCH(int, schedule);
-        UniformLayout u{.tp = 2, .pp = pp, .dp = 16 / (2 * pp), .zero = zero, .recompute = recompute ? Recompute::Full : Recompute::None};
+        UniformLayout u = uitest::layout(2, pp, 16 / (2 * pp), zero, recompute ? Recompute::Full : Recompute::None);
         u.schedule = static_cast<Schedule>(schedule);
         u.virtualStages = u.schedule == Schedule::Interleaved ? 2 : 1;
         const PlanSnapshotPtr s = snapshotOf("paper-v100-16", "llama2-7b", u, 64);
@@ -277,7 +277,7 @@ private slots:
 
     void timelineBlocksAndZoom()
     {
-        const UniformLayout u{.tp = 2, .pp = 4, .dp = 2, .recompute = Recompute::Full};
+        const UniformLayout u = uitest::layout(2, 4, 2, 0, Recompute::Full);
         auto s = std::make_shared<PlanSnapshot>(*snapshotOf("paper-v100-16", "llama2-7b", u, 32));
         const SimulationResult &sim = s->analysis.simulation;
         QVERIFY(sim.error.empty() && !sim.events.empty());
@@ -328,7 +328,7 @@ private slots:
     void timelineLarge()
     {
         // 256 micro-batches x 16 stages.
-        const PlanSnapshotPtr s = snapshotOf("paper-v100-16", "llama2-7b", {.tp = 1, .pp = 16, .dp = 1}, 256);
+        const PlanSnapshotPtr s = snapshotOf("paper-v100-16", "llama2-7b", uitest::layout(1, 16, 1), 256);
         QVERIFY(s && s->analysis.wellFormed() && s->simulation().error.empty());
         QCOMPARE(s->plan().numMicroBatches(), 256);
         TimelineView view;
