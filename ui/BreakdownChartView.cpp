@@ -97,11 +97,8 @@ void BreakdownChartView::rebuild()
     m_splitBars.clear();
     m_keys.clear();
     plotTitle(m_plot)->setText(QString());
-    if (!m_snapshot)
-        return showPlaceholder(noPlanText());
-    if (!m_snapshot->analysis.wellFormed())
-        return showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
-                                   .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+    if (showPlaceholderIfNoPlan())
+        return;
     const Report &rep = m_snapshot->report();
     if (rep.stages.empty())
         return showPlaceholder(tr("The plan has no stage"));
