@@ -16,6 +16,8 @@
 #include "Workspace.h"
 
 #include <QElapsedTimer>
+#include <QImage>
+#include <QPainter>
 #include <QSet>
 #include <QUndoStack>
 #include <QtTest>
@@ -314,6 +316,37 @@ private slots:
         }
         QCOMPARE(node("node2"), item);
         QCOMPARE(m_scene->groupRect(n), before);
+    }
+
+    void updatedSceneDrawsAsAFreshOne()
+    {
+        // After a run of edits the updated scene paints exactly what a scene built from the
+        // document paints (the same items, boxes, texts and links).
+        QVERIFY(m_doc->moveNode(group("node0"), group("rack1")));
+        QVERIFY(m_doc->addNode(group("rack0")));
+        QVERIFY(m_doc->setGroupName(group("rack1"), QStringLiteral("rack-one")));
+        const int n = group("node4");
+        const DeviceSpec type = m_doc->topology().deviceTypes[m_doc->topology().groups[n].deviceType];
+        QVERIFY(m_doc->setNodeDevices(n, 4, type));
+        QVERIFY(m_doc->removeGroups({group("node5")}));
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_scene->lastSync().rebuilt);
+        checkMirrors(*m_doc, *m_scene);
+
+        TopologyScene fresh(m_doc.get());
+        QCOMPARE(fresh.diagramRect(), m_scene->diagramRect());
+        const auto render = [](TopologyScene &scene) {
+            QImage image(900, 700, QImage::Format_ARGB32_Premultiplied);
+            image.fill(Qt::white);
+            QPainter painter(&image);
+            scene.renderDiagram(&painter, QRectF(0, 0, 900, 700));
+            return image;
+        };
+        const QImage updated = render(*m_scene);
+        QImage blank(updated.size(), updated.format());
+        blank.fill(Qt::white);
+        QVERIFY(updated != blank);
+        QVERIFY(updated == render(fresh));
     }
 
     void aNewDocumentRebuilds()
