@@ -22,12 +22,22 @@ const std::array<QColor, kCategories> kColours = {
     QColor(0x9d, 0x75, 0x5d), QColor(0xd8, 0xd8, 0xd8)};
 constexpr double kSplitKey = 0;
 
-// One stage's seconds per iteration in categoryNames() order (see the header).
-std::array<double, kCategories> stageTerms(const StageReport &s, double m)
+// An iteration split's categories in categoryNames() order.
+std::array<double, kCategories> terms(const IterationSplit &is)
 {
-    const StageCost &c = s.cost;
-    return {m * (c.forward + c.backward), m * c.recompute, m * c.tpComm, m * c.epComm, m * c.cpComm,
-            m * c.p2p, c.dpSync, m * c.zeroComm + c.zeroGather, c.optimizer, s.bubble};
+    return {is.compute, is.recompute, is.tp, is.ep, is.cp, is.p2p, is.gradientSync, is.zero, is.optimizer, is.bubble};
+}
+
+// One stage's seconds per iteration (see the header), as core defines them: the iteration
+// split of a report that holds only this stage, as a pipeline of depth 1 (so nothing is
+// divided and the stage's own bubble counts). Which terms scale with the number of
+// micro-batches is iterationSplit's business, not this view's.
+IterationSplit stageSplit(const Plan &plan, const StageReport &stage)
+{
+    Report one;
+    one.stages = {stage};
+    one.stages.front().index = 0;
+    return iterationSplit(plan, one);
 }
 
 double valueAt(const QCPBars *bars, double key)
@@ -97,35 +107,30 @@ void BreakdownChartView::rebuild()
     m_splitBars.clear();
     m_keys.clear();
     plotTitle(m_plot)->setText(QString());
-    if (!m_snapshot)
-        return showPlaceholder(noPlanText());
-    if (!m_snapshot->analysis.wellFormed())
-        return showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
-                                   .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+    if (showPlaceholderIfNoPlan())
+        return;
     const Report &rep = m_snapshot->report();
     if (rep.stages.empty())
         return showPlaceholder(tr("The plan has no stage"));
     showPlot();
 
+    // Both the stages' bars and the split are core's terms (one definition, shared with the
+    // Compare tab).
     const Plan &plan = m_snapshot->plan();
-    const double m = plan.numMicroBatches();
     std::array<QVector<double>, kCategories> values;
     double top = 0;
     for (const StageReport &s : rep.stages) {
         m_keys << s.index;
-        const auto terms = stageTerms(s, m);
+        const auto stage = terms(stageSplit(plan, s));
         double stack = 0;
         for (int c = 0; c < kCategories; ++c) {
-            values[c] << terms[c];
-            stack += terms[c];
+            values[c] << stage[c];
+            stack += stage[c];
         }
         top = std::max(top, stack);
     }
     top = std::max(top, rep.iterationTime);
-    // The iteration split is core's (one definition, shared with the Compare tab).
-    const IterationSplit is = iterationSplit(plan, rep);
-    const std::array<double, kCategories> split = {is.compute, is.recompute,    is.tp,   is.ep,        is.cp,
-                                                   is.p2p,     is.gradientSync, is.zero, is.optimizer, is.bubble};
+    const std::array<double, kCategories> split = terms(iterationSplit(plan, rep));
 
     const QStringList names = categoryNames();
     QCPAxis *splitX = m_splitRect->axis(QCPAxis::atBottom);

@@ -5,7 +5,8 @@
 // categories (the mean over pipeline positions, which adds up to the iteration time).
 //
 // What each bar is, for stage k with m = plan.numMicroBatches() micro-batches per
-// iteration (the StageCost terms are seconds per micro-batch unless said otherwise):
+// iteration (the StageCost terms are seconds per micro-batch unless said otherwise); core's
+// iterationSplit() (PlanComparison.h) defines them, the view only draws what it returns:
 //   Compute        m * (forward + backward)
 //   Recompute      m * recompute
 //   TP / EP / CP   m * tpComm / m * epComm / m * cpComm

@@ -123,11 +123,8 @@ void MemoryChartView::rebuild()
     m_overCount = 0;
     if (QCPTextElement *t = plotTitle(m_plot))
         t->setText(QString());
-    if (!m_snapshot)
-        return showPlaceholder(noPlanText());
-    if (!m_snapshot->analysis.wellFormed())
-        return showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
-                                   .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+    if (showPlaceholderIfNoPlan())
+        return;
     m_rows = collectRows();
     if (m_rows.empty())
         return showPlaceholder(tr("The plan uses no device"));

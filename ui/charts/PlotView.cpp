@@ -83,6 +83,20 @@ void PlotView::showPlaceholder(const QString &text)
     m_stack->setCurrentWidget(m_placeholder);
 }
 
+bool PlotView::showPlaceholderIfNoPlan()
+{
+    if (!m_snapshot) {
+        showPlaceholder(noPlanText());
+        return true;
+    }
+    if (!m_snapshot->analysis.wellFormed()) {
+        showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
+                            .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+        return true;
+    }
+    return false;
+}
+
 void PlotView::showPlot()
 {
     m_stack->setCurrentWidget(m_plot);

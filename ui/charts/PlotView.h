@@ -48,6 +48,10 @@ protected:
     virtual void rebuild() = 0;
     virtual bool hasContent() const = 0;
     virtual void showPlaceholder(const QString &text);
+    // The placeholder every chart shows for no snapshot ("No plan yet") or one whose plan
+    // does not fit its cluster or model (the analysis' first error): shown, and true; false
+    // (nothing shown) when the snapshot can be drawn. Called first by rebuild().
+    bool showPlaceholderIfNoPlan();
     void showPlot();
     // The value axis from 0 to valueAxisMaximum() when set, else to dataMax * padding (or
     // `fallback` when dataMax is 0); remembers dataMax. Called by rebuild().

@@ -228,11 +228,8 @@ void TimelineView::rebuild()
         layer->setBlocks(std::move(blocks[i]));
     }
     plotTitle(m_plot)->setText(QString());
-    if (!m_snapshot)
-        return showPlaceholder(noPlanText());
-    if (!m_snapshot->analysis.wellFormed())
-        return showPlaceholder(tr("This plan does not fit the cluster or model:\n%1")
-                                   .arg(QString::fromStdString(m_snapshot->analysis.errors.front())));
+    if (showPlaceholderIfNoPlan())
+        return;
     if (!m_snapshot->simulation().error.empty())
         return showPlaceholder(tr("The simulator could not run this plan: %1")
                                    .arg(QString::fromStdString(m_snapshot->simulation().error)));

@@ -124,11 +124,33 @@ GroupItem::GroupItem(const TopologyScene *scene, int group, GroupUid uid, const 
     , m_uid(uid)
     , m_box(box)
 {
-    m_level = scene->document()->topology().groups[group].level;
     setFlag(ItemIsSelectable, !scene->isReadOnly());
-    setZValue(box.container ? -10 + m_level * -1.0 : 1);
-    const Topology &t = scene->document()->topology();
-    setToolTip(QString::fromStdString(t.groups[group].name) + overrideTip(t, group));
+    readGroup();
+}
+
+void GroupItem::readGroup()
+{
+    const Topology &t = m_scene->document()->topology();
+    m_level = t.groups[m_group].level;
+    setZValue(m_box.container ? -10 + m_level * -1.0 : 1);
+    setToolTip(QString::fromStdString(t.groups[m_group].name) + overrideTip(t, m_group));
+}
+
+bool GroupItem::sync(int group, const TopologyLayout::Box &box, bool refresh)
+{
+    const bool moved = box.rect != m_box.rect || box.switchRect != m_box.switchRect ||
+                       box.dropSlot != m_box.dropSlot || box.container != m_box.container;
+    if (!moved && !refresh) {
+        m_group = group;   // renumbered only: it reads and looks the same
+        return false;
+    }
+    if (moved)
+        prepareGeometryChange();
+    m_group = group;
+    m_box = box;
+    readGroup();
+    update();
+    return true;
 }
 
 QRectF GroupItem::detailRect() const
@@ -319,14 +341,35 @@ NodeItem::NodeItem(const TopologyScene *scene, int group, GroupUid uid, const QR
 {
     setFlag(ItemIsSelectable, !scene->isReadOnly());
     setZValue(5);
-    const Topology &t = scene->document()->topology();
-    const TopoGroup &g = t.groups[group];
+    readGroup();
+}
+
+bool NodeItem::sync(int group, const QRectF &rect, bool refresh)
+{
+    const bool moved = rect != m_rect;
+    if (!moved && !refresh) {
+        m_group = group;   // renumbered only: it reads and looks the same
+        return false;
+    }
+    if (moved)
+        prepareGeometryChange();
+    m_group = group;
+    m_rect = rect;
+    readGroup();
+    update();
+    return true;
+}
+
+void NodeItem::readGroup()
+{
+    const Topology &t = m_scene->document()->topology();
+    const TopoGroup &g = t.groups[m_group];
     const DeviceSpec &d = t.deviceTypes[std::clamp<int>(g.deviceType, 0, int(t.deviceTypes.size()) - 1)];
     QString tip = QObject::tr("%1: %2 × %3 (%4 GB, %5 TFLOP/s each)")
                       .arg(QString::fromStdString(g.name)).arg(g.devices.size())
                       .arg(QString::fromStdString(d.name)).arg(d.memoryBytes / 1e9, 0, 'g', 4)
                       .arg(d.peakFlops / 1e12, 0, 'g', 4);
-    if (!scene->isReadOnly())
+    if (!m_scene->isReadOnly())
         tip += QObject::tr("\nDrag onto another rack to move it.");
     setToolTip(tip);
 }
@@ -470,7 +513,6 @@ constexpr double kRootLabelPixels = 12;  // the root's name
 
 LabelItem::LabelItem(const TopologyScene *scene, int group, const TopologyLayout::Box &box)
     : m_scene(scene)
-    , m_text(QString::fromStdString(scene->document()->topology().groups[group].name))
     , m_group(group)
     , m_box(box)
     , m_root(!box.container)
@@ -478,7 +520,33 @@ LabelItem::LabelItem(const TopologyScene *scene, int group, const TopologyLayout
     setZValue(50);
     setAcceptedMouseButtons(Qt::NoButton);
     setAcceptHoverEvents(false);
+    readGroup();
+}
+
+void LabelItem::readGroup()
+{
+    const QString text = QString::fromStdString(m_scene->document()->topology().groups[m_group].name);
+    if (text == m_text && m_widthPerPixel > 0)
+        return;
+    m_text = text;
     m_widthPerPixel = QFontMetricsF(font(100, true)).horizontalAdvance(m_text) / 100.0;
+}
+
+bool LabelItem::sync(int group, const TopologyLayout::Box &box, bool refresh)
+{
+    const bool moved = box.rect != m_box.rect || box.switchRect != m_box.switchRect || box.container != m_box.container;
+    if (!moved && !refresh) {
+        m_group = group;   // renumbered only: it reads and looks the same
+        return false;
+    }
+    if (moved)
+        prepareGeometryChange();
+    m_group = group;
+    m_box = box;
+    m_root = !box.container;
+    readGroup();
+    update();
+    return true;
 }
 
 QRectF LabelItem::naturalRect() const
@@ -535,11 +603,28 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
 LinkItem::LinkItem(const TopologyScene *scene, const TopologyLayout::Link &link)
     : m_scene(scene)
     , m_link(link)
-    , m_width(bandwidthWidth(link.bandwidth))
 {
-    m_bounds = m_link.path.boundingRect().adjusted(-m_width, -m_width, m_width, m_width);
+    readLink();
     setZValue(0);
     setAcceptedMouseButtons(Qt::NoButton);
+}
+
+void LinkItem::readLink()
+{
+    m_width = bandwidthWidth(m_link.bandwidth);
+    m_bounds = m_link.path.boundingRect().adjusted(-m_width, -m_width, m_width, m_width);
+}
+
+bool LinkItem::sync(const TopologyLayout::Link &link)
+{
+    if (link.group == m_link.group && link.level == m_link.level && link.bandwidth == m_link.bandwidth &&
+        link.overridden == m_link.overridden && link.path == m_link.path)
+        return false;
+    prepareGeometryChange();
+    m_link = link;
+    readLink();
+    update();
+    return true;
 }
 
 QRectF LinkItem::boundingRect() const

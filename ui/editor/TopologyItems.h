@@ -1,7 +1,8 @@
 #pragma once
 // Graphics items of the topology canvas. They mirror the document (group index + uid, read
-// from the scene's layout) and hold no state of their own: the scene recreates them when
-// the document changes. Devices are painted inside their node item (no item per device),
+// from the scene's layout) and hold no state of their own: on a change of the document the
+// scene hands each item its group's new index and geometry (sync), creates the items of new
+// groups and deletes those of removed ones, so an item lives as long as its group. Devices are painted inside their node item (no item per device),
 // and fold into one glyph when zoomed out (with the scene's overlay: one colour band per
 // stage or replica). Further out (without overlay) a rack or pod whose content would be
 // specks is drawn as one labelled block (name, devices, device type; TopologyScene::
@@ -36,6 +37,10 @@ enum ItemType { GroupItemType = QGraphicsItem::UserType + 1, NodeItemType, LinkI
 class GroupItem : public QGraphicsItem {
 public:
     GroupItem(const TopologyScene *scene, int group, GroupUid uid, const TopologyLayout::Box &box);
+    // The group's index and box after an edit; `refresh`: its name, devices or links may have
+    // changed. Returns false when only the index changed (or nothing) and `refresh` is false:
+    // the group reads and looks the same, nothing is redrawn.
+    bool sync(int group, const TopologyLayout::Box &box, bool refresh);
     int type() const override { return GroupItemType; }
     int group() const { return m_group; }
     GroupUid uid() const { return m_uid; }
@@ -52,6 +57,7 @@ public:
     QStringList blockLines() const;
 
 private:
+    void readGroup();
     QRectF detailRect() const;
     void paintBlock(QPainter *painter, double lod) const;
 
@@ -67,6 +73,8 @@ private:
 class NodeItem : public QGraphicsItem {
 public:
     NodeItem(const TopologyScene *scene, int group, GroupUid uid, const QRectF &rect);
+    // As GroupItem::sync.
+    bool sync(int group, const QRectF &rect, bool refresh);
     int type() const override { return NodeItemType; }
     int group() const { return m_group; }
     GroupUid uid() const { return m_uid; }
@@ -80,6 +88,7 @@ public:
     std::vector<PlacementOverlay::Band> bands() const;
 
 private:
+    void readGroup();
     void paintBands(QPainter *painter, const PlacementOverlay &overlay, double lod) const;
     void paintDevices(QPainter *painter, const PlacementOverlay *overlay, const QColor &typeColour) const;
 
@@ -95,13 +104,17 @@ private:
 class LabelItem : public QGraphicsItem {
 public:
     LabelItem(const TopologyScene *scene, int group, const TopologyLayout::Box &box);
+    // As GroupItem::sync.
+    bool sync(int group, const TopologyLayout::Box &box, bool refresh);
     int type() const override { return LabelItemType; }
     int group() const { return m_group; }
+    QString text() const { return m_text; }
     QRectF boundingRect() const override;
     QPainterPath shape() const override { return {}; }
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
+    void readGroup();
     QRectF naturalRect() const;
 
     const TopologyScene *m_scene;
@@ -109,7 +122,7 @@ private:
     int m_group;
     TopologyLayout::Box m_box;
     bool m_root;
-    double m_widthPerPixel;   // text advance per pixel of font size
+    double m_widthPerPixel = 0;   // text advance per pixel of font size
 };
 
 // All links of one group's switch, drawn in its level's colour; width by bandwidth, dashed
@@ -117,6 +130,8 @@ private:
 class LinkItem : public QGraphicsItem {
 public:
     LinkItem(const TopologyScene *scene, const TopologyLayout::Link &link);
+    // Takes `link`'s group, level, bandwidth and path; false when they are the same.
+    bool sync(const TopologyLayout::Link &link);
     int type() const override { return LinkItemType; }
     int group() const { return m_link.group; }
     int level() const { return m_link.level; }
@@ -127,10 +142,12 @@ public:
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
 private:
+    void readLink();
+
     const TopologyScene *m_scene;
     TopologyLayout::Link m_link;
     QRectF m_bounds;
-    double m_width;
+    double m_width = 0;
 };
 
 } // namespace nest::ui

@@ -10,6 +10,9 @@
 #include <QPainter>
 #include <QToolTip>
 
+#include <algorithm>
+#include <utility>
+
 namespace nest::ui {
 
 TopologyScene::TopologyScene(ClusterDocument *document, QObject *parent)
@@ -17,7 +20,15 @@ TopologyScene::TopologyScene(ClusterDocument *document, QObject *parent)
     , m_document(document)
 {
     setBackgroundBrush(QColor(0xfd, 0xfd, 0xfe));
-    connect(document, &ClusterDocument::clusterChanged, this, &TopologyScene::rebuild);
+    // The typed signals come first and say what changed; clusterChanged comes after each.
+    connect(document, &ClusterDocument::clusterReset, this, [this] { m_pendingReset = true; });
+    connect(document, &ClusterDocument::structureChanged, this,
+            [this] { m_pending = ClusterChange{ClusterChange::Structure, -1}; });
+    connect(document, &ClusterDocument::groupChanged, this,
+            [this](int group) { m_pending = ClusterChange{ClusterChange::Group, group}; });
+    connect(document, &ClusterDocument::levelChanged, this,
+            [this](int level) { m_pending = ClusterChange{ClusterChange::Level, level}; });
+    connect(document, &ClusterDocument::clusterChanged, this, &TopologyScene::clusterChanged);
     connect(document, &ClusterDocument::selectionChanged, this,
             &TopologyScene::syncSelectionFromDocument);
     connect(this, &QGraphicsScene::selectionChanged, this,
@@ -42,25 +53,155 @@ void TopologyScene::rebuild()
     clear();
     m_nodes.clear();
     m_groups.clear();
+    m_labels.clear();
+    m_links.clear();
+    m_lastSync = {true, 0, 0, 0};
     const Topology &t = m_document->topology();
     m_layout = computeLayout(t, m_aspect);
-    for (const auto &link : m_layout.links)
-        addItem(new LinkItem(this, link));
+    for (const auto &link : m_layout.links) {
+        m_links.push_back(new LinkItem(this, link));
+        addItem(m_links.back());
+    }
     for (int g = 0; g < static_cast<int>(m_layout.boxes.size()); ++g) {
         const auto &box = m_layout.boxes[g];
         if (box.group < 0)
             continue;
+        const GroupUid uid = m_document->uidOf(g);
         if (t.groups[g].level == 0) {
-            auto *item = new NodeItem(this, g, m_document->uidOf(g), box.rect);
+            auto *item = new NodeItem(this, g, uid, box.rect);
             addItem(item);
             m_nodes.insert(g, item);
         } else {
-            auto *item = new GroupItem(this, g, m_document->uidOf(g), box);
+            auto *item = new GroupItem(this, g, uid, box);
             addItem(item);
             m_groups.insert(g, item);
-            addItem(new LabelItem(this, g, box));
+            auto *label = new LabelItem(this, g, box);
+            addItem(label);
+            m_labels.insert(uid, label);
         }
     }
+    m_lastSync.created = static_cast<int>(m_links.size() + m_nodes.size() + 2 * m_groups.size());
+    const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
+    setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
+    m_syncing = wasSyncing;
+    syncSelectionFromDocument();
+}
+
+void TopologyScene::clusterChanged()
+{
+    const std::optional<ClusterChange> change = std::exchange(m_pending, std::nullopt);
+    if (std::exchange(m_pendingReset, false))
+        return rebuild();   // a new document: no item has anything to keep
+    // Without a typed signal (the cluster's name): everything may read differently.
+    apply(change.value_or(ClusterChange{ClusterChange::Cluster, -1}));
+}
+
+void TopologyScene::apply(const ClusterChange &change)
+{
+    const bool wasSyncing = m_syncing;
+    m_syncing = true;   // deleting a selected item is no selection change of the user's
+    m_drag = {};
+    clearDropHighlight();
+    m_lastSync = {};
+    const Topology &t = m_document->topology();
+    const int n = static_cast<int>(t.groups.size());
+    m_layout = computeLayout(t, m_aspect);
+
+    // Whose texts (name, device counts, link values, tooltips) may read differently. A
+    // group's change shows in it and in its ancestors' device counts and block lines; a
+    // structural edit changes the counts of the containers it touched (all are refreshed:
+    // a few hundred at most); a level's name or link and the cluster's name reach everyone.
+    std::vector<char> refresh(static_cast<size_t>(n), 0);
+    switch (change.kind) {
+    case ClusterChange::Group:
+        for (int g = change.index; g >= 0 && g < n; g = t.groups[g].parent)
+            refresh[static_cast<size_t>(g)] = 1;
+        break;
+    case ClusterChange::Structure:
+        for (int g = 0; g < n; ++g)
+            refresh[static_cast<size_t>(g)] = t.groups[g].level > 0;
+        break;
+    case ClusterChange::Level:
+    case ClusterChange::Cluster:
+        std::fill(refresh.begin(), refresh.end(), 1);
+        break;
+    }
+
+    // The items as they were, by uid: taken out as their groups are found again.
+    QHash<GroupUid, NodeItem *> oldNodes;
+    for (NodeItem *item : std::as_const(m_nodes))
+        oldNodes.insert(item->uid(), item);
+    QHash<GroupUid, GroupItem *> oldGroups;
+    for (GroupItem *item : std::as_const(m_groups))
+        oldGroups.insert(item->uid(), item);
+    QHash<GroupUid, LabelItem *> oldLabels = std::exchange(m_labels, {});
+    m_nodes.clear();
+    m_groups.clear();
+
+    for (int g = 0; g < static_cast<int>(m_layout.boxes.size()) && g < n; ++g) {
+        const auto &box = m_layout.boxes[g];
+        if (box.group < 0)
+            continue;
+        const GroupUid uid = m_document->uidOf(g);
+        const bool fresh = refresh[static_cast<size_t>(g)] != 0;
+        if (t.groups[g].level == 0) {
+            NodeItem *item = oldNodes.take(uid);
+            if (item) {
+                m_lastSync.updated += item->sync(g, box.rect, fresh) ? 1 : 0;
+            } else {
+                item = new NodeItem(this, g, uid, box.rect);
+                addItem(item);
+                ++m_lastSync.created;
+            }
+            m_nodes.insert(g, item);
+            continue;
+        }
+        GroupItem *item = oldGroups.take(uid);
+        if (item) {
+            m_lastSync.updated += item->sync(g, box, fresh) ? 1 : 0;
+        } else {
+            item = new GroupItem(this, g, uid, box);
+            addItem(item);
+            ++m_lastSync.created;
+        }
+        m_groups.insert(g, item);
+        LabelItem *label = oldLabels.take(uid);
+        if (label) {
+            m_lastSync.updated += label->sync(g, box, fresh) ? 1 : 0;
+        } else {
+            label = new LabelItem(this, g, box);
+            addItem(label);
+            ++m_lastSync.created;
+        }
+        m_labels.insert(uid, label);
+    }
+    // The groups that are gone.
+    const auto drop = [this](QGraphicsItem *item) {
+        removeItem(item);
+        delete item;
+        ++m_lastSync.deleted;
+    };
+    for (NodeItem *item : std::as_const(oldNodes))
+        drop(item);
+    for (GroupItem *item : std::as_const(oldGroups))
+        drop(item);
+    for (LabelItem *item : std::as_const(oldLabels))
+        drop(item);
+
+    // Links have no identity of their own (one per switch, in layout order): reused in order.
+    const size_t links = m_layout.links.size();
+    for (size_t i = 0; i < std::min(links, m_links.size()); ++i)
+        m_lastSync.updated += m_links[i]->sync(m_layout.links[i]) ? 1 : 0;
+    while (m_links.size() > links) {
+        drop(m_links.back());
+        m_links.pop_back();
+    }
+    for (size_t i = m_links.size(); i < links; ++i) {
+        m_links.push_back(new LinkItem(this, m_layout.links[i]));
+        addItem(m_links.back());
+        ++m_lastSync.created;
+    }
+
     const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
     setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
     m_syncing = wasSyncing;
@@ -361,7 +502,7 @@ void TopologyScene::mouseReleaseEvent(QGraphicsSceneMouseEvent *event)
         emit dropRefused(reason);
         return;
     }
-    // May rebuild the scene (the dragged items are deleted): nothing may touch them afterwards.
+    // Updates the scene (items may be moved or deleted): nothing may touch them afterwards.
     if (nodes.size() == 1)
         m_document->moveNode(nodes.first(), target);
     else

@@ -1,6 +1,11 @@
 #pragma once
-// The topology canvas scene. Items mirror ClusterDocument and are recreated from a fresh
-// layout whenever the cluster changes; selection is synced both ways with the document.
+// The topology canvas scene. Items mirror ClusterDocument: on each typed change of the
+// cluster (ClusterChange: structure, group, level, cluster name) the scene lays the tree out
+// again and updates its items by group uid: it creates the items of new groups, deletes those
+// of removed ones and moves (or refreshes) only those whose index, box or content changed, so
+// an item, its selection and whatever points at it survive an edit. Only a new document, the
+// read-only switch and a new arrangement for the view's aspect recreate every item (rebuild).
+// Selection is synced both ways with the document.
 // Dragging a node box onto another rack asks the document to move it (one undo command);
 // dragging one of several selected nodes moves them all (one undo step); a drop anywhere
 // else is refused with the reason (dropRefused).
@@ -8,6 +13,7 @@
 // A read-only scene (the Placement view's) allows no drag and keeps its own selection out
 // of the document. An overlay (PlacementOverlay) colours the devices; it lives in the scene,
 // not in the items, so it survives every rebuild.
+#include "ClusterDocument.h"
 #include "ClusterEdits.h"
 #include "TopologyLayout.h"
 
@@ -16,13 +22,16 @@
 #include <QPointer>
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 class QPainter;
 
 namespace nest::ui {
 
-class ClusterDocument;
 class GroupItem;
+class LabelItem;
+class LinkItem;
 class NodeItem;
 class PlacementOverlay;
 
@@ -69,6 +78,13 @@ public:
     void renderDiagram(QPainter *painter, const QRectF &target);
     QRectF diagramRect() const;
 
+    // What the last change of the document did to the items (tests and measurements).
+    struct SyncStats {
+        bool rebuilt = false;   // every item recreated
+        int created = 0, deleted = 0, updated = 0;
+    };
+    const SyncStats &lastSync() const { return m_lastSync; }
+
 public slots:
     void rebuild();
 
@@ -83,6 +99,10 @@ protected:
     void helpEvent(QGraphicsSceneHelpEvent *event) override;
 
 private:
+    // The document's clusterChanged: applies the typed change its other signals announced.
+    void clusterChanged();
+    // Items updated for `change` (see the header comment); the layout recomputed.
+    void apply(const ClusterChange &change);
     void syncSelectionFromDocument();
     void syncSelectionToDocument();
     // The rack a node dropped at `scenePos` would go to, or -1 with the reason.
@@ -91,8 +111,14 @@ private:
 
     ClusterDocument *m_document;
     TopologyLayout m_layout;
-    QHash<int, NodeItem *> m_nodes;     // by group index (valid until the next rebuild)
+    QHash<int, NodeItem *> m_nodes;     // by group index (renumbered on every change)
     QHash<int, GroupItem *> m_groups;
+    QHash<GroupUid, LabelItem *> m_labels;
+    std::vector<LinkItem *> m_links;     // parallel to m_layout.links
+    // Announced by the document's typed signals, applied on its clusterChanged.
+    std::optional<ClusterChange> m_pending;
+    bool m_pendingReset = false;
+    SyncStats m_lastSync;
     bool m_syncing = false;
     bool m_printing = false;
     bool m_readOnly = false;
