@@ -1,17 +1,15 @@
 #pragma once
 // "Run baselines": NEST and the baseline planners (flat-network DP, Megatron-style,
 // MCMC; core/PlannerRegistry.h) on the same inputs, in the background
-// (core/PlannerComparison.h runPlanners on a QtConcurrent worker), with progress per
+// (core/PlannerComparison.h runPlanners on a JobTracker's worker), with progress per
 // planner by queued signals and a cancel that every planner polls. Each plan found becomes
 // a snapshot (evaluated and simulated on the inputs' cluster), delivered together.
+#include "JobTracker.h"
 #include "PlanSnapshot.h"
 #include "Workspace.h"
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QStringList>
-
-#include <memory>
 
 namespace nest::ui {
 
@@ -19,7 +17,6 @@ class BaselineRunner : public QObject {
     Q_OBJECT
 public:
     explicit BaselineRunner(QObject *parent = nullptr);
-    ~BaselineRunner() override;
 
     // "nest", "flat", "megatron", "mcmc".
     static QStringList defaultPlanners();
@@ -28,7 +25,7 @@ public:
     // is cancelled first. `stamp` ends each label ("nest 14:02").
     void start(const Workspace &inputs, const QStringList &planners, const QString &stamp);
     void cancel();
-    bool isRunning() const { return m_job != nullptr; }
+    bool isRunning() const { return m_jobs.isRunning(); }
     QStringList planners() const { return m_planners; }
     void waitForIdle();
 
@@ -43,10 +40,8 @@ signals:
     void cancelled();
 
 private:
-    struct Job;
-    std::shared_ptr<Job> m_job;
     QStringList m_planners;
-    QList<QFutureWatcher<void> *> m_watchers;
+    JobTracker m_jobs;   // last: destroyed (cancelled and waited for) first
 };
 
 } // namespace nest::ui

@@ -5,7 +5,6 @@
 #include <QPointer>
 #include <QUndoCommand>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrent>
 
 #include <algorithm>
 #include <stdexcept>
@@ -100,18 +99,13 @@ PlanLibrary::PlanLibrary(ClusterDocument *document, QObject *parent)
     , m_document(document)
 {
     connect(m_document, &ClusterDocument::plansChanged, this, &PlanLibrary::rowsChanged);
-}
-
-PlanLibrary::~PlanLibrary()
-{
-    waitForEvaluations();
+    connect(&m_jobs, &JobTracker::failed, this,
+            [this](quint64 job, const QString &error) { evaluated(job, nullptr, error); });
 }
 
 void PlanLibrary::waitForEvaluations()
 {
-    for (auto *w : m_watchers)
-        w->waitForFinished();
-    QCoreApplication::sendPostedEvents(this);
+    m_jobs.waitForIdle();
 }
 
 int PlanLibrary::pinnedCount() const
@@ -237,28 +231,23 @@ void PlanLibrary::cache(const PinnedPlan &pin, PlanSnapshotPtr snapshot, const Q
 
 void PlanLibrary::evaluateLater(const PinnedPlan &pin)
 {
-    if (std::find(m_pending.begin(), m_pending.end(), pin) != m_pending.end())
+    if (std::any_of(m_pending.begin(), m_pending.end(), [&pin](const auto &p) { return p.second == pin; }))
         return;
-    m_pending.push_back(pin);
-    using Outcome = std::pair<PlanSnapshotPtr, QString>;
-    auto *watcher = new QFutureWatcher<Outcome>(this);
-    m_watchers.append(watcher);
-    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, pin] {
-        const Outcome out = watcher->result();
-        m_watchers.removeOne(watcher);
-        watcher->deleteLater();
-        std::erase(m_pending, pin);
-        cache(pin, out.first, out.second);
-        emit snapshotsChanged();
-    });
     const Json model = m_document->model();
-    watcher->setFuture(QtConcurrent::run([pin, model]() -> Outcome {
-        try {
-            return {snapshotOfPinned(pin, model), QString()};
-        } catch (const std::exception &e) {
-            return {nullptr, QString::fromStdString(e.what())};
-        }
-    }));
+    const quint64 job = m_jobs.start([pin, model](JobTracker::Job &) { return snapshotOfPinned(pin, model); },
+                                     [this](quint64 id, const PlanSnapshotPtr &s) { evaluated(id, s, QString()); });
+    m_pending.emplace(job, pin);
+}
+
+void PlanLibrary::evaluated(quint64 job, PlanSnapshotPtr snapshot, const QString &error)
+{
+    const auto it = m_pending.find(job);
+    if (it == m_pending.end())
+        return;
+    const PinnedPlan pin = it->second;
+    m_pending.erase(it);
+    cache(pin, std::move(snapshot), error);
+    emit snapshotsChanged();
 }
 
 quint64 PlanLibrary::addRun(PlanSnapshotPtr snapshot)

@@ -12,14 +12,15 @@
 // Snapshots (what the plan views and the Compare tab show) are kept per row: a run has its
 // own; a pinned plan's is computed on a worker (evaluated on its own cluster and model) the
 // first time it is asked for, and cached by value, so undo/redo and reloads reuse it.
+#include "JobTracker.h"
 #include "PlanSnapshot.h"
 #include "PinnedPlan.h"
 
-#include <QFutureWatcher>
 #include <QList>
 #include <QObject>
 #include <QString>
 
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -45,7 +46,6 @@ public:
     };
 
     explicit PlanLibrary(ClusterDocument *document, QObject *parent = nullptr);
-    ~PlanLibrary() override;
 
     ClusterDocument *document() const { return m_document; }
     static int maxRuns() { return 30; }
@@ -102,13 +102,14 @@ private:
     const Cached *cached(const PinnedPlan &pin) const;
     void cache(const PinnedPlan &pin, PlanSnapshotPtr snapshot, const QString &error);
     void evaluateLater(const PinnedPlan &pin);
+    void evaluated(quint64 job, PlanSnapshotPtr snapshot, const QString &error);
 
     ClusterDocument *m_document;
     std::vector<Run> m_runs;               // newest first
     quint64 m_nextRunId = 1;
     std::vector<Cached> m_cache;           // pinned plans' snapshots, by value
-    std::vector<PinnedPlan> m_pending;     // being evaluated
-    QList<QFutureWatcher<std::pair<PlanSnapshotPtr, QString>> *> m_watchers;
+    std::map<quint64, PinnedPlan> m_pending;   // being evaluated, by job
+    JobTracker m_jobs{JobTracker::Policy::Parallel};   // last: destroyed (waited for) first
 };
 
 } // namespace nest::ui

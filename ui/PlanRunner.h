@@ -1,23 +1,22 @@
 #pragma once
-// Runs planning jobs off the GUI thread (QtConcurrent::run + QFutureWatcher) and delivers
+// Runs planning jobs off the GUI thread (a JobTracker, Policy::LatestWins) and delivers
 // their results by queued signals. Each job gets an id; the latest request wins: starting
 // a job cancels the one running, and the results of any job but the current one are
-// dropped (hotspot's JobTracker habit). The job works on copies of its inputs, so the
+// dropped. The job works on copies of its inputs, so the
 // window may be edited meanwhile; the caller compares the input revision it passed with
 // the current one to mark a late result stale.
 //
 // Cancel: sets the job's CancelToken (polled by the planners) and reports `cancelled` at
 // once; the worker returns within the planners' polling interval. The destructor cancels
 // and waits, so closing the window during a search is clean.
+#include "JobTracker.h"
 #include "PlanSnapshot.h"
 #include "Workspace.h"
 
-#include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 
-#include <memory>
+#include <functional>
 
 namespace nest::ui {
 
@@ -25,7 +24,6 @@ class PlanRunner : public QObject {
     Q_OBJECT
 public:
     explicit PlanRunner(QObject *parent = nullptr);
-    ~PlanRunner() override;
 
     // Plans `inputs` (cluster, model, search settings) with the planner its settings name.
     // `revision` is handed back with the result. Returns the job id (> 0).
@@ -35,8 +33,8 @@ public:
     quint64 evaluate(const Workspace &inputs, const Plan &plan, quint64 revision, const QString &label,
                      const QString &planner);
     void cancel();
-    bool isRunning() const { return m_current != 0; }
-    quint64 currentJob() const { return m_current; }
+    bool isRunning() const { return m_jobs.isRunning(); }
+    quint64 currentJob() const { return m_jobs.currentJob(); }
     // Blocks until no job runs any more (tests, shutdown).
     void waitForIdle();
 
@@ -49,14 +47,9 @@ signals:
     void cancelled(quint64 job);
 
 private:
-    struct Job;
-    quint64 launch(std::function<PlanSnapshotPtr(Job &)> work, quint64 revision);
-    void deliver(const std::shared_ptr<Job> &job, QFutureWatcher<PlanSnapshotPtr> *watcher);
+    quint64 launch(std::function<PlanSnapshotPtr(JobTracker::Job &)> work, quint64 revision);
 
-    quint64 m_nextId = 1;
-    quint64 m_current = 0;
-    std::shared_ptr<Job> m_job;
-    QList<QFutureWatcher<PlanSnapshotPtr> *> m_watchers;
+    JobTracker m_jobs;   // last: destroyed (cancelled and waited for) first
 };
 
 } // namespace nest::ui

@@ -3,31 +3,11 @@
 #include "PlannerRegistry.h"
 #include "SearchSettings.h"
 
-#include <QMetaObject>
-#include <QPointer>
-#include <QtConcurrent/QtConcurrent>
-
-#include <atomic>
-#include <chrono>
 #include <stdexcept>
 
 namespace nest::ui {
 
-// Shared by the GUI thread and the worker.
-struct SweepRunner::Job {
-    CancelToken cancel;
-    std::string error;                       // written by the worker before it returns
-    std::atomic<long long> lastReportNs{0};
-    int lastPoint = -1;                      // a new point is reported at once
-};
-
 namespace {
-
-long long nowNs()
-{
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 // Empty when the request can run on `cluster`, else why not.
 std::string requestProblem(const Topology &cluster, const SweepParameter &p, const std::vector<double> &values,
@@ -52,19 +32,13 @@ SweepRunner::SweepRunner(QObject *parent)
     : QObject(parent)
 {
     qRegisterMetaType<nest::SweepResult>();
-}
-
-SweepRunner::~SweepRunner()
-{
-    if (m_job)
-        m_job->cancel.cancel();
-    waitForIdle();
+    connect(&m_jobs, &JobTracker::failed, this,
+            [this](quint64, const QString &message) { emit failed(QStringLiteral("sweep: ") + message); });
 }
 
 void SweepRunner::waitForIdle()
 {
-    for (QFutureWatcher<SweepResult> *w : m_watchers)
-        w->waitForFinished();
+    m_jobs.waitForIdle();
 }
 
 bool SweepRunner::start(const Workspace &inputs, const SweepRequest &request)
@@ -79,67 +53,34 @@ bool SweepRunner::start(const Workspace &inputs, const SweepParameter &p, const 
         emit failed(QString::fromStdString("sweep: " + why));
         return false;
     }
-    cancel();  // the latest request wins; the old job's result is dropped in deliver()
-    auto job = std::make_shared<Job>();
-    m_job = job;
     m_base = inputs.cluster;
     m_request = {p, values, planners};
-    auto *watcher = new QFutureWatcher<SweepResult>(this);
-    m_watchers.append(watcher);
-    connect(watcher, &QFutureWatcher<SweepResult>::finished, this, [this, job, watcher] { deliver(job, watcher); });
-    QPointer<SweepRunner> self(this);
     const int threads = m_threads;
-    watcher->setFuture(QtConcurrent::run([job, self, inputs, p, values, planners, threads]() -> SweepResult {
-        try {
+    // The latest request wins: the job running is superseded and its result dropped.
+    m_jobs.start(
+        [this, inputs, p, values, planners, threads](JobTracker::Job &job) -> SweepResult {
             Result<ModelProfile> model = workspaceModel(inputs, "workspace");
             if (!model)
                 throw std::runtime_error(model.error());
             const SearchOptions options = searchOptionsFrom(inputs.search, *model);
-            Job *raw = job.get();
             // Calls come one at a time (runSweep serialises them): plain state is enough.
-            const SweepProgressFn progress = [raw, self](int point, int planner, double fraction) {
-                const long long now = nowNs();
-                const bool newPoint = point != raw->lastPoint;
-                if (!newPoint && fraction < 1.0 && now - raw->lastReportNs.load() < 15'000'000)
-                    return;
-                raw->lastPoint = point;
-                raw->lastReportNs.store(now);
-                QMetaObject::invokeMethod(self, [self, raw, point, planner, fraction] {
-                    if (self && self->m_job.get() == raw)
-                        emit self->progress(point, planner, fraction);
-                }, Qt::QueuedConnection);
+            int lastPoint = -1;   // a new point is reported at once
+            const SweepProgressFn progress = [this, &job, &lastPoint](int point, int planner, double fraction) {
+                const bool newPoint = point != lastPoint;
+                lastPoint = point;
+                job.reportProgress(0, fraction, [this, point, planner, fraction] { emit this->progress(point, planner, fraction); },
+                                   newPoint);
             };
-            return runSweep(inputs.cluster, *model, options, p, values, planners, threads, progress, job->cancel);
-        } catch (const std::exception &e) {
-            job->error = e.what();
-        } catch (...) {
-            job->error = "internal error";
-        }
-        return SweepResult{};
-    }));
+            return runSweep(inputs.cluster, *model, options, p, values, planners, threads, progress, job.cancelToken());
+        },
+        [this](quint64, const SweepResult &result) { emit finished(result); });
     emit started();
     return true;
 }
 
-void SweepRunner::deliver(const std::shared_ptr<Job> &job, QFutureWatcher<SweepResult> *watcher)
-{
-    const SweepResult result = watcher->result();
-    m_watchers.removeOne(watcher);
-    watcher->deleteLater();
-    if (job != m_job)
-        return;  // superseded by a newer start()
-    m_job.reset();
-    if (!job->error.empty()) {
-        emit failed(QString::fromStdString("sweep: " + job->error));
-        return;
-    }
-    emit finished(result);
-}
-
 void SweepRunner::cancel()
 {
-    if (m_job)
-        m_job->cancel.cancel();
+    m_jobs.stop();   // the sweep ends early and still delivers the points done
 }
 
 } // namespace nest::ui

@@ -1,6 +1,6 @@
 #pragma once
-// Runs a cluster sweep (core/ClusterSweep.h) off the GUI thread: QtConcurrent::run + a
-// QFutureWatcher, as PlanRunner does. The job works on copies of its inputs; the model
+// Runs a cluster sweep (core/ClusterSweep.h) off the GUI thread on a JobTracker, as
+// PlanRunner does. The job works on copies of its inputs; the model
 // comes from the workspace (workspaceModel) and the planners' options from its search
 // settings (searchOptionsFrom), so every point is planned as the Run action would.
 //
@@ -10,14 +10,12 @@
 // Progress is queued into the GUI thread (at most about every 15 ms). The destructor
 // cancels and waits.
 #include "ClusterSweep.h"
+#include "JobTracker.h"
 #include "Workspace.h"
 
-#include <QFutureWatcher>
 #include <QMetaType>
 #include <QObject>
 #include <QString>
-
-#include <memory>
 
 namespace nest::ui {
 
@@ -25,7 +23,6 @@ class SweepRunner : public QObject {
     Q_OBJECT
 public:
     explicit SweepRunner(QObject *parent = nullptr);
-    ~SweepRunner() override;
 
     // Sweeps `p` over `values` on `inputs` (cluster, model, search settings) with every
     // planner named. Checks the request first (at least one value and one planner, known
@@ -35,7 +32,7 @@ public:
                const std::vector<std::string> &planners);
     bool start(const Workspace &inputs, const SweepRequest &request);
     void cancel();
-    bool isRunning() const { return m_job != nullptr; }
+    bool isRunning() const { return m_jobs.isRunning(); }
     // Blocks until no worker runs any more (tests, shutdown); signals still come from the
     // event loop afterwards.
     void waitForIdle();
@@ -55,14 +52,10 @@ signals:
     void failed(const QString &message);
 
 private:
-    struct Job;
-    void deliver(const std::shared_ptr<Job> &job, QFutureWatcher<SweepResult> *watcher);
-
-    std::shared_ptr<Job> m_job;
     Topology m_base;
     SweepRequest m_request;
     int m_threads = 0;
-    QList<QFutureWatcher<SweepResult> *> m_watchers;
+    JobTracker m_jobs;   // last: destroyed (cancelled and waited for) first
 };
 
 } // namespace nest::ui
