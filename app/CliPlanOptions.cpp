@@ -159,7 +159,7 @@ ModelProfile workspaceModelWith(const Workspace &w, const std::string &file, con
         throw UsageError{model.error()};
     if (!options.seqLength && !options.globalBatch)
         return std::move(model).value();
-    auto rebuilt = modelFromJson(w.model, file, options);
+    auto rebuilt = w.model.profile(file, options);
     if (!rebuilt)
         throw UsageError{rebuilt.error()};
     return std::move(rebuilt).value();

@@ -20,7 +20,9 @@ int size(const Json &j, const char *key, int fallback)
     return static_cast<int>(getInt(j, key, "", 1, MAX_SIZE, fallback));
 }
 
-std::string nameFrom(const Json &j, const std::string &origin)
+} // namespace
+
+std::string hfModelName(const Json &j, const std::string &origin)
 {
     if (has(j, "_name_or_path") && j.at("_name_or_path").is_string()) {
         std::string n = j.at("_name_or_path").get<std::string>();
@@ -36,6 +38,8 @@ std::string nameFrom(const Json &j, const std::string &origin)
     const std::string stem = p.stem().string();
     return stem.empty() ? "hf-model" : stem;
 }
+
+namespace {
 
 // Dropout is present when any of the listed probabilities is positive; `fallback` when none
 // of the keys is there.
@@ -158,6 +162,11 @@ std::string hfKey(const std::string &type, const std::string &key)
 
 } // namespace
 
+std::string hfModelSource(const std::string &origin)
+{
+    return "Hugging Face config.json (" + origin + ")";
+}
+
 std::string hfSupportedModelTypes()
 {
     return "gpt2, llama, mistral, mixtral, bert";
@@ -184,14 +193,14 @@ Result<ModelConfig> importHfConfig(const Json &j, const std::string &origin)
         else
             throw JsonError("model_type", "unsupported model_type '" + type +
                                               "' (supported: " + hfSupportedModelTypes() + ")");
-        m.name = nameFrom(j, origin);
+        m.name = hfModelName(j, origin);
         m.seqLength = std::min(m.maxPositions > 0 ? m.maxPositions : DEFAULT_MAX_SEQ, DEFAULT_MAX_SEQ);
         m.globalBatch = 4096;
         // config.json does not say how the model is trained (`_attn_implementation` is a
         // load-time choice of transformers, rarely saved): flash attention stays the family
         // default that fromGpt2/fromLlama/fromBert took from familyDefaults().
         m.flashAttention = familyDefaults(m.family).flashAttention;
-        m.source = "Hugging Face config.json (" + origin + ")";
+        m.source = hfModelSource(origin);
         if (const ConfigProblem p = findProblem(m); !p.reason.empty())
             throw JsonError(hfKey(type, p.key), p.reason);
         return m;

@@ -18,5 +18,8 @@ std::string hfSupportedModelTypes();
 // "_name_or_path" in the JSON, gives the model its name (the file's stem, or its folder's
 // name when the file is called config.json).
 Result<ModelConfig> importHfConfig(const Json &j, const std::string &origin);
+// The name and source importHfConfig gives a config read from `origin`.
+std::string hfModelName(const Json &j, const std::string &origin);
+std::string hfModelSource(const std::string &origin);
 
 } // namespace nest

@@ -35,11 +35,8 @@ Result<ModelProfile> loadModelFile(const std::string &file, const ModelOptions &
 Result<ModelProfile> resolveModel(const std::string &fileOrPreset, const ModelOptions &options = {});
 // Hyperparameters only (our model file or a HF config.json), for the GUI's form.
 Result<ModelConfig> loadModelConfig(const std::string &file);
-// A workspace's (or pinned plan's) "model" value as the model object the loaders take: a
-// preset name becomes {"preset": NAME}; anything but a string or an object is a JsonError
-// at `path`.
-Json modelSourceFromJson(const Json &m, const std::string &path);
-// Parsed JSON text of any kind, for workspaces and tests; `origin` names it in messages.
+// Parsed JSON text of any kind, for tests and files read once; `origin` names it in
+// messages. A workspace's model is a ModelSource (ModelSource.h), parsed when it is read.
 Result<ModelProfile> modelFromJson(const Json &j, const std::string &origin,
                                    const ModelOptions &options = {});
 

@@ -13,19 +13,19 @@ Json pinnedPlanToJson(const PinnedPlan &p)
            {"plan", planToJson(p.plan)},
            {"search", searchSettingsToJson(p.settings)},
            {"cluster", clusterToJson(p.cluster)}};
-    if (!p.model.is_null())
-        j["model"] = p.model;
+    if (p.model)
+        j["model"] = p.model->toJson();
     if (p.searchSeconds > 0)
         j["search_time_s"] = p.searchSeconds;
     return j;
 }
 
-Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const Json &workspaceModel, const std::string &origin)
+Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const ModelSource &workspaceModel, const std::string &origin)
 {
     ModelOptions mo;
     mo.seqLength = p.plan.seqLength;
     mo.globalBatch = p.plan.globalBatch;
-    return modelFromJson(p.model.is_null() ? workspaceModel : p.model, origin, mo);
+    return (p.model ? *p.model : workspaceModel).profile(origin, mo);
 }
 
 namespace {

@@ -12,11 +12,13 @@
 // (it is written only when it differs), "search_time_s" to 0 (not searched / unknown).
 #include "JsonUtil.h"
 #include "ModelProfile.h"
+#include "ModelSource.h"
 #include "Plan.h"
 #include "Result.h"
 #include "SearchSettings.h"
 #include "Topology.h"
 
+#include <optional>
 #include <string>
 
 namespace nest {
@@ -27,7 +29,7 @@ struct PinnedPlan {
     Plan plan;
     SearchSettings settings;
     Topology cluster;
-    Json model;                      // null = the workspace's model
+    std::optional<ModelSource> model;   // none = the workspace's model
     double searchSeconds = 0;        // the planner's wall time; 0 = not searched / unknown
 
     bool operator==(const PinnedPlan &) const = default;
@@ -41,6 +43,6 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
 // The model the plan was planned for: its own "model" (or `workspaceModel` when it has
 // none), with the plan's sequence length and global batch, so that it re-evaluates to the
 // time it was planned with. Errors name `origin`.
-Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const Json &workspaceModel, const std::string &origin);
+Result<ModelProfile> pinnedPlanModel(const PinnedPlan &p, const ModelSource &workspaceModel, const std::string &origin);
 
 } // namespace nest

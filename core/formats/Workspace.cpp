@@ -71,21 +71,21 @@ Json workspaceToJson(const Workspace &w)
     Json plans = Json::array();
     for (const PinnedPlan &p : w.plans) {
         Json pj = pinnedPlanToJson(p);
-        if (p.model == w.model)
-            pj.erase("model");   // the workspace's own model: said once, at the top (null on load)
+        if (p.model && *p.model == w.model)
+            pj.erase("model");   // the workspace's own model: said once, at the top (none on load)
         plans.push_back(std::move(pj));
     }
     return Json{{"format", "nest-workspace"},
                 {"version", 1},
                 {"cluster", clusterToJson(w.cluster)},
-                {"model", w.model},
+                {"model", w.model.toJson()},
                 {"search", searchSettingsToJson(w.search)},
                 {"plans", plans}};
 }
 
 Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origin)
 {
-    Result<ModelProfile> m = modelFromJson(w.model, origin);
+    Result<ModelProfile> m = w.model.profile(origin);
     if (m)
         return m;
     return Result<ModelProfile>::failure(underKey(m.error(), origin, "model"));

@@ -13,6 +13,7 @@
 // Only "cluster" is required; the rest take the defaults below. See docs/gui.md.
 #include "JsonUtil.h"
 #include "ModelProfile.h"
+#include "ModelSource.h"
 #include "PinnedPlan.h"
 #include "Plan.h"
 #include "SearchSettings.h"
@@ -26,7 +27,7 @@ namespace nest {
 
 struct Workspace {
     Topology cluster;
-    Json model = Json::object();   // {"preset": ...} or a model config / profile object
+    ModelSource model;             // {"preset": ...} or a model config / profile object, parsed
     SearchSettings search;
     std::vector<PinnedPlan> plans; // pinned plans (PinnedPlan.h)
 };
@@ -41,7 +42,7 @@ Result<Workspace> loadWorkspace(const std::string &file);
 // key), as opposed to a bare cluster file.
 bool looksLikeWorkspace(const Json &j);
 
-// The workspace's model as a profile (its "model" object through the model loaders);
+// The workspace's model as a profile (ModelSource::profile; no JSON is read again);
 // errors name `origin` and the path "model".
 Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origin);
 

@@ -27,7 +27,7 @@ TEST(Workspace, defaultsWhenOnlyClusterGiven)
     auto w = workspaceFromJson(Json{{"cluster", clusterJson()}}, "w.json");
     ASSERT_TRUE(w.ok()) << w.error().c_str();
     ASSERT_EQ(w->cluster.deviceCount(), 8);  // 2 * 2 * 2
-    ASSERT_TRUE(w->model.is_object() && w->model.empty());
+    ASSERT_TRUE(w->model.toJson().is_object() && w->model.toJson().empty());
     ASSERT_TRUE(w->plans.empty());
     ASSERT_EQ(w->search, SearchSettings{});
     ASSERT_EQ(w->search.microBatches, (std::vector<int>{1, 2, 4, 8}));
@@ -39,7 +39,7 @@ TEST(Workspace, roundTrip)
     auto t = makeCluster("spine-leaf", {{"devices_per_node", 4}, {"nodes_per_leaf", 2}, {"leaves", 3}});
     ASSERT_TRUE(t.ok()) << t.error().c_str();
     w.cluster = *t;
-    w.model = Json{{"preset", "gpt3-35b"}, {"seq_length", 1024}};
+    w.model = ModelSource(Json{{"preset", "gpt3-35b"}, {"seq_length", 1024}});
     w.search.microBatches = {2, 16};
     w.search.schedules = {Schedule::GPipe};
     w.search.maxStages = 6;
@@ -69,7 +69,7 @@ TEST(Workspace, roundTrip)
     ASSERT_TRUE(back.ok()) << back.error().c_str();
     ASSERT_TRUE(back->cluster == w.cluster);
     ASSERT_EQ(back->cluster.deviceCount(), 24);  // 4 * 2 * 3
-    ASSERT_EQ(back->model, w.model);
+    ASSERT_EQ(back->model.toJson(), w.model.toJson());
     ASSERT_EQ(back->search, w.search);
     ASSERT_EQ(back->plans.size(), size_t(1));
     ASSERT_TRUE(back->plans[0] == w.plans[0]);
@@ -79,7 +79,7 @@ TEST(Workspace, modelAsPresetString)
 {
     auto w = workspaceFromJson(Json{{"cluster", clusterJson()}, {"model", "llama2-7b"}}, "w");
     ASSERT_TRUE(w.ok()) << w.error().c_str();
-    ASSERT_EQ(w->model, (Json{{"preset", "llama2-7b"}}));
+    ASSERT_EQ(w->model.toJson(), (Json{{"preset", "llama2-7b"}}));
 }
 
 TEST(Workspace, errors)
@@ -145,7 +145,7 @@ TEST(Workspace, quickstartSample)
     ASSERT_EQ(w->cluster.deviceCount(), 3 * 8 + 4 * 8);
     ASSERT_EQ(w->cluster.levelCount(), 3);
     ASSERT_EQ(w->cluster.deviceTypes.size(), size_t(2));
-    ASSERT_EQ(w->model.at("preset").get<std::string>(), std::string("llama2-7b"));
+    ASSERT_EQ(w->model.toJson().at("preset").get<std::string>(), std::string("llama2-7b"));
 }
 
 TEST(Workspace, everySampleLoads)

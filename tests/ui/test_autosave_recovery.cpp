@@ -142,7 +142,7 @@ private slots:
         const Result<RecoveryData> back = readRecoveryFile(file);
         QVERIFY2(back.ok(), back.error().c_str());
         QVERIFY(back->workspace.cluster == data.workspace.cluster);
-        QCOMPARE(back->workspace.model, data.workspace.model);
+        QCOMPARE(back->workspace.model.toJson(), data.workspace.model.toJson());
         QCOMPARE(back->workspace.search, data.workspace.search);
         QCOMPARE(back->documentFile, data.documentFile);
         QCOMPARE(back->kind, ClusterDocument::FileKind::Cluster);
@@ -280,7 +280,7 @@ private slots:
             auto a = makeWindow();
             doc = openCopy(a.get(), QStringLiteral("crash.nestws.json"));
             edit(a->document());
-            QVERIFY(a->document()->setModel(Json{{"preset", "gpt3-35b"}}));
+            QVERIFY(a->document()->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
             edited = a->document()->topology();
             QString error;
             QVERIFY2(a->autosaver()->autosaveNow(&error), qPrintable(error));
@@ -297,7 +297,7 @@ private slots:
         QCOMPARE(m_lastOffer.recoveryFile, rec);
         ClusterDocument *d = b->document();
         QVERIFY(d->topology() == edited);
-        QCOMPARE(d->model(), (Json{{"preset", "gpt3-35b"}}));
+        QCOMPARE(d->model().toJson(), (Json{{"preset", "gpt3-35b"}}));
         QCOMPARE(d->fileName(), doc);
         QVERIFY(d->isModified());   // restored work is not on disk yet
         QCOMPARE(d->undoStack()->count(), 0);

@@ -333,7 +333,7 @@ private slots:
         QCOMPARE(layers->value(), 32);
         layers->setValue(16);
         QCOMPARE(panel->layerModel()->rowCount(), 18);
-        QCOMPARE(w->document()->model().at("layers").get<int>(), 16);
+        QCOMPARE(w->document()->model().toJson().at("layers").get<int>(), 16);
         w->document()->undoStack()->undo();
         QCOMPARE(panel->layerModel()->rowCount(), 34);
         // Flash attention: on for the llama family (ModelConfig); switching it off is one
@@ -342,13 +342,13 @@ private slots:
         QVERIFY(flash);
         QVERIFY(flash->isChecked());
         flash->setChecked(false);
-        QCOMPARE(w->document()->model().at("flash_attention").get<bool>(), false);
+        QCOMPARE(w->document()->model().toJson().at("flash_attention").get<bool>(), false);
         w->document()->undoStack()->undo();
         QVERIFY(flash->isChecked());
         // Preset picker.
         auto *preset = panel->findChild<QComboBox *>(QStringLiteral("modelPreset"));
         preset->setCurrentIndex(preset->findText(QStringLiteral("bert-large")));
-        QCOMPARE(w->document()->model().at("preset").get<std::string>(), std::string("bert-large"));
+        QCOMPARE(w->document()->model().toJson().at("preset").get<std::string>(), std::string("bert-large"));
         // Import of a bad file keeps the model and says why.
         QTemporaryDir dir;
         const QString bad = dir.filePath("bad.json");
@@ -356,9 +356,9 @@ private slots:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"family\": \"llama\", \"layers\": 2");
         f.close();
-        const Json modelBefore = w->document()->model();
+        const Json modelBefore = w->document()->model().toJson();
         QVERIFY(!panel->importFile(bad));
-        QCOMPARE(w->document()->model(), modelBefore);
+        QCOMPARE(w->document()->model().toJson(), modelBefore);
     }
 
     // Issue 9: an import keeps the run settings the user had (quickstart: llama2-7b at 4096
@@ -387,12 +387,12 @@ private slots:
         auto w = makeWindow();
         ClusterDocument *doc = w->document();
         ModelPanel *panel = w->modelPanel();
-        const Json before = doc->model();
+        const Json before = doc->model().toJson();
         QCOMPARE(before.at("global_batch").get<int>(), 512);
         QCOMPARE(before.at("seq_length").get<int>(), 4096);
         QSignalSpy status(panel, &ModelPanel::statusMessage);
         QVERIFY(panel->importFile(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/models/hf/") + file));
-        const auto profile = modelFromJson(doc->model(), "model");
+        const auto profile = doc->model().profile("model");
         QVERIFY2(profile.ok(), profile.ok() ? "" : profile.error().c_str());
         QCOMPARE(QString::fromStdString(profile->name), name);
         QCOMPARE(profile->globalBatch, 512);
@@ -410,7 +410,7 @@ private slots:
         QCOMPARE(message.contains(QStringLiteral("sequence length 4096 → %1").arg(seq)), seq != 4096);
         // One undo step back to what the user had.
         doc->undoStack()->undo();
-        QCOMPARE(doc->model(), before);
+        QCOMPARE(doc->model().toJson(), before);
     }
 
     // Issue 10: the template dialog writes units as the editor does (µs, not us), as spin

@@ -249,7 +249,7 @@ private slots:
         auto topo = resolveCluster("paper-spineleaf-1024");
         QVERIFY2(topo.ok(), topo.error().c_str());
         w->newDocument(*topo);
-        QVERIFY(w->document()->setModel(Json{{"preset", "gpt3-175b"}}));
+        QVERIFY(w->document()->setModel(ModelSource(Json{{"preset", "gpt3-175b"}})));
         w->show();
         QVERIFY(QTest::qWaitForWindowExposed(w.get()));
         QSignalSpy ended(w->planning(), &PlanSession::runEnded);

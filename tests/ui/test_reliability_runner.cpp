@@ -22,7 +22,7 @@ Workspace inputs(const std::string &planner, int layers)
 {
     Workspace w;
     w.cluster = *resolveCluster(uitest::kClusterSample.toStdString());
-    w.model = Json{{"preset", "gpt3-175b"}, {"layers", layers}};
+    w.model = ModelSource(Json{{"preset", "gpt3-175b"}, {"layers", layers}});
     w.search.planner = planner;
     return w;
 }

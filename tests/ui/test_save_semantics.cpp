@@ -137,7 +137,7 @@ private slots:
         ClusterDocument *doc = w->document();
         const QByteArray before = bytesOf(m_dir.filePath("c2.json"));
         QVERIFY(doc->setNodeDevices(firstNode(doc->topology()), 4, doc->topology().deviceTypes[0]));
-        QVERIFY(doc->setModel(Json{{"preset", "gpt3-35b"}}));
+        QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
         m_answer = ClusterSaveChoice::Cancel;
         QVERIFY(!w->save());
         QCOMPARE(m_asked, 1);
@@ -155,7 +155,7 @@ private slots:
         auto w = windowOn(kCluster, QStringLiteral("c3.json"));
         ClusterDocument *doc = w->document();
         QVERIFY(doc->setNodeDevices(firstNode(doc->topology()), 4, doc->topology().deviceTypes[0]));
-        QVERIFY(doc->setModel(Json{{"preset", "gpt3-35b"}}));
+        QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
         m_answer = ClusterSaveChoice::SaveClusterOnly;
         QVERIFY(w->save());
         QCOMPARE(m_asked, 1);
@@ -201,23 +201,23 @@ private slots:
         QCOMPARE(ws->search.memoryHeadroom, 0.1);
         QVERIFY(ws->cluster == doc->topology());
         // Saving again writes the workspace, no question.
-        QVERIFY(doc->setModel(Json{{"preset", "bert-large"}}));
+        QVERIFY(doc->setModel(ModelSource(Json{{"preset", "bert-large"}})));
         QVERIFY(w->save());
         QCOMPARE(m_asked, 1);
-        QCOMPARE(loadWorkspace(written.toStdString())->model, (Json{{"preset", "bert-large"}}));
+        QCOMPARE(loadWorkspace(written.toStdString())->model.toJson(), (Json{{"preset", "bert-large"}}));
     }
 
     void workspaceSavesEverythingWithoutAsking()
     {
         auto w = windowOn(kQuickstart, QStringLiteral("q.nestws.json"));
         ClusterDocument *doc = w->document();
-        QVERIFY(doc->setModel(Json{{"preset", "gpt3-35b"}}));
+        QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
         QVERIFY(w->save());
         QCOMPARE(m_asked, 0);
         QVERIFY(!doc->isModified());
         const auto ws = loadWorkspace(m_dir.filePath("q.nestws.json").toStdString());
         QVERIFY2(ws.ok(), ws.error().c_str());
-        QCOMPARE(ws->model, (Json{{"preset", "gpt3-35b"}}));
+        QCOMPARE(ws->model.toJson(), (Json{{"preset", "gpt3-35b"}}));
     }
 
     void saveClusterAsElsewhereKeepsTheDocumentModified()

@@ -51,7 +51,7 @@ Workspace smallWorkspace()
 {
     Workspace w;
     w.cluster = spineLeaf16();
-    w.model = Json{{"preset", "llama2-7b"}, {"layers", 2}, {"seq_length", 1024}, {"global_batch", 16}};
+    w.model = ModelSource(Json{{"preset", "llama2-7b"}, {"layers", 2}, {"seq_length", 1024}, {"global_batch", 16}});
     w.search.microBatches = {1, 2};
     w.search.schedules = {Schedule::OneFOneB};
     w.search.cpCandidates = {1};
@@ -64,7 +64,7 @@ Workspace slowerWorkspace()
 {
     Workspace w;
     w.cluster = spineLeaf16();
-    w.model = Json{{"preset", "llama2-7b"}, {"global_batch", 64}};
+    w.model = ModelSource(Json{{"preset", "llama2-7b"}, {"global_batch", 64}});
     return w;
 }
 
@@ -149,7 +149,7 @@ void TestSweepView::runnerRefusesABadRequest()
     QVERIFY(failed.at(2).at(0).toString().contains("no planner"));
     // A model the loaders refuse fails from the worker, with the reason.
     Workspace bad = smallWorkspace();
-    bad.model = Json{{"preset", "no-such-model"}};
+    bad.model = ModelSource(Json{{"preset", "no-such-model"}});
     QVERIFY(runner.start(bad, kSpineOversub, {1, 2}, {"nest"}));
     QVERIFY(failed.wait(kTimeoutMs));
     QVERIFY2(failed.at(3).at(0).toString().contains("no-such-model"), qPrintable(failed.at(3).at(0).toString()));

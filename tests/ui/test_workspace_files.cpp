@@ -47,7 +47,7 @@ private slots:
         // Edit: move a node, rename a level, change the model.
         QVERIFY(doc->moveNode(groupNamed(doc->topology(), "node6"), groupNamed(doc->topology(), "rack0")));
         QVERIFY(doc->setLevelName(2, QStringLiteral("core")));
-        QVERIFY(doc->setModel(Json{{"preset", "gpt3-35b"}, {"seq_length", 2048}}));
+        QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}, {"seq_length", 2048}})));
         QVERIFY(doc->isModified());
         const QString file = m_dir.filePath("edited.nestws.json");
         QVERIFY2(a->saveWorkspace(file, &error), qPrintable(error));
@@ -57,7 +57,7 @@ private slots:
         auto b = window(QStringLiteral("b.ini"));
         QVERIFY2(b->openFile(file, &error), qPrintable(error));
         QVERIFY(b->document()->topology() == doc->topology());
-        QCOMPARE(b->document()->model(), doc->model());
+        QCOMPARE(b->document()->model().toJson(), doc->model().toJson());
         QCOMPARE(b->document()->search(), doc->search());
         // quickstart's search settings survived (memory_headroom 0.05 in the sample).
         QCOMPARE(b->document()->search().memoryHeadroom, 0.05);

@@ -34,7 +34,7 @@ bool ChangeCluster::mergeWith(const QUndoCommand *other)
     return true;
 }
 
-ChangeModel::ChangeModel(ClusterDocument *document, Json before, Json after, bool mergeable)
+ChangeModel::ChangeModel(ClusterDocument *document, ModelSource before, ModelSource after, bool mergeable)
     : QUndoCommand(QObject::tr("Change model"))
     , m_document(document)
     , m_before(std::move(before))

@@ -46,7 +46,7 @@ class ChangeGroupProperty : public ChangeCluster { public: using ChangeCluster::
 
 class ChangeModel : public QUndoCommand {
 public:
-    ChangeModel(ClusterDocument *document, Json before, Json after, bool mergeable);
+    ChangeModel(ClusterDocument *document, ModelSource before, ModelSource after, bool mergeable);
     void undo() override;
     void redo() override;
     int id() const override { return m_mergeable ? MergeModel : -1; }
@@ -54,8 +54,8 @@ public:
 
 private:
     ClusterDocument *m_document;
-    Json m_before;
-    Json m_after;
+    ModelSource m_before;
+    ModelSource m_after;
     bool m_mergeable;
 };
 

@@ -318,12 +318,39 @@ bool ClusterDocument::setNodeDevices(int node, int count, const DeviceSpec &type
                                          {ClusterChange::Group, node}, MergeNodeDevices);
 }
 
-bool ClusterDocument::setModel(const Json &model, bool mergeable)
+bool ClusterDocument::setModel(const ModelSource &model, bool mergeable)
 {
     if (model == m_model)
         return true;
     m_undo->push(new ChangeModel(this, m_model, model, mergeable));
     return true;
+}
+
+bool ClusterDocument::setModelPreset(const QString &preset, const std::optional<RunSettings> &run)
+{
+    return setModel(run ? ModelSource::preset(preset.toStdString(), run->seqLength, run->globalBatch)
+                        : ModelSource::preset(preset.toStdString()));
+}
+
+bool ClusterDocument::setModelConfig(const ModelConfig &config, QString *refusal)
+{
+    if (const std::string problem = validate(config); !problem.empty()) {
+        if (refusal)
+            *refusal = QString::fromStdString(problem);
+        return false;
+    }
+    return setModel(ModelSource::fromConfig(config), true);
+}
+
+bool ClusterDocument::setModelRunSettings(int seqLength, int globalBatch, QString *refusal)
+{
+    Result<ModelSource> next = m_model.withRunSettings(seqLength, globalBatch, "model");
+    if (!next) {
+        if (refusal)
+            *refusal = QString::fromStdString(next.error());
+        return false;
+    }
+    return setModel(*next, true);
 }
 
 bool ClusterDocument::setSearch(const SearchSettings &search)
@@ -354,7 +381,7 @@ void ClusterDocument::applyState(const ClusterState &state, const ClusterChange 
     updateModified();
 }
 
-void ClusterDocument::applyModel(const Json &model)
+void ClusterDocument::applyModel(const ModelSource &model)
 {
     m_model = model;
     emit modelChanged();

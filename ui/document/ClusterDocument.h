@@ -35,7 +35,8 @@ public:
     const ClusterState &state() const { return m_state; }
     QUndoStack *undoStack() const { return m_undo; }
 
-    const Json &model() const { return m_model; }
+    // The model, typed (parsed when the workspace was read or the edit made).
+    const ModelSource &model() const { return m_model; }
     const SearchSettings &search() const { return m_search; }
     const std::vector<PinnedPlan> &plans() const { return m_plans; }
     // The whole workspace as it would be saved.
@@ -86,7 +87,15 @@ public:
     bool setGroupName(int group, const QString &name);
     bool setGroupOverride(int group, const std::optional<LinkParams> &link);
     bool setNodeDevices(int node, int count, const DeviceSpec &type);
-    bool setModel(const Json &model, bool mergeable = false);
+    // Model edits, one undo step each (mergeable ones merge into one: a form being typed
+    // in). A refused edit changes nothing, returns false and says why in `refusal`.
+    bool setModel(const ModelSource &model, bool mergeable = false);
+    // {"preset": NAME}, keeping `run` (sequence length, global batch) when given.
+    bool setModelPreset(const QString &preset, const std::optional<RunSettings> &run);
+    // Full hyperparameters (mergeable); refused when validate() finds a problem.
+    bool setModelConfig(const ModelConfig &config, QString *refusal = nullptr);
+    // The model's sequence length and global batch (mergeable; hyperparameters only).
+    bool setModelRunSettings(int seqLength, int globalBatch, QString *refusal = nullptr);
     bool setSearch(const SearchSettings &search);
     // Keeps a plan in the workspace (one undo step); unpinPlan removes plan `index`.
     bool pinPlan(const PinnedPlan &plan);
@@ -99,7 +108,7 @@ public:
 
     // --- used by the undo commands only
     void applyState(const ClusterState &state, const ClusterChange &change);
-    void applyModel(const Json &model);
+    void applyModel(const ModelSource &model);
     void applySearch(const SearchSettings &search);
     void applyPlans(const std::vector<PinnedPlan> &plans);
 
@@ -128,7 +137,7 @@ private:
     int rackNear(int group) const;
 
     ClusterState m_state;
-    Json m_model = Json::object();
+    ModelSource m_model;
     SearchSettings m_search;
     std::vector<PinnedPlan> m_plans;
     QUndoStack *m_undo = nullptr;

@@ -24,7 +24,7 @@ PinnedPlan pinnedPlanOf(const PlanSnapshot &s)
     return pin;
 }
 
-PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const Json &workspaceModel)
+PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel)
 {
     Result<ModelProfile> model = pinnedPlanModel(pin, workspaceModel, "pinned plan '" + pin.label + "'");
     if (!model)
@@ -34,7 +34,7 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const Json &workspaceMod
     snap->planner = pin.planner;
     snap->topology = pin.cluster;
     snap->model = std::move(model).value();
-    snap->modelSource = pin.model.is_null() ? workspaceModel : pin.model;
+    snap->modelSource = pin.model ? *pin.model : workspaceModel;
     snap->settings = pin.settings;
     snap->stats.wallSeconds = pin.searchSeconds;
     const SearchOptions options = searchOptionsFrom(pin.settings, snap->model);
@@ -233,7 +233,7 @@ void PlanLibrary::evaluateLater(const PinnedPlan &pin)
 {
     if (std::any_of(m_pending.begin(), m_pending.end(), [&pin](const auto &p) { return p.second == pin; }))
         return;
-    const Json model = m_document->model();
+    const ModelSource model = m_document->model();   // typed, shared: the worker reads no JSON
     const quint64 job = m_jobs.start([pin, model](JobTracker::Job &) { return snapshotOfPinned(pin, model); },
                                      [this](quint64 id, const PlanSnapshotPtr &s) { evaluated(id, s, QString()); });
     m_pending.emplace(job, pin);

@@ -35,7 +35,7 @@ class ClusterDocument;
 PinnedPlan pinnedPlanOf(const PlanSnapshot &snapshot);
 // Evaluates and simulates a pinned plan on its own cluster and model (`workspaceModel` when
 // it has none); throws std::runtime_error with the reason when the model does not load.
-PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const Json &workspaceModel);
+PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel);
 
 class PlanLibrary : public QObject {
     Q_OBJECT

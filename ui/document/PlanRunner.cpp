@@ -1,7 +1,5 @@
 #include "PlanRunner.h"
 
-#include "ModelIO.h"
-
 #include <stdexcept>
 
 namespace nest::ui {
@@ -98,7 +96,7 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
             ModelOptions mo;
             mo.seqLength = plan.seqLength;
             mo.globalBatch = plan.globalBatch;
-            Result<ModelProfile> m = modelFromJson(inputs.model, "workspace", mo);
+            Result<ModelProfile> m = inputs.model.profile("workspace", mo);   // typed: no JSON read
             if (!m)
                 throw std::runtime_error(m.error());
             model = std::move(m).value();

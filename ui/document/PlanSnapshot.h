@@ -4,6 +4,7 @@
 // snapshot is immutable and shared (std::shared_ptr<const PlanSnapshot>) between the
 // views; the worker builds it, the views only read it.
 #include "JsonUtil.h"
+#include "ModelSource.h"
 #include "Planner.h"
 #include "PlanAnalysis.h"
 #include "SearchSettings.h"
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace nest::ui {
@@ -23,7 +25,7 @@ struct PlanSnapshot {
     std::string planner;          // "nest", "exhaustive", "file"
     Topology topology;            // the cluster it was planned on
     ModelProfile model;           // the model it was planned for
-    Json modelSource;             // ... as the workspace's "model" object said it (for pinning)
+    std::optional<ModelSource> modelSource;   // ... as the workspace named it (for pinning); none = not said
     SearchSettings settings;      // the settings it was planned with
     PlanAnalysis analysis;        // plan + report + simulation
     bool searched = false;        // true: stats/objective below come from a search

@@ -1,9 +1,8 @@
 #include "ModelPanel.h"
 
 #include "ClusterDocument.h"
-#include "HfConfigImport.h"
 #include "LayerTableModel.h"
-#include "ModelIO.h"
+#include "ModelSource.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -25,11 +24,6 @@ namespace nest::ui {
 
 namespace {
 
-struct RunSettings {
-    int seqLength;
-    int globalBatch;
-};
-
 QSpinBox *sizeSpin(int max, const QString &name)
 {
     auto *s = new QSpinBox;
@@ -38,23 +32,6 @@ QSpinBox *sizeSpin(int max, const QString &name)
     s->setObjectName(name);
     s->setAccelerated(true);
     return s;
-}
-
-// The hyperparameters of a model JSON of config kind, or the reason there are none.
-Result<ModelConfig> configOf(const Json &j)
-{
-    switch (detectModelFileKind(j)) {
-    case ModelFileKind::HfConfig:
-        return importHfConfig(j, "model");
-    case ModelFileKind::ModelConfig:
-        try {
-            return modelConfigFromJson(j, "model");
-        } catch (const JsonError &e) {
-            return Result<ModelConfig>::failure(formatError("", e.path(), e.reason()));
-        }
-    default:
-        return Result<ModelConfig>::failure("a measured profile has no hyperparameters");
-    }
 }
 
 // 6.74 B (counts), or with a unit: 46.1 GFLOP, 13.5 GB.
@@ -68,44 +45,6 @@ QString human(double x, const QString &unit = QString())
         }
     }
     return QStringLiteral("%1 %2").arg(x, 0, 'g', 4).arg(unit);
-}
-
-// The imported model file with the run settings the user had (`before`) kept wherever the
-// file does not set them itself. A Hugging Face config.json never sets the global batch and
-// bounds the sequence length only by its position table (max_position_embeddings): it is
-// converted to our model file, named after the file, with the user's batch and sequence
-// length (the latter capped to the position table). Our model file keeps seq_length and
-// global_batch when it names them. A measured profile was measured at its own settings.
-Json withRunSettings(const Json &file, const QString &fileName, const std::optional<RunSettings> &before)
-{
-    const ModelFileKind kind = detectModelFileKind(file);
-    if (kind == ModelFileKind::HfConfig) {
-        auto config = importHfConfig(file, fileName.toStdString());
-        if (!config)
-            return file;
-        ModelConfig c = *config;
-        c.source = QObject::tr("Hugging Face config %1").arg(QFileInfo(fileName).fileName()).toStdString();
-        if (before) {
-            c.globalBatch = before->globalBatch;
-            c.seqLength = c.maxPositions > 0 ? std::min(before->seqLength, c.maxPositions)
-                                             : before->seqLength;
-        }
-        return validate(c).empty() ? modelConfigToJson(c) : file;
-    }
-    if (kind != ModelFileKind::ModelConfig || !before || !file.is_object())
-        return file;
-    Json j = file;
-    if (!j.contains("global_batch"))
-        j["global_batch"] = before->globalBatch;
-    if (!j.contains("seq_length")) {
-        j["seq_length"] = before->seqLength;
-        try {
-            (void)modelConfigFromJson(j, "model");
-        } catch (const JsonError &) {
-            j.erase("seq_length");   // beyond the file's position table: the file's own
-        }
-    }
-    return j;
 }
 
 } // namespace
@@ -226,10 +165,10 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
 void ModelPanel::refresh()
 {
     m_updating = true;
-    const Json &j = m_document->model();
+    const ModelSource &model = m_document->model();
     m_problem.clear();
     m_config.reset();
-    const bool empty = !j.is_object() || j.empty();
+    const bool empty = model.empty();
     const QSignalBlocker b(m_preset);
     if (empty) {
         m_preset->setCurrentIndex(0);
@@ -241,12 +180,12 @@ void ModelPanel::refresh()
         m_updating = false;
         return;
     }
-    auto config = configOf(j);
-    const ModelFileKind kind = detectModelFileKind(j);
+    auto config = model.config("model");
+    const ModelFileKind kind = model.kind();
     if (config) {
         m_config = *config;
         const ModelConfig &c = *config;
-        const bool preset = j.contains("preset") && j.at("preset").is_string();
+        const bool preset = model.isPreset();
         const int idx = preset ? m_preset->findText(QString::fromStdString(c.name), Qt::MatchFixedString) : -1;
         m_preset->setCurrentIndex(std::max(0, idx));
         m_source->setText(kind == ModelFileKind::HfConfig
@@ -277,7 +216,7 @@ void ModelPanel::refresh()
                               ? tr("Measured per-layer profile (hyperparameters not editable)")
                               : QString());
     }
-    auto profile = modelFromJson(j, "model");
+    auto profile = model.profile("model");
     if (!profile) {
         m_problem = QString::fromStdString(profile.error());
         m_error->setText(m_problem);
@@ -308,13 +247,11 @@ void ModelPanel::choosePreset(int index)
 {
     if (m_updating || index <= 0)
         return;
-    Json j{{"preset", m_preset->itemText(index).toStdString()}};
     // Keep the run options the user chose.
-    if (m_config) {
-        j["seq_length"] = m_seq->value();
-        j["global_batch"] = m_batch->value();
-    }
-    m_document->setModel(j);
+    std::optional<RunSettings> run;
+    if (m_config)
+        run = RunSettings{m_seq->value(), m_batch->value()};
+    m_document->setModelPreset(m_preset->itemText(index), run);
 }
 
 void ModelPanel::commitForm()
@@ -332,39 +269,29 @@ void ModelPanel::commitForm()
     c.experts = m_experts->value();
     c.topK = m_topK->value();
     c.flashAttention = m_flash->isChecked();
-    const std::string problem = validate(c);
-    if (!problem.empty()) {
-        emit statusMessage(tr("Model not changed: %1").arg(QString::fromStdString(problem)));
+    QString refusal;
+    if (!m_document->setModelConfig(c, &refusal)) {
+        emit statusMessage(tr("Model not changed: %1").arg(refusal));
         refresh();
-        return;
     }
-    m_document->setModel(modelConfigToJson(c), true);
 }
 
 void ModelPanel::commitRunOptions()
 {
     if (m_updating || !m_config)
         return;
-    Json j = m_document->model();
-    if (detectModelFileKind(j) == ModelFileKind::HfConfig)
-        j = modelConfigToJson(*m_config);
-    j["seq_length"] = m_seq->value();
-    j["global_batch"] = m_batch->value();
-    try {
-        (void)modelConfigFromJson(j, "model");
-    } catch (const JsonError &e) {
-        emit statusMessage(tr("Model not changed: %1").arg(QString::fromStdString(e.reason())));
+    QString refusal;
+    if (!m_document->setModelRunSettings(m_seq->value(), m_batch->value(), &refusal)) {
+        emit statusMessage(tr("Model not changed: %1").arg(refusal));
         refresh();
-        return;
     }
-    m_document->setModel(j, true);
 }
 
 bool ModelPanel::importFile(const QString &fileName)
 {
     auto j = readJsonFile(fileName.toStdString());
-    auto profile = j ? modelFromJson(*j, fileName.toStdString())
-                     : Result<ModelProfile>::failure(j.error());
+    const ModelSource file = j ? ModelSource(*j) : ModelSource();
+    auto profile = j ? file.profile(fileName.toStdString()) : Result<ModelProfile>::failure(j.error());
     if (!profile) {
         // The current model stays; the reason goes to the message bar.
         m_error->setText(tr("Import failed: %1").arg(QString::fromStdString(profile.error())));
@@ -374,12 +301,14 @@ bool ModelPanel::importFile(const QString &fileName)
     }
     // The run settings the user had, when the current model has any.
     std::optional<RunSettings> before;
-    if (auto current = modelFromJson(m_document->model(), "model"))
+    if (auto current = m_document->model().profile("model"))
         before = RunSettings{current->seqLength, current->globalBatch};
-    const Json imported = withRunSettings(*j, fileName, before);
-    auto result = modelFromJson(imported, "model");
+    const ModelSource imported =
+        importedModel(*j, fileName.toStdString(),
+                      tr("Hugging Face config %1").arg(QFileInfo(fileName).fileName()).toStdString(), before);
+    auto result = imported.profile("model");
     if (!result) {   // cannot happen for a file that loaded on its own; keep the file as is
-        m_document->setModel(*j);
+        m_document->setModel(file);
         result = std::move(profile);
     } else {
         m_document->setModel(imported);

@@ -1,9 +1,10 @@
 #pragma once
 // The model dock: preset picker, hyperparameter form (ModelConfig fields), sequence length,
 // global batch, Import… (Hugging Face config.json, our model file, a measured profile) and
-// the per-layer table. The document's model JSON is the truth; each edit is an undo
-// command (ChangeModel). The profile shown comes from core (modelFromJson); the panel
-// computes no cost itself.
+// the per-layer table. The document's typed model (core/formats/ModelSource) is the truth; each
+// edit goes through a typed setter of the document (setModelPreset, setModelConfig,
+// setModelRunSettings, setModel) and is an undo command (ChangeModel). The profile shown
+// comes from core (ModelSource::profile); the panel computes no cost and writes no JSON.
 #include "ModelConfig.h"
 #include "ModelProfile.h"
 

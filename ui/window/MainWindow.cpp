@@ -116,7 +116,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     createPlanList();
 
     Workspace empty;
-    empty.model = Json{{"preset", "llama2-7b"}};
+    empty.model = ModelSource::preset("llama2-7b");
     m_document->load(empty, QString(), ClusterDocument::FileKind::Workspace);
 
     m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
