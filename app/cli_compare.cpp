@@ -9,7 +9,7 @@
 
 #include "PlanIO.h"
 #include "PlanShape.h"
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 #include "PlannerRegistry.h"
 
 #include <algorithm>

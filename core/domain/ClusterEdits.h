@@ -1,5 +1,5 @@
 #pragma once
-// Pure edits of a cluster tree (Qt-free, in core). The GUI's ClusterDocument turns each successful edit into an undo
+// Pure edits of a cluster tree (Qt-free, in core). The GUI's WorkspaceDocument turns each successful edit into an undo
 // command; a refused edit returns the reason, which the window shows in the status bar.
 // Every function returns a complete new state (reindexed and validated): commands store
 // the state before and after, so undo restores the tree exactly.

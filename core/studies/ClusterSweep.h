@@ -7,7 +7,7 @@
 // are in the Topology's units (bandwidth bytes/s, latency s, oversubscription ratio); the
 // display units (GB/s, us, ratio) that the dialog, the chart and the CSV show are converted
 // here, in one place (displayValue / fromDisplayValue).
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 #include "Result.h"
 #include "Topology.h"
 

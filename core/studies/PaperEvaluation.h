@@ -6,7 +6,7 @@
 // sweep (1, 2, 4, 8) at 256 devices; and a memory-constrained ablation (devices with less
 // memory) with ZeRO and recomputation switched off in turn. Every row is a planner run
 // whose time is the evaluator's on the real cluster; the tables are derived from the rows.
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 #include "ModelProfile.h"
 #include "Result.h"
 #include "Topology.h"

@@ -11,7 +11,7 @@
 #include "NestPlanner.h"
 #include "PaperEvaluation.h"
 #include "PlanShape.h"
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 #include "PlannerRegistry.h"
 
 #include "CoreTestSupport.h"

@@ -4,7 +4,7 @@
 // destroyed without closing), decline, untitled documents, and a second live instance.
 // Prompts are answered through MainWindow::setPrompts (no modal dialog).
 #include "Autosaver.h"
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "Recovery.h"
 #include "Settings.h"
@@ -87,7 +87,7 @@ private:
         return QFileInfo(file).absoluteFilePath();
     }
 
-    void edit(ClusterDocument *doc)
+    void edit(WorkspaceDocument *doc)
     {
         const Topology &t = doc->topology();
         QVERIFY(doc->moveNode(groupNamed(t, "node6"), groupNamed(t, "rack0")));
@@ -136,7 +136,7 @@ private slots:
         openCopy(w.get(), QStringLiteral("fmt.nestws.json"));
         edit(w->document());
         RecoveryData data{w->document()->workspace(), QStringLiteral("/some/file.json"),
-                          ClusterDocument::FileKind::Cluster};
+                          WorkspaceDocument::FileKind::Cluster};
         const QString file = m_dir.filePath("fmt.recovery.json");
         writeText(file, recoveryToBytes(data));
         const Result<RecoveryData> back = readRecoveryFile(file);
@@ -145,7 +145,7 @@ private slots:
         QCOMPARE(back->workspace.model.toJson(), data.workspace.model.toJson());
         QCOMPARE(back->workspace.search, data.workspace.search);
         QCOMPARE(back->documentFile, data.documentFile);
-        QCOMPARE(back->kind, ClusterDocument::FileKind::Cluster);
+        QCOMPARE(back->kind, WorkspaceDocument::FileKind::Cluster);
     }
 
     void badRecoveryFiles_data()
@@ -212,7 +212,7 @@ private slots:
         QVERIFY2(data.ok(), data.error().c_str());
         QVERIFY(data->workspace.cluster == w->document()->topology());
         QCOMPARE(data->documentFile, doc);
-        QCOMPARE(data->kind, ClusterDocument::FileKind::Workspace);
+        QCOMPARE(data->kind, WorkspaceDocument::FileKind::Workspace);
         // Unchanged since: no rewrite on the next ticks.
         QTest::qWait(1300);
         QCOMPARE(saved.count(), 1);
@@ -295,7 +295,7 @@ private slots:
         QCOMPARE(m_offers, 1);
         QCOMPARE(m_lastOffer.documentFile, doc);
         QCOMPARE(m_lastOffer.recoveryFile, rec);
-        ClusterDocument *d = b->document();
+        WorkspaceDocument *d = b->document();
         QVERIFY(d->topology() == edited);
         QCOMPARE(d->model().toJson(), (Json{{"preset", "gpt3-35b"}}));
         QCOMPARE(d->fileName(), doc);

@@ -3,7 +3,7 @@
 // zoomed-out racks and pods are labelled blocks, wide trees fill the view, node headers do
 // not overlap, multi-selection drags and context menus.
 // With NEST_SHOT_DIR set, screenshots() writes PNGs of the fitted canvas for inspection.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterIO.h"
 #include "ClusterTemplates.h"
 #include "Workspace.h"
@@ -34,7 +34,7 @@ Topology cluster(const std::string &key, const std::map<std::string, double> &pa
 
 // A document, its scene and a shown view of `size`, fitted.
 struct Canvas {
-    ClusterDocument doc;
+    WorkspaceDocument doc;
     std::unique_ptr<TopologyScene> scene;
     std::unique_ptr<TopologyView> view;
 
@@ -42,7 +42,7 @@ struct Canvas {
     {
         Workspace w;
         w.cluster = t;
-        doc.load(std::move(w), QString(), ClusterDocument::FileKind::Cluster);
+        doc.load(std::move(w), QString(), WorkspaceDocument::FileKind::Cluster);
         scene = std::make_unique<TopologyScene>(&doc);
         view = std::make_unique<TopologyView>(scene.get());
         view->resize(size);

@@ -3,7 +3,7 @@
 // sample_configs/workspaces/quickstart.nestws.json: spine0 -> rack0 (node0..2, 8 H100 each)
 // and rack1 (node3..6, 8 A100 each, link override 25 GB/s); levels node 450 GB/s, rack
 // 50 GB/s, spine 25 GB/s 2:1.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "ClusterTreeView.h"
 #include "MainWindow.h"
@@ -64,17 +64,17 @@ private slots:
     void loadHasNoUndoEntry()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         QCOMPARE(doc->topology().deviceCount(), 56);
         QCOMPARE(doc->undoStack()->count(), 0);
         QVERIFY(!doc->isModified());
-        QCOMPARE(doc->fileKind(), ClusterDocument::FileKind::Workspace);
+        QCOMPARE(doc->fileKind(), WorkspaceDocument::FileKind::Workspace);
     }
 
     void moveUndoRedo()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const Topology before = doc->topology();
         const int node0 = groupNamed(before, "node0"), rack1 = groupNamed(before, "rack1");
         QVERIFY(doc->moveNode(node0, rack1));
@@ -96,9 +96,9 @@ private slots:
     void refusedEditsChangeNothing()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const Topology before = doc->topology();
-        QSignalSpy refused(doc, &ClusterDocument::editRefused);
+        QSignalSpy refused(doc, &WorkspaceDocument::editRefused);
         const Topology &t = doc->topology();
         // Removing every node of rack0 would leave it empty.
         QVERIFY(!doc->removeGroups({groupNamed(t, "node0"), groupNamed(t, "node1"), groupNamed(t, "node2")}));
@@ -122,7 +122,7 @@ private slots:
     void addRemoveDuplicate()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const Topology before = doc->topology();
         // Add a rack next to rack1: shaped like spine0's first rack (rack0: 3 x 8 H100).
         QVERIFY(doc->addRack(groupNamed(before, "rack1")));
@@ -156,13 +156,13 @@ private slots:
     void addRackRefusedWithoutLevelAboveRacks()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         auto small = makeCluster("paper-v100", {{"devices", 8}});
         QVERIFY2(small.ok(), small.error().c_str());
         if (small->levelCount() != 2)
             QSKIP("paper-v100 is not a two-level cluster here");
         w->newDocument(*small);
-        QSignalSpy refused(doc, &ClusterDocument::editRefused);
+        QSignalSpy refused(doc, &WorkspaceDocument::editRefused);
         QVERIFY(!doc->addRack(-1));
         QCOMPARE(refused.count(), 1);
     }
@@ -170,7 +170,7 @@ private slots:
     void treeModelFollowsEdits()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         ClusterTreeModel *model = w->treeView()->clusterModel();
         QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model->rowCount(), 1);
@@ -210,7 +210,7 @@ private slots:
     void selectionSyncedTreeAndDocument()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         ClusterTreeView *tree = w->treeView();
         const int node4 = groupNamed(doc->topology(), "node4");
         doc->setSelection({doc->uidOf(node4)});
@@ -227,7 +227,7 @@ private slots:
     void propertyEditorEditsLevelLink()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         auto *spin = w->propertyEditor()->findChild<QDoubleSpinBox *>(QStringLiteral("levelBandwidth1"));
         QVERIFY(spin);
         QCOMPARE(spin->value(), 50.0);  // rack level, GB/s
@@ -248,7 +248,7 @@ private slots:
     void propertyEditorEditsNode()
     {
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const int node0 = groupNamed(doc->topology(), "node0");
         doc->setSelection({doc->uidOf(node0)});
         auto *count = w->propertyEditor()->findChild<QSpinBox *>(QStringLiteral("deviceCount"));
@@ -385,7 +385,7 @@ private slots:
         QFETCH(QString, name);
         QFETCH(int, seq);
         auto w = makeWindow();
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         ModelPanel *panel = w->modelPanel();
         const Json before = doc->model().toJson();
         QCOMPARE(before.at("global_batch").get<int>(), 512);

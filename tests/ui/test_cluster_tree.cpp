@@ -1,11 +1,11 @@
 // The cluster tree (ClusterTreeModel + ClusterTreeView) through edit sequences: after every
 // edit, undo and redo the whole model is compared with a tree built independently from
-// ClusterDocument::topology(), the rows the view lays out are compared with the model's
+// WorkspaceDocument::topology(), the rows the view lays out are compared with the model's
 // expanded rows (no ghost or missing rows), the selection shown with the document's, while
 // QAbstractItemModelTester checks every signal the model emits. Then the row context menu.
 // Hand numbers (sample_configs/workspaces/quickstart.nestws.json): spine0 -> rack0 (node0..2,
 // 8 H100 each) and rack1 (node3..6, 8 A100 each): 56 devices, rack0 24, rack1 32.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "ClusterTreeView.h"
 #include "Workspace.h"
@@ -109,7 +109,7 @@ QStringList names(const Topology &t, const QList<int> &groups)
 class TestClusterTree : public QObject {
     Q_OBJECT
 private:
-    ClusterDocument *m_doc = nullptr;
+    WorkspaceDocument *m_doc = nullptr;
     ClusterTreeView *m_view = nullptr;
 
     // The whole tree against the topology, the laid-out rows against the model, the
@@ -144,8 +144,8 @@ private slots:
     {
         auto ws = loadWorkspace(kQuickstart.toStdString());
         QVERIFY2(ws.ok(), ws.ok() ? "" : ws.error().c_str());
-        m_doc = new ClusterDocument(this);
-        m_doc->load(std::move(ws).value(), kQuickstart, ClusterDocument::FileKind::Workspace);
+        m_doc = new WorkspaceDocument(this);
+        m_doc->load(std::move(ws).value(), kQuickstart, WorkspaceDocument::FileKind::Workspace);
         m_view = new ClusterTreeView(m_doc);
         m_view->resize(500, 700);
         m_view->show();

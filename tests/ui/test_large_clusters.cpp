@@ -2,7 +2,7 @@
 // a 4-SU DGX SuperPOD-like cluster (1024 H100) chosen as presets in TemplateDialog, loaded
 // into the window; the canvas builds (time printed, not asserted) and fit-to-view shows
 // every item without hitting the zoom clamp.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "TemplateDialog.h"
 #include "ClusterTemplates.h"

@@ -3,7 +3,7 @@
 // read again; the model panel edits it through the document's typed setters, each an undo
 // step that undo reverts to the very value it replaced.
 #include "BaselineRunner.h"
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ModelPanel.h"
 #include "PlanLibrary.h"
 #include "PlanRunner.h"
@@ -44,8 +44,8 @@ private slots:
     // parse: the snapshots must carry the document's value itself.
     void workersGetTheDocumentsTypedModel()
     {
-        ClusterDocument doc;
-        doc.load(smallWorkspace(), QString(), ClusterDocument::FileKind::Workspace);
+        WorkspaceDocument doc;
+        doc.load(smallWorkspace(), QString(), WorkspaceDocument::FileKind::Workspace);
         const ModelSource &model = doc.model();
 
         PlanRunner runner;
@@ -96,9 +96,9 @@ private slots:
     // file will hold follows, and undo restores the value the edit replaced.
     void panelEditsAreTypedAndUndoable()
     {
-        ClusterDocument doc;
+        WorkspaceDocument doc;
         doc.load(loadWorkspace(uitest::kQuickstart.toStdString()).value(), QString(),
-                 ClusterDocument::FileKind::Workspace);
+                 WorkspaceDocument::FileKind::Workspace);
         ModelPanel panel(&doc);
         QSignalSpy status(&panel, &ModelPanel::statusMessage);
         const ModelSource loaded = doc.model();

@@ -4,7 +4,7 @@
 // pdftotext). Plans come from buildUniformPlan + analyzePlan, the same path the planner's
 // snapshots take; every expected value is read from the Report or the Plan, never from the
 // view's own code.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterIO.h"
 #include "ClusterTemplates.h"
 #include "PlacementOverlay.h"
@@ -125,7 +125,7 @@ private:
     QTemporaryDir m_dir;
     Workspace m_workspace;
     ModelProfile m_model;
-    std::unique_ptr<ClusterDocument> m_doc;
+    std::unique_ptr<WorkspaceDocument> m_doc;
     std::unique_ptr<PlacementView> m_view;
     PlanSnapshotPtr m_snapshot;   // tp 2, pp 4, dp 4 on the quickstart cluster (32 of 56 devices)
 
@@ -136,10 +136,10 @@ private:
     void openView(const Topology &t)
     {
         m_view.reset();
-        m_doc = std::make_unique<ClusterDocument>();
+        m_doc = std::make_unique<WorkspaceDocument>();
         Workspace w = m_workspace;
         w.cluster = t;
-        m_doc->load(w, QString(), ClusterDocument::FileKind::Workspace);
+        m_doc->load(w, QString(), WorkspaceDocument::FileKind::Workspace);
         m_view = std::make_unique<PlacementView>(m_doc.get());
         m_view->resize(1100, 800);
         m_view->show();

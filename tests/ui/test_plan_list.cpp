@@ -3,7 +3,7 @@
 // are pinned and compared with the evaluator's numbers; pinned plans keep their clusters
 // through a workspace round trip.
 #include "BaselineRunner.h"
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "CompareView.h"
 #include "MainWindow.h"
 #include "PlanLibrary.h"

@@ -3,7 +3,7 @@
 // closing during a search; live mode; pinned plans; opening and exporting plans; and the
 // event loop staying responsive during a GPT3-175B / 1024-device search.
 #include "BreakdownChartView.h"
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "MemoryChartView.h"
 #include "PlacementView.h"

@@ -2,7 +2,7 @@
 // as a cluster file, which holds only the cluster: when its model or search settings changed
 // too, Save asks "Save Workspace As… / Save Cluster Only / Cancel" (answered here through
 // MainWindow::setPrompts, no modal dialog), and whatever was not written stays modified.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "SavePolicy.h"
 #include "Settings.h"
@@ -19,7 +19,7 @@
 using namespace nest;
 using namespace nest::ui;
 
-Q_DECLARE_METATYPE(nest::ui::ClusterDocument::FileKind)
+Q_DECLARE_METATYPE(nest::ui::WorkspaceDocument::FileKind)
 Q_DECLARE_METATYPE(nest::ui::SaveAction)
 
 using namespace uitest;
@@ -82,10 +82,10 @@ private slots:
     void decide_data()
     {
         QTest::addColumn<QString>("fileName");
-        QTest::addColumn<ClusterDocument::FileKind>("kind");
+        QTest::addColumn<WorkspaceDocument::FileKind>("kind");
         QTest::addColumn<bool>("settingsModified");
         QTest::addColumn<SaveAction>("expected");
-        using K = ClusterDocument::FileKind;
+        using K = WorkspaceDocument::FileKind;
         // The rule, written out: no file -> Save As; a workspace holds everything -> write it;
         // a cluster file holds only the cluster -> write it unless settings changed, then ask.
         QTest::newRow("untitled") << QString() << K::Workspace << false << SaveAction::AskWorkspaceFileName;
@@ -100,7 +100,7 @@ private slots:
     void decide()
     {
         QFETCH(QString, fileName);
-        QFETCH(ClusterDocument::FileKind, kind);
+        QFETCH(WorkspaceDocument::FileKind, kind);
         QFETCH(bool, settingsModified);
         QFETCH(SaveAction, expected);
         QCOMPARE(decideSave(fileName, kind, settingsModified), expected);
@@ -117,8 +117,8 @@ private slots:
     void clusterOnlyChangeWritesWithoutAsking()
     {
         auto w = windowOn(kCluster, QStringLiteral("c1.json"));
-        ClusterDocument *doc = w->document();
-        QCOMPARE(doc->fileKind(), ClusterDocument::FileKind::Cluster);
+        WorkspaceDocument *doc = w->document();
+        QCOMPARE(doc->fileKind(), WorkspaceDocument::FileKind::Cluster);
         QVERIFY(!doc->isModified());
         QVERIFY(doc->setNodeDevices(firstNode(doc->topology()), 4, doc->topology().deviceTypes[0]));
         QVERIFY(doc->isClusterModified());
@@ -134,7 +134,7 @@ private slots:
     void modelChangeOnClusterFileAsks_Cancel()
     {
         auto w = windowOn(kCluster, QStringLiteral("c2.json"));
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const QByteArray before = bytesOf(m_dir.filePath("c2.json"));
         QVERIFY(doc->setNodeDevices(firstNode(doc->topology()), 4, doc->topology().deviceTypes[0]));
         QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
@@ -153,7 +153,7 @@ private slots:
     void modelChangeOnClusterFileAsks_ClusterOnly()
     {
         auto w = windowOn(kCluster, QStringLiteral("c3.json"));
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         QVERIFY(doc->setNodeDevices(firstNode(doc->topology()), 4, doc->topology().deviceTypes[0]));
         QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
         m_answer = ClusterSaveChoice::SaveClusterOnly;
@@ -166,7 +166,7 @@ private slots:
         QVERIFY(!doc->isClusterModified());
         QVERIFY(doc->isSettingsModified());
         QVERIFY(doc->isModified());
-        QCOMPARE(doc->fileKind(), ClusterDocument::FileKind::Cluster);
+        QCOMPARE(doc->fileKind(), WorkspaceDocument::FileKind::Cluster);
         QVERIFY2(w->lastStatus().contains("stay unsaved"), qPrintable(w->lastStatus()));
         // Undoing the model change leaves nothing unsaved (compared by content).
         doc->undoStack()->undo();
@@ -176,7 +176,7 @@ private slots:
     void searchChangeOnClusterFileAsks_WorkspaceAs()
     {
         auto w = windowOn(kCluster, QStringLiteral("c4.json"));
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         const QByteArray clusterBefore = bytesOf(m_dir.filePath("c4.json"));
         SearchSettings s = doc->search();
         s.microBatches = {1, 2};
@@ -192,7 +192,7 @@ private slots:
         QCOMPARE(m_suggested, QFileInfo(m_dir.filePath("c4.nestws.json")).absoluteFilePath());
         const QString written = m_dir.filePath("c4-work.nestws.json");
         QCOMPARE(doc->fileName(), QFileInfo(written).absoluteFilePath());
-        QCOMPARE(doc->fileKind(), ClusterDocument::FileKind::Workspace);
+        QCOMPARE(doc->fileKind(), WorkspaceDocument::FileKind::Workspace);
         QVERIFY(!doc->isModified());
         QCOMPARE(bytesOf(m_dir.filePath("c4.json")), clusterBefore);   // the cluster file untouched
         const auto ws = loadWorkspace(written.toStdString());
@@ -210,7 +210,7 @@ private slots:
     void workspaceSavesEverythingWithoutAsking()
     {
         auto w = windowOn(kQuickstart, QStringLiteral("q.nestws.json"));
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         QVERIFY(doc->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
         QVERIFY(w->save());
         QCOMPARE(m_asked, 0);
@@ -223,7 +223,7 @@ private slots:
     void saveClusterAsElsewhereKeepsTheDocumentModified()
     {
         auto w = windowOn(kQuickstart, QStringLiteral("q2.nestws.json"));
-        ClusterDocument *doc = w->document();
+        WorkspaceDocument *doc = w->document();
         QVERIFY(doc->setClusterName(QStringLiteral("renamed")));
         QString error;
         QVERIFY2(w->saveCluster(m_dir.filePath("export.json"), &error), qPrintable(error));

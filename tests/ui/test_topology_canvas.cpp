@@ -2,7 +2,7 @@
 // drops, undo/redo through the canvas, selection sync, zoom clamping, level of detail and
 // the screenshot/export paths. Cluster: sample_configs/workspaces/quickstart.nestws.json
 // (rack0: node0..2, rack1: node3..6; 56 devices).
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "DiagramExport.h"
 #include "MainWindow.h"
 #include "TopologyItems.h"
@@ -45,7 +45,7 @@ private:
     QTemporaryDir m_dir;
     std::unique_ptr<MainWindow> m_window;
 
-    ClusterDocument *doc() const { return m_window->document(); }
+    WorkspaceDocument *doc() const { return m_window->document(); }
     TopologyScene *scene() const { return m_window->scene(); }
     TopologyView *view() const { return m_window->view(); }
     // A point in node `name`'s title bar (not on a device square).
@@ -163,7 +163,7 @@ private slots:
         QVERIFY(doc()->moveNode(groupNamed(doc()->topology(), "node1"), groupNamed(doc()->topology(), "rack1")));
         QVERIFY(doc()->moveNode(groupNamed(doc()->topology(), "node2"), groupNamed(doc()->topology(), "rack1")));
         const Topology before = doc()->topology();
-        QSignalSpy refused(doc(), &ClusterDocument::editRefused);
+        QSignalSpy refused(doc(), &WorkspaceDocument::editRefused);
         drag(view(), grip("node0"), scene()->dropPoint(groupNamed(before, "rack1")));
         QCOMPARE(refused.count(), 1);
         QVERIFY(refused.at(0).at(0).toString().contains("empty"));

@@ -7,7 +7,7 @@
 // to a full rebuild's (what every edit cost before) and the document's own, never asserted.
 // Cluster: sample_configs/workspaces/quickstart.nestws.json (rack0: node0..2, rack1:
 // node3..6; 56 devices).
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTemplates.h"
 #include "PlacementOverlay.h"
 #include "PlanBuilder.h"
@@ -38,7 +38,7 @@ namespace {
 // Every item is where the model says: one node item per node and one group item and label
 // per container, each with its group's uid, index and layout box; the links those of the
 // layout. Fails the current test otherwise.
-void checkMirrors(const ClusterDocument &doc, const TopologyScene &scene)
+void checkMirrors(const WorkspaceDocument &doc, const TopologyScene &scene)
 {
     const Topology &t = doc.topology();
     const TopologyLayout expected = computeLayout(t, scene.layoutAspect());
@@ -146,7 +146,7 @@ class TestTopologyUpdates : public QObject {
     Q_OBJECT
 private:
     Workspace m_workspace;
-    std::unique_ptr<ClusterDocument> m_doc;
+    std::unique_ptr<WorkspaceDocument> m_doc;
     std::unique_ptr<TopologyScene> m_scene;
 
     int group(const std::string &name) const { return groupNamed(m_doc->topology(), name); }
@@ -162,8 +162,8 @@ private slots:
 
     void init()
     {
-        m_doc = std::make_unique<ClusterDocument>();
-        m_doc->load(m_workspace, QString(), ClusterDocument::FileKind::Workspace);
+        m_doc = std::make_unique<WorkspaceDocument>();
+        m_doc->load(m_workspace, QString(), WorkspaceDocument::FileKind::Workspace);
         m_scene = std::make_unique<TopologyScene>(m_doc.get());
         QVERIFY(m_scene->lastSync().rebuilt);
         checkMirrors(*m_doc, *m_scene);
@@ -351,7 +351,7 @@ private slots:
 
     void aNewDocumentRebuilds()
     {
-        m_doc->load(m_workspace, QString(), ClusterDocument::FileKind::Workspace);
+        m_doc->load(m_workspace, QString(), WorkspaceDocument::FileKind::Workspace);
         QVERIFY(m_scene->lastSync().rebuilt);
         checkMirrors(*m_doc, *m_scene);
     }
@@ -363,7 +363,7 @@ private slots:
         QCOMPARE(t->deviceCount(), 16384);
         Workspace w = m_workspace;
         w.cluster = *t;
-        m_doc->load(w, QString(), ClusterDocument::FileKind::Workspace);
+        m_doc->load(w, QString(), WorkspaceDocument::FileKind::Workspace);
         checkMirrors(*m_doc, *m_scene);
         const int items = static_cast<int>(m_scene->items().size());
 
@@ -401,8 +401,8 @@ private slots:
         }
         checkMirrors(*m_doc, *m_scene);
         // The same edits on a document no scene follows: what the edit costs without the canvas.
-        ClusterDocument bare;
-        bare.load(w, QString(), ClusterDocument::FileKind::Workspace);
+        WorkspaceDocument bare;
+        bare.load(w, QString(), WorkspaceDocument::FileKind::Workspace);
         const GroupUid bareMoved = bare.uidOf(someNode), bareHome = bare.uidOf(homeRack), bareAway = bare.uidOf(otherRack);
         std::vector<double> bareRename, bareMove;
         for (int i = 0; i < kRepeats; ++i) {

@@ -2,7 +2,7 @@
 // default and a small window, feedback that is not overwritten or wrong, Save As's
 // shortcut, suggested file names outside the sample folder, the Help menu.
 #include "Autosaver.h"
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "DocumentFiles.h"
 #include "MainWindow.h"
 #include "ModelPanel.h"

@@ -1,6 +1,6 @@
 // Files through the window: workspace and cluster save/open round trips (QSaveFile), bad
 // files leave the current document untouched, recent files in the settings wrapper.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "SaveFile.h"
 #include "Settings.h"
@@ -43,7 +43,7 @@ private slots:
         auto a = window();
         QString error;
         QVERIFY2(a->openFile(kQuickstart, &error), qPrintable(error));
-        ClusterDocument *doc = a->document();
+        WorkspaceDocument *doc = a->document();
         // Edit: move a node, rename a level, change the model.
         QVERIFY(doc->moveNode(groupNamed(doc->topology(), "node6"), groupNamed(doc->topology(), "rack0")));
         QVERIFY(doc->setLevelName(2, QStringLiteral("core")));
@@ -61,7 +61,7 @@ private slots:
         QCOMPARE(b->document()->search(), doc->search());
         // quickstart's search settings survived (memory_headroom 0.05 in the sample).
         QCOMPARE(b->document()->search().memoryHeadroom, 0.05);
-        QCOMPARE(b->document()->fileKind(), ClusterDocument::FileKind::Workspace);
+        QCOMPARE(b->document()->fileKind(), WorkspaceDocument::FileKind::Workspace);
         const Topology &t = b->document()->topology();
         QCOMPARE(t.groups[groupNamed(t, "rack0")].children.size(), size_t(4));  // 3 + node6
         QCOMPARE(t.levels[2].name, std::string("core"));
@@ -72,7 +72,7 @@ private slots:
         auto a = window();
         QString error;
         QVERIFY2(a->openFile(kCluster, &error), qPrintable(error));
-        QCOMPARE(a->document()->fileKind(), ClusterDocument::FileKind::Cluster);
+        QCOMPARE(a->document()->fileKind(), WorkspaceDocument::FileKind::Cluster);
         QCOMPARE(a->document()->topology().deviceCount(), 16);  // paper: 16 V100, 2 per node
         // Change a node's device count, then save as a cluster file.
         const Topology &t0 = a->document()->topology();

@@ -1,6 +1,6 @@
 #include "BaselineRunner.h"
 
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 
 #include <stdexcept>
 

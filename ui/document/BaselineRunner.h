@@ -1,7 +1,7 @@
 #pragma once
 // "Run baselines": NEST and the baseline planners (flat-network DP, Megatron-style,
 // MCMC; core/planners/PlannerRegistry.h) on the same inputs, in the background
-// (core/studies/PlannerComparison.h runPlanners on a JobTracker's worker), with progress per
+// (core/studies/PlannerRuns.h runPlanners on a JobTracker's worker), with progress per
 // planner by queued signals and a cancel that every planner polls. Each plan found becomes
 // a snapshot (evaluated and simulated on the inputs' cluster), delivered together.
 #include "JobTracker.h"

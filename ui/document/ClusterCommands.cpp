@@ -2,7 +2,7 @@
 
 namespace nest::ui {
 
-ChangeCluster::ChangeCluster(ClusterDocument *document, ClusterState before, ClusterState after,
+ChangeCluster::ChangeCluster(WorkspaceDocument *document, ClusterState before, ClusterState after,
                              ClusterChange change, const QString &text, int mergeId)
     : QUndoCommand(text)
     , m_document(document)
@@ -34,7 +34,7 @@ bool ChangeCluster::mergeWith(const QUndoCommand *other)
     return true;
 }
 
-ChangeModel::ChangeModel(ClusterDocument *document, ModelSource before, ModelSource after, bool mergeable)
+ChangeModel::ChangeModel(WorkspaceDocument *document, ModelSource before, ModelSource after, bool mergeable)
     : QUndoCommand(QObject::tr("Change model"))
     , m_document(document)
     , m_before(std::move(before))
@@ -63,7 +63,7 @@ bool ChangeModel::mergeWith(const QUndoCommand *other)
     return true;
 }
 
-ChangeSearchSettings::ChangeSearchSettings(ClusterDocument *document, SearchSettings before,
+ChangeSearchSettings::ChangeSearchSettings(WorkspaceDocument *document, SearchSettings before,
                                            SearchSettings after)
     : QUndoCommand(QObject::tr("Change search settings"))
     , m_document(document)
@@ -92,7 +92,7 @@ bool ChangeSearchSettings::mergeWith(const QUndoCommand *other)
     return true;
 }
 
-ChangePinnedPlans::ChangePinnedPlans(ClusterDocument *document, std::vector<PinnedPlan> before,
+ChangePinnedPlans::ChangePinnedPlans(WorkspaceDocument *document, std::vector<PinnedPlan> before,
                                      std::vector<PinnedPlan> after, const QString &text)
     : QUndoCommand(text)
     , m_document(document)

@@ -3,7 +3,7 @@
 // and after the edit, so undo restores the tree exactly (a removal keeps what it removed).
 // Property edits from spin boxes merge while they target the same property of the same
 // item, so dragging a spin box is one undo step.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QUndoCommand>
 
@@ -20,7 +20,7 @@ enum CommandId {
 
 class ChangeCluster : public QUndoCommand {
 public:
-    ChangeCluster(ClusterDocument *document, ClusterState before, ClusterState after,
+    ChangeCluster(WorkspaceDocument *document, ClusterState before, ClusterState after,
                   ClusterChange change, const QString &text, int mergeId = -1);
     void undo() override;
     void redo() override;
@@ -28,7 +28,7 @@ public:
     bool mergeWith(const QUndoCommand *other) override;
 
 private:
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     ClusterState m_before;
     ClusterState m_after;
     ClusterChange m_change;
@@ -46,14 +46,14 @@ class ChangeGroupProperty : public ChangeCluster { public: using ChangeCluster::
 
 class ChangeModel : public QUndoCommand {
 public:
-    ChangeModel(ClusterDocument *document, ModelSource before, ModelSource after, bool mergeable);
+    ChangeModel(WorkspaceDocument *document, ModelSource before, ModelSource after, bool mergeable);
     void undo() override;
     void redo() override;
     int id() const override { return m_mergeable ? MergeModel : -1; }
     bool mergeWith(const QUndoCommand *other) override;
 
 private:
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     ModelSource m_before;
     ModelSource m_after;
     bool m_mergeable;
@@ -61,14 +61,14 @@ private:
 
 class ChangeSearchSettings : public QUndoCommand {
 public:
-    ChangeSearchSettings(ClusterDocument *document, SearchSettings before, SearchSettings after);
+    ChangeSearchSettings(WorkspaceDocument *document, SearchSettings before, SearchSettings after);
     void undo() override;
     void redo() override;
     int id() const override { return MergeSearch; }
     bool mergeWith(const QUndoCommand *other) override;
 
 private:
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     SearchSettings m_before;
     SearchSettings m_after;
 };
@@ -76,13 +76,13 @@ private:
 // Pinning or unpinning plans: the whole list before and after.
 class ChangePinnedPlans : public QUndoCommand {
 public:
-    ChangePinnedPlans(ClusterDocument *document, std::vector<PinnedPlan> before, std::vector<PinnedPlan> after,
+    ChangePinnedPlans(WorkspaceDocument *document, std::vector<PinnedPlan> before, std::vector<PinnedPlan> after,
                       const QString &text);
     void undo() override;
     void redo() override;
 
 private:
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     std::vector<PinnedPlan> m_before;
     std::vector<PinnedPlan> m_after;
 };

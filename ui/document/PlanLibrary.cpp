@@ -1,6 +1,6 @@
 #include "PlanLibrary.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QPointer>
 #include <QUndoCommand>
@@ -94,11 +94,11 @@ private:
 
 } // namespace
 
-PlanLibrary::PlanLibrary(ClusterDocument *document, QObject *parent)
+PlanLibrary::PlanLibrary(WorkspaceDocument *document, QObject *parent)
     : QObject(parent)
     , m_document(document)
 {
-    connect(m_document, &ClusterDocument::plansChanged, this, &PlanLibrary::rowsChanged);
+    connect(m_document, &WorkspaceDocument::plansChanged, this, &PlanLibrary::rowsChanged);
     connect(&m_jobs, &JobTracker::failed, this,
             [this](quint64 job, const QString &error) { evaluated(job, nullptr, error); });
 }

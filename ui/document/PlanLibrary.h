@@ -29,7 +29,7 @@ class QUndoCommand;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 
 // The pinned form of a snapshot: label, planner, plan, settings, cluster, model, search time.
 PinnedPlan pinnedPlanOf(const PlanSnapshot &snapshot);
@@ -45,9 +45,9 @@ public:
         PlanSnapshotPtr snapshot;
     };
 
-    explicit PlanLibrary(ClusterDocument *document, QObject *parent = nullptr);
+    explicit PlanLibrary(WorkspaceDocument *document, QObject *parent = nullptr);
 
-    ClusterDocument *document() const { return m_document; }
+    WorkspaceDocument *document() const { return m_document; }
     static int maxRuns() { return 30; }
 
     // Rows: pinned plans 0..pinnedCount()-1, then the runs.
@@ -104,7 +104,7 @@ private:
     void evaluateLater(const PinnedPlan &pin);
     void evaluated(quint64 job, PlanSnapshotPtr snapshot, const QString &error);
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     std::vector<Run> m_runs;               // newest first
     quint64 m_nextRunId = 1;
     std::vector<Cached> m_cache;           // pinned plans' snapshots, by value

@@ -1,6 +1,6 @@
 #include "PlanSession.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "PlanLibrary.h"
 #include "PlanRunner.h"
 
@@ -8,7 +8,7 @@
 
 namespace nest::ui {
 
-PlanSession::PlanSession(ClusterDocument *document, QObject *parent)
+PlanSession::PlanSession(WorkspaceDocument *document, QObject *parent)
     : QObject(parent)
     , m_document(document)
     , m_runner(new PlanRunner(this))
@@ -16,10 +16,10 @@ PlanSession::PlanSession(ClusterDocument *document, QObject *parent)
     m_liveTimer.setSingleShot(true);
     m_liveTimer.setInterval(150);
     connect(&m_liveTimer, &QTimer::timeout, this, &PlanSession::run);
-    connect(m_document, &ClusterDocument::clusterChanged, this, &PlanSession::inputsEdited);
-    connect(m_document, &ClusterDocument::modelChanged, this, &PlanSession::inputsEdited);
-    connect(m_document, &ClusterDocument::searchChanged, this, &PlanSession::inputsEdited);
-    connect(m_document, &ClusterDocument::clusterReset, this, &PlanSession::documentReset);
+    connect(m_document, &WorkspaceDocument::clusterChanged, this, &PlanSession::inputsEdited);
+    connect(m_document, &WorkspaceDocument::modelChanged, this, &PlanSession::inputsEdited);
+    connect(m_document, &WorkspaceDocument::searchChanged, this, &PlanSession::inputsEdited);
+    connect(m_document, &WorkspaceDocument::clusterReset, this, &PlanSession::documentReset);
     connect(m_runner, &PlanRunner::progress, this,
             [this](quint64, double fraction, double best) { emit progress(fraction, best); });
     connect(m_runner, &PlanRunner::finished, this, &PlanSession::finished);

@@ -12,13 +12,13 @@
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 class PlanRunner;
 
 class PlanSession : public QObject {
     Q_OBJECT
 public:
-    explicit PlanSession(ClusterDocument *document, QObject *parent = nullptr);
+    explicit PlanSession(WorkspaceDocument *document, QObject *parent = nullptr);
     ~PlanSession() override;
 
     PlanRunner *runner() const { return m_runner; }
@@ -60,7 +60,7 @@ private:
     void finished(quint64 job, quint64 revision, nest::ui::PlanSnapshotPtr snapshot);
     void setStale(bool stale);
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     PlanRunner *m_runner;
     PlanSnapshotPtr m_current, m_previous;
     bool m_stale = false;

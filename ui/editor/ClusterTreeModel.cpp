@@ -1,6 +1,6 @@
 #include "ClusterTreeModel.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QFont>
 
@@ -16,21 +16,21 @@ QString formatBandwidth(double bytesPerSecond)
     return QStringLiteral("%1 MB/s").arg(gb * 1000, 0, 'g', 4);
 }
 
-ClusterTreeModel::ClusterTreeModel(ClusterDocument *document, QObject *parent)
+ClusterTreeModel::ClusterTreeModel(WorkspaceDocument *document, QObject *parent)
     : QAbstractItemModel(parent)
     , m_document(document)
 {
-    connect(document, &ClusterDocument::clusterReset, this, [this] {
+    connect(document, &WorkspaceDocument::clusterReset, this, [this] {
         beginResetModel();
         endResetModel();
     });
-    connect(document, &ClusterDocument::structureAboutToChange, this,
+    connect(document, &WorkspaceDocument::structureAboutToChange, this,
             &ClusterTreeModel::onStructureAboutToChange);
-    connect(document, &ClusterDocument::structureChanged, this,
+    connect(document, &WorkspaceDocument::structureChanged, this,
             &ClusterTreeModel::onStructureChanged);
-    connect(document, &ClusterDocument::groupChanged, this,
+    connect(document, &WorkspaceDocument::groupChanged, this,
             [this](int group) { groupDataChanged(group, true); });
-    connect(document, &ClusterDocument::levelChanged, this,
+    connect(document, &WorkspaceDocument::levelChanged, this,
             [this](int) { allDataChanged({}); });
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The cluster tree as a Qt item model over ClusterDocument: one row per group (the cluster
+// The cluster tree as a Qt item model over WorkspaceDocument: one row per group (the cluster
 // itself is the single top-level row), columns name, kind (level), devices, bandwidth.
 // Rows are keyed by the groups' stable uids. A structural edit (and its undo or redo) is
 // reported as a model reset, which is exact whatever the edit did; ClusterTreeView keeps
@@ -9,7 +9,7 @@
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 
 class ClusterTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -17,7 +17,7 @@ public:
     enum Column { NameColumn, KindColumn, DevicesColumn, BandwidthColumn, ColumnCount };
     enum Role { GroupRole = Qt::UserRole + 1 };   // group index (int)
 
-    explicit ClusterTreeModel(ClusterDocument *document, QObject *parent = nullptr);
+    explicit ClusterTreeModel(WorkspaceDocument *document, QObject *parent = nullptr);
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;
@@ -37,7 +37,7 @@ private:
     void groupDataChanged(int group, bool withAncestors);
     void allDataChanged(const QModelIndex &parent);
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
 };
 
 // "900 GB/s", "12.5 GB/s", "400 Gb/s" style formatting (bytes/s in, decimal GB/s out).

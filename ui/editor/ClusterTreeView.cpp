@@ -1,6 +1,6 @@
 #include "ClusterTreeView.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 
 #include <QContextMenuEvent>
@@ -19,7 +19,7 @@ QString levelName(const Topology &t, int level, const QString &fallback)
 
 } // namespace
 
-ClusterTreeView::ClusterTreeView(ClusterDocument *document, QWidget *parent)
+ClusterTreeView::ClusterTreeView(WorkspaceDocument *document, QWidget *parent)
     : QTreeView(parent)
     , m_document(document)
     , m_model(new ClusterTreeModel(document, this))
@@ -41,11 +41,11 @@ ClusterTreeView::ClusterTreeView(ClusterDocument *document, QWidget *parent)
     header()->resizeSection(ClusterTreeModel::DevicesColumn, fontMetrics().horizontalAdvance(QStringLiteral("8 × h100-sxm-8")));
     connect(selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &ClusterTreeView::syncToDocument);
-    connect(document, &ClusterDocument::selectionChanged, this, &ClusterTreeView::syncFromDocument);
-    connect(document, &ClusterDocument::clusterReset, this, &ClusterTreeView::expandToRacks);
+    connect(document, &WorkspaceDocument::selectionChanged, this, &ClusterTreeView::syncFromDocument);
+    connect(document, &WorkspaceDocument::clusterReset, this, &ClusterTreeView::expandToRacks);
     // The model (created above, so connected first) has begun its reset when this runs, and
     // the view has not yet dropped its expanded set: it still describes the old tree.
-    connect(document, &ClusterDocument::structureAboutToChange, this,
+    connect(document, &WorkspaceDocument::structureAboutToChange, this,
             &ClusterTreeView::rememberViewState);
     // QTreeView::reset (connected by setModel) has run when this does.
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
@@ -168,7 +168,7 @@ std::unique_ptr<QMenu> ClusterTreeView::createContextMenu(const QModelIndex &ind
             a->setToolTip(why);
         return a;
     };
-    // Add: where the document would put the new group for this row (ClusterDocument::addRack
+    // Add: where the document would put the new group for this row (WorkspaceDocument::addRack
     // and addNode take the row as "near").
     const QString rack = levelName(t, 1, tr("rack"));
     QAction *addRack = add(tr("Add %1").arg(rack), "addRack", t.root >= 0 && t.levelCount() >= 3,

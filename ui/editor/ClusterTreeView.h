@@ -16,13 +16,13 @@ class QMenu;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 class ClusterTreeModel;
 
 class ClusterTreeView : public QTreeView {
     Q_OBJECT
 public:
-    explicit ClusterTreeView(ClusterDocument *document, QWidget *parent = nullptr);
+    explicit ClusterTreeView(WorkspaceDocument *document, QWidget *parent = nullptr);
     ClusterTreeModel *clusterModel() const { return m_model; }
     // Expands the tree down to the racks (level 1 groups) after a load.
     void expandToRacks();
@@ -51,7 +51,7 @@ private:
     void syncToDocument();
     QList<int> targetsFor(int group) const;
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     ClusterTreeModel *m_model;
     bool m_syncing = false;
     std::optional<ViewState> m_saved;   // set between a structural edit's two signals

@@ -1,6 +1,6 @@
 #include "ModelPanel.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "LayerTableModel.h"
 #include "ModelSource.h"
 
@@ -49,13 +49,46 @@ QString human(double x, const QString &unit = QString())
 
 } // namespace
 
-ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
+ModelPanel::ModelPanel(WorkspaceDocument *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
     , m_layers(new LayerTableModel(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    addPresetRow(layout);
+    createForm();
+    layout->addWidget(m_form);
+
+    auto *run = new QFormLayout;
+    m_seq = sizeSpin(1 << 20, QStringLiteral("seqLength"));
+    m_seq->setSuffix(tr(" tokens"));
+    m_batch = sizeSpin(1 << 24, QStringLiteral("globalBatch"));
+    m_batch->setSuffix(tr(" samples"));
+    run->addRow(tr("Sequence length"), m_seq);
+    run->addRow(tr("Global batch"), m_batch);
+    layout->addLayout(run);
+
+    m_summary = new QLabel;
+    m_summary->setObjectName(QStringLiteral("modelSummary"));
+    m_summary->setWordWrap(true);
+    layout->addWidget(m_summary);
+    m_error = new QLabel;
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; padding: 4px; border-radius: 3px; }"));
+    m_error->hide();
+    layout->addWidget(m_error);
+
+    createLayerTable();
+    layout->addWidget(m_table, 1);
+
+    connectEdits();
+    refresh();
+}
+
+// The preset picker with Import…, and where the model comes from.
+void ModelPanel::addPresetRow(QVBoxLayout *layout)
+{
     auto *top = new QHBoxLayout;
     m_preset = new QComboBox;
     m_preset->setObjectName(QStringLiteral("modelPreset"));
@@ -73,7 +106,11 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     m_source->setWordWrap(true);
     m_source->setStyleSheet(QStringLiteral("color: #6b7785;"));
     layout->addWidget(m_source);
+}
 
+// The hyperparameter form (m_form): family, sizes, experts, flash attention.
+void ModelPanel::createForm()
+{
     m_form = new QWidget;
     auto *form = new QFormLayout(m_form);
     form->setContentsMargins(0, 0, 0, 0);
@@ -116,27 +153,11 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     m_flash->setToolTip(tr("Fused attention keeps no score matrix for backward: activation memory "
                            "and element-wise time drop (docs/cost-model.md)."));
     form->addRow(QString(), m_flash);
-    layout->addWidget(m_form);
+}
 
-    auto *run = new QFormLayout;
-    m_seq = sizeSpin(1 << 20, QStringLiteral("seqLength"));
-    m_seq->setSuffix(tr(" tokens"));
-    m_batch = sizeSpin(1 << 24, QStringLiteral("globalBatch"));
-    m_batch->setSuffix(tr(" samples"));
-    run->addRow(tr("Sequence length"), m_seq);
-    run->addRow(tr("Global batch"), m_batch);
-    layout->addLayout(run);
-
-    m_summary = new QLabel;
-    m_summary->setObjectName(QStringLiteral("modelSummary"));
-    m_summary->setWordWrap(true);
-    layout->addWidget(m_summary);
-    m_error = new QLabel;
-    m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; padding: 4px; border-radius: 3px; }"));
-    m_error->hide();
-    layout->addWidget(m_error);
-
+// The per-layer table (m_table) over the layer model.
+void ModelPanel::createLayerTable()
+{
     m_table = new QTableView;
     m_table->setModel(m_layers);
     m_table->setAlternatingRowColors(true);
@@ -148,8 +169,12 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     // Every number column fits the default dock; a layer's kind is in its name's tooltip
     // (and the names say it: embedding, block7, head).
     m_table->setColumnHidden(LayerTableModel::KindColumn, true);
-    layout->addWidget(m_table, 1);
+}
 
+// Every field commits its edit through the document's typed setters; the document's model
+// changes refresh the panel.
+void ModelPanel::connectEdits()
+{
     connect(m_preset, &QComboBox::currentIndexChanged, this, &ModelPanel::choosePreset);
     connect(m_import, &QPushButton::clicked, this, &ModelPanel::import);
     connect(m_family, &QComboBox::currentIndexChanged, this, &ModelPanel::commitForm);
@@ -158,8 +183,7 @@ ModelPanel::ModelPanel(ClusterDocument *document, QWidget *parent)
     connect(m_flash, &QCheckBox::toggled, this, &ModelPanel::commitForm);
     for (QSpinBox *s : {m_seq, m_batch})
         connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitRunOptions);
-    connect(document, &ClusterDocument::modelChanged, this, &ModelPanel::refresh);
-    refresh();
+    connect(m_document, &WorkspaceDocument::modelChanged, this, &ModelPanel::refresh);
 }
 
 void ModelPanel::refresh()

@@ -12,6 +12,7 @@
 
 #include <optional>
 
+class QVBoxLayout;
 class QCheckBox;
 class QComboBox;
 class QFormLayout;
@@ -22,13 +23,13 @@ class QTableView;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 class LayerTableModel;
 
 class ModelPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit ModelPanel(ClusterDocument *document, QWidget *parent = nullptr);
+    explicit ModelPanel(WorkspaceDocument *document, QWidget *parent = nullptr);
 
     LayerTableModel *layerModel() const { return m_layers; }
     // Last problem with the model (empty when it loads).
@@ -40,13 +41,17 @@ signals:
     void statusMessage(const QString &message);
 
 private:
+    void addPresetRow(QVBoxLayout *layout);
+    void createForm();
+    void createLayerTable();
+    void connectEdits();
     void refresh();
     void choosePreset(int index);
     void commitForm();
     void commitRunOptions();
     void import();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     bool m_updating = false;
     std::optional<ModelConfig> m_config;   // when the model is hyperparameters
     QString m_problem;

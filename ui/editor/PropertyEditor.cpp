@@ -1,6 +1,6 @@
 #include "PropertyEditor.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -52,7 +52,7 @@ void setSpin(QDoubleSpinBox *s, double v)
 
 } // namespace
 
-PropertyEditor::PropertyEditor(ClusterDocument *document, QWidget *parent)
+PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
 {
@@ -128,10 +128,10 @@ PropertyEditor::PropertyEditor(ClusterDocument *document, QWidget *parent)
     connect(m_deviceCount, &QSpinBox::valueChanged, this, &PropertyEditor::commitDevices);
     connect(m_deviceType, &QComboBox::currentIndexChanged, this, &PropertyEditor::commitDevices);
 
-    connect(document, &ClusterDocument::clusterReset, this, &PropertyEditor::rebuildLevels);
-    connect(document, &ClusterDocument::clusterChanged, this, &PropertyEditor::refresh);
-    connect(document, &ClusterDocument::selectionChanged, this, &PropertyEditor::refresh);
-    connect(document, &ClusterDocument::editRefused, this, &PropertyEditor::refresh);
+    connect(document, &WorkspaceDocument::clusterReset, this, &PropertyEditor::rebuildLevels);
+    connect(document, &WorkspaceDocument::clusterChanged, this, &PropertyEditor::refresh);
+    connect(document, &WorkspaceDocument::selectionChanged, this, &PropertyEditor::refresh);
+    connect(document, &WorkspaceDocument::editRefused, this, &PropertyEditor::refresh);
     rebuildLevels();
 }
 

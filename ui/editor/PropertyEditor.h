@@ -2,7 +2,7 @@
 // The property editor of the cluster dock: the cluster's name and per-level link
 // parameters (bandwidth, latency, oversubscription), and the selected group's name, link
 // override (switch groups) or device count and type (nodes). Every edit becomes an undo
-// command through ClusterDocument; the form refreshes from the document's signals.
+// command through WorkspaceDocument; the form refreshes from the document's signals.
 // Widgets have object names (levelBandwidth0, deviceCount, ...) for tests.
 #include <QWidget>
 
@@ -19,12 +19,12 @@ class QGridLayout;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 
 class PropertyEditor : public QWidget {
     Q_OBJECT
 public:
-    explicit PropertyEditor(ClusterDocument *document, QWidget *parent = nullptr);
+    explicit PropertyEditor(WorkspaceDocument *document, QWidget *parent = nullptr);
 
     // The group the selection part shows (-1: none).
     int currentGroup() const { return m_group; }
@@ -43,7 +43,7 @@ private:
     void commitDevices();
     void commitGroupName();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     int m_group = -1;
     bool m_updating = false;
 

@@ -1,6 +1,6 @@
 #include "SearchPanel.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -60,13 +60,38 @@ std::optional<std::vector<int>> SearchPanel::parseList(const QString &text, QStr
     return out;
 }
 
-SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
+SearchPanel::SearchPanel(WorkspaceDocument *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
 {
     setObjectName(QStringLiteral("searchPanel"));
     auto *top = new QVBoxLayout(this);
+    addRunArea(top);
+    auto *form = new QFormLayout;
+    m_planner = new QComboBox;
+    for (const std::string &n : plannerNames())
+        m_planner->addItem(QString::fromStdString(n));
+    m_planner->setToolTip(tr("nest: the network-aware dynamic program; exhaustive: every plan (small clusters only)"));
+    form->addRow(tr("Planner"), m_planner);
+    top->addLayout(form);
 
+    top->addWidget(createStrategies());
+    top->addWidget(createCandidates());
+    top->addWidget(createSchedules());
+    m_error = new QLabel;
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
+    m_error->hide();
+    top->addWidget(m_error);
+    top->addStretch(1);
+
+    connectEdits();
+    refresh();
+}
+
+// The run buttons (setActions), the progress bar and the run status.
+void SearchPanel::addRunArea(QVBoxLayout *top)
+{
     m_buttons = new QWidget;
     auto *buttons = new QHBoxLayout(m_buttons);
     buttons->setContentsMargins(0, 0, 0, 0);
@@ -83,15 +108,11 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     m_status->setMinimumHeight(3 * m_status->fontMetrics().lineSpacing());
     m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(m_status);
+}
 
-    auto *form = new QFormLayout;
-    m_planner = new QComboBox;
-    for (const std::string &n : plannerNames())
-        m_planner->addItem(QString::fromStdString(n));
-    m_planner->setToolTip(tr("nest: the network-aware dynamic program; exhaustive: every plan (small clusters only)"));
-    form->addRow(tr("Planner"), m_planner);
-    top->addLayout(form);
-
+// The strategies on/off and the recompute modes a stage may use.
+QWidget *SearchPanel::createStrategies()
+{
     auto *strategies = new QGroupBox(tr("Strategies"));
     auto *grid = new QGridLayout(strategies);
     m_tpOn = new QCheckBox(tr("Tensor (TP)"));
@@ -118,8 +139,12 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
         modes->addWidget(b);
     modes->addStretch(1);
     grid->addLayout(modes, static_cast<int>(boxes.size() + 1) / 2, 0, 1, 2);
-    top->addWidget(strategies);
+    return strategies;
+}
 
+// The candidate lists, max stages, memory headroom and the framework profile.
+QWidget *SearchPanel::createCandidates()
+{
     auto *space = new QGroupBox(tr("Candidates"));
     auto *sform = new QFormLayout(space);
     m_microBatches = new QLineEdit;
@@ -150,8 +175,12 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
                                "(tensor-parallel, gradient, parameter and pipeline traffic), its "
                                "gradient precision and kernels (docs/cost-model.md)"));
     sform->addRow(tr("Framework"), m_framework);
-    top->addWidget(space);
+    return space;
+}
 
+// The schedules with the interleaving depths, and the replica layouts.
+QWidget *SearchPanel::createSchedules()
+{
     auto *sched = new QGroupBox(tr("Schedules and layouts"));
     auto *sgrid = new QGridLayout(sched);
     m_1f1b = new QCheckBox(QStringLiteral("1F1B"));
@@ -169,15 +198,13 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     sgrid->addWidget(m_virtual, 1, 1);
     sgrid->addWidget(m_outside, 2, 0);
     sgrid->addWidget(m_inside, 2, 1);
-    top->addWidget(sched);
+    return sched;
+}
 
-    m_error = new QLabel;
-    m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color: #b00020;"));
-    m_error->hide();
-    top->addWidget(m_error);
-    top->addStretch(1);
-
+// Every field commits its edit as an undo step; the document's changes refresh the form.
+void SearchPanel::connectEdits()
+{
+    const QList<QCheckBox *> boxes{m_tpOn, m_ppOn, m_dpOn, m_epOn, m_spOn, m_cpOn, m_zeroOn, m_recomputeOn};
     for (QCheckBox *b : boxes + QList<QCheckBox *>{m_rcNone, m_rcSelective, m_rcFull, m_1f1b, m_gpipe, m_interleaved,
                                                     m_outside, m_inside})
         connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
@@ -187,8 +214,7 @@ SearchPanel::SearchPanel(ClusterDocument *document, QWidget *parent)
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
-    connect(m_document, &ClusterDocument::searchChanged, this, &SearchPanel::refresh);
-    refresh();
+    connect(m_document, &WorkspaceDocument::searchChanged, this, &SearchPanel::refresh);
 }
 
 void SearchPanel::setActions(QAction *run, QAction *cancel, QAction *live)

@@ -13,6 +13,7 @@
 class QAction;
 class QCheckBox;
 class QComboBox;
+class QVBoxLayout;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -21,12 +22,12 @@ class QSpinBox;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 
 class SearchPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit SearchPanel(ClusterDocument *document, QWidget *parent = nullptr);
+    explicit SearchPanel(WorkspaceDocument *document, QWidget *parent = nullptr);
 
     // The window's actions, shown as buttons here.
     void setActions(QAction *run, QAction *cancel, QAction *live);
@@ -56,10 +57,15 @@ public:
                                                      int maxValue = 1 << 30);
 
 private:
+    void addRunArea(QVBoxLayout *top);
+    QWidget *createStrategies();
+    QWidget *createCandidates();
+    QWidget *createSchedules();
+    void connectEdits();
     void refresh();
     void commit();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     bool m_updating = false;
     QString m_problem;
 

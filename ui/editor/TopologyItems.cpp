@@ -1,6 +1,6 @@
 #include "TopologyItems.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "TopologyScene.h"
 

@@ -173,80 +173,94 @@ QRectF deviceRect(const QRectF &nodeRect, int deviceCount, int i)
                   nodeRect.top() + kNodeTitle + row * (kDevice + kDeviceGap), kDevice, kDevice);
 }
 
-TopologyLayout computeLayout(const Topology &t, double aspect)
-{
-    TopologyLayout out;
-    const int n = static_cast<int>(t.groups.size());
-    out.boxes.resize(n);
-    if (t.root < 0 || t.root >= n)
-        return out;
-    Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1)};
-    if (aspect > 0)
-        chooseShape(m, aspect);
-    m.measure(t.root);
-    out.rackColumns = m.rackColumns;
-    out.rootPerRow = m.rootPerRow;
+namespace {
 
-    std::function<void(int, QPointF)> place = [&](int g, QPointF topLeft) {
+// Places every group below the root, top-down, from the sizes the Measurer found; records
+// each group's box and each switch's links.
+class Placer {
+public:
+    Placer(const Topology &t, const Measurer &m, TopologyLayout &out) : t(t), m(m), out(out) {}
+
+    void place(int g, QPointF topLeft)
+    {
         const TopoGroup &group = t.groups[g];
-        TopologyLayout::Box &box = out.boxes[g];
+        TopologyLayout::Box &box = out.boxes[g];  // sized up front: references stay valid
         box.group = g;
         box.rect = QRectF(topLeft, m.size[g]);
         box.container = m.isContainer(g);
         if (group.level == 0)
             return;
+        if (group.level == 1)
+            placeRack(g, box);
+        else
+            placeSwitchGroup(g, box);
+    }
+
+private:
+    const Topology &t;
+    const Measurer &m;
+    TopologyLayout &out;
+
+    // A rack: its leaf switch, its nodes in rows of columnsOf() from a backplane, and the
+    // drop slot below them.
+    void placeRack(int g, TopologyLayout::Box &box)
+    {
+        const TopoGroup &group = t.groups[g];
         const double cx = box.rect.center().x();
-        if (group.level == 1) {
-            box.switchRect = switchAt(cx, box.rect.top() + 8);
-            double y = box.rect.top() + kRackHeader;
-            const double x = box.rect.left() + kRackPad + kBackplane;
-            TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, group.linkOverride.has_value(), {}};
-            const double bx = box.rect.left() + kRackPad + kBackplane / 2 - 2;
-            const double sy = box.switchRect.center().y();
-            link.path.moveTo(box.switchRect.left(), sy);
-            link.path.lineTo(bx, sy);
-            double lastY = sy;
-            const int kids = static_cast<int>(group.children.size());
-            const int cols = m.columnsOf(g);
-            double nodeW = 0;
-            for (int c : group.children)
-                nodeW = std::max(nodeW, m.size[c].width());
-            for (int r = 0; r * cols < kids; ++r) {
-                double rowH = 0;
-                const int begin = r * cols, end = std::min(kids, begin + cols);
-                for (int i = begin; i < end; ++i) {
-                    const int c = group.children[i];
-                    place(c, QPointF(x + (i - begin) * (nodeW + kNodeGap), y));
-                    rowH = std::max(rowH, m.size[c].height());
-                }
-                if (cols == 1) {
-                    // One column: a stub from the backplane into each node's side.
-                    const QRectF rr = out.boxes[group.children[begin]].rect;
-                    link.path.moveTo(bx, rr.center().y());
-                    link.path.lineTo(rr.left(), rr.center().y());
-                    lastY = rr.center().y();
-                } else {
-                    // Columns: a bus in the gap above the row, a drop into each node's top.
-                    const double busY = y - kNodeGap / 2;
-                    const QRectF last = out.boxes[group.children[end - 1]].rect;
-                    link.path.moveTo(bx, busY);
-                    link.path.lineTo(last.center().x(), busY);
-                    for (int i = begin; i < end; ++i) {
-                        const QRectF rr = out.boxes[group.children[i]].rect;
-                        link.path.moveTo(rr.center().x(), busY);
-                        link.path.lineTo(rr.center().x(), rr.top());
-                    }
-                    lastY = busY;
-                }
-                y += rowH + kNodeGap;
+        box.switchRect = switchAt(cx, box.rect.top() + 8);
+        double y = box.rect.top() + kRackHeader;
+        const double x = box.rect.left() + kRackPad + kBackplane;
+        TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, group.linkOverride.has_value(), {}};
+        const double bx = box.rect.left() + kRackPad + kBackplane / 2 - 2;
+        const double sy = box.switchRect.center().y();
+        link.path.moveTo(box.switchRect.left(), sy);
+        link.path.lineTo(bx, sy);
+        double lastY = sy;
+        const int kids = static_cast<int>(group.children.size());
+        const int cols = m.columnsOf(g);
+        double nodeW = 0;
+        for (int c : group.children)
+            nodeW = std::max(nodeW, m.size[c].width());
+        for (int r = 0; r * cols < kids; ++r) {
+            double rowH = 0;
+            const int begin = r * cols, end = std::min(kids, begin + cols);
+            for (int i = begin; i < end; ++i) {
+                const int c = group.children[i];
+                place(c, QPointF(x + (i - begin) * (nodeW + kNodeGap), y));
+                rowH = std::max(rowH, m.size[c].height());
             }
-            link.path.moveTo(bx, sy);
-            link.path.lineTo(bx, lastY);
-            box.dropSlot = QRectF(x, y, box.rect.right() - kRackPad - x, kSlot);
-            out.links.push_back(std::move(link));
-            return;
+            if (cols == 1) {
+                // One column: a stub from the backplane into each node's side.
+                const QRectF rr = out.boxes[group.children[begin]].rect;
+                link.path.moveTo(bx, rr.center().y());
+                link.path.lineTo(rr.left(), rr.center().y());
+                lastY = rr.center().y();
+            } else {
+                // Columns: a bus in the gap above the row, a drop into each node's top.
+                const double busY = y - kNodeGap / 2;
+                const QRectF last = out.boxes[group.children[end - 1]].rect;
+                link.path.moveTo(bx, busY);
+                link.path.lineTo(last.center().x(), busY);
+                for (int i = begin; i < end; ++i) {
+                    const QRectF rr = out.boxes[group.children[i]].rect;
+                    link.path.moveTo(rr.center().x(), busY);
+                    link.path.lineTo(rr.center().x(), rr.top());
+                }
+                lastY = busY;
+            }
+            y += rowH + kNodeGap;
         }
-        // level >= 2: switch on top, children in rows below, bus links.
+        link.path.moveTo(bx, sy);
+        link.path.lineTo(bx, lastY);
+        box.dropSlot = QRectF(x, y, box.rect.right() - kRackPad - x, kSlot);
+        out.links.push_back(std::move(link));
+    }
+
+    // level >= 2: switch on top, children in rows below, bus links.
+    void placeSwitchGroup(int g, TopologyLayout::Box &box)
+    {
+        const TopoGroup &group = t.groups[g];
+        const double cx = box.rect.center().x();
         const double pad = box.container ? kRackPad : 0;
         box.switchRect = switchAt(cx, box.rect.top() + (box.container ? 12 : 4));
         const int count = static_cast<int>(group.children.size());
@@ -302,8 +316,25 @@ TopologyLayout computeLayout(const Topology &t, double aspect)
             }
             out.links.push_back(std::move(link));
         }
-    };
-    place(t.root, QPointF(0, 0));
+    }
+};
+
+} // namespace
+
+TopologyLayout computeLayout(const Topology &t, double aspect)
+{
+    TopologyLayout out;
+    const int n = static_cast<int>(t.groups.size());
+    out.boxes.resize(n);
+    if (t.root < 0 || t.root >= n)
+        return out;
+    Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1)};
+    if (aspect > 0)
+        chooseShape(m, aspect);
+    m.measure(t.root);
+    out.rackColumns = m.rackColumns;
+    out.rootPerRow = m.rootPerRow;
+    Placer(t, m, out).place(t.root, QPointF(0, 0));
     out.bounds = out.boxes[t.root].rect;
     return out;
 }

@@ -1,6 +1,6 @@
 #include "TopologyScene.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "PlacementOverlay.h"
 #include "TopologyItems.h"
 
@@ -15,21 +15,21 @@
 
 namespace nest::ui {
 
-TopologyScene::TopologyScene(ClusterDocument *document, QObject *parent)
+TopologyScene::TopologyScene(WorkspaceDocument *document, QObject *parent)
     : QGraphicsScene(parent)
     , m_document(document)
 {
     setBackgroundBrush(QColor(0xfd, 0xfd, 0xfe));
     // The typed signals come first and say what changed; clusterChanged comes after each.
-    connect(document, &ClusterDocument::clusterReset, this, [this] { m_pendingReset = true; });
-    connect(document, &ClusterDocument::structureChanged, this,
+    connect(document, &WorkspaceDocument::clusterReset, this, [this] { m_pendingReset = true; });
+    connect(document, &WorkspaceDocument::structureChanged, this,
             [this] { m_pending = ClusterChange{ClusterChange::Structure, -1}; });
-    connect(document, &ClusterDocument::groupChanged, this,
+    connect(document, &WorkspaceDocument::groupChanged, this,
             [this](int group) { m_pending = ClusterChange{ClusterChange::Group, group}; });
-    connect(document, &ClusterDocument::levelChanged, this,
+    connect(document, &WorkspaceDocument::levelChanged, this,
             [this](int level) { m_pending = ClusterChange{ClusterChange::Level, level}; });
-    connect(document, &ClusterDocument::clusterChanged, this, &TopologyScene::clusterChanged);
-    connect(document, &ClusterDocument::selectionChanged, this,
+    connect(document, &WorkspaceDocument::clusterChanged, this, &TopologyScene::clusterChanged);
+    connect(document, &WorkspaceDocument::selectionChanged, this,
             &TopologyScene::syncSelectionFromDocument);
     connect(this, &QGraphicsScene::selectionChanged, this,
             &TopologyScene::syncSelectionToDocument);
@@ -87,6 +87,35 @@ void TopologyScene::rebuild()
     syncSelectionFromDocument();
 }
 
+namespace {
+
+// Whose texts (name, device counts, link values, tooltips) may read differently. A
+// group's change shows in it and in its ancestors' device counts and block lines; a
+// structural edit changes the counts of the containers it touched (all are refreshed:
+// a few hundred at most); a level's name or link and the cluster's name reach everyone.
+std::vector<char> groupsToRefresh(const ClusterChange &change, const Topology &t)
+{
+    const int n = static_cast<int>(t.groups.size());
+    std::vector<char> refresh(static_cast<size_t>(n), 0);
+    switch (change.kind) {
+    case ClusterChange::Group:
+        for (int g = change.index; g >= 0 && g < n; g = t.groups[g].parent)
+            refresh[static_cast<size_t>(g)] = 1;
+        break;
+    case ClusterChange::Structure:
+        for (int g = 0; g < n; ++g)
+            refresh[static_cast<size_t>(g)] = t.groups[g].level > 0;
+        break;
+    case ClusterChange::Level:
+    case ClusterChange::Cluster:
+        std::fill(refresh.begin(), refresh.end(), 1);
+        break;
+    }
+    return refresh;
+}
+
+} // namespace
+
 void TopologyScene::clusterChanged()
 {
     const std::optional<ClusterChange> change = std::exchange(m_pending, std::nullopt);
@@ -104,29 +133,21 @@ void TopologyScene::apply(const ClusterChange &change)
     clearDropHighlight();
     m_lastSync = {};
     const Topology &t = m_document->topology();
-    const int n = static_cast<int>(t.groups.size());
     m_layout = computeLayout(t, m_aspect);
+    syncGroupItems(groupsToRefresh(change, t));
+    syncLinkItems();
+    const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
+    setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
+    m_syncing = wasSyncing;
+    syncSelectionFromDocument();
+}
 
-    // Whose texts (name, device counts, link values, tooltips) may read differently. A
-    // group's change shows in it and in its ancestors' device counts and block lines; a
-    // structural edit changes the counts of the containers it touched (all are refreshed:
-    // a few hundred at most); a level's name or link and the cluster's name reach everyone.
-    std::vector<char> refresh(static_cast<size_t>(n), 0);
-    switch (change.kind) {
-    case ClusterChange::Group:
-        for (int g = change.index; g >= 0 && g < n; g = t.groups[g].parent)
-            refresh[static_cast<size_t>(g)] = 1;
-        break;
-    case ClusterChange::Structure:
-        for (int g = 0; g < n; ++g)
-            refresh[static_cast<size_t>(g)] = t.groups[g].level > 0;
-        break;
-    case ClusterChange::Level:
-    case ClusterChange::Cluster:
-        std::fill(refresh.begin(), refresh.end(), 1);
-        break;
-    }
-
+// Every group's item (node, or group box and label) kept by uid and synced to its new box,
+// `refresh` saying whose texts to redraw; items of new groups created, of gone ones deleted.
+void TopologyScene::syncGroupItems(const std::vector<char> &refresh)
+{
+    const Topology &t = m_document->topology();
+    const int n = static_cast<int>(t.groups.size());
     // The items as they were, by uid: taken out as their groups are found again.
     QHash<GroupUid, NodeItem *> oldNodes;
     for (NodeItem *item : std::as_const(m_nodes))
@@ -176,24 +197,22 @@ void TopologyScene::apply(const ClusterChange &change)
         m_labels.insert(uid, label);
     }
     // The groups that are gone.
-    const auto drop = [this](QGraphicsItem *item) {
-        removeItem(item);
-        delete item;
-        ++m_lastSync.deleted;
-    };
     for (NodeItem *item : std::as_const(oldNodes))
-        drop(item);
+        dropItem(item);
     for (GroupItem *item : std::as_const(oldGroups))
-        drop(item);
+        dropItem(item);
     for (LabelItem *item : std::as_const(oldLabels))
-        drop(item);
+        dropItem(item);
+}
 
-    // Links have no identity of their own (one per switch, in layout order): reused in order.
+// Links have no identity of their own (one per switch, in layout order): reused in order.
+void TopologyScene::syncLinkItems()
+{
     const size_t links = m_layout.links.size();
     for (size_t i = 0; i < std::min(links, m_links.size()); ++i)
         m_lastSync.updated += m_links[i]->sync(m_layout.links[i]) ? 1 : 0;
     while (m_links.size() > links) {
-        drop(m_links.back());
+        dropItem(m_links.back());
         m_links.pop_back();
     }
     for (size_t i = m_links.size(); i < links; ++i) {
@@ -201,11 +220,13 @@ void TopologyScene::apply(const ClusterChange &change)
         addItem(m_links.back());
         ++m_lastSync.created;
     }
+}
 
-    const QRectF r = m_layout.bounds.adjusted(-40, -40, 40, 40);
-    setSceneRect(r.isEmpty() ? QRectF(0, 0, 400, 300) : r);
-    m_syncing = wasSyncing;
-    syncSelectionFromDocument();
+void TopologyScene::dropItem(QGraphicsItem *item)
+{
+    removeItem(item);
+    delete item;
+    ++m_lastSync.deleted;
 }
 
 void TopologyScene::setLayoutAspect(double aspect)

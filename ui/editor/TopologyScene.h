@@ -1,5 +1,5 @@
 #pragma once
-// The topology canvas scene. Items mirror ClusterDocument: on each typed change of the
+// The topology canvas scene. Items mirror WorkspaceDocument: on each typed change of the
 // cluster (ClusterChange: structure, group, level, cluster name) the scene lays the tree out
 // again and updates its items by group uid: it creates the items of new groups, deletes those
 // of removed ones and moves (or refreshes) only those whose index, box or content changed, so
@@ -13,7 +13,7 @@
 // A read-only scene (the Placement view's) allows no drag and keeps its own selection out
 // of the document. An overlay (PlacementOverlay) colours the devices; it lives in the scene,
 // not in the items, so it survives every rebuild.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterEdits.h"
 #include "TopologyLayout.h"
 
@@ -38,10 +38,10 @@ class PlacementOverlay;
 class TopologyScene : public QGraphicsScene {
     Q_OBJECT
 public:
-    explicit TopologyScene(ClusterDocument *document, QObject *parent = nullptr);
+    explicit TopologyScene(WorkspaceDocument *document, QObject *parent = nullptr);
     ~TopologyScene() override;
 
-    ClusterDocument *document() const { return m_document; }
+    WorkspaceDocument *document() const { return m_document; }
     const TopologyLayout &topologyLayout() const { return m_layout; }
     // Scene rectangle of a group's box (node box or container), empty when unknown.
     QRectF groupRect(int group) const;
@@ -103,13 +103,16 @@ private:
     void clusterChanged();
     // Items updated for `change` (see the header comment); the layout recomputed.
     void apply(const ClusterChange &change);
+    void syncGroupItems(const std::vector<char> &refresh);
+    void syncLinkItems();
+    void dropItem(QGraphicsItem *item);
     void syncSelectionFromDocument();
     void syncSelectionToDocument();
     // The rack a node dropped at `scenePos` would go to, or -1 with the reason.
     int dropTarget(const QPointF &scenePos, int node, QString *reason) const;
     void clearDropHighlight();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     TopologyLayout m_layout;
     QHash<int, NodeItem *> m_nodes;     // by group index (renumbered on every change)
     QHash<int, GroupItem *> m_groups;

@@ -1,6 +1,6 @@
 #include "TopologyView.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "TopologyLayout.h"
 #include "TopologyScene.h"
@@ -44,7 +44,7 @@ TopologyView::TopologyView(TopologyScene *scene, QWidget *parent)
     });
     // The legend lies outside the scene's items: an edit repaints only the items it changed,
     // so repaint the legend (all of the viewport's foreground) with every change.
-    connect(scene->document(), &ClusterDocument::clusterChanged, viewport(), qOverload<>(&QWidget::update));
+    connect(scene->document(), &WorkspaceDocument::clusterChanged, viewport(), qOverload<>(&QWidget::update));
 }
 
 void TopologyView::resizeEvent(QResizeEvent *event)
@@ -58,7 +58,7 @@ void TopologyView::resizeEvent(QResizeEvent *event)
 std::unique_ptr<QMenu> TopologyView::contextMenuAt(const QPointF &scenePos)
 {
     auto menu = std::make_unique<QMenu>(this);
-    ClusterDocument *doc = m_scene->document();
+    WorkspaceDocument *doc = m_scene->document();
     const Topology &t = doc->topology();
     int group = -1;
     if (!m_scene->isReadOnly())

@@ -1,6 +1,6 @@
 #include "Autosaver.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "Recovery.h"
 #include "SaveFile.h"
 
@@ -11,7 +11,7 @@
 
 namespace nest::ui {
 
-Autosaver::Autosaver(ClusterDocument *document, const QString &directory, int intervalSeconds, QObject *parent)
+Autosaver::Autosaver(WorkspaceDocument *document, const QString &directory, int intervalSeconds, QObject *parent)
     : QObject(parent)
     , m_document(document)
     , m_directory(directory)
@@ -19,10 +19,10 @@ Autosaver::Autosaver(ClusterDocument *document, const QString &directory, int in
     , m_timer(new QTimer(this))
 {
     const auto changed = [this] { m_pending = true; };
-    connect(document, &ClusterDocument::clusterChanged, this, changed);
-    connect(document, &ClusterDocument::modelChanged, this, changed);
-    connect(document, &ClusterDocument::searchChanged, this, changed);
-    connect(document, &ClusterDocument::fileNameChanged, this, &Autosaver::documentRenamed);
+    connect(document, &WorkspaceDocument::clusterChanged, this, changed);
+    connect(document, &WorkspaceDocument::modelChanged, this, changed);
+    connect(document, &WorkspaceDocument::searchChanged, this, changed);
+    connect(document, &WorkspaceDocument::fileNameChanged, this, &Autosaver::documentRenamed);
     connect(m_timer, &QTimer::timeout, this, &Autosaver::tick);
     if (m_interval > 0) {
         m_timer->setInterval(m_interval * 1000);

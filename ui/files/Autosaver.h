@@ -18,13 +18,13 @@ class QTimer;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 
 class Autosaver : public QObject {
     Q_OBJECT
 public:
     // intervalSeconds <= 0: autosave off (autosaveNow still works).
-    Autosaver(ClusterDocument *document, const QString &directory, int intervalSeconds,
+    Autosaver(WorkspaceDocument *document, const QString &directory, int intervalSeconds,
               QObject *parent = nullptr);
     ~Autosaver() override;
 
@@ -56,7 +56,7 @@ private:
     void tick();
     void documentRenamed();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     QString m_directory;
     int m_interval;
     QTimer *m_timer;

@@ -60,7 +60,7 @@ QString sampleWorkspacePath()
     return {};
 }
 
-DocumentFiles::DocumentFiles(ClusterDocument *document, Settings &settings, Autosaver *autosaver,
+DocumentFiles::DocumentFiles(WorkspaceDocument *document, Settings &settings, Autosaver *autosaver,
                              Prompts prompts, QObject *parent)
     : QObject(parent)
     , m_document(document)
@@ -110,9 +110,9 @@ bool DocumentFiles::openFile(const QString &fileName, QString *error)
         emit planOpened(f.plan, QFileInfo(fileName).absoluteFilePath());
         return true;
     }
-    const auto kind = f.kind == LoadedFile::Kind::Cluster ? ClusterDocument::FileKind::Cluster
-                                                          : ClusterDocument::FileKind::Workspace;
-    if (kind == ClusterDocument::FileKind::Cluster) {
+    const auto kind = f.kind == LoadedFile::Kind::Cluster ? WorkspaceDocument::FileKind::Cluster
+                                                          : WorkspaceDocument::FileKind::Workspace;
+    if (kind == WorkspaceDocument::FileKind::Cluster) {
         // A bare cluster: keep the model and search settings being worked on.
         f.workspace.model = m_document->model();
         f.workspace.search = m_document->search();
@@ -135,7 +135,7 @@ bool DocumentFiles::openSample(const QString &fileName, QString *error)
         return false;
     }
     m_autosaver->discardRecovery();
-    m_document->load(std::move(loaded).value().workspace, QString(), ClusterDocument::FileKind::Workspace);
+    m_document->load(std::move(loaded).value().workspace, QString(), WorkspaceDocument::FileKind::Workspace);
     emit status(tr("Opened the sample %1 as an untitled workspace").arg(QFileInfo(fileName).fileName()));
     return true;
 }
@@ -147,7 +147,7 @@ void DocumentFiles::newDocument(const Topology &cluster)
     w.model = m_document->model();
     w.search = m_document->search();
     m_autosaver->discardRecovery();
-    m_document->load(std::move(w), QString(), ClusterDocument::FileKind::Workspace);
+    m_document->load(std::move(w), QString(), WorkspaceDocument::FileKind::Workspace);
     // A new document is unsaved work: mark it modified so closing asks first.
     m_document->markUnsaved();
 }
@@ -168,7 +168,7 @@ bool DocumentFiles::saveWorkspace(const QString &fileName, QString *error)
     const QByteArray data = QByteArray::fromStdString(workspaceToJson(m_document->workspace()).dump(2) + "\n");
     if (!writeFileAtomically(fileName, data, error))
         return false;
-    m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), ClusterDocument::FileKind::Workspace);
+    m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), WorkspaceDocument::FileKind::Workspace);
     afterSave();
     m_settings.addRecentFile(fileName);
     emit recentFilesChanged();
@@ -187,7 +187,7 @@ bool DocumentFiles::saveCluster(const QString &fileName, QString *error)
     if (path == m_document->fileName()) {
         // The document's own file now holds the cluster only: model and search settings
         // that differ from the last workspace save stay modified.
-        m_document->markSaved(path, ClusterDocument::FileKind::Cluster);
+        m_document->markSaved(path, WorkspaceDocument::FileKind::Cluster);
         afterSave();
     }
     m_settings.addRecentFile(fileName);
@@ -245,7 +245,7 @@ bool DocumentFiles::offerRecovery()
             continue;
         }
         if (document.isEmpty()) {
-            m_document->load(std::move(data->workspace), QString(), ClusterDocument::FileKind::Workspace);
+            m_document->load(std::move(data->workspace), QString(), WorkspaceDocument::FileKind::Workspace);
             m_document->markUnsaved();
         } else {
             // Over the file it belongs to: "modified" compares with what is on disk.
@@ -294,7 +294,7 @@ bool DocumentFiles::saveAs()
 {
     const QString current = m_document->fileName();
     const QString suggested = current.isEmpty() ? suggestedFileName(QLatin1String(kWorkspaceExtension))
-                              : m_document->fileKind() == ClusterDocument::FileKind::Cluster
+                              : m_document->fileKind() == WorkspaceDocument::FileKind::Cluster
                                   ? workspaceNameFor(current)
                                   : current;
     QString file = m_prompts.workspaceFileName(suggested);

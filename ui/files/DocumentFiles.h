@@ -5,7 +5,7 @@
 // recent files; and the recovery file offered at start-up (Autosaver.h, Recovery.h).
 // Functions return success and an error that names the file and the reason; the
 // questions go through Prompts so that tests answer them.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "Plan.h"
 #include "SavePolicy.h"
 
@@ -34,7 +34,7 @@ QString sampleWorkspacePath();
 class DocumentFiles : public QObject {
     Q_OBJECT
 public:
-    DocumentFiles(ClusterDocument *document, Settings &settings, Autosaver *autosaver, Prompts prompts,
+    DocumentFiles(WorkspaceDocument *document, Settings &settings, Autosaver *autosaver, Prompts prompts,
                   QObject *parent = nullptr);
 
     Prompts &prompts() { return m_prompts; }
@@ -72,7 +72,7 @@ private:
     void afterSave();
     bool validate(const QString &fileName, QString *error) const;
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     Settings &m_settings;
     Autosaver *m_autosaver;
     Prompts m_prompts;

@@ -33,7 +33,7 @@ QByteArray recoveryToBytes(const RecoveryData &data)
     const Json j{{"format", "nest-recovery"},
                  {"version", 1},
                  {"document", data.documentFile.toStdString()},
-                 {"kind", data.kind == ClusterDocument::FileKind::Cluster ? "cluster" : "workspace"},
+                 {"kind", data.kind == WorkspaceDocument::FileKind::Cluster ? "cluster" : "workspace"},
                  {"workspace", workspaceToJson(data.workspace)}};
     return QByteArray::fromStdString(j.dump(1) + "\n");
 }
@@ -54,7 +54,7 @@ Result<RecoveryData> readRecoveryFile(const QString &file)
         const std::string kind = getString(*j, "kind", "");
         if (kind != "workspace" && kind != "cluster")
             throw JsonError("kind", "expected one of \"workspace\", \"cluster\"");
-        data.kind = kind == "cluster" ? ClusterDocument::FileKind::Cluster : ClusterDocument::FileKind::Workspace;
+        data.kind = kind == "cluster" ? WorkspaceDocument::FileKind::Cluster : WorkspaceDocument::FileKind::Workspace;
         const Json &ws = requireKey(*j, "workspace", "");
         Result<Workspace> w = workspaceFromJson(ws, name + " (workspace)");
         if (!w)

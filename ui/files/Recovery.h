@@ -8,7 +8,7 @@
 //  "document": "/abs/path/of/the/file.json" or "" (untitled),
 //  "kind": "workspace" | "cluster",         (what Save would write the document as)
 //  "workspace": { ...the whole workspace, as in a *.nestws.json file... }}
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "Result.h"
 
 #include <QByteArray>
@@ -19,7 +19,7 @@ namespace nest::ui {
 struct RecoveryData {
     Workspace workspace;
     QString documentFile;   // "" = untitled
-    ClusterDocument::FileKind kind = ClusterDocument::FileKind::Workspace;
+    WorkspaceDocument::FileKind kind = WorkspaceDocument::FileKind::Workspace;
 };
 
 // AppDataLocation + "/recovery".

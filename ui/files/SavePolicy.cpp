@@ -5,11 +5,11 @@
 
 namespace nest::ui {
 
-SaveAction decideSave(const QString &fileName, ClusterDocument::FileKind kind, bool settingsModified)
+SaveAction decideSave(const QString &fileName, WorkspaceDocument::FileKind kind, bool settingsModified)
 {
     if (fileName.isEmpty())
         return SaveAction::AskWorkspaceFileName;
-    if (kind == ClusterDocument::FileKind::Workspace)
+    if (kind == WorkspaceDocument::FileKind::Workspace)
         return SaveAction::WriteWorkspace;
     return settingsModified ? SaveAction::AskClusterOrWorkspace : SaveAction::WriteCluster;
 }

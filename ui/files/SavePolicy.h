@@ -5,7 +5,7 @@
 // A document opened from a cluster file is saved back as a cluster file, which holds only
 // the cluster: when the model or search settings were changed too, Save must not drop
 // them silently, so it asks "Save Workspace As… / Save Cluster Only / Cancel".
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include <QString>
 
@@ -20,7 +20,7 @@ enum class SaveAction {
     AskClusterOrWorkspace,   // a cluster file but the settings changed: ask
 };
 
-SaveAction decideSave(const QString &fileName, ClusterDocument::FileKind kind, bool settingsModified);
+SaveAction decideSave(const QString &fileName, WorkspaceDocument::FileKind kind, bool settingsModified);
 
 enum class ClusterSaveChoice { SaveWorkspaceAs, SaveClusterOnly, Cancel };
 enum class UnsavedChoice { Save, Discard, Cancel };

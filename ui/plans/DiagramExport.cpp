@@ -1,6 +1,6 @@
 #include "DiagramExport.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "SaveFile.h"
 #include "TopologyScene.h"
 

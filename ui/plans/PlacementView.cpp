@@ -1,6 +1,6 @@
 #include "PlacementView.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "DiagramExport.h"
 #include "TopologyScene.h"
 #include "TopologyView.h"
@@ -50,7 +50,7 @@ QIcon swatch(const QColor &colour, const QColor &outline)
 
 } // namespace
 
-PlacementView::PlacementView(ClusterDocument *document, QWidget *parent)
+PlacementView::PlacementView(WorkspaceDocument *document, QWidget *parent)
     : QWidget(parent)
     , m_document(document)
 {
@@ -131,7 +131,7 @@ PlacementView::PlacementView(ClusterDocument *document, QWidget *parent)
     layout->addWidget(m_key);
 
     // After the scene's own rebuild (connected first, in its constructor).
-    connect(document, &ClusterDocument::clusterChanged, this, &PlacementView::refresh);
+    connect(document, &WorkspaceDocument::clusterChanged, this, &PlacementView::refresh);
     refresh();
 }
 

@@ -22,7 +22,7 @@ class QStackedWidget;
 
 namespace nest::ui {
 
-class ClusterDocument;
+class WorkspaceDocument;
 class TopologyScene;
 class TopologyView;
 
@@ -31,7 +31,7 @@ class PlacementView : public QWidget {
 public:
     enum ColourBy { ByStage, ByReplica };
 
-    explicit PlacementView(ClusterDocument *document, QWidget *parent = nullptr);
+    explicit PlacementView(WorkspaceDocument *document, QWidget *parent = nullptr);
     ~PlacementView() override;
 
     // null = no plan: a placeholder text instead of the canvas.
@@ -82,7 +82,7 @@ private:
     std::vector<LegendCell> legendCells(double width) const;
     void paintExport(QPainter *painter, const QSizeF &size) const;
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     TopologyScene *m_scene = nullptr;   // child QObject
     TopologyView *m_view = nullptr;
     QComboBox *m_colourBy = nullptr;

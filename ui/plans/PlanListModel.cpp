@@ -1,6 +1,6 @@
 #include "PlanListModel.h"
 
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "PlanLibrary.h"
 #include "PlanShape.h"
 
@@ -27,7 +27,7 @@ PlanListModel::PlanListModel(PlanLibrary *library, QObject *parent)
         if (rowCount() > 0)
             emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
     });
-    connect(library->document(), &ClusterDocument::clusterChanged, this, [this] {
+    connect(library->document(), &WorkspaceDocument::clusterChanged, this, [this] {
         if (rowCount() > 0)
             emit dataChanged(index(0, ClusterColumn), index(rowCount() - 1, ClusterColumn));
     });

@@ -76,40 +76,15 @@ QStringList MainWindow::tabNames()
 
 MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     : QMainWindow(parent)
-    , m_document(new ClusterDocument(this))
+    , m_document(new WorkspaceDocument(this))
     , m_settings(settings ? std::move(settings) : std::make_unique<Settings>())
 {
     initNestResources();
     setWindowIcon(QIcon(QStringLiteral(":/icons/nest.svg")));
     setDockOptions(AnimatedDocks | AllowTabbedDocks);
     setAcceptDrops(true);
-    m_scene = new TopologyScene(m_document, this);
-    m_view = new TopologyView(m_scene);
-    m_tabs = new QTabWidget;
-    m_tabs->setDocumentMode(true);
-    m_welcome = new WelcomePage;
-    m_topologyStack = new QStackedWidget;
-    m_topologyStack->addWidget(m_view);
-    m_topologyStack->addWidget(m_welcome);
-    m_tabs->addTab(m_topologyStack, tr("Topology"));
-    setCentralWidget(m_tabs);
-
-    m_counts = new QLabel;
-    m_zoom = new QLabel;
-    m_autosaveLabel = new QLabel;
-    m_planLabel = new QLabel;
-    m_progress = new QProgressBar;
-    m_progress->setRange(0, 1000);
-    m_progress->setMaximumWidth(180);
-    m_progress->setTextVisible(true);
-    m_progress->setFormat(QStringLiteral("%p%"));
-    m_progress->hide();
-    statusBar()->addPermanentWidget(m_planLabel);
-    statusBar()->addPermanentWidget(m_progress);
-    statusBar()->addPermanentWidget(m_autosaveLabel);
-    statusBar()->addPermanentWidget(m_counts);
-    statusBar()->addPermanentWidget(m_zoom);
-
+    createCentralArea();
+    createStatusBar();
     m_planning = new PlanSession(m_document, this);
     createPlanViews();
     createDocks();
@@ -117,100 +92,12 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
 
     Workspace empty;
     empty.model = ModelSource::preset("llama2-7b");
-    m_document->load(empty, QString(), ClusterDocument::FileKind::Workspace);
+    m_document->load(empty, QString(), WorkspaceDocument::FileKind::Workspace);
 
-    m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
-                                m_settings->autosaveIntervalSeconds(), this);
-    m_files = new DocumentFiles(m_document, *m_settings, m_autosaver, dialogPrompts(this, *m_settings), this);
-    connect(m_files, &DocumentFiles::status, this, [this](const QString &m) { showStatus(m); });
-    connect(m_files, &DocumentFiles::recentFilesChanged, this, &MainWindow::updateRecentMenu);
-    connect(m_files, &DocumentFiles::planOpened, this, [this](const Plan &plan, const QString &file) {
-        m_planning->showPlan(plan, QFileInfo(file).fileName());
-        m_tabs->setCurrentIndex(PlacementTab);
-    });
-    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &file) {
-        // A permanent label: a transient message would hide the last refusal or result.
-        m_lastAutosaveError.clear();
-        m_autosaveLabel->setText(tr("Autosaved %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm"))));
-        m_autosaveLabel->setToolTip(file);
-    });
-    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
-        if (error != m_lastAutosaveError)   // once, not every interval
-            showStatus(error, 15000);
-        m_lastAutosaveError = error;
-    });
-
+    createFileHandling();
     createActions();
-
-    connect(m_document, &ClusterDocument::clusterChanged, this, &MainWindow::updateCounts);
-    connect(m_document, &ClusterDocument::clusterChanged, this, &MainWindow::updateEmptyState);
-    // Every edit, undo and redo says what it did (and so replaces drag hints).
-    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this](int index) {
-        const QUndoStack *stack = m_document->undoStack();
-        if (index > m_undoIndex && index > 0)
-            showStatus(tr("Done: %1").arg(stack->text(index - 1)));
-        else if (index < m_undoIndex && index < stack->count())
-            showStatus(tr("Undone: %1").arg(stack->text(index)));
-        m_undoIndex = index;
-    });
-    connect(m_document, &ClusterDocument::clusterReset, this, [this] { m_undoIndex = 0; });
-    connect(m_welcome, &WelcomePage::newRequested, this, &MainWindow::newFromTemplate);
-    connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::open);
-    connect(m_welcome, &WelcomePage::recentRequested, this, &MainWindow::openInteractively);
-    connect(m_welcome, &WelcomePage::sampleRequested, this, [this] {
-        if (!maybeSave())
-            return;
-        QString error;
-        const QString sample = sampleWorkspacePath();
-        if (sample.isEmpty())
-            warn(tr("Open failed"), tr("The sample workspace was not found next to the program or in its source tree"));
-        else if (!openSample(sample, &error))
-            warn(tr("Open failed"), error);
-    });
-    connect(m_document, &ClusterDocument::modifiedChanged, this, &MainWindow::updateTitle);
-    connect(m_document, &ClusterDocument::fileNameChanged, this, &MainWindow::updateTitle);
-    connect(m_document, &ClusterDocument::selectionChanged, this, &MainWindow::updateEditActions);
-    connect(m_document, &ClusterDocument::plansChanged, this, &MainWindow::updatePinnedMenu);
-    connect(m_document, &ClusterDocument::editRefused, this,
-            [this](const QString &reason) { showStatus(tr("Refused: %1").arg(reason)); });
-    connect(m_document, &ClusterDocument::clusterReset, this, &MainWindow::fitLater);
-    connect(m_scene, &TopologyScene::dropRefused, this,
-            [this](const QString &reason) { showStatus(tr("Drop refused: %1").arg(reason)); });
-    connect(m_scene, &TopologyScene::hoverMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, 3000); });
-    connect(m_modelPanel, &ModelPanel::statusMessage, this, [this](const QString &m) { showStatus(m); });
-    connect(m_view, &TopologyView::zoomChanged, this,
-            [this](double z) { m_zoom->setText(tr("Zoom %1%").arg(qRound(z * 100))); });
-
-    connect(m_planning, &PlanSession::runStarted, this, [this](const QString &what) {
-        m_progress->setValue(0);
-        m_progress->show();
-        m_searchPanel->progressBar()->setValue(0);
-        m_searchPanel->setRunStatus(what);
-        showStatus(what);
-        updateRunActions();
-    });
-    connect(m_planning, &PlanSession::progress, this, [this](double fraction, double best) {
-        const int v = qRound(1000 * fraction);
-        m_progress->setValue(v);
-        m_searchPanel->progressBar()->setValue(v);
-        if (best > 0)
-            m_searchPanel->setRunStatus(tr("Searching… best so far %1 s per iteration").arg(best, 0, 'f', 4));
-    });
-    connect(m_planning, &PlanSession::runEnded, this, [this] {
-        m_progress->hide();
-        updateRunActions();
-    });
-    connect(m_planning, &PlanSession::message, this, [this](const QString &m) {
-        m_searchPanel->setRunStatus(m);
-        showStatus(m, 15000);
-    });
-    connect(m_planning, &PlanSession::planChanged, this, &MainWindow::showPlan);
-    connect(m_planning, &PlanSession::planChanged, this, [this](const PlanSnapshotPtr &current) {
-        m_searchPanel->progressBar()->setValue(current ? 1000 : 0);
-    });
-    connect(m_planning, &PlanSession::staleChanged, this, &MainWindow::setPlanStale);
-    connect(m_planning, &PlanSession::liveChanged, m_liveAction, &QAction::setChecked);
+    connectDocument();
+    connectPlanning();
 
     resize(1400, 900);
     restoreGeometry(m_settings->windowGeometry());
@@ -340,7 +227,7 @@ void MainWindow::createPlanList()
     connect(m_sweepRunner, &SweepRunner::failed, this, [this](const QString &reason) {
         showStatus(tr("Sweep failed: %1").arg(reason));
     });
-    connect(m_document, &ClusterDocument::clusterReset, this, [this] {
+    connect(m_document, &WorkspaceDocument::clusterReset, this, [this] {
         m_baselines->cancel();
         m_sweepRunner->cancel();
     });
@@ -485,7 +372,156 @@ void MainWindow::sizeDocksToWindow()
                 Qt::Horizontal);
 }
 
+// The central tabs, with the topology canvas (or the welcome page) first.
+void MainWindow::createCentralArea()
+{
+    m_scene = new TopologyScene(m_document, this);
+    m_view = new TopologyView(m_scene);
+    m_tabs = new QTabWidget;
+    m_tabs->setDocumentMode(true);
+    m_welcome = new WelcomePage;
+    m_topologyStack = new QStackedWidget;
+    m_topologyStack->addWidget(m_view);
+    m_topologyStack->addWidget(m_welcome);
+    m_tabs->addTab(m_topologyStack, tr("Topology"));
+    setCentralWidget(m_tabs);
+}
+
+// The status bar's permanent labels and the progress bar.
+void MainWindow::createStatusBar()
+{
+    m_counts = new QLabel;
+    m_zoom = new QLabel;
+    m_autosaveLabel = new QLabel;
+    m_planLabel = new QLabel;
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(180);
+    m_progress->setTextVisible(true);
+    m_progress->setFormat(QStringLiteral("%p%"));
+    m_progress->hide();
+    statusBar()->addPermanentWidget(m_planLabel);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_autosaveLabel);
+    statusBar()->addPermanentWidget(m_counts);
+    statusBar()->addPermanentWidget(m_zoom);
+}
+
+// Autosave and the document's file work, and what the window shows of them.
+void MainWindow::createFileHandling()
+{
+    m_autosaver = new Autosaver(m_document, m_settings->recoveryDirectory(),
+                                m_settings->autosaveIntervalSeconds(), this);
+    m_files = new DocumentFiles(m_document, *m_settings, m_autosaver, dialogPrompts(this, *m_settings), this);
+    connect(m_files, &DocumentFiles::status, this, [this](const QString &m) { showStatus(m); });
+    connect(m_files, &DocumentFiles::recentFilesChanged, this, &MainWindow::updateRecentMenu);
+    connect(m_files, &DocumentFiles::planOpened, this, [this](const Plan &plan, const QString &file) {
+        m_planning->showPlan(plan, QFileInfo(file).fileName());
+        m_tabs->setCurrentIndex(PlacementTab);
+    });
+    connect(m_autosaver, &Autosaver::autosaved, this, [this](const QString &file) {
+        // A permanent label: a transient message would hide the last refusal or result.
+        m_lastAutosaveError.clear();
+        m_autosaveLabel->setText(tr("Autosaved %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm"))));
+        m_autosaveLabel->setToolTip(file);
+    });
+    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
+        if (error != m_lastAutosaveError)   // once, not every interval
+            showStatus(error, 15000);
+        m_lastAutosaveError = error;
+    });
+}
+
+// What the window shows of the document's edits, undo steps, selection and refusals.
+void MainWindow::connectDocument()
+{
+    connect(m_document, &WorkspaceDocument::clusterChanged, this, &MainWindow::updateCounts);
+    connect(m_document, &WorkspaceDocument::clusterChanged, this, &MainWindow::updateEmptyState);
+    // Every edit, undo and redo says what it did (and so replaces drag hints).
+    connect(m_document->undoStack(), &QUndoStack::indexChanged, this, [this](int index) {
+        const QUndoStack *stack = m_document->undoStack();
+        if (index > m_undoIndex && index > 0)
+            showStatus(tr("Done: %1").arg(stack->text(index - 1)));
+        else if (index < m_undoIndex && index < stack->count())
+            showStatus(tr("Undone: %1").arg(stack->text(index)));
+        m_undoIndex = index;
+    });
+    connect(m_document, &WorkspaceDocument::clusterReset, this, [this] { m_undoIndex = 0; });
+    connect(m_welcome, &WelcomePage::newRequested, this, &MainWindow::newFromTemplate);
+    connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::open);
+    connect(m_welcome, &WelcomePage::recentRequested, this, &MainWindow::openInteractively);
+    connect(m_welcome, &WelcomePage::sampleRequested, this, [this] {
+        if (!maybeSave())
+            return;
+        QString error;
+        const QString sample = sampleWorkspacePath();
+        if (sample.isEmpty())
+            warn(tr("Open failed"), tr("The sample workspace was not found next to the program or in its source tree"));
+        else if (!openSample(sample, &error))
+            warn(tr("Open failed"), error);
+    });
+    connect(m_document, &WorkspaceDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &WorkspaceDocument::fileNameChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &WorkspaceDocument::selectionChanged, this, &MainWindow::updateEditActions);
+    connect(m_document, &WorkspaceDocument::plansChanged, this, &MainWindow::updatePinnedMenu);
+    connect(m_document, &WorkspaceDocument::editRefused, this,
+            [this](const QString &reason) { showStatus(tr("Refused: %1").arg(reason)); });
+    connect(m_document, &WorkspaceDocument::clusterReset, this, &MainWindow::fitLater);
+    connect(m_scene, &TopologyScene::dropRefused, this,
+            [this](const QString &reason) { showStatus(tr("Drop refused: %1").arg(reason)); });
+    connect(m_scene, &TopologyScene::hoverMessage, this,
+            [this](const QString &message) { statusBar()->showMessage(message, 3000); });
+    connect(m_modelPanel, &ModelPanel::statusMessage, this, [this](const QString &m) { showStatus(m); });
+    connect(m_view, &TopologyView::zoomChanged, this,
+            [this](double z) { m_zoom->setText(tr("Zoom %1%").arg(qRound(z * 100))); });
+}
+
+// The planning session's progress, messages and results in the window and the search dock.
+void MainWindow::connectPlanning()
+{
+    connect(m_planning, &PlanSession::runStarted, this, [this](const QString &what) {
+        m_progress->setValue(0);
+        m_progress->show();
+        m_searchPanel->progressBar()->setValue(0);
+        m_searchPanel->setRunStatus(what);
+        showStatus(what);
+        updateRunActions();
+    });
+    connect(m_planning, &PlanSession::progress, this, [this](double fraction, double best) {
+        const int v = qRound(1000 * fraction);
+        m_progress->setValue(v);
+        m_searchPanel->progressBar()->setValue(v);
+        if (best > 0)
+            m_searchPanel->setRunStatus(tr("Searching… best so far %1 s per iteration").arg(best, 0, 'f', 4));
+    });
+    connect(m_planning, &PlanSession::runEnded, this, [this] {
+        m_progress->hide();
+        updateRunActions();
+    });
+    connect(m_planning, &PlanSession::message, this, [this](const QString &m) {
+        m_searchPanel->setRunStatus(m);
+        showStatus(m, 15000);
+    });
+    connect(m_planning, &PlanSession::planChanged, this, &MainWindow::showPlan);
+    connect(m_planning, &PlanSession::planChanged, this, [this](const PlanSnapshotPtr &current) {
+        m_searchPanel->progressBar()->setValue(current ? 1000 : 0);
+    });
+    connect(m_planning, &PlanSession::staleChanged, this, &MainWindow::setPlanStale);
+    connect(m_planning, &PlanSession::liveChanged, m_liveAction, &QAction::setChecked);
+}
+
 void MainWindow::createActions()
+{
+    createFileMenu();
+    createEditMenu();
+    createPlanMenu();
+    createPlanToolBar();
+    createViewMenu();
+    createHelpMenu();
+}
+
+// File: new, open, recent, save, export, quit.
+void MainWindow::createFileMenu()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *a = file->addAction(tr("&New from Template…"), this, &MainWindow::newFromTemplate);
@@ -509,7 +545,12 @@ void MainWindow::createActions()
     a = file->addAction(tr("&Quit"), this, &QWidget::close);
     a->setShortcut(QKeySequence::Quit);
     updateRecentMenu();
+}
 
+// Edit: undo, redo and the cluster edits on the selection.
+void MainWindow::createEditMenu()
+{
+    QAction *a = nullptr;
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
@@ -541,7 +582,11 @@ void MainWindow::createActions()
     edit->addSeparator();
     a = edit->addAction(tr("Select &None"), this, [this] { m_document->setSelection({}); });
     a->setShortcut(QKeySequence(Qt::Key_Escape));
+}
 
+// Plan: run, cancel, live mode, pin, baselines, sweep (the search dock shares run, cancel and live).
+void MainWindow::createPlanMenu()
+{
     QMenu *plan = menuBar()->addMenu(tr("&Plan"));
     m_runAction = plan->addAction(tr("&Run"), m_planning, &PlanSession::run);
     m_runAction->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_R), QKeySequence(Qt::Key_F5)});
@@ -565,7 +610,11 @@ void MainWindow::createActions()
     m_sweepAction = plan->addAction(tr("S&weep Cluster Parameter…"), this, &MainWindow::startSweep);
     m_sweepAction->setToolTip(tr("Vary one link parameter of the cluster, re-plan each point and plot the throughput"));
     m_searchPanel->setActions(m_runAction, m_cancelAction, m_liveAction);
+}
 
+// The Plan toolbar.
+void MainWindow::createPlanToolBar()
+{
     QToolBar *bar = addToolBar(tr("Plan"));
     bar->setObjectName(QStringLiteral("planToolBar"));
     bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -574,7 +623,12 @@ void MainWindow::createActions()
     bar->addAction(m_liveAction);
     bar->addAction(m_pinAction);
     bar->addAction(m_baselinesAction);
+}
 
+// View: zoom, fit, the tabs (Alt+1..6) and the docks.
+void MainWindow::createViewMenu()
+{
+    QAction *a = nullptr;
     QMenu *view = menuBar()->addMenu(tr("&View"));
     a = view->addAction(tr("Zoom &In"), m_view, &TopologyView::zoomIn);
     a->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
@@ -594,7 +648,12 @@ void MainWindow::createActions()
     view->addSeparator();
     for (QDockWidget *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction());
+}
 
+// Help: the documentation and About.
+void MainWindow::createHelpMenu()
+{
+    QAction *a = nullptr;
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     a = help->addAction(tr("&Documentation"), this, [] {
         QDesktopServices::openUrl(QUrl::fromLocalFile(QDir::cleanPath(QStringLiteral(NEST_SOURCE_DIR "/docs"))));

@@ -4,7 +4,7 @@
 // progress). Central tabs: Topology (the editable canvas), Placement, Memory, Breakdown,
 // Timeline and Summary (the current plan). The document's file work lives in
 // DocumentFiles, planning in PlanSession; every plan view reads a PlanSnapshot.
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 #include "PlanSnapshot.h"
 #include "SavePolicy.h"
 #include "Settings.h"
@@ -57,7 +57,7 @@ public:
     explicit MainWindow(QWidget *parent = nullptr, std::unique_ptr<Settings> settings = {});
     ~MainWindow() override;
 
-    ClusterDocument *document() const { return m_document; }
+    WorkspaceDocument *document() const { return m_document; }
     DocumentFiles *files() const { return m_files; }
     PlanSession *planning() const { return m_planning; }
     TopologyScene *scene() const { return m_scene; }
@@ -132,7 +132,18 @@ protected:
     void dropEvent(QDropEvent *event) override;
 
 private:
+    void createCentralArea();
+    void createStatusBar();
+    void createFileHandling();
+    void connectDocument();
+    void connectPlanning();
     void createActions();
+    void createFileMenu();
+    void createEditMenu();
+    void createPlanMenu();
+    void createPlanToolBar();
+    void createViewMenu();
+    void createHelpMenu();
     void createDocks();
     void createPlanViews();
     void createPlanList();
@@ -160,7 +171,7 @@ private:
     void showAbout();
     void sizeDocksToWindow();
 
-    ClusterDocument *m_document;
+    WorkspaceDocument *m_document;
     std::unique_ptr<Settings> m_settings;
     Autosaver *m_autosaver = nullptr;
     DocumentFiles *m_files = nullptr;

@@ -1,4 +1,4 @@
-#include "ClusterDocument.h"
+#include "WorkspaceDocument.h"
 
 #include "ClusterCommands.h"
 
@@ -9,7 +9,7 @@ namespace nest::ui {
 namespace {
 
 template <typename Command>
-bool pushEdit(ClusterDocument *doc, Result<ClusterState> result, const QString &text,
+bool pushEdit(WorkspaceDocument *doc, Result<ClusterState> result, const QString &text,
               ClusterChange change, int mergeId = -1)
 {
     if (!result) {
@@ -46,16 +46,16 @@ int lastRack(const Topology &t, int g)
 
 } // namespace
 
-ClusterDocument::ClusterDocument(QObject *parent)
+WorkspaceDocument::WorkspaceDocument(QObject *parent)
     : QObject(parent)
     , m_undo(new QUndoStack(this))
 {
     m_undo->setUndoLimit(500);
 }
 
-ClusterDocument::~ClusterDocument() = default;
+WorkspaceDocument::~WorkspaceDocument() = default;
 
-Workspace ClusterDocument::workspace() const
+Workspace WorkspaceDocument::workspace() const
 {
     Workspace w;
     w.cluster = m_state.topology;
@@ -65,18 +65,18 @@ Workspace ClusterDocument::workspace() const
     return w;
 }
 
-bool ClusterDocument::isClusterModified() const
+bool WorkspaceDocument::isClusterModified() const
 {
     return m_clusterUnsaved || !(m_state.topology == m_saved.cluster);
 }
 
-bool ClusterDocument::isSettingsModified() const
+bool WorkspaceDocument::isSettingsModified() const
 {
     return m_settingsUnsaved || m_model != m_saved.model || !(m_search == m_saved.search) ||
            m_plans != m_saved.plans;
 }
 
-void ClusterDocument::updateModified()
+void WorkspaceDocument::updateModified()
 {
     const bool modified = isClusterModified() || isSettingsModified();
     if (modified == m_modified)
@@ -85,7 +85,7 @@ void ClusterDocument::updateModified()
     emit modifiedChanged(m_modified);
 }
 
-void ClusterDocument::markSaved(const QString &fileName, FileKind kind)
+void WorkspaceDocument::markSaved(const QString &fileName, FileKind kind)
 {
     m_fileKind = kind;
     m_saved.cluster = m_state.topology;
@@ -104,14 +104,14 @@ void ClusterDocument::markSaved(const QString &fileName, FileKind kind)
     updateModified();
 }
 
-void ClusterDocument::markUnsaved()
+void WorkspaceDocument::markUnsaved()
 {
     m_clusterUnsaved = true;
     m_settingsUnsaved = true;
     updateModified();
 }
 
-void ClusterDocument::setContent(Workspace workspace)
+void WorkspaceDocument::setContent(Workspace workspace)
 {
     m_undo->clear();
     m_state = makeClusterState(std::move(workspace.cluster), m_nextUid);
@@ -123,7 +123,7 @@ void ClusterDocument::setContent(Workspace workspace)
     m_selection.clear();
 }
 
-void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKind kind)
+void WorkspaceDocument::load(Workspace workspace, const QString &fileName, FileKind kind)
 {
     setContent(std::move(workspace));
     m_saved = this->workspace();
@@ -141,7 +141,7 @@ void ClusterDocument::load(Workspace workspace, const QString &fileName, FileKin
     updateModified();
 }
 
-void ClusterDocument::replaceContent(Workspace workspace)
+void WorkspaceDocument::replaceContent(Workspace workspace)
 {
     setContent(std::move(workspace));
     emit clusterReset();
@@ -153,17 +153,17 @@ void ClusterDocument::replaceContent(Workspace workspace)
     updateModified();
 }
 
-GroupUid ClusterDocument::uidOf(int group) const
+GroupUid WorkspaceDocument::uidOf(int group) const
 {
     return group >= 0 && group < static_cast<int>(m_state.uids.size()) ? m_state.uids[group] : 0;
 }
 
-int ClusterDocument::groupOf(GroupUid uid) const
+int WorkspaceDocument::groupOf(GroupUid uid) const
 {
     return m_uidIndex.value(uid, -1);
 }
 
-void ClusterDocument::setSelection(const QList<GroupUid> &uids)
+void WorkspaceDocument::setSelection(const QList<GroupUid> &uids)
 {
     QList<GroupUid> valid;
     for (GroupUid u : uids)
@@ -175,7 +175,7 @@ void ClusterDocument::setSelection(const QList<GroupUid> &uids)
     emit selectionChanged();
 }
 
-QList<int> ClusterDocument::selectedGroups() const
+QList<int> WorkspaceDocument::selectedGroups() const
 {
     QList<int> groups;
     for (GroupUid u : m_selection)
@@ -183,7 +183,7 @@ QList<int> ClusterDocument::selectedGroups() const
     return groups;
 }
 
-bool ClusterDocument::moveNode(int node, int rack, int row)
+bool WorkspaceDocument::moveNode(int node, int rack, int row)
 {
     const Topology &t = topology();
     return pushEdit<MoveNode>(this, nest::moveNode(m_state, node, rack, row),
@@ -191,7 +191,7 @@ bool ClusterDocument::moveNode(int node, int rack, int row)
                               {ClusterChange::Structure});
 }
 
-int ClusterDocument::rackNear(int group) const
+int WorkspaceDocument::rackNear(int group) const
 {
     const Topology &t = topology();
     if (group < 0 || group >= static_cast<int>(t.groups.size()))
@@ -203,7 +203,7 @@ int ClusterDocument::rackNear(int group) const
     return lastRack(t, group);
 }
 
-bool ClusterDocument::moveNodes(const QList<int> &nodes, int rack)
+bool WorkspaceDocument::moveNodes(const QList<int> &nodes, int rack)
 {
     if (nodes.size() == 1)
         return moveNode(nodes.first(), rack);
@@ -224,7 +224,7 @@ bool ClusterDocument::moveNodes(const QList<int> &nodes, int rack)
                               {ClusterChange::Structure});
 }
 
-bool ClusterDocument::addRack(int near)
+bool WorkspaceDocument::addRack(int near)
 {
     const Topology &t = topology();
     int parent = -1;
@@ -243,7 +243,7 @@ bool ClusterDocument::addRack(int near)
     return ok;
 }
 
-bool ClusterDocument::addNode(int near)
+bool WorkspaceDocument::addNode(int near)
 {
     const Topology &t = topology();
     const int rack = rackNear(near);
@@ -258,7 +258,7 @@ bool ClusterDocument::addNode(int near)
     return ok;
 }
 
-bool ClusterDocument::removeGroups(const QList<int> &groups)
+bool WorkspaceDocument::removeGroups(const QList<int> &groups)
 {
     const std::vector<int> list(groups.begin(), groups.end());
     const QString text = groups.size() == 1 ? tr("Delete %1").arg(nameOf(topology(), groups[0]))
@@ -267,7 +267,7 @@ bool ClusterDocument::removeGroups(const QList<int> &groups)
                                   {ClusterChange::Structure});
 }
 
-bool ClusterDocument::duplicateGroup(int group)
+bool WorkspaceDocument::duplicateGroup(int group)
 {
     GroupUid next = m_nextUid;
     auto result = nest::duplicateGroup(m_state, group, next);
@@ -278,47 +278,47 @@ bool ClusterDocument::duplicateGroup(int group)
     return ok;
 }
 
-bool ClusterDocument::setClusterName(const QString &name)
+bool WorkspaceDocument::setClusterName(const QString &name)
 {
     return pushEdit<ChangeGroupProperty>(this, nest::setClusterName(m_state, name.toStdString()),
                                          tr("Rename cluster"), {ClusterChange::Cluster});
 }
 
-bool ClusterDocument::setLevelName(int level, const QString &name)
+bool WorkspaceDocument::setLevelName(int level, const QString &name)
 {
     return pushEdit<ChangeLevelLink>(this, nest::setLevelName(m_state, level, name.toStdString()),
                                      tr("Rename level"), {ClusterChange::Level, level});
 }
 
-bool ClusterDocument::setLevelLink(int level, const LinkParams &link)
+bool WorkspaceDocument::setLevelLink(int level, const LinkParams &link)
 {
     return pushEdit<ChangeLevelLink>(this, nest::setLevelLink(m_state, level, link),
                                      tr("Change level %1 link").arg(level),
                                      {ClusterChange::Level, level}, MergeLevelLink + level);
 }
 
-bool ClusterDocument::setGroupName(int group, const QString &name)
+bool WorkspaceDocument::setGroupName(int group, const QString &name)
 {
     return pushEdit<ChangeGroupProperty>(this, nest::setGroupName(m_state, group, name.toStdString()),
                                          tr("Rename %1").arg(nameOf(topology(), group)),
                                          {ClusterChange::Group, group});
 }
 
-bool ClusterDocument::setGroupOverride(int group, const std::optional<LinkParams> &link)
+bool WorkspaceDocument::setGroupOverride(int group, const std::optional<LinkParams> &link)
 {
     return pushEdit<ChangeGroupProperty>(this, nest::setGroupOverride(m_state, group, link),
                                          tr("Change %1 link").arg(nameOf(topology(), group)),
                                          {ClusterChange::Group, group}, MergeGroupLink);
 }
 
-bool ClusterDocument::setNodeDevices(int node, int count, const DeviceSpec &type)
+bool WorkspaceDocument::setNodeDevices(int node, int count, const DeviceSpec &type)
 {
     return pushEdit<ChangeGroupProperty>(this, nest::setNodeDevices(m_state, node, count, type),
                                          tr("Change devices of %1").arg(nameOf(topology(), node)),
                                          {ClusterChange::Group, node}, MergeNodeDevices);
 }
 
-bool ClusterDocument::setModel(const ModelSource &model, bool mergeable)
+bool WorkspaceDocument::setModel(const ModelSource &model, bool mergeable)
 {
     if (model == m_model)
         return true;
@@ -326,13 +326,13 @@ bool ClusterDocument::setModel(const ModelSource &model, bool mergeable)
     return true;
 }
 
-bool ClusterDocument::setModelPreset(const QString &preset, const std::optional<RunSettings> &run)
+bool WorkspaceDocument::setModelPreset(const QString &preset, const std::optional<RunSettings> &run)
 {
     return setModel(run ? ModelSource::preset(preset.toStdString(), run->seqLength, run->globalBatch)
                         : ModelSource::preset(preset.toStdString()));
 }
 
-bool ClusterDocument::setModelConfig(const ModelConfig &config, QString *refusal)
+bool WorkspaceDocument::setModelConfig(const ModelConfig &config, QString *refusal)
 {
     if (const std::string problem = validate(config); !problem.empty()) {
         if (refusal)
@@ -342,7 +342,7 @@ bool ClusterDocument::setModelConfig(const ModelConfig &config, QString *refusal
     return setModel(ModelSource::fromConfig(config), true);
 }
 
-bool ClusterDocument::setModelRunSettings(int seqLength, int globalBatch, QString *refusal)
+bool WorkspaceDocument::setModelRunSettings(int seqLength, int globalBatch, QString *refusal)
 {
     Result<ModelSource> next = m_model.withRunSettings(seqLength, globalBatch, "model");
     if (!next) {
@@ -353,7 +353,7 @@ bool ClusterDocument::setModelRunSettings(int seqLength, int globalBatch, QStrin
     return setModel(*next, true);
 }
 
-bool ClusterDocument::setSearch(const SearchSettings &search)
+bool WorkspaceDocument::setSearch(const SearchSettings &search)
 {
     if (search == m_search)
         return true;
@@ -361,7 +361,7 @@ bool ClusterDocument::setSearch(const SearchSettings &search)
     return true;
 }
 
-void ClusterDocument::applyState(const ClusterState &state, const ClusterChange &change)
+void WorkspaceDocument::applyState(const ClusterState &state, const ClusterChange &change)
 {
     if (change.kind == ClusterChange::Structure) {
         emit structureAboutToChange();
@@ -381,14 +381,14 @@ void ClusterDocument::applyState(const ClusterState &state, const ClusterChange 
     updateModified();
 }
 
-void ClusterDocument::applyModel(const ModelSource &model)
+void WorkspaceDocument::applyModel(const ModelSource &model)
 {
     m_model = model;
     emit modelChanged();
     updateModified();
 }
 
-bool ClusterDocument::pinPlan(const PinnedPlan &plan)
+bool WorkspaceDocument::pinPlan(const PinnedPlan &plan)
 {
     std::vector<PinnedPlan> after = m_plans;
     after.push_back(plan);
@@ -397,7 +397,7 @@ bool ClusterDocument::pinPlan(const PinnedPlan &plan)
     return true;
 }
 
-bool ClusterDocument::pinPlans(const std::vector<PinnedPlan> &plans, const QString &text)
+bool WorkspaceDocument::pinPlans(const std::vector<PinnedPlan> &plans, const QString &text)
 {
     if (plans.empty())
         return false;
@@ -407,7 +407,7 @@ bool ClusterDocument::pinPlans(const std::vector<PinnedPlan> &plans, const QStri
     return true;
 }
 
-bool ClusterDocument::checkPlanIndex(int index)
+bool WorkspaceDocument::checkPlanIndex(int index)
 {
     if (index >= 0 && index < static_cast<int>(m_plans.size()))
         return true;
@@ -415,7 +415,7 @@ bool ClusterDocument::checkPlanIndex(int index)
     return false;
 }
 
-bool ClusterDocument::renamePlan(int index, const QString &label)
+bool WorkspaceDocument::renamePlan(int index, const QString &label)
 {
     if (!checkPlanIndex(index))
         return false;
@@ -433,7 +433,7 @@ bool ClusterDocument::renamePlan(int index, const QString &label)
     return true;
 }
 
-bool ClusterDocument::duplicatePlan(int index)
+bool WorkspaceDocument::duplicatePlan(int index)
 {
     if (!checkPlanIndex(index))
         return false;
@@ -446,7 +446,7 @@ bool ClusterDocument::duplicatePlan(int index)
     return true;
 }
 
-bool ClusterDocument::unpinPlan(int index)
+bool WorkspaceDocument::unpinPlan(int index)
 {
     if (!checkPlanIndex(index))
         return false;
@@ -457,21 +457,21 @@ bool ClusterDocument::unpinPlan(int index)
     return true;
 }
 
-void ClusterDocument::applyPlans(const std::vector<PinnedPlan> &plans)
+void WorkspaceDocument::applyPlans(const std::vector<PinnedPlan> &plans)
 {
     m_plans = plans;
     emit plansChanged();
     updateModified();
 }
 
-void ClusterDocument::applySearch(const SearchSettings &search)
+void WorkspaceDocument::applySearch(const SearchSettings &search)
 {
     m_search = search;
     emit searchChanged();
     updateModified();
 }
 
-void ClusterDocument::rebuildUidIndex()
+void WorkspaceDocument::rebuildUidIndex()
 {
     m_uidIndex.clear();
     m_uidIndex.reserve(static_cast<qsizetype>(m_state.uids.size()));
@@ -479,7 +479,7 @@ void ClusterDocument::rebuildUidIndex()
         m_uidIndex.insert(m_state.uids[i], i);
 }
 
-void ClusterDocument::pruneSelection()
+void WorkspaceDocument::pruneSelection()
 {
     QList<GroupUid> kept;
     for (GroupUid u : m_selection)

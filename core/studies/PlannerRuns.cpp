@@ -1,4 +1,4 @@
-#include "PlannerComparison.h"
+#include "PlannerRuns.h"
 
 #include "PlannerRegistry.h"
 

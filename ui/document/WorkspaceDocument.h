@@ -23,13 +23,13 @@ struct ClusterChange {
     int index = -1;   // group (Group) or level (Level) index
 };
 
-class ClusterDocument : public QObject {
+class WorkspaceDocument : public QObject {
     Q_OBJECT
 public:
     enum class FileKind { Workspace, Cluster };
 
-    explicit ClusterDocument(QObject *parent = nullptr);
-    ~ClusterDocument() override;
+    explicit WorkspaceDocument(QObject *parent = nullptr);
+    ~WorkspaceDocument() override;
 
     const Topology &topology() const { return m_state.topology; }
     const ClusterState &state() const { return m_state; }
