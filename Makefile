@@ -69,7 +69,7 @@ ASAN_DIR  ?= build-asan
 TSAN_DIR  ?= build-tsan
 SAN_ENV   := ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:strict_string_checks=1 \
              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TSAN_TESTS := test_planner_misc|test_reliability_runner|test_baseline_planners|test_cluster_sweep|test_plan_list
+TSAN_TESTS := test_planner_misc|test_reliability_runner|test_baseline_planners|test_cluster_sweep|test_plan_list|test_job_tracker
 
 # The checking builds: -O1 (the level ASan recommends; the build takes 40 % less time than
 # at -O2 -g), asserts on, and line tables (file:line in reports). CI passes SAN_DEBUG=-g0:
