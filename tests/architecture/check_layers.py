@@ -7,18 +7,28 @@ A header is found by its file name: every file name is unique across core/ and u
 Prints each violation as FILE: includes HEADER (FOLDER above FOLDER) and exits 1 when
 there is one; exits 2 when a folder or a header is not in the map.
 
-    check_layers.py REPO_ROOT
+    check_layers.py REPO_ROOT core=support;domain;... ui=support;document;...
+
+The folder lists come from CMake (NEST_CORE_FOLDERS and NEST_UI_FOLDERS of the top-level
+CMakeLists.txt, which also builds the libraries from them), so the order has one definition.
 """
 import os
 import re
 import sys
 
-LAYERS = {
-    'core': ['support', 'domain', 'cost', 'planners', 'formats', 'studies'],
-    'ui': ['support', 'document', 'files', 'charts', 'editor', 'plans', 'compare', 'window'],
-}
 LIBRARIES = ['core', 'ui', 'app']  # each may use those before it
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def layers_from(args):
+    """{'core': [folder, ...], 'ui': [...]} from arguments LIB=f1;f2;... (CMake lists)."""
+    layers = {}
+    for arg in args:
+        lib, sep, folders = arg.partition('=')
+        if not sep or lib not in LIBRARIES or not folders:
+            raise SystemExit(f'check_layers.py: expected LIB=folder;folder;..., got {arg!r}')
+        layers[lib] = folders.split(';')
+    return layers
 
 
 def sources(root, lib):
@@ -29,13 +39,17 @@ def sources(root, lib):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    root = sys.argv[1]
+    layers = layers_from(sys.argv[2:])
     where = {}  # header file name -> (library, folder)
-    for lib in LAYERS:
+    for lib in layers:
         for path in sources(root, lib):
             rel = os.path.relpath(path, os.path.join(root, lib)).split(os.sep)
-            if len(rel) != 2 or rel[0] not in LAYERS[lib]:
-                print(f'{os.path.relpath(path, root)}: not in a folder of the map {LAYERS[lib]}')
+            if len(rel) != 2 or rel[0] not in layers[lib]:
+                print(f'{os.path.relpath(path, root)}: not in a folder of the map {layers[lib]}')
                 return 2
             if path.endswith('.h'):
                 where[rel[1]] = (lib, rel[0])
@@ -43,7 +57,7 @@ def main():
     for lib in LIBRARIES:
         for path in sources(root, lib):
             rel = os.path.relpath(path, root)
-            own = where.get(os.path.basename(path)) or (lib, rel.split(os.sep)[1] if lib in LAYERS else None)
+            own = where.get(os.path.basename(path)) or (lib, rel.split(os.sep)[1] if lib in layers else None)
             for header in INCLUDE.findall(open(path, encoding='utf-8', errors='replace').read()):
                 name = os.path.basename(header)
                 if name.endswith('.moc') or name not in where:
@@ -54,7 +68,7 @@ def main():
                 hlib, hfolder = where[name]
                 if LIBRARIES.index(hlib) > LIBRARIES.index(lib):
                     problems.append(f'{rel}: includes {header} ({hlib}/ above {lib}/)')
-                elif hlib == lib and LAYERS[lib].index(hfolder) > LAYERS[lib].index(own[1]):
+                elif hlib == lib and layers[lib].index(hfolder) > layers[lib].index(own[1]):
                     problems.append(f'{rel}: includes {header} ({lib}/{hfolder} above {lib}/{own[1]})')
     for p in problems:
         print(p)
