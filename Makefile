@@ -3,9 +3,11 @@
 BUILD_DIR ?= build
 PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb xauth \
              libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
-             poppler-utils libxml2-utils python3 libcli11-dev libgtest-dev
+             poppler-utils libxml2-utils python3 python3-yaml libcli11-dev libgtest-dev \
+             libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev
 # What the core alone needs (make test-core): no Qt, no QCustomPlot, no display.
-CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 libcli11-dev libgtest-dev
+CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 python3-yaml libcli11-dev libgtest-dev \
+                 libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)

@@ -1,6 +1,7 @@
 #include "PlanSummaryView.h"
 
 #include "DiagramExport.h"
+#include "MonospaceFont.h"
 
 #include "PlanIO.h"
 #include "PlotExport.h"
@@ -253,7 +254,7 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     m_json = new QPlainTextEdit(m_content);
     m_json->setObjectName(QStringLiteral("planJson"));
     m_json->setReadOnly(true);
-    m_json->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_json->setFont(monospaceFont());
     m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
     content->addWidget(m_json, 3);
     outer->addWidget(m_content, 1);
