@@ -17,6 +17,7 @@ int cmdPlan(const Args &args);      // cli_plan.cpp
 int cmdCompare(const Args &args);   // cli_compare.cpp
 int cmdReproduce(const Args &args); // cli_reproduce.cpp
 int cmdCompletion(const Args &args);// cli_completion.cpp
+int cmdExport(const Args &args);    // cli_export.cpp
 
 // Every sub-command by name (cli_main.cpp): the dispatcher and the completion script use it.
 using Command = int (*)(const Args &);

@@ -26,6 +26,9 @@ const std::vector<CommandHelp> &commandHelps()
          "nest-cli compare --cluster paper-spineleaf-64 --model llama2-7b --planners nest,flat,megatron,mcmc"},
         {"reproduce", "the paper's evaluation grid: CSV, Markdown tables and plots",
          "nest-cli reproduce --out results/ --quick"},
+        {"export", "a plan as launch files for Megatron-LM, NeMo, DeepSpeed, torchtitan or the NEST artifact",
+         "nest-cli export --plan plan.json --workspace sample_configs/workspaces/quickstart.nestws.json "
+         "--format megatron --out run/launch_megatron.sh"},
         {"completion", "print a bash completion script",
          "source <(nest-cli completion bash)"},
     };
@@ -60,6 +63,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"zero", {"0-3", "ZeRO stage (default 0)"}},
         {"recompute", {"MODE", "activation recomputation: none, selective or full (default none)"}},
         {"order", {"ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"}},
+        {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
+        {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
         {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
         {"dp-overlap", {"F", "fraction of gradient sync hidden behind backward, when the framework "
                              "does not overlap it itself (default 0)"}},
@@ -92,6 +97,11 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"simulate.out", {"FILE", "write the timeline as JSON"}},
         {"reproduce.out", {"DIR", "output folder (default nest-evaluation)"}},
         {"completion.shell", {"SHELL", "bash"}},
+        {"export.format", {"NAME", "megatron, nemo, deepspeed, torchtitan or nest"}},
+        {"export.out", {"FILE", "the main file; side files (rank map, hostfile, launch script) go beside it "
+                                "(default: the main file on stdout)"}},
+        {"export.strict", {"", "refuse (exit 2) when the framework cannot run the plan as it is"}},
+        {"export.json", {"", "what was exported, the fallback and both times, as JSON"}},
     };
     if (const auto it = perCommand.find(command + "." + option); it != perCommand.end())
         return it->second;

@@ -5,6 +5,7 @@
 #include "ModelIO.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
+#include "RankMapping.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +16,8 @@ namespace nest::cli {
 std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-            "schedule", "zero", "recompute", "order", "efficiency", "dp-overlap", "framework"};
+            "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "efficiency", "dp-overlap",
+            "framework"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -38,7 +40,7 @@ void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &
 {
     values = planValueOptions();
     flags = planFlagOptions();
-    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order"})
+    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order", "rank-map", "stage-blocks"})
         values.erase(layoutOnly);
     flags.erase("sp");
     values.merge(planSearchValueOptions());
@@ -277,7 +279,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
     static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-                                          "schedule", "zero", "recompute", "order"};
+                                          "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks"};
     PlanInputs in;
     if (args.has("plan")) {
         for (const char *o : layoutOptions)
@@ -318,6 +320,20 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     u.seqLength = in.model.seqLength;
     parseSchedule(args.value("schedule", "1f1b"), u);
     u.order = args.value("order", u.order);
+    if (args.has("rank-map")) {
+        // A framework export's rank map (nest-cli export): rank r on the device it names.
+        const std::string file = args.value("rank-map");
+        auto json = readJsonFile(file);
+        if (!json)
+            throw UsageError{json.error()};
+        try {
+            u.rankDevices = rankDevicesFromJson(*json, "");
+        } catch (const JsonError &e) {
+            throw UsageError{formatError(file, e.path(), e.reason())};
+        }
+    }
+    if (args.has("stage-blocks"))
+        u.stageBlocks = args.intList("stage-blocks", {}, Range{0, limits::devices.max, "", false, true});
     auto plan = buildUniformPlan(u, in.topology, in.model);
     if (!plan)
         throw UsageError{plan.error()};

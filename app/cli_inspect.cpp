@@ -3,6 +3,7 @@
 // token and weight memory. Everything is computed by core; this file only prints.
 #include "CliArgs.h"
 #include "CliCommands.h"
+#include "CliPlanOptions.h"
 
 #include "ClusterIO.h"
 #include "ModelIO.h"
@@ -41,14 +42,27 @@ Json clusterJson(const Topology &t)
                          {"peak_tflops", spec.peakFlops / 1e12},
                          {"memory_GB", spec.memoryBytes / 1e9},
                          {"memory_bandwidth_GBps", spec.memoryBandwidth / 1e9}});
-    return {{"name", t.name}, {"devices", t.deviceCount()}, {"device_types", types}, {"levels", levels}};
+    // Each node with its device ids (ids below a node are contiguous), as exports name hosts.
+    Json nodes = Json::array();
+    for (int g : t.groupsAtLevel(0)) {
+        const std::vector<int> ids = t.devicesUnder(g);
+        nodes.push_back({{"name", t.groups[static_cast<size_t>(g)].name},
+                         {"first_device", ids.empty() ? 0 : ids.front()},
+                         {"devices", ids.size()},
+                         {"device_type", t.deviceTypes[static_cast<size_t>(t.groups[static_cast<size_t>(g)].deviceType)].name}});
+    }
+    return {{"name", t.name}, {"devices", t.deviceCount()}, {"device_types", types}, {"levels", levels},
+            {"nodes", nodes}};
 }
 
 Json modelJson(const ModelProfile &m)
 {
     int moe = 0;
-    for (const auto &l : m.layers)
+    Json kinds = Json::array();
+    for (const auto &l : m.layers) {
         moe += l.kind == LayerKind::Moe;
+        kinds.push_back(toString(l.kind));
+    }
     return {{"name", m.name},
             {"family", m.family},
             {"layers", m.layerCount()},
@@ -58,7 +72,8 @@ Json modelJson(const ModelProfile &m)
             {"parameters", m.totalParams()},
             {"active_parameters", m.activeParams()},
             {"flops_per_token", m.flopsPerToken()},
-            {"weight_bytes", m.weightBytes()}};
+            {"weight_bytes", m.weightBytes()},
+            {"layer_kinds", kinds}};
 }
 
 void printCluster(const Json &c)
@@ -94,36 +109,49 @@ void printModel(const Json &m)
 
 int cmdInspect(const Args &args)
 {
-    const CliArgs a(args, {"cluster", "model", "seq", "batch"}, {"json"}, "inspect");
+    const CliArgs a(args, {"workspace", "cluster", "model", "seq", "batch"}, {"json"}, "inspect");
     if (!a.positional().empty())
         throw UsageError{"unexpected argument '" + a.positional().front() + "'"};
-    if (!a.has("cluster") && !a.has("model"))
-        throw UsageError{"give --cluster FILE|PRESET and/or --model FILE|PRESET"};
+    if (!a.has("cluster") && !a.has("model") && !a.has("workspace"))
+        throw UsageError{"give --cluster FILE|PRESET and/or --model FILE|PRESET, or --workspace FILE"};
 
     Json out = {{"devices", nullptr}, {"levels", nullptr}, {"parameters", nullptr},
                 {"active_parameters", nullptr}, {"flops_per_token", nullptr}};
+    ModelOptions opts;
+    if (a.has("seq"))
+        opts.seqLength = a.intValue("seq", 0, limits::seqLength);
+    if (a.has("batch"))
+        opts.globalBatch = a.intValue("batch", 0, limits::batch);
+    std::optional<Topology> topo;
+    std::optional<ModelProfile> model;
+    if (a.has("workspace")) {
+        ClusterAndModel cm = loadClusterAndModel(a, opts.seqLength, opts.globalBatch);
+        topo = std::move(cm.topology);
+        model = std::move(cm.model);
+    }
     if (a.has("cluster")) {
-        const auto topo = resolveCluster(a.value("cluster"));
-        if (!topo) {
-            std::cerr << "nest-cli inspect: " << topo.error() << "\n";
+        auto t = resolveCluster(a.value("cluster"));
+        if (!t) {
+            std::cerr << "nest-cli inspect: " << t.error() << "\n";
             return 2;
         }
+        topo = std::move(t).value();
+    }
+    if (a.has("model") && !a.has("workspace")) {
+        auto m = resolveModel(a.value("model"), opts);
+        if (!m) {
+            std::cerr << "nest-cli inspect: " << m.error() << "\n";
+            return 2;
+        }
+        model = std::move(m).value();
+    }
+    if (topo) {
         const Json c = clusterJson(*topo);
         out["cluster"] = c;
         out["devices"] = c["devices"];
         out["levels"] = c["levels"];
     }
-    if (a.has("model")) {
-        ModelOptions opts;
-        if (a.has("seq"))
-            opts.seqLength = a.intValue("seq", 0, limits::seqLength);
-        if (a.has("batch"))
-            opts.globalBatch = a.intValue("batch", 0, limits::batch);
-        const auto model = resolveModel(a.value("model"), opts);
-        if (!model) {
-            std::cerr << "nest-cli inspect: " << model.error() << "\n";
-            return 2;
-        }
+    if (model) {
         const Json m = modelJson(*model);
         out["model"] = m;
         for (const char *k : {"parameters", "active_parameters", "flops_per_token", "weight_bytes"})

@@ -31,6 +31,9 @@ const char *kUsage =
     "            planners: nest (default), exhaustive, flat, megatron, mcmc [--budget N --seed N]\n"
     "  compare   (same inputs as plan) [--planners nest,flat,megatron,mcmc] [--json]\n"
     "                                           NEST against the baselines, one row each\n"
+    "  export    --plan FILE (--cluster C --model M | --workspace W)\n"
+    "            --format megatron|nemo|deepspeed|torchtitan|nest [--out FILE] [--strict]\n"
+    "                                           launch files for a framework, placement kept\n"
     "  reproduce [--out DIR] [--quick]          the paper's evaluation grid: CSV, tables, plots\n"
     "  completion bash                          bash completion script\n"
     "\n"
@@ -39,6 +42,8 @@ const char *kUsage =
     "            what overlaps and how memory is allocated (default megatron-core);\n"
     "            [--efficiency F] large-GEMM fraction of peak (default: the device class's)\n"
     "            [--recompute none|selective|full] (evaluate: the plan's mode)\n"
+    "            evaluate also reads back an export: [--order O] [--rank-map F.ranks.json]\n"
+    "            [--stage-blocks LIST] (transformer blocks per stage)\n"
     "\n"
     "C and M are a file (JSON) or a preset name; see `nest-cli presets`. W is a workspace\n"
     "(*.nestws.json): its cluster, model and search settings, as the window plans them;\n"
@@ -55,7 +60,7 @@ const std::map<std::string, Command> &commandTable()
     static const std::map<std::string, Command> table{
         {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
         {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}};
+        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}, {"export", cmdExport}};
     return table;
 }
 

@@ -55,6 +55,21 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     auto dims = parseRankOrder(u.order);
     if (!dims)
         return R::failure(dims.error());
+    if (!u.rankDevices.empty()) {
+        if (static_cast<long long>(u.rankDevices.size()) != need)
+            return R::failure("the rank map lists " + std::to_string(u.rankDevices.size()) +
+                              " devices, tp x cp x dp x pp = " + std::to_string(need) + " ranks");
+        std::vector<char> seen(static_cast<size_t>(topo.deviceCount()), 0);
+        for (size_t r = 0; r < u.rankDevices.size(); ++r) {
+            const int d = u.rankDevices[r];
+            if (d < 0 || d >= topo.deviceCount())
+                return R::failure("rank " + std::to_string(r) + " is mapped to device " + std::to_string(d) +
+                                  ", the cluster has devices 0.." + std::to_string(topo.deviceCount() - 1));
+            if (seen[static_cast<size_t>(d)]++)
+                return R::failure("rank " + std::to_string(r) + " is mapped to device " + std::to_string(d) +
+                                  ", which an earlier rank already runs on");
+        }
+    }
 
     // Layer split: blocks between the leading and trailing non-block layers.
     const int layers = model.layerCount();
@@ -68,7 +83,23 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
         --tail;
     const int blocks = tail - lead;
     const int stages = u.pp * v;
-    if (blocks < stages)
+    if (!u.stageBlocks.empty()) {
+        if (static_cast<int>(u.stageBlocks.size()) != stages)
+            return R::failure("the block split lists " + std::to_string(u.stageBlocks.size()) + " stages, the layout has " +
+                              std::to_string(stages));
+        long long sum = 0;
+        for (int k = 0; k < stages; ++k) {
+            const int b = u.stageBlocks[static_cast<size_t>(k)];
+            const bool edge = (k == 0 && lead > 0) || (k == stages - 1 && tail < layers);
+            if (b < (edge ? 0 : 1))
+                return R::failure("stage " + std::to_string(k) + " of the block split has " + std::to_string(b) +
+                                  " blocks; only a stage holding the embedding or the head may have none");
+            sum += b;
+        }
+        if (sum != blocks)
+            return R::failure("the block split sums to " + std::to_string(sum) + " blocks, the model has " +
+                              std::to_string(blocks));
+    } else if (blocks < stages)
         return R::failure("the model has " + std::to_string(blocks) + " transformer blocks, fewer than the " +
                           std::to_string(stages) + " pipeline stages asked for");
 
@@ -90,8 +121,9 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
         acc *= size.at(d);
     }
     auto deviceOf = [&](int tpRank, int cpRank, int epRank, int dpRank, int ppRank) {
-        return tpRank * stride["tp"] + cpRank * stride["cp"] + epRank * stride["ep"] + dpRank * stride["dp"] +
-               ppRank * stride["pp"];
+        const int rank = tpRank * stride["tp"] + cpRank * stride["cp"] + epRank * stride["ep"] + dpRank * stride["dp"] +
+                         ppRank * stride["pp"];
+        return u.rankDevices.empty() ? rank : u.rankDevices[static_cast<size_t>(rank)];
     };
 
     const int base = blocks / stages;
@@ -100,7 +132,8 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     for (int k = 0; k < stages; ++k) {
         StagePlan st;
         st.firstLayer = first;
-        int end = (k == 0 ? lead : first) + base + (k < extra ? 1 : 0);
+        const int count = u.stageBlocks.empty() ? base + (k < extra ? 1 : 0) : u.stageBlocks[static_cast<size_t>(k)];
+        int end = (k == 0 ? lead : first) + count;
         if (k == stages - 1)
             end = layers;
         st.endLayer = end;

@@ -8,6 +8,7 @@
 #include "Topology.h"
 
 #include <string>
+#include <vector>
 
 namespace nest {
 
@@ -21,6 +22,13 @@ struct UniformLayout : StageConfig {
     // device id. "ep" may be omitted (it then sits just inside "dp"); replica
     // r = dpRank * ep + epRank, so consecutive replicas form an expert-parallel group.
     std::string order = "tp-cp-ep-dp-pp";
+    // Where the ranks run: global rank r (numbered in `order`) on device rankDevices[r].
+    // Empty: on device r (devices 0..N-1). A framework export's rank map, read back.
+    std::vector<int> rankDevices;
+    // Transformer blocks per stage, pp * virtualStages entries summing to the model's
+    // blocks (the first and the last may be 0: a stage of the embedding or the head alone).
+    // Empty: the balanced split below.
+    std::vector<int> stageBlocks;
 };
 
 // Balanced contiguous split of the layers over pp * virtualStages stages: the blocks
@@ -28,7 +36,8 @@ struct UniformLayout : StageConfig {
 // stages take one more), leading non-block layers (embedding) join the first stage,
 // trailing ones (head) the last. Ranks are laid onto device ids 0..N-1 in `order`.
 // Errors: tp*cp*dp*pp exceeding the devices, ep not dividing dp, a batch that does not
-// split, fewer blocks than stages, a bad order string, a bad width.
+// split, fewer blocks than stages, a bad order string, a bad width, rank devices that are
+// not tp*cp*dp*pp distinct ids of the cluster, a block split of the wrong length or sum.
 Result<Plan> buildUniformPlan(const UniformLayout &layout, const Topology &topo, const ModelProfile &model);
 
 // Parses "tp-cp-ep-dp-pp"-style orders into the 5 dimension names, fastest first.

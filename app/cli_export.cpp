@@ -1,0 +1,129 @@
+// nest-cli export --plan FILE (--cluster C --model M | --workspace W)
+//   --format megatron|nemo|deepspeed|torchtitan|nest [--out FILE] [--strict] [--json]
+// The plan as a framework's launch files (core/interop/FrameworkExport.h, docs/interop.md):
+// without --out the main file goes to stdout; with it the main file and its side files
+// (rank map, hostfile, launch script) are written next to each other. What the framework
+// cannot express is said, with both iteration times, on stderr (or in --json).
+#include "CliCommands.h"
+#include "CliPlanOptions.h"
+
+#include "FileGuard.h"
+#include "FrameworkExport.h"
+#include "ModelConfig.h"
+
+#include <filesystem>
+#include <iostream>
+
+namespace nest::cli {
+
+namespace {
+
+// The model's hyperparameters when it has them (shape flags); a measured profile has none.
+std::optional<ModelConfig> modelConfigOf(const CliArgs &args)
+{
+    if (args.has("workspace")) {
+        auto w = loadWorkspace(args.value("workspace"));
+        if (!w)
+            return std::nullopt;
+        auto c = w->model.config(args.value("workspace"));
+        return c ? std::optional<ModelConfig>(*c) : std::nullopt;
+    }
+    const std::string name = args.value("model");
+    if (auto preset = modelPreset(name))
+        return *preset;
+    if (std::filesystem::is_regular_file(name))
+        if (auto c = loadModelConfig(name))
+            return *c;
+    return std::nullopt;
+}
+
+void writeOut(const std::string &path, const ExportFile &file)
+{
+    auto ok = writeFileAtomically(path, file.text);
+    if (!ok)
+        throw UsageError{ok.error()};
+    if (file.executable) {
+        std::error_code ec;
+        using std::filesystem::perms;
+        std::filesystem::permissions(path, perms::owner_exec | perms::group_exec | perms::others_exec,
+                                     std::filesystem::perm_options::add, ec);
+    }
+}
+
+} // namespace
+
+int cmdExport(const Args &argv)
+{
+    std::set<std::string> values = planValueOptions();
+    values.insert({"format", "out"});
+    std::set<std::string> flags = planFlagOptions();
+    flags.insert({"strict", "json"});
+    const CliArgs args(argv, values, flags, "export");
+    if (!args.positional().empty())
+        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
+    if (!args.has("plan"))
+        throw UsageError{"--plan FILE is required (a plan from `nest-cli plan --out` or the window)"};
+    if (!args.has("format"))
+        throw UsageError{"--format is required: one of " + exportFormatNameList()};
+    const auto format = exportFormatFromString(args.value("format"));
+    if (!format)
+        throw UsageError{"option --format expects one of " + exportFormatNameList() + ", got '" +
+                         args.value("format") + "'"};
+
+    PlanInputs in = loadPlanInputs(args);
+    ExportRequest request;
+    request.cost = costOptionsFor(args, in);
+    request.plan = std::move(in.plan);
+    request.topology = std::move(in.topology);
+    request.model = std::move(in.model);
+    request.config = modelConfigOf(args);
+    if (request.config)
+        request.config->seqLength = request.plan.seqLength;
+    request.strict = args.flag("strict");
+    namespace fs = std::filesystem;
+    const std::string out = args.value("out");
+    if (!out.empty()) {
+        if (fs::is_directory(out))
+            throw UsageError{out + ": is a directory; --out names the main file (for example " + out + "/" +
+                             defaultExportFileName(*format) + ")"};
+        request.fileName = fs::path(out).filename().string();
+    }
+
+    auto result = exportPlan(request, *format);
+    if (!result)
+        throw UsageError{result.error()};
+
+    std::vector<std::string> written;
+    if (!out.empty()) {
+        const fs::path dir = fs::path(out).parent_path();
+        for (const ExportFile &f : result->files) {
+            const std::string path = (dir / f.name).string();
+            writeOut(path, f);
+            written.push_back(path);
+        }
+    }
+    if (args.flag("json")) {
+        Json j = {{"format", toString(*format)},
+                  {"framework", exportFormatTitle(*format)},
+                  {"fallback", result->runnable.changes},
+                  {"notes", result->runnable.notes},
+                  {"original_iteration_time_s", result->original.iterationTime},
+                  {"iteration_time_s", result->exported.iterationTime},
+                  {"fits_memory", result->exported.feasible},
+                  {"summary", result->summary()},
+                  {"files", written}};
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    if (out.empty()) {
+        std::cout << result->files.front().text;
+        std::cerr << result->summary() << "\n";
+        return 0;
+    }
+    std::cout << result->summary() << "\n";
+    for (const std::string &w : written)
+        std::cout << "wrote " << w << "\n";
+    return 0;
+}
+
+} // namespace nest::cli

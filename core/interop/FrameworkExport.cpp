@@ -1,0 +1,225 @@
+#include "FrameworkExport.h"
+
+#include "LaunchContext.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace nest {
+
+const std::vector<ExportFormat> &exportFormats()
+{
+    static const std::vector<ExportFormat> all{ExportFormat::Megatron, ExportFormat::Nemo, ExportFormat::DeepSpeed,
+                                               ExportFormat::Torchtitan, ExportFormat::Nest};
+    return all;
+}
+
+const char *toString(ExportFormat f)
+{
+    switch (f) {
+    case ExportFormat::Megatron: return "megatron";
+    case ExportFormat::Nemo: return "nemo";
+    case ExportFormat::DeepSpeed: return "deepspeed";
+    case ExportFormat::Torchtitan: return "torchtitan";
+    case ExportFormat::Nest: return "nest";
+    }
+    return "nest";
+}
+
+std::optional<ExportFormat> exportFormatFromString(const std::string &name)
+{
+    std::string n;
+    for (char ch : name)
+        n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (n == "megatron-lm")
+        return ExportFormat::Megatron;
+    if (n == "nest-json")
+        return ExportFormat::Nest;
+    for (ExportFormat f : exportFormats())
+        if (n == toString(f))
+            return f;
+    return std::nullopt;
+}
+
+std::string exportFormatNameList()
+{
+    std::string out;
+    for (ExportFormat f : exportFormats())
+        out += (out.empty() ? "" : ", ") + std::string(toString(f));
+    return out;
+}
+
+const char *exportFormatTitle(ExportFormat f)
+{
+    switch (f) {
+    case ExportFormat::Megatron: return "Megatron-LM";
+    case ExportFormat::Nemo: return "NeMo";
+    case ExportFormat::DeepSpeed: return "DeepSpeed";
+    case ExportFormat::Torchtitan: return "torchtitan";
+    case ExportFormat::Nest: return "NEST JSON";
+    }
+    return "NEST JSON";
+}
+
+std::string defaultExportFileName(ExportFormat f)
+{
+    switch (f) {
+    case ExportFormat::Megatron: return "launch_megatron.sh";
+    case ExportFormat::Nemo: return "nemo_config.yaml";
+    case ExportFormat::DeepSpeed: return "ds_config.json";
+    case ExportFormat::Torchtitan: return "torchtitan_job.toml";
+    case ExportFormat::Nest: return "nest_output.json";
+    }
+    return "nest_output.json";
+}
+
+FrameworkRules frameworkRules(ExportFormat f)
+{
+    using Split = FrameworkRules::Split;
+    FrameworkRules r;
+    switch (f) {
+    case ExportFormat::Megatron:
+        // Megatron-LM (docs/interop.md): one tp/cp/ep for all stages, the distributed
+        // optimizer (ZeRO-1), 1F1B or interleaved, --decoder-first/last-pipeline-num-layers
+        // for uneven end stages, --use-tp-pp-dp-mapping for the second rank order.
+        r.title = "Megatron-LM";
+        r.orders = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"};
+        r.zeroStages = {0, 1};
+        r.split = Split::EvenInterior;
+        break;
+    case ExportFormat::Nemo:
+        // NeMo 1.x (Megatron-Core underneath): no uneven-stage keys in its configs.
+        r.title = "NeMo";
+        r.orders = {"tp-cp-ep-dp-pp"};
+        r.zeroStages = {0, 1};
+        r.split = Split::Even;
+        break;
+    case ExportFormat::DeepSpeed:
+        // DeepSpeed's PipelineModule: PipeModelDataParallelTopology (model, data, pipe
+        // fastest first), no context or expert parallelism in the pipeline engine, its own
+        // 1F1B-like TrainSchedule, ZeRO-2/3 refused with pipelining (engine.py assert).
+        r.title = "DeepSpeed";
+        r.orders = {"tp-cp-dp-pp"};
+        r.contextParallel = false;
+        r.expertParallel = false;
+        r.interleaved = false;
+        r.zeroStages = {0, 1, 2, 3};
+        r.zeroAbove1WithPipeline = false;
+        r.split = Split::Any;
+        break;
+    case ExportFormat::Torchtitan:
+        // torchtitan: mesh [pp, dp_replicate, dp_shard, cp, tp] (tp fastest), FSDP2 for
+        // ZeRO-2 (reshard never) and ZeRO-3, no ZeRO-1; module_fqns_per_model_part lists
+        // each stage's modules; its TP plan shards norms over the sequence.
+        r.title = "torchtitan";
+        r.orders = {"tp-cp-dp-pp"};
+        r.expertParallel = false;
+        r.gpipe = true;
+        r.zeroStages = {0, 2, 3};
+        r.split = Split::Any;
+        r.sequenceParallelWithTp = true;
+        break;
+    case ExportFormat::Nest:
+        // The artifact's solver: one global tensor width, 1F1B, any stage boundaries.
+        r.title = "the NEST artifact";
+        r.orders = {"tp-cp-ep-dp-pp"};
+        r.launcher = false;
+        r.interleaved = false;
+        r.zeroStages = {0, 1, 2, 3};
+        r.split = Split::Any;
+        break;
+    }
+    return r;
+}
+
+namespace {
+
+std::string seconds(double s)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, s >= 100 ? "%.1f s" : s >= 1 ? "%.2f s" : "%.3f s", s);
+    return buf;
+}
+
+} // namespace
+
+std::string ExportResult::summary() const
+{
+    const std::string title = exportFormatTitle(format);
+    const std::string fw = format == ExportFormat::Nest ? "The NEST artifact" : title;
+    auto sentence = [](std::string text) {
+        if (text.rfind("the ", 0) == 0)
+            text[0] = 'T';
+        return text;
+    };
+    auto timeOf = [](const Report &r) {
+        return r.feasible ? seconds(r.iterationTime) + " per iteration"
+                          : seconds(r.iterationTime) + " per iteration but does not fit in memory";
+    };
+    std::string out;
+    if (!fellBack()) {
+        out = fw + " runs the plan as it is: " + timeOf(original);
+    } else {
+        for (const std::string &c : runnable.changes)
+            out += out.empty() ? sentence(c) : "; " + c;
+        char pct[64];
+        std::snprintf(pct, sizeof pct, "%+.1f %%", 100 * (exported.iterationTime / original.iterationTime - 1));
+        out += ": " + timeOf(exported) + " instead of " + seconds(original.iterationTime) + " (" + pct + ")";
+    }
+    for (const std::string &n : runnable.notes)
+        out += ". Note: " + n;
+    return out;
+}
+
+Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format)
+{
+    using R = Result<ExportResult>;
+    const std::vector<std::string> problems = planErrors(request.plan, request.topology, request.model);
+    if (!problems.empty()) {
+        std::string msg = "the plan does not match this cluster and model:";
+        for (const std::string &p : problems)
+            msg += "\n  " + p;
+        return R::failure(msg);
+    }
+    const FrameworkRules rules = frameworkRules(format);
+    auto runnable = nearestRunnablePlan(request.plan, request.topology, request.model, rules, request.cost);
+    if (!runnable)
+        return R::failure(runnable.error());
+    if (request.strict && !runnable->changes.empty()) {
+        std::string msg = std::string(exportFormatTitle(format)) + " cannot run this plan as it is (--strict):";
+        for (const std::string &c : runnable->changes)
+            msg += "\n  " + c;
+        return R::failure(msg);
+    }
+    ExportResult result;
+    result.format = format;
+    result.runnable = std::move(runnable).value();
+    result.original = evaluate(request.plan, request.topology, request.model, request.cost);
+    result.exported = result.fellBack()
+                          ? evaluate(result.runnable.plan, request.topology, request.model, request.cost)
+                          : result.original;
+
+    const std::string name = request.fileName.empty() ? defaultExportFileName(format) : request.fileName;
+    const size_t dot = name.find_last_of('.');
+    const LaunchContext context{request,
+                                result,
+                                format,
+                                frameworkProfile(request.cost.framework),
+                                modelShape(request),
+                                name,
+                                dot == std::string::npos || dot == 0 ? name : name.substr(0, dot)};
+    std::vector<ExportFile> files;
+    switch (format) {
+    case ExportFormat::Megatron: files = writeMegatron(context); break;
+    case ExportFormat::Nemo: files = writeNemo(context); break;
+    case ExportFormat::DeepSpeed: files = writeDeepSpeed(context); break;
+    case ExportFormat::Torchtitan: files = writeTorchtitan(context); break;
+    case ExportFormat::Nest: files = writeNestArtifact(context); break;
+    }
+    result.files = std::move(files);
+    return result;
+}
+
+} // namespace nest

@@ -1,0 +1,76 @@
+#pragma once
+// A plan as the launch files of the framework that runs it (issue 21, docs/interop.md):
+// Megatron-LM (a bash launch script), NeMo (a launcher-style YAML), DeepSpeed (the config
+// JSON with its pipeline partition), torchtitan (a TOML job file) and the NEST artifact's
+// output JSON. Every export carries the rank-to-device mapping (RankMapping) as a hostfile,
+// a JSON file and CUDA_VISIBLE_DEVICES in its launch script, and states what the framework
+// could not express: the nearest plan it can run (RunnablePlan) is exported instead and
+// priced by the evaluator beside the original. One writer per framework, each taking the
+// same typed plan and cluster.
+#include "Evaluator.h"
+#include "ModelConfig.h"
+#include "ModelProfile.h"
+#include "Plan.h"
+#include "Result.h"
+#include "RunnablePlan.h"
+#include "Topology.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+enum class ExportFormat { Megatron, Nemo, DeepSpeed, Torchtitan, Nest };
+
+const std::vector<ExportFormat> &exportFormats();
+// "megatron", "nemo", "deepspeed", "torchtitan", "nest"
+const char *toString(ExportFormat f);
+// Case-insensitive; also "megatron-lm", "nest-json".
+std::optional<ExportFormat> exportFormatFromString(const std::string &name);
+std::string exportFormatNameList();  // "megatron, nemo, deepspeed, torchtitan, nest"
+// "Megatron-LM", "NeMo", "DeepSpeed", "torchtitan", "NEST JSON"
+const char *exportFormatTitle(ExportFormat f);
+// The main file's default name: "launch_megatron.sh", "nemo_config.yaml",
+// "ds_config.json", "torchtitan_job.toml", "nest_output.json".
+std::string defaultExportFileName(ExportFormat f);
+// What the framework can express (docs/interop.md "Fallback rules").
+FrameworkRules frameworkRules(ExportFormat f);
+
+struct ExportRequest {
+    Plan plan;
+    Topology topology;
+    ModelProfile model;
+    // The model's hyperparameters when it has them (a preset, a model file, a Hugging Face
+    // config): the shape flags. A measured profile gives what it knows.
+    std::optional<ModelConfig> config;
+    CostOptions cost;          // the framework profile whose overlap flags are written
+    std::string fileName;      // the main file's name; side files take its stem
+    bool strict = false;       // refuse instead of exporting a fallback
+};
+
+struct ExportFile {
+    std::string name;          // a file name next to the main file
+    std::string text;
+    bool executable = false;   // launch scripts
+};
+
+struct ExportResult {
+    ExportFormat format = ExportFormat::Megatron;
+    RunnablePlan runnable;               // what is exported, and what changed
+    Report original;                     // the evaluator on the plan as given
+    Report exported;                     // ... on the exported plan
+    std::vector<ExportFile> files;       // files[0] is the main file
+    bool fellBack() const { return !runnable.changes.empty(); }
+    // "Megatron-LM cannot run per-stage tensor widths (...); exported tp 8 everywhere:
+    // 21.4 s per iteration instead of 20.1 s (+6.5 %)", or "Megatron-LM runs the plan as
+    // it is: 20.1 s per iteration".
+    std::string summary() const;
+};
+
+// The launch files of `request.plan` for `format`. Errors: the plan does not fit the
+// cluster or model (planErrors), --strict with something the framework cannot express
+// (every reason listed), no runnable layout.
+Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format);
+
+} // namespace nest

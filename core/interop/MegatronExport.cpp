@@ -1,0 +1,124 @@
+// The Megatron-LM writer: a bash launch script for pretrain_gpt.py (pretrain_bert.py for
+// BERT) under torchrun, with the rank map and hostfile beside it. Flag names from
+// Megatron-LM's megatron/training/arguments.py at NVIDIA/Megatron-LM@000c4ac2
+// (docs/interop.md cites the file).
+#include "LaunchContext.h"
+
+namespace nest {
+
+namespace {
+
+const char *kVersion =
+    "Megatron-LM at NVIDIA/Megatron-LM@000c4ac24f61159c138b0975def722c65245983c "
+    "(megatron/training/arguments.py, core_r0.14 era), launched with torchrun";
+
+void flag(std::string &out, const std::string &name, const std::string &value = {})
+{
+    out += "  " + name + (value.empty() ? "" : " " + value) + "\n";
+}
+
+} // namespace
+
+std::vector<ExportFile> writeMegatron(const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
+    const std::vector<int> &split = c.result.runnable.stageBlocks;
+    const ModelShape &m = c.shape;
+    const FrameworkProfile &fw = c.profile;
+
+    std::string script = "#!/usr/bin/env bash\n";
+    script += commentBlock(c.headerLines(kVersion));
+    script += "#\n# Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
+              c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout.\n";
+    script += "set -euo pipefail\n\n";
+    script += nodeSelectionBash(c);
+    script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";
+    script += "TRAIN_ITERS=${TRAIN_ITERS:-100}\n";
+    script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
+    script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
+
+    std::string par;
+    flag(par, "--tensor-model-parallel-size", std::to_string(u.tp));
+    flag(par, "--pipeline-model-parallel-size", std::to_string(u.pp));
+    flag(par, "--context-parallel-size", std::to_string(u.cp));
+    flag(par, "--expert-model-parallel-size", std::to_string(u.ep));
+    if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
+        flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
+    else if (split.size() > 1 && (split.front() != split[1] || split.back() != split[1])) {
+        flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
+        flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+    }
+    if (c.result.runnable.orderIndex == 1)
+        flag(par, "--use-tp-pp-dp-mapping");
+    if (u.sp)
+        flag(par, "--sequence-parallel");
+    if (u.zero >= 1)
+        flag(par, "--use-distributed-optimizer");
+    if (fw.gradReduceOverlap && u.dp * u.cp > 1) {
+        flag(par, "--overlap-grad-reduce");
+        if (fw.paramGatherOverlap && u.zero >= 1)
+            flag(par, "--overlap-param-gather");
+    }
+    if (fw.tpOverlap && u.sp)
+        flag(par, "--tp-comm-overlap");
+
+    std::string model;
+    flag(model, "--num-layers", std::to_string(m.layers));
+    flag(model, "--hidden-size", std::to_string(m.hidden));
+    flag(model, "--ffn-hidden-size", std::to_string(m.ffnHidden));
+    flag(model, "--num-attention-heads", std::to_string(m.heads));
+    if (m.kvHeads > 0 && m.kvHeads != m.heads) {
+        flag(model, "--group-query-attention");
+        flag(model, "--num-query-groups", std::to_string(m.kvHeads));
+    }
+    flag(model, "--seq-length", std::to_string(p.seqLength));
+    flag(model, "--max-position-embeddings", std::to_string(std::max(m.maxPositions, p.seqLength)));
+    if (m.rotary)
+        flag(model, "--position-embedding-type", "rope");
+    if (m.rmsNorm)
+        flag(model, "--normalization", "RMSNorm");
+    if (m.gatedMlp)
+        flag(model, "--swiglu");
+    if (!m.linearBias)
+        flag(model, "--disable-bias-linear");
+    if (!m.tiedEmbeddings)
+        flag(model, "--untie-embeddings-and-output-weights");
+    if (m.experts > 1) {
+        flag(model, "--num-experts", std::to_string(m.experts));
+        flag(model, "--moe-router-topk", std::to_string(m.topK));
+    }
+    // Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by).
+    flag(model, "--tokenizer-type", "NullTokenizer");
+    flag(model, "--vocab-size", std::to_string(m.vocab));
+
+    std::string train;
+    flag(train, "--micro-batch-size", std::to_string(p.microBatch));
+    flag(train, "--global-batch-size", std::to_string(p.globalBatch));
+    if (u.recompute == Recompute::Full) {
+        flag(train, "--recompute-granularity", "full");
+        flag(train, "--recompute-method", "uniform");
+        flag(train, "--recompute-num-layers", "1");
+    } else if (u.recompute == Recompute::Selective) {
+        flag(train, "--recompute-granularity", "selective");
+    }
+    flag(train, "--bf16");
+    flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
+    flag(train, "--lr", "1.0e-4");
+    flag(train, "--mock-data");
+
+    script += "PARALLEL_ARGS=(\n" + par + ")\n";
+    script += "MODEL_ARGS=(\n" + model + ")\n";
+    script += "TRAINING_ARGS=(\n" + train + ")\n\n";
+    const std::string entry = m.family == "bert" ? "pretrain_bert.py" : "pretrain_gpt.py";
+    script += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n";
+    script += "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n";
+    script += "  \"$MEGATRON_DIR/" + entry + "\" \"${PARALLEL_ARGS[@]}\" \"${MODEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"$@\"\n";
+
+    std::vector<ExportFile> files{{c.mainName, script, true}};
+    for (ExportFile &f : rankSideFiles(c, "megatron-lm"))
+        files.push_back(std::move(f));
+    return files;
+}
+
+} // namespace nest

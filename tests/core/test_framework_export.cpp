@@ -1,0 +1,307 @@
+// Framework exports (issue 21): the rank rules against hand-computed coordinates, the
+// placement kept or said to be lost, the fallback rules with both times, --strict, and the
+// launch files' numbers. The exported files' syntax and the read-back time through the CLI
+// are checked by tests/interop/check_exports.py with independent parsers.
+#include "ClusterIO.h"
+#include "FrameworkExport.h"
+#include "ModelIO.h"
+#include "PlanBuilder.h"
+#include "RankMapping.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+using namespace nest;
+
+namespace {
+
+Topology spineleaf64()
+{
+    auto t = resolveCluster("paper-spineleaf-64");  // 8 nodes of 8 H100, 4 nodes per leaf
+    EXPECT_TRUE(t.ok()) << t.error();
+    return *t;
+}
+
+ModelProfile llama7b()
+{
+    ModelOptions o;
+    o.seqLength = 4096;
+    o.globalBatch = 512;
+    auto m = resolveModel("llama2-7b", o);  // embedding, 32 blocks, head
+    EXPECT_TRUE(m.ok()) << m.error();
+    return *m;
+}
+
+// Stage k: layers [bounds[k], bounds[k+1]); its devices per replica given.
+Plan planOf(const std::vector<int> &bounds, const std::vector<std::vector<std::vector<int>>> &devices, int tp, int dp)
+{
+    Plan p;
+    p.globalBatch = 512;
+    p.microBatch = 1;
+    p.seqLength = 4096;
+    p.dp = dp;
+    for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+        StagePlan s;
+        s.firstLayer = bounds[k];
+        s.endLayer = bounds[k + 1];
+        s.tp = tp;
+        s.devices = devices[k];
+        p.stages.push_back(s);
+    }
+    return p;
+}
+
+// Each replica's pipeline (tp 2 x 4 stages) on its own node: replica r on node r.
+Plan pipelinePerNode()
+{
+    std::vector<std::vector<std::vector<int>>> devs(4);
+    for (int p = 0; p < 4; ++p)
+        for (int r = 0; r < 8; ++r)
+            devs[static_cast<size_t>(p)].push_back({8 * r + 2 * p, 8 * r + 2 * p + 1});
+    return planOf({0, 9, 17, 25, 34}, devs, 2, 8);
+}
+
+ExportRequest requestFor(const Plan &plan)
+{
+    ExportRequest r;
+    r.plan = plan;
+    r.topology = spineleaf64();
+    r.model = llama7b();
+    auto c = modelPreset("llama2-7b");
+    r.config = *c;
+    r.config->seqLength = 4096;
+    return r;
+}
+
+bool contains(const std::string &text, const std::string &part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST(RankRules, MegatronDefaultOrderByHand)
+{
+    // tp 2, cp 1, dp 4, pp 2 (16 ranks): rank = tp + 2 dp + 8 pp.
+    const auto order = *parseRankOrder("tp-cp-ep-dp-pp");
+    RankSizes s{2, 1, 1, 4, 2};
+    EXPECT_EQ(coordinateOfRank(5, order, s), (PlanCoordinate{0, 2, 0, 1}));   // 5 = 1 + 2*2
+    EXPECT_EQ(coordinateOfRank(13, order, s), (PlanCoordinate{1, 2, 0, 1})); // 13 = 1 + 2*2 + 8
+    EXPECT_EQ(coordinateOfRank(8, order, s), (PlanCoordinate{1, 0, 0, 0}));
+}
+
+TEST(RankRules, SecondMegatronOrderAndContextParallelByHand)
+{
+    // --use-tp-pp-dp-mapping: tp-cp-ep-pp-dp, rank = tp + 2 pp + 4 dp (tp 2, pp 2, dp 4).
+    const auto order = *parseRankOrder("tp-cp-ep-pp-dp");
+    EXPECT_EQ(coordinateOfRank(5, order, RankSizes{2, 1, 1, 4, 2}), (PlanCoordinate{0, 1, 0, 1}));
+    // tp 2, cp 2, dp 2, pp 1: rank = tp + 2 cp + 4 dp.
+    const auto def = *parseRankOrder("tp-cp-dp-pp");
+    EXPECT_EQ(coordinateOfRank(6, def, RankSizes{2, 2, 1, 2, 1}), (PlanCoordinate{0, 1, 1, 0}));
+}
+
+TEST(RankMapping, UniformPlanKeepsHostsAndGpus)
+{
+    const Topology t = spineleaf64();
+    UniformLayout u;
+    u.tp = 8;
+    u.pp = 2;
+    u.dp = 4;
+    u.globalBatch = 512;
+    u.seqLength = 4096;
+    const Plan plan = *buildUniformPlan(u, t, llama7b());
+    const auto m = mapRanks(plan, t, "tp-cp-ep-dp-pp");
+    ASSERT_TRUE(m.ok()) << m.error();
+    EXPECT_EQ(m->procsPerNode, 8);
+    ASSERT_EQ(m->hosts.size(), 8u);
+    for (size_t k = 0; k < 8; ++k) {
+        EXPECT_EQ(m->hosts[k].node, t.devices[8 * k].node);  // rank block k = devices 8k..8k+7
+        EXPECT_EQ(m->visibleDevices(static_cast<int>(k)), "0,1,2,3,4,5,6,7");
+    }
+    EXPECT_EQ(m->hostfile().substr(0, m->hosts[0].host.size() + 8), m->hosts[0].host + " slots=8");
+}
+
+TEST(RankMapping, PermutedDevicesGivePermutedVisibleDevices)
+{
+    // tp 2 x dp 4 on one node, each replica's two GPUs reversed and replicas reversed.
+    const Topology t = spineleaf64();
+    std::vector<std::vector<std::vector<int>>> devs(1);
+    for (int r = 0; r < 4; ++r)
+        devs[0].push_back({7 - 2 * r, 6 - 2 * r});
+    const Plan plan = planOf({0, 34}, devs, 2, 4);
+    const auto m = mapRanks(plan, t, "tp-cp-ep-dp-pp");
+    ASSERT_TRUE(m.ok()) << m.error();
+    ASSERT_EQ(m->hosts.size(), 1u);
+    // rank = tp + 2 replica: rank 0 -> replica 0 shard 0 = GPU 7, rank 1 -> GPU 6, ...
+    EXPECT_EQ(m->visibleDevices(0), "7,6,5,4,3,2,1,0");
+}
+
+TEST(RankMapping, PipelinePerNodeNeedsTheSecondMegatronOrder)
+{
+    const Topology t = spineleaf64();
+    const Plan plan = pipelinePerNode();
+    // Default order: ranks 0..7 are tp x dp 0..3 of stage 0, on nodes 0..3.
+    const auto def = mapRanks(plan, t, "tp-cp-ep-dp-pp");
+    EXPECT_FALSE(def.ok());
+    EXPECT_TRUE(contains(def.error(), "ranks 0 to 7"));
+    const auto alt = mapRanks(plan, t, "tp-cp-ep-pp-dp");
+    ASSERT_TRUE(alt.ok()) << alt.error();
+    EXPECT_EQ(alt->visibleDevices(0), "0,1,2,3,4,5,6,7");
+
+    auto e = exportPlan(requestFor(plan), ExportFormat::Megatron);
+    ASSERT_TRUE(e.ok()) << e.error();
+    EXPECT_FALSE(e->fellBack()) << e->summary();
+    EXPECT_EQ(e->runnable.orderIndex, 1u);
+    EXPECT_TRUE(contains(e->files.front().text, "--use-tp-pp-dp-mapping"));
+    EXPECT_EQ(e->runnable.plan, plan);
+
+    // DeepSpeed numbers model, data, pipe: no order places it; the ranks are laid node by node.
+    auto ds = exportPlan(requestFor(plan), ExportFormat::DeepSpeed);
+    ASSERT_TRUE(ds.ok()) << ds.error();
+    ASSERT_TRUE(ds->fellBack());
+    EXPECT_TRUE(contains(ds->runnable.changes.back(), "laid node by node"));
+    EXPECT_NE(ds->exported.iterationTime, ds->original.iterationTime);
+}
+
+TEST(Fallback, PerStageTensorWidthsOneWidthWithBothTimes)
+{
+    auto t = resolveCluster("paper-v100-16");
+    ModelOptions o;
+    o.seqLength = 512;
+    o.globalBatch = 256;
+    auto m = resolveModel("bert-large", o);
+    ASSERT_TRUE(t.ok() && m.ok());
+    Plan plan;
+    plan.globalBatch = 256;
+    plan.microBatch = 2;
+    plan.seqLength = 512;
+    plan.dp = 4;
+    StagePlan a;
+    a.firstLayer = 0;
+    a.endLayer = 13;
+    a.tp = 2;
+    a.devices = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+    StagePlan b;
+    b.firstLayer = 13;
+    b.endLayer = m->layerCount();
+    b.tp = 1;
+    b.devices = {{8}, {9}, {10}, {11}};
+    plan.stages = {a, b};
+    ExportRequest r;
+    r.plan = plan;
+    r.topology = *t;
+    r.model = *m;
+    auto e = exportPlan(r, ExportFormat::Megatron);
+    ASSERT_TRUE(e.ok()) << e.error();
+    ASSERT_TRUE(e->fellBack());
+    EXPECT_TRUE(contains(e->runnable.changes.front(), "per-stage tensor widths (tp 2, 1)"));
+    // One of the stages' own widths everywhere (the faster under the cost model).
+    const int tp = e->runnable.plan.stages.front().tp;
+    EXPECT_TRUE(tp == 1 || tp == 2);
+    for (const StagePlan &s : e->runnable.plan.stages)
+        EXPECT_EQ(s.tp, tp);
+    EXPECT_EQ(e->exported.iterationTime, evaluate(e->runnable.plan, *t, *m, r.cost).iterationTime);
+    EXPECT_EQ(e->original.iterationTime, evaluate(plan, *t, *m, r.cost).iterationTime);
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%+.1f %%", 100 * (e->exported.iterationTime / e->original.iterationTime - 1));
+    EXPECT_TRUE(contains(e->summary(), std::string("(") + pct + ")")) << e->summary();
+    EXPECT_TRUE(contains(e->summary(), "instead of"));
+    EXPECT_TRUE(contains(e->files.front().text, "FALLBACK"));
+
+    r.strict = true;
+    auto strict = exportPlan(r, ExportFormat::Megatron);
+    ASSERT_FALSE(strict.ok());
+    EXPECT_TRUE(contains(strict.error(), "per-stage tensor widths"));
+}
+
+TEST(Fallback, ZeroStagesEachFrameworkOffers)
+{
+    const Topology t = spineleaf64();
+    UniformLayout u;
+    u.tp = 8;
+    u.pp = 2;
+    u.dp = 4;
+    u.globalBatch = 512;
+    u.seqLength = 4096;
+    u.zero = 3;
+    u.sp = true;  // torchtitan's TP always shards the sequence
+    const Plan zero3 = *buildUniformPlan(u, t, llama7b());
+    auto mg = exportPlan(requestFor(zero3), ExportFormat::Megatron);
+    ASSERT_TRUE(mg.ok());
+    EXPECT_EQ(mg->runnable.plan.stages.front().zero, 1);  // the distributed optimizer
+    auto ds = exportPlan(requestFor(zero3), ExportFormat::DeepSpeed);
+    ASSERT_TRUE(ds.ok());
+    EXPECT_EQ(ds->runnable.plan.stages.front().zero, 1);  // ZeRO-2/3 refused with pipelining
+    EXPECT_TRUE(contains(ds->runnable.changes.front(), "without pipeline parallelism"));
+    auto tt = exportPlan(requestFor(zero3), ExportFormat::Torchtitan);
+    ASSERT_TRUE(tt.ok());
+    EXPECT_FALSE(tt->fellBack()) << tt->summary();  // FSDP2 = ZeRO-3
+    u.zero = 1;
+    auto tt1 = exportPlan(requestFor(*buildUniformPlan(u, t, llama7b())), ExportFormat::Torchtitan);
+    ASSERT_TRUE(tt1.ok());
+    // No ZeRO-1: DDP (replicate) or FSDP2 without resharding (ZeRO-2), the faster.
+    const int z = tt1->runnable.plan.stages.front().zero;
+    EXPECT_TRUE(z == 0 || z == 2) << z;
+    EXPECT_TRUE(contains(tt1->files.front().text, z == 2 ? "fsdp_reshard_after_forward = 'never'"
+                                                         : "data_parallel_replicate_degree = 4"))
+        << tt1->files.front().text;
+    for (int other : {0, 2}) {
+        UniformLayout alt = u;
+        alt.zero = other;
+        EXPECT_LE(tt1->exported.iterationTime,
+                  evaluate(*buildUniformPlan(alt, t, llama7b()), t, llama7b(), CostOptions{}).iterationTime * (1 + 1e-12));
+    }
+}
+
+TEST(Fallback, UnevenStagesPerFramework)
+{
+    const Topology t = spineleaf64();
+    UniformLayout u;
+    u.tp = 8;
+    u.pp = 4;
+    u.dp = 2;
+    u.globalBatch = 512;
+    u.seqLength = 4096;
+    u.stageBlocks = {9, 8, 8, 7};
+    const Plan ends = *buildUniformPlan(u, t, llama7b());
+    auto mg = exportPlan(requestFor(ends), ExportFormat::Megatron);
+    ASSERT_TRUE(mg.ok());
+    EXPECT_FALSE(mg->fellBack()) << mg->summary();
+    EXPECT_TRUE(contains(mg->files.front().text, "--decoder-first-pipeline-num-layers 9"));
+    EXPECT_TRUE(contains(mg->files.front().text, "--decoder-last-pipeline-num-layers 7"));
+    auto nemo = exportPlan(requestFor(ends), ExportFormat::Nemo);
+    ASSERT_TRUE(nemo.ok());
+    ASSERT_TRUE(nemo->fellBack());
+    EXPECT_EQ(nemo->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+    auto ds = exportPlan(requestFor(ends), ExportFormat::DeepSpeed);
+    ASSERT_TRUE(ds.ok());
+    EXPECT_FALSE(ds->fellBack());
+    // Layer list [embedding, 32 blocks, head]: 1 + 9, + 8, + 8, + 7 + 1.
+    bool found = false;
+    for (const ExportFile &f : ds->files)
+        if (f.name.find(".pipeline.json") != std::string::npos) {
+            found = true;
+            EXPECT_TRUE(contains(f.text, "\"parts\": [\n    0,\n    10,\n    18,\n    26,\n    34\n  ]")) << f.text;
+        }
+    EXPECT_TRUE(found);
+
+    u.stageBlocks = {7, 9, 8, 8};  // the interior differs: Megatron evens it
+    auto mid = exportPlan(requestFor(*buildUniformPlan(u, t, llama7b())), ExportFormat::Megatron);
+    ASSERT_TRUE(mid.ok());
+    ASSERT_TRUE(mid->fellBack());
+    EXPECT_EQ(mid->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+}
+
+TEST(ExportErrors, PlanForAnotherClusterIsRefused)
+{
+    auto r = requestFor(pipelinePerNode());
+    auto small = resolveCluster("paper-v100-16");
+    r.topology = *small;
+    auto e = exportPlan(r, ExportFormat::Torchtitan);
+    ASSERT_FALSE(e.ok());
+    EXPECT_TRUE(contains(e.error(), "does not match"));
+    EXPECT_FALSE(exportFormatFromString("slurm").has_value());
+    EXPECT_EQ(exportFormatFromString("Megatron-LM"), ExportFormat::Megatron);
+}
