@@ -96,6 +96,9 @@ int cmdExport(const Args &argv)
     std::vector<std::string> written;
     if (!out.empty()) {
         const fs::path dir = fs::path(out).parent_path();
+        std::error_code ec;
+        if (!dir.empty() && !fs::exists(dir, ec) && !fs::create_directories(dir, ec))
+            throw UsageError{out + ": cannot create the folder " + dir.string() + " (" + ec.message() + ")"};
         for (const ExportFile &f : result->files) {
             const std::string path = (dir / f.name).string();
             writeOut(path, f);

@@ -43,7 +43,7 @@ ModelShape modelShape(const ExportRequest &request)
         s.topK = c.topK;
         s.gatedMlp = c.gatedMlp;
         s.rmsNorm = c.rmsNorm;
-        s.rotary = c.maxPositions == 0;
+        s.rotary = c.maxPositions == 0 || c.family == "llama" || c.family == "mixtral";  // RoPE families
         s.linearBias = c.linearBias;
         s.tiedEmbeddings = c.tiedEmbeddings;
         return s;
