@@ -161,4 +161,11 @@ std::string nodeSelectionBash(const LaunchContext &c)
     return out;
 }
 
+std::string torchrunExec(const std::string &program)
+{
+    return "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
+           "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
+           "  " + program + " \"$@\"\n";
+}
+
 } // namespace nest

@@ -50,6 +50,11 @@ std::vector<ExportFile> rankSideFiles(const LaunchContext &c, const std::string 
 // expected host, and a warning when the host differs.
 std::string nodeSelectionBash(const LaunchContext &c);
 
+// `exec torchrun` on this node (the variables nodeSelectionBash sets) of `program` (the
+// script or `-m module` with its arguments, shell-quoted), passing on the launch script's
+// own arguments.
+std::string torchrunExec(const std::string &program);
+
 // The writers (one file pair each).
 std::vector<ExportFile> writeMegatron(const LaunchContext &c);
 std::vector<ExportFile> writeNemo(const LaunchContext &c);

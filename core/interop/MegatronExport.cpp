@@ -111,9 +111,8 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     script += "MODEL_ARGS=(\n" + model + ")\n";
     script += "TRAINING_ARGS=(\n" + train + ")\n\n";
     const std::string entry = m.family == "bert" ? "pretrain_bert.py" : "pretrain_gpt.py";
-    script += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n";
-    script += "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n";
-    script += "  \"$MEGATRON_DIR/" + entry + "\" \"${PARALLEL_ARGS[@]}\" \"${MODEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\" \"$@\"\n";
+    script += torchrunExec("\"$MEGATRON_DIR/" + entry +
+                           "\" \"${PARALLEL_ARGS[@]}\" \"${MODEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\"");
 
     std::vector<ExportFile> files{{c.mainName, script, true}};
     for (ExportFile &f : rankSideFiles(c, "megatron-lm"))

@@ -108,10 +108,8 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     script += "NEMO_DIR=${NEMO_DIR:-/opt/NeMo}\n";
     script += "CONFIG_DIR=$(cd \"$(dirname \"$0\")\" && pwd)\n";
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
-    script += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n";
-    script += "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n";
-    script += "  \"$NEMO_DIR/examples/nlp/language_modeling/megatron_gpt_pretraining.py\" \\\n";
-    script += "  --config-path=\"$CONFIG_DIR\" --config-name=" + yamlName + " \"$@\"\n";
+    script += torchrunExec("\"$NEMO_DIR/examples/nlp/language_modeling/megatron_gpt_pretraining.py\" "
+                           "--config-path=\"$CONFIG_DIR\" --config-name=" + yamlName);
 
     std::vector<ExportFile> files{{yamlName, yaml, false}, {c.stem + ".sh", script, true}};
     for (ExportFile &f : rankSideFiles(c, "nemo"))

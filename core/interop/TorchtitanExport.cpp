@@ -91,9 +91,7 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
     script += "TORCHTITAN_DIR=${TORCHTITAN_DIR:-/workspace/torchtitan}\n";
     script += "HERE=$(cd \"$(dirname \"$0\")\" && pwd)\n\n";
     script += "cd \"$TORCHTITAN_DIR\"\n";
-    script += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$NPROC_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n";
-    script += "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n";
-    script += "  -m torchtitan.train --job.config_file \"$HERE/" + c.mainName + "\" \"$@\"\n";
+    script += torchrunExec("-m torchtitan.train --job.config_file \"$HERE/" + c.mainName + "\"");
 
     std::vector<ExportFile> files{{c.mainName, tomlText, false}, {c.stem + ".sh", script, true}};
     for (ExportFile &f : rankSideFiles(c, "torchtitan"))

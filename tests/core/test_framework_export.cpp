@@ -75,6 +75,18 @@ ExportRequest requestFor(const Plan &plan)
     return r;
 }
 
+// tp x pp x dp on the spine-leaf cluster, batch 512 of 4096 tokens.
+UniformLayout layoutOf(int tp, int pp, int dp)
+{
+    UniformLayout u;
+    u.tp = tp;
+    u.pp = pp;
+    u.dp = dp;
+    u.globalBatch = 512;
+    u.seqLength = 4096;
+    return u;
+}
+
 bool contains(const std::string &text, const std::string &part)
 {
     return text.find(part) != std::string::npos;
@@ -105,12 +117,7 @@ TEST(RankRules, SecondMegatronOrderAndContextParallelByHand)
 TEST(RankMapping, UniformPlanKeepsHostsAndGpus)
 {
     const Topology t = spineleaf64();
-    UniformLayout u;
-    u.tp = 8;
-    u.pp = 2;
-    u.dp = 4;
-    u.globalBatch = 512;
-    u.seqLength = 4096;
+    UniformLayout u = layoutOf(8, 2, 4);
     const Plan plan = *buildUniformPlan(u, t, llama7b());
     const auto m = mapRanks(plan, t, "tp-cp-ep-dp-pp");
     ASSERT_TRUE(m.ok()) << m.error();
@@ -219,12 +226,7 @@ TEST(Fallback, PerStageTensorWidthsOneWidthWithBothTimes)
 TEST(Fallback, ZeroStagesEachFrameworkOffers)
 {
     const Topology t = spineleaf64();
-    UniformLayout u;
-    u.tp = 8;
-    u.pp = 2;
-    u.dp = 4;
-    u.globalBatch = 512;
-    u.seqLength = 4096;
+    UniformLayout u = layoutOf(8, 2, 4);
     u.zero = 3;
     u.sp = true;  // torchtitan's TP always shards the sequence
     const Plan zero3 = *buildUniformPlan(u, t, llama7b());
@@ -258,12 +260,7 @@ TEST(Fallback, ZeroStagesEachFrameworkOffers)
 TEST(Fallback, UnevenStagesPerFramework)
 {
     const Topology t = spineleaf64();
-    UniformLayout u;
-    u.tp = 8;
-    u.pp = 4;
-    u.dp = 2;
-    u.globalBatch = 512;
-    u.seqLength = 4096;
+    UniformLayout u = layoutOf(8, 4, 2);
     u.stageBlocks = {9, 8, 8, 7};
     const Plan ends = *buildUniformPlan(u, t, llama7b());
     auto mg = exportPlan(requestFor(ends), ExportFormat::Megatron);
