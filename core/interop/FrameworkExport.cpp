@@ -145,28 +145,32 @@ std::string seconds(double s)
 
 } // namespace
 
-std::string ExportResult::summary() const
+std::string ExportResult::timeComparison() const
 {
-    const std::string title = exportFormatTitle(format);
-    const std::string fw = format == ExportFormat::Nest ? "The NEST artifact" : title;
-    auto sentence = [](std::string text) {
-        if (text.rfind("the ", 0) == 0)
-            text[0] = 'T';
-        return text;
-    };
     auto timeOf = [](const Report &r) {
         return r.feasible ? seconds(r.iterationTime) + " per iteration"
                           : seconds(r.iterationTime) + " per iteration but does not fit in memory";
     };
+    if (!fellBack())
+        return timeOf(original);
+    char pct[64];
+    std::snprintf(pct, sizeof pct, "%+.1f %%", 100 * (exported.iterationTime / original.iterationTime - 1));
+    return timeOf(exported) + " instead of " + seconds(original.iterationTime) + " (" + pct + ")";
+}
+
+std::string ExportResult::summary() const
+{
+    const std::string title = exportFormatTitle(format);
+    const std::string fw = format == ExportFormat::Nest ? "The NEST artifact" : title;
     std::string out;
     if (!fellBack()) {
-        out = fw + " runs the plan as it is: " + timeOf(original);
+        out = fw + " runs the plan as it is: " + timeComparison();
     } else {
         for (const std::string &c : runnable.changes)
-            out += out.empty() ? sentence(c) : "; " + c;
-        char pct[64];
-        std::snprintf(pct, sizeof pct, "%+.1f %%", 100 * (exported.iterationTime / original.iterationTime - 1));
-        out += ": " + timeOf(exported) + " instead of " + seconds(original.iterationTime) + " (" + pct + ")";
+            out += out.empty() ? c : "; " + c;
+        if (out.rfind("the ", 0) == 0)
+            out[0] = 'T';
+        out += ": " + timeComparison();
     }
     for (const std::string &n : runnable.notes)
         out += ". Note: " + n;

@@ -66,6 +66,9 @@ struct ExportResult {
     // 21.4 s per iteration instead of 20.1 s (+6.5 %)", or "Megatron-LM runs the plan as
     // it is: 20.1 s per iteration".
     std::string summary() const;
+    // "21.4 s per iteration instead of 20.1 s (+6.5 %)" (fallback) or "20.1 s per
+    // iteration" (the plan as it is); "... but does not fit in memory" where it does not.
+    std::string timeComparison() const;
 };
 
 // The launch files of `request.plan` for `format`. Errors: the plan does not fit the

@@ -11,6 +11,7 @@
 #include "MemoryChartView.h"
 #include "ModelPanel.h"
 #include "PlacementView.h"
+#include "PlanExport.h"
 #include "PlanIO.h"
 #include "PlanLibrary.h"
 #include "PlanListView.h"
@@ -40,6 +41,7 @@
 #include <QDropEvent>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QToolBar>
 #include <QFileDialog>
@@ -541,6 +543,13 @@ void MainWindow::createFileMenu()
     a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     m_exportPlanAction = file->addAction(tr("Export &Plan as JSON…"), this, &MainWindow::exportPlanAs);
     m_exportPlanAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    m_exportFrameworkMenu = file->addMenu(tr("Export Plan &As"));
+    m_exportFrameworkMenu->setObjectName(QStringLiteral("exportPlanAsMenu"));
+    for (const ExportFormat f : exportFormats()) {
+        QAction *fa = m_exportFrameworkMenu->addAction(QString::fromUtf8(exportFormatTitle(f)) + QStringLiteral("…"),
+                                                       this, [this, f] { exportPlanForFramework(f); });
+        fa->setObjectName(QStringLiteral("exportPlanAs-") + QString::fromUtf8(toString(f)));
+    }
     file->addSeparator();
     a = file->addAction(tr("&Quit"), this, &QWidget::close);
     a->setShortcut(QKeySequence::Quit);
@@ -672,6 +681,7 @@ void MainWindow::updateRunActions()
     m_cancelAction->setEnabled(running);
     m_pinAction->setEnabled(m_planning->current() != nullptr);
     m_exportPlanAction->setEnabled(m_planning->current() != nullptr);
+    m_exportFrameworkMenu->setEnabled(m_planning->current() != nullptr);
     if (m_baselinesAction) {
         m_baselinesAction->setEnabled(!m_baselines->isRunning() && !isEmptyState());
         m_sweepAction->setEnabled(!isEmptyState());
@@ -975,6 +985,76 @@ void MainWindow::exportViewAs()
                                          QLatin1Char('-') + tabNames().value(m_tabs->currentIndex()) + QStringLiteral(".png"));
     QString error;
     if (!file.isEmpty() && !exportView(file, &error))
+        warn(tr("Export failed"), error);
+}
+
+bool MainWindow::exportPlanFiles(ExportFormat format, const QString &fileName, QString *summary, QString *error)
+{
+    const PlanSnapshotPtr current = m_planning->current();
+    if (!current) {
+        *error = tr("%1: not written: there is no plan yet (Plan ▸ Run)").arg(fileName);
+        return false;
+    }
+    ExportRequest request = exportRequestFor(*current);
+    request.fileName = QFileInfo(fileName).fileName().toStdString();
+    const auto result = nest::exportPlan(request, format);
+    if (!result) {
+        *error = tr("%1: not written: %2").arg(fileName, QString::fromStdString(result.error()));
+        return false;
+    }
+    *summary = QString::fromStdString(result->summary());
+    QStringList written;
+    if (!writeExportFiles(*result, fileName, &written, error))
+        return false;
+    const int beside = int(written.size()) - 1;
+    showStatus(tr("Exported the plan for %1: %2%3")
+                   .arg(QString::fromUtf8(exportFormatTitle(format)), QFileInfo(fileName).fileName(),
+                        beside == 0   ? QString()
+                        : beside == 1 ? tr(" and 1 file beside it")
+                                      : tr(" and %1 files beside it").arg(beside)));
+    return true;
+}
+
+void MainWindow::exportPlanForFramework(ExportFormat format)
+{
+    const PlanSnapshotPtr current = m_planning->current();
+    if (!current)
+        return;
+    const QString title = QString::fromUtf8(exportFormatTitle(format));
+    ExportRequest request = exportRequestFor(*current);
+    const auto preview = nest::exportPlan(request, format);
+    if (!preview) {
+        warn(tr("Export failed"), QString::fromStdString(preview.error()));
+        return;
+    }
+    if (preview->fellBack()) {
+        // The fallback, with both times, before anything is saved.
+        QMessageBox box(QMessageBox::Warning, tr("Export plan for %1").arg(title),
+                        tr("%1 cannot run this plan as it is.").arg(title), QMessageBox::Cancel, this);
+        QString details = tr("<p>What changes:</p><ul>");
+        for (const std::string &c : preview->runnable.changes)
+            details += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(c).toHtmlEscaped());
+        details += QStringLiteral("</ul><p><b>%1</b></p>")
+                       .arg(QString::fromStdString(preview->timeComparison()).toHtmlEscaped());
+        for (const std::string &n : preview->runnable.notes)
+            details += QStringLiteral("<p>%1</p>").arg(tr("Note: %1").arg(QString::fromStdString(n).toHtmlEscaped()));
+        box.setTextFormat(Qt::RichText);
+        box.setInformativeText(details);
+        QPushButton *go = box.addButton(tr("Export the Nearest Plan"), QMessageBox::AcceptRole);
+        box.setDefaultButton(go);
+        box.exec();
+        if (box.clickedButton() != go)
+            return;
+    }
+    const QString suffix = QFileInfo(QString::fromStdString(defaultExportFileName(format))).suffix();
+    const QString file = askSaveFileName(tr("Export plan for %1").arg(title),
+                                         tr("%1 files (*.%2)").arg(title, suffix),
+                                         QStringLiteral("-") + QString::fromStdString(defaultExportFileName(format)));
+    if (file.isEmpty())
+        return;
+    QString summary;
+    QString error;
+    if (!exportPlanFiles(format, file, &summary, &error))
         warn(tr("Export failed"), error);
 }
 

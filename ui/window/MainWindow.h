@@ -4,6 +4,7 @@
 // progress). Central tabs: Topology (the editable canvas), Placement, Memory, Breakdown,
 // Timeline and Summary (the current plan). The document's file work lives in
 // DocumentFiles, planning in PlanSession; every plan view reads a PlanSnapshot.
+#include "FrameworkExport.h"
 #include "WorkspaceDocument.h"
 #include "PlanSnapshot.h"
 #include "SavePolicy.h"
@@ -120,6 +121,10 @@ public:
     bool exportView(const QString &fileName, QString *error);
     // Writes the current plan as plan JSON; false when there is no plan.
     bool exportPlan(const QString &fileName, QString *error);
+    // Writes the shown plan (current or pinned) as `format`'s launch files, the main file as
+    // `fileName`, side files beside it, without asking (a fallback is written as it is);
+    // `summary` gets what changed and both times.
+    bool exportPlanFiles(ExportFormat format, const QString &fileName, QString *summary, QString *error);
 
     // Shows a message in the status bar (and keeps the last one for tests).
     void showStatus(const QString &message, int timeoutMs = 8000);
@@ -166,6 +171,8 @@ private:
     void warn(const QString &title, const QString &message);
     void exportViewAs();
     void exportPlanAs();
+    // File ▸ Export Plan As ▸ FRAMEWORK: the fallback and both times first, then the file.
+    void exportPlanForFramework(ExportFormat format);
     void updatePinnedMenu();
     void updateEmptyState();
     void showAbout();
@@ -223,6 +230,7 @@ private:
     QAction *m_liveAction = nullptr;
     QAction *m_pinAction = nullptr;
     QAction *m_exportPlanAction = nullptr;
+    QMenu *m_exportFrameworkMenu = nullptr;
     QString m_lastStatus;
     bool m_fitted = false;
 };
