@@ -88,7 +88,7 @@ def _causal_mask(n, device, dtype):
 def _attention(q, k, v, mask, dropout, groups, scale):
     """q: (b, kv, g*s, d) with the g query heads of each K/V head stacked along the rows;
     k, v: (b, kv, s, d). Materialised scores, additive causal mask, softmax, dropout, PV."""
-    b, kv, gs, d = q.size(0), q.size(1), q.size(2), q.size(3)
+    b, kv, gs = q.size(0), q.size(1), q.size(2)
     s = k.size(2)
     scores = torch.matmul(q, k.transpose(-1, -2)) * scale
     scores = scores.view(b, kv, groups, s, s) + mask

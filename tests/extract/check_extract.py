@@ -175,7 +175,7 @@ def check_user_module(a, tmp):
     inspect(a, out)
 
 
-def check_op_granularity(a, tmp, block_profile):
+def check_op_granularity(a, tmp):
     print("--- --granularity op")
     cfg = os.path.join(a.root, "tests", "extract", "tiny-llama.json")
     _, blocks = extract(a, tmp, "tiny-llama", ["--hf-config", cfg])
@@ -253,7 +253,7 @@ def main():
         r = run([a.cli, "plan", "--cluster", "paper-v100-16", "--model", gpt2])
         check("best plan" in r.stdout, "nest-cli plan --cluster paper-v100-16 --model gpt2 (extracted)")
         check_user_module(a, tmp)
-        check_op_granularity(a, tmp, gpt2)
+        check_op_granularity(a, tmp)
         check_time(a, tmp)
         check_bad_input(a, tmp)
     if failures:

@@ -1,6 +1,5 @@
 """Modules for the nest-extract tests: a small language model given as --module FILE:CLASS, and one
 that torch.fx cannot trace (control flow on a tensor's value)."""
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
