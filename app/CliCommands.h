@@ -18,6 +18,7 @@ int cmdCompare(const Args &args);   // cli_compare.cpp
 int cmdReproduce(const Args &args); // cli_reproduce.cpp
 int cmdCompletion(const Args &args);// cli_completion.cpp
 int cmdExport(const Args &args);    // cli_export.cpp
+int cmdCalibrate(const Args &args); // cli_calibrate.cpp
 
 // Every sub-command by name (cli_main.cpp): the dispatcher and the completion script use it.
 using Command = int (*)(const Args &);

@@ -26,6 +26,11 @@ const std::vector<CommandHelp> &commandHelps()
          "nest-cli compare --cluster paper-spineleaf-64 --model llama2-7b --planners nest,flat,megatron,mcmc"},
         {"reproduce", "the paper's evaluation grid: CSV, Markdown tables and plots",
          "nest-cli reproduce --out results/ --quick"},
+        {"calibrate", "fit the cost model to measured runs (GEMM efficiency, step overhead) and write a calibration",
+         "nest-cli calibrate --runs sample_configs/runs/mtnlg-530b.json --fit step_overhead --out cal.json\n"
+         "  nest-cli evaluate --cluster sample_configs/runs/mtnlg-530b-2800.cluster.json "
+         "--model sample_configs/runs/mtnlg-530b.model.json --tp 8 --pp 35 --dp 10 --batch 1920 --seq 2048 "
+         "--zero 1 --recompute full --framework deepspeed --calibration cal.json"},
         {"export", "a plan as launch files for Megatron-LM, NeMo, DeepSpeed, torchtitan or the NEST artifact",
          "nest-cli export --plan plan.json --workspace sample_configs/workspaces/quickstart.nestws.json "
          "--format megatron --out run/launch_megatron.sh"},
@@ -63,6 +68,9 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"zero", {"0-3", "ZeRO stage (default 0)"}},
         {"recompute", {"MODE", "activation recomputation: none, selective or full (default none)"}},
         {"order", {"ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"}},
+        {"calibration", {"FILE", "a calibration from nest-cli calibrate: fitted GEMM efficiency and step overhead"}},
+        {"runs", {"FILE", "measured runs ({\"format\": \"nest-runs\"}, docs/validation.md)"}},
+        {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default both)"}},
         {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
         {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
         {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
@@ -97,6 +105,7 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"simulate.out", {"FILE", "write the timeline as JSON"}},
         {"reproduce.out", {"DIR", "output folder (default nest-evaluation)"}},
         {"completion.shell", {"SHELL", "bash"}},
+        {"calibrate.out", {"FILE", "write the calibration (nest-calibration JSON)"}},
         {"export.format", {"NAME", "megatron, nemo, deepspeed, torchtitan or nest"}},
         {"export.out", {"FILE", "the main file; side files (rank map, hostfile, launch script) go beside it "
                                 "(default: the main file on stdout)"}},

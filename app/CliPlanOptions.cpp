@@ -1,5 +1,6 @@
 #include "CliPlanOptions.h"
 
+#include "Calibration.h"
 #include "ClusterIO.h"
 #include "Limits.h"
 #include "ModelIO.h"
@@ -17,7 +18,7 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "efficiency", "dp-overlap",
-            "framework"};
+            "framework", "calibration"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -184,6 +185,16 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
     return out;
 }
 
+CostOptions calibratedOptions(const CliArgs &args, CostOptions options, const Topology &topology)
+{
+    if (!args.has("calibration"))
+        return options;
+    auto cal = loadCalibration(args.value("calibration"));
+    if (!cal)
+        throw UsageError{cal.error()};
+    return applyCalibration(std::move(options), *cal, topology);
+}
+
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
 {
     CostOptions base;
@@ -191,7 +202,7 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
     }
-    return costOptionsFrom(args, base);
+    return calibratedOptions(args, costOptionsFrom(args, base), in.topology);
 }
 
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
@@ -357,6 +368,7 @@ SearchJob loadSearchJob(const CliArgs &args)
     }
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
+    job.options.cost = calibratedOptions(args, job.options.cost, job.topology);
     job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
     job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;

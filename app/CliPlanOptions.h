@@ -67,6 +67,8 @@ struct PlanInputs {
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.
 PlanInputs loadPlanInputs(const CliArgs &args);
+// `options` with --calibration FILE applied for `topology`'s device types (unchanged without it).
+CostOptions calibratedOptions(const CliArgs &args, CostOptions options, const Topology &topology);
 // costOptionsFrom(args) over the workspace's memory headroom and framework (when there is a
 // workspace), so that `evaluate --workspace` costs a plan as `plan --workspace` did.
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);

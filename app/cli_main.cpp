@@ -34,6 +34,8 @@ const char *kUsage =
     "  export    --plan FILE (--cluster C --model M | --workspace W)\n"
     "            --format megatron|nemo|deepspeed|torchtitan|nest [--out FILE] [--strict]\n"
     "                                           launch files for a framework, placement kept\n"
+    "  calibrate --runs RUNS.json [--fit gemm_efficiency,step_overhead] [--out CAL.json]\n"
+    "                                           fit the cost model to measured runs\n"
     "  reproduce [--out DIR] [--quick]          the paper's evaluation grid: CSV, tables, plots\n"
     "  completion bash                          bash completion script\n"
     "\n"
@@ -44,6 +46,7 @@ const char *kUsage =
     "            [--recompute none|selective|full] (evaluate: the plan's mode)\n"
     "            evaluate also reads back an export: [--order O] [--rank-map F.ranks.json]\n"
     "            [--stage-blocks LIST] (transformer blocks per stage)\n"
+    "            [--calibration CAL.json] (evaluate, simulate, plan, compare): a fitted calibration\n"
     "\n"
     "C and M are a file (JSON) or a preset name; see `nest-cli presets`. W is a workspace\n"
     "(*.nestws.json): its cluster, model and search settings, as the window plans them;\n"
@@ -60,7 +63,8 @@ const std::map<std::string, Command> &commandTable()
     static const std::map<std::string, Command> table{
         {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
         {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}, {"export", cmdExport}};
+        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}, {"export", cmdExport},
+        {"calibrate", cmdCalibrate}};
     return table;
 }
 

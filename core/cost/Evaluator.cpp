@@ -48,6 +48,14 @@ double stashedMicroBatches(const StageContext &ctx)
 
 } // namespace
 
+double CostOptions::gemmEfficiencyFor(const DeviceSpec &device) const
+{
+    for (const auto &[name, efficiency] : deviceGemmEfficiency)
+        if (name == device.name)
+            return efficiency;
+    return matmulEfficiency;
+}
+
 double defaultMatmulEfficiency(const DeviceSpec &device)
 {
     return classGemmEfficiency(device);
@@ -104,7 +112,7 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
                 continue;
             const DeviceSpec &spec = topo.spec(d);
             if (slowest == nullptr || spec != *slowest) {
-                const ComputeRates r = computeRates(spec, opt.matmulEfficiency, fw.fusedAttention, fw.elementwisePasses);
+                const ComputeRates r = computeRates(spec, opt.gemmEfficiencyFor(spec), fw.fusedAttention, fw.elementwisePasses);
                 if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
                     slowRate = r.rate();
                     g.rates = r;
@@ -392,7 +400,9 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         c.p2pBackward *= exposed / c.p2p;
         c.p2p = exposed;
     }
-    c.perMicroBatch = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
+    const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
+    c.frameworkOverhead = ctx.options.stepOverhead * work;
+    c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
     c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
     c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;

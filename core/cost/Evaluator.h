@@ -33,6 +33,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nest {
@@ -63,6 +64,16 @@ struct CostOptions {
     // Add memory-bound element-wise time (saved-activation bytes / HBM bandwidth) to the
     // FLOP-derived layer times; off = pure FLOP model.
     bool elementwiseTraffic = true;
+    // Calibration (issue 23, docs/validation.md "Calibration"): the large-GEMM efficiency of
+    // a device type by its DeviceSpec name, over matmulEfficiency and the class default ...
+    std::vector<std::pair<std::string, double>> deviceGemmEfficiency;
+    // ... and the fraction of every micro-batch's compute and communication time a software
+    // stack loses to its own overhead (kernel launches, host synchronisation, allocator):
+    // StageCost::frameworkOverhead = stepOverhead x the micro-batch's other terms. 0: none.
+    double stepOverhead = 0;
+    // The large-GEMM efficiency override for `device`: its calibrated value, else
+    // matmulEfficiency (0 = the device class's default).
+    double gemmEfficiencyFor(const DeviceSpec &device) const;
     bool operator==(const CostOptions &) const = default;
 };
 
@@ -80,6 +91,7 @@ struct StageCost {
     // Seconds per micro-batch on this stage.
     double forward = 0, backward = 0, recompute = 0;
     double tpComm = 0, epComm = 0, cpComm = 0, p2p = 0, zeroComm = 0;
+    double frameworkOverhead = 0; // CostOptions::stepOverhead x the terms above (calibrated)
     double perMicroBatch = 0;     // the pipeline's t_stage
     // Splits used by the simulator and the charts (all included in the terms above):
     double zeroForward = 0;       // part of zeroComm spent in the forward pass

@@ -1,0 +1,66 @@
+// nest-cli calibrate --runs RUNS.json [--fit LIST] [--out CAL.json] [--json]
+// Fits the cost model's physical parameters (core/studies/Calibration.h) to measured runs
+// and prints each run's error before and after; --out writes the calibration that
+// --calibration applies (docs/validation.md "Calibration").
+#include "CliCommands.h"
+#include "CliArgs.h"
+
+#include "Calibration.h"
+#include "FileGuard.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+namespace nest::cli {
+
+int cmdCalibrate(const Args &argv)
+{
+    const CliArgs args(argv, {"runs", "fit", "out"}, {"json"}, "calibrate");
+    if (!args.positional().empty())
+        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
+    if (!args.has("runs"))
+        throw UsageError{"--runs RUNS.json is required ({\"format\": \"nest-runs\", \"runs\": [...]})"};
+    const std::vector<std::string> fit = args.wordList("fit", calibrationParameterNames());
+    auto runs = loadMeasuredRuns(args.value("runs"));
+    if (!runs)
+        throw UsageError{runs.error()};
+    auto cal = fitCalibration(*runs, fit);
+    if (!cal)
+        throw UsageError{cal.error()};
+    if (args.has("out")) {
+        auto ok = writeFileAtomically(args.value("out"), cal->toJson().dump(2) + "\n");
+        if (!ok)
+            throw UsageError{ok.error()};
+    }
+    if (args.flag("json")) {
+        std::cout << cal->toJson().dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%-32s %12s %12s %8s %12s %8s\n", "run", "measured_s", "before_s", "error", "after_s", "error");
+    double sumBefore = 0, sumAfter = 0;
+    for (const CalibratedRun &r : cal->runs) {
+        const double eb = 100 * (r.beforeSeconds / r.measuredSeconds - 1);
+        const double ea = 100 * (r.afterSeconds / r.measuredSeconds - 1);
+        sumBefore += std::abs(eb);
+        sumAfter += std::abs(ea);
+        std::printf("%-32s %12.4f %12.4f %+7.1f%% %12.4f %+7.1f%%\n", r.name.c_str(), r.measuredSeconds,
+                    r.beforeSeconds, eb, r.afterSeconds, ea);
+    }
+    const double n = static_cast<double>(cal->runs.size());
+    std::printf("mean |error|: %.1f %% before, %.1f %% after\n", sumBefore / n, sumAfter / n);
+    std::printf("\nparameters:\n");
+    for (const CalibrationEntry &e : cal->parameters) {
+        std::printf("  %s/%s:", e.device.c_str(), e.framework.c_str());
+        if (e.gemmEfficiency)
+            std::printf(" gemm_efficiency %.4f", *e.gemmEfficiency);
+        if (e.stepOverhead)
+            std::printf(" step_overhead %+.4f", *e.stepOverhead);
+        std::printf("\n");
+    }
+    if (args.has("out"))
+        std::printf("wrote %s\n", args.value("out").c_str());
+    return 0;
+}
+
+} // namespace nest::cli

@@ -1,0 +1,554 @@
+#include "Calibration.h"
+
+#include "ClusterIO.h"
+#include "ComputeModel.h"
+#include "FileGuard.h"
+#include "ModelIO.h"
+#include "PlanBuilder.h"
+#include "PlanIO.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace nest {
+
+const std::vector<std::string> &calibrationParameterNames()
+{
+    static const std::vector<std::string> names{"gemm_efficiency", "step_overhead"};
+    return names;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A run's cluster or model: a file next to RUNS.json (or as given), else a preset name.
+std::string resolvePath(const std::string &value, const fs::path &folder)
+{
+    if (!value.empty() && fs::path(value).is_relative() && fs::exists(folder / value))
+        return (folder / value).string();
+    return value;
+}
+
+Schedule scheduleOf(const std::string &text, int &virtualStages, const std::string &path)
+{
+    const size_t colon = text.find(':');
+    Schedule s;
+    if (!scheduleFromString(text.substr(0, colon), s))
+        throw JsonError(path, "expected 1f1b, gpipe or interleaved:V, found \"" + text + "\"");
+    virtualStages = 1;
+    if (s == Schedule::Interleaved) {
+        const std::string v = colon == std::string::npos ? "" : text.substr(colon + 1);
+        char *end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || !limits::virtualStages.contains(static_cast<double>(n)))
+            throw JsonError(path, "interleaved needs its chunks per device, e.g. \"interleaved:2\"; found \"" + text + "\"");
+        virtualStages = static_cast<int>(n);
+    } else if (colon != std::string::npos) {
+        throw JsonError(path, "only interleaved takes :V, found \"" + text + "\"");
+    }
+    return s;
+}
+
+// The device type that holds most of the plan's devices (its step overhead applies).
+int majorDeviceType(const Plan &plan, const Topology &topo)
+{
+    std::map<int, int> count;
+    for (const StagePlan &st : plan.stages)
+        for (const auto &replica : st.devices)
+            for (int d : replica)
+                if (d >= 0 && d < topo.deviceCount())
+                    ++count[topo.devices[static_cast<size_t>(d)].type];
+    int best = 0, most = -1;
+    for (const auto &[type, n] : count)
+        if (n > most) {
+            best = type;
+            most = n;
+        }
+    return best;
+}
+
+MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &folder)
+{
+    requireObject(r, path);
+    requireKnownKeys(r, path,
+                     {"name", "cluster", "model", "batch", "seq", "framework", "layout", "plan", "step_time_s",
+                      "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula", "source", "notes"});
+    MeasuredRun run;
+    run.name = getString(r, "name", path);
+    const int batch = static_cast<int>(getInRange(r, "batch", path, limits::batch));
+    const int seq = static_cast<int>(getInRange(r, "seq", path, limits::seqLength));
+    const std::string fwName = getString(r, "framework", path, "megatron-core");
+    const auto fw = frameworkFromString(fwName);
+    if (!fw)
+        throw JsonError(childPath(path, "framework"), "expected one of " + frameworkNameList() + ", found \"" + fwName + "\"");
+    run.framework = *fw;
+
+    auto topo = resolveCluster(resolvePath(getString(r, "cluster", path), folder));
+    if (!topo)
+        throw JsonError(childPath(path, "cluster"), topo.error());
+    run.topology = std::move(topo).value();
+    ModelOptions mo;
+    mo.seqLength = seq;
+    mo.globalBatch = batch;
+    auto model = resolveModel(resolvePath(getString(r, "model", path), folder), mo);
+    if (!model)
+        throw JsonError(childPath(path, "model"), model.error());
+    run.model = std::move(model).value();
+
+    if (has(r, "layout") == has(r, "plan"))
+        throw JsonError(path, "give exactly one of \"layout\" and \"plan\"");
+    if (has(r, "plan")) {
+        auto plan = loadPlan(resolvePath(getString(r, "plan", path), folder));
+        if (!plan)
+            throw JsonError(childPath(path, "plan"), plan.error());
+        run.plan = std::move(plan).value();
+    } else {
+        const std::string lp = childPath(path, "layout");
+        const Json &l = requireKey(r, "layout", path);
+        requireObject(l, lp);
+        requireKnownKeys(l, lp, {"tp", "pp", "dp", "cp", "ep", "microbatch", "schedule", "zero", "recompute", "sp"});
+        UniformLayout u;
+        u.tp = static_cast<int>(getInt(l, "tp", lp, 1, limits::devices.max, 1));
+        u.pp = static_cast<int>(getInt(l, "pp", lp, 1, limits::devices.max, 1));
+        u.dp = static_cast<int>(getInt(l, "dp", lp, 1, limits::devices.max, 1));
+        u.cp = static_cast<int>(getInt(l, "cp", lp, 1, limits::devices.max, 1));
+        u.ep = static_cast<int>(getInt(l, "ep", lp, 1, limits::devices.max, 1));
+        u.microBatch = static_cast<int>(getInt(l, "microbatch", lp, 1, limits::microBatch.max, 1));
+        u.zero = static_cast<int>(getInt(l, "zero", lp, 0, 3, 0));
+        u.sp = getBool(l, "sp", lp, false);
+        const std::string rec = getString(l, "recompute", lp, "none");
+        if (!recomputeFromString(rec, u.recompute))
+            throw JsonError(childPath(lp, "recompute"), "expected none, selective or full, found \"" + rec + "\"");
+        u.schedule = scheduleOf(getString(l, "schedule", lp, "1f1b"), u.virtualStages, childPath(lp, "schedule"));
+        u.globalBatch = batch;
+        u.seqLength = seq;
+        auto plan = buildUniformPlan(u, run.topology, run.model);
+        if (!plan)
+            throw JsonError(lp, plan.error());
+        run.plan = std::move(plan).value();
+    }
+    const std::vector<std::string> problems = planErrors(run.plan, run.topology, run.model);
+    if (!problems.empty())
+        throw JsonError(path, "the run's plan does not fit its cluster and model: " + problems.front());
+
+    int given = 0;
+    for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu"})
+        given += has(r, k) ? 1 : 0;
+    if (given != 1)
+        throw JsonError(path, "give exactly one measurement: step_time_s, tokens_per_s_per_gpu or tflops_per_gpu");
+    const double gpus = run.plan.deviceCount();
+    if (has(r, "step_time_s")) {
+        run.measuredSeconds = getPositive(r, "step_time_s", path);
+        run.measurement = "step_time_s " + std::to_string(run.measuredSeconds);
+    } else if (has(r, "tokens_per_s_per_gpu")) {
+        const double tps = getPositive(r, "tokens_per_s_per_gpu", path);
+        run.measuredSeconds = static_cast<double>(batch) * seq / (tps * gpus);
+        run.measurement = "tokens_per_s_per_gpu " + std::to_string(tps);
+    } else {
+        const double tflops = getPositive(r, "tflops_per_gpu", path);
+        const std::string formula = getString(r, "flops_formula", path);
+        if (formula != "megatron" && formula != "6nd")
+            throw JsonError(childPath(path, "flops_formula"), "expected \"megatron\" or \"6nd\", found \"" + formula + "\"");
+        run.measuredSeconds = stepFlops(run.model, formula, batch, seq) / (tflops * 1e12 * gpus);
+        run.measurement = "tflops_per_gpu " + std::to_string(tflops) + " (" + formula + " formula)";
+    }
+    if (!std::isfinite(run.measuredSeconds) || run.measuredSeconds <= 0)
+        throw JsonError(path, "the measurement gives no finite step time");
+    return run;
+}
+
+} // namespace
+
+double stepFlops(const ModelProfile &model, const std::string &formula, int globalBatch, int seqLength)
+{
+    const double tokens = static_cast<double>(globalBatch) * seqLength;
+    if (formula == "6nd")
+        return 6.0 * model.activeParams() * tokens;
+    // Megatron: the matrix parameters a token passes through, the logits, the attention scores.
+    double blockMatrix = 0, attention = 0;
+    for (const LayerProfile &l : model.layers) {
+        if (l.kind != LayerKind::Transformer && l.kind != LayerKind::Moe)
+            continue;
+        for (const GemmShape &g : l.gemms) {
+            if (g.perSequence)
+                continue;
+            const double perToken = g.n * g.k * g.count * g.rowsPerToken / (g.expert ? std::max(model.numExperts, 1) : 1);
+            blockMatrix += perToken;
+        }
+        attention += model.hidden;  // 12 s^2 h per layer: QK^T and PV, forward and backward
+    }
+    const double logits = static_cast<double>(model.hidden) * model.vocab;
+    return 6.0 * tokens * (blockMatrix + logits) + 12.0 * globalBatch * static_cast<double>(seqLength) * seqLength * attention;
+}
+
+Json Calibration::toJson() const
+{
+    Json params = Json::object();
+    for (const CalibrationEntry &e : parameters) {
+        Json p = Json::object();
+        if (e.gemmEfficiency)
+            p["gemm_efficiency"] = *e.gemmEfficiency;
+        if (e.stepOverhead)
+            p["step_overhead"] = *e.stepOverhead;
+        params[e.device + "/" + e.framework] = p;
+    }
+    Json rows = Json::array();
+    for (const CalibratedRun &r : runs)
+        rows.push_back({{"name", r.name}, {"measured_s", r.measuredSeconds}, {"before_s", r.beforeSeconds},
+                        {"after_s", r.afterSeconds}});
+    return {{"format", "nest-calibration"}, {"version", 1}, {"parameters", params}, {"runs", rows}};
+}
+
+double Calibration::errorBand() const
+{
+    std::vector<double> err;
+    for (const CalibratedRun &r : runs)
+        err.push_back(std::abs(r.afterSeconds / r.measuredSeconds - 1));
+    if (err.empty())
+        return 0;
+    std::sort(err.begin(), err.end());
+    const size_t k = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(err.size()))) - 1;
+    return err[std::min(k, err.size() - 1)];
+}
+
+Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin)
+{
+    using R = Result<Calibration>;
+    try {
+        requireObject(j, "");
+        if (getString(j, "format", "") != "nest-calibration")
+            throw JsonError("format", "expected \"nest-calibration\", found \"" + getString(j, "format", "") + "\"");
+        requireKnownKeys(j, "", {"format", "version", "parameters", "runs"});
+        Calibration c;
+        const Json &params = requireKey(j, "parameters", "");
+        requireObject(params, "parameters");
+        for (const auto &[key, value] : params.items()) {
+            const std::string path = childPath("parameters", key);
+            const size_t slash = key.find('/');
+            if (slash == std::string::npos || slash == 0 || slash + 1 == key.size())
+                throw JsonError(path, "keys are DEVICE/FRAMEWORK, found \"" + key + "\"");
+            requireObject(value, path);
+            requireKnownKeys(value, path, {"gemm_efficiency", "step_overhead"});
+            CalibrationEntry e;
+            e.device = key.substr(0, slash);
+            e.framework = key.substr(slash + 1);
+            if (!frameworkFromString(e.framework))
+                throw JsonError(path, "unknown framework \"" + e.framework + "\" (" + frameworkNameList() + ")");
+            if (has(value, "gemm_efficiency"))
+                e.gemmEfficiency = getInRange(value, "gemm_efficiency", path, limits::efficiency);
+            if (has(value, "step_overhead")) {
+                e.stepOverhead = getNumber(value, "step_overhead", path);
+                if (*e.stepOverhead < -0.5 || *e.stepOverhead > 3)
+                    throw JsonError(childPath(path, "step_overhead"), "must be between -0.5 and 3, found " +
+                                                                          std::to_string(*e.stepOverhead));
+            }
+            c.parameters.push_back(e);
+        }
+        if (has(j, "runs")) {
+            const Json &rows = j.at("runs");
+            requireArray(rows, "runs");
+            for (size_t i = 0; i < rows.size(); ++i) {
+                const std::string path = childPath("runs", i);
+                requireObject(rows[i], path);
+                c.runs.push_back({getString(rows[i], "name", path), getPositive(rows[i], "measured_s", path),
+                                  getPositive(rows[i], "before_s", path), getPositive(rows[i], "after_s", path)});
+            }
+        }
+        return c;
+    } catch (const JsonError &e) {
+        return R::failure(formatError(origin, e.path(), e.reason()));
+    }
+}
+
+Result<Calibration> loadCalibration(const std::string &file)
+{
+    auto j = readJsonFile(file);
+    if (!j)
+        return Result<Calibration>::failure(j.error());
+    return calibrationFromJson(*j, file);
+}
+
+CostOptions applyCalibration(CostOptions base, const Calibration &calibration, const Topology &topo)
+{
+    const std::string fw = toString(base.framework);
+    std::map<int, int> perType;
+    for (const Device &d : topo.devices)
+        ++perType[d.type];
+    int major = -1, most = -1;
+    for (const auto &[type, n] : perType)
+        if (n > most) {
+            major = type;
+            most = n;
+        }
+    for (size_t t = 0; t < topo.deviceTypes.size(); ++t) {
+        const std::string &device = topo.deviceTypes[t].name;
+        // The GEMM efficiency is the hardware's: this framework's entry, else any of the device's.
+        std::optional<double> gemm;
+        std::optional<double> overhead;
+        for (const CalibrationEntry &e : calibration.parameters) {
+            if (e.device != device)
+                continue;
+            if (e.gemmEfficiency && (!gemm || e.framework == fw))
+                gemm = e.gemmEfficiency;
+            if (e.framework == fw && e.stepOverhead)
+                overhead = e.stepOverhead;
+        }
+        if (gemm) {
+            base.deviceGemmEfficiency.erase(std::remove_if(base.deviceGemmEfficiency.begin(), base.deviceGemmEfficiency.end(),
+                                                           [&](const auto &p) { return p.first == device; }),
+                                            base.deviceGemmEfficiency.end());
+            base.deviceGemmEfficiency.push_back({device, *gemm});
+        }
+        if (overhead && static_cast<int>(t) == major)
+            base.stepOverhead = *overhead;
+    }
+    return base;
+}
+
+namespace {
+
+// The free parameters of a fit: one GEMM efficiency per device type, one step overhead per
+// (major device type, framework) of the runs.
+struct FitSpace {
+    std::vector<std::string> gemmDevices;
+    std::vector<std::pair<std::string, Framework>> overheadKeys;
+    std::vector<double> start;
+    size_t size() const { return gemmDevices.size() + overheadKeys.size(); }
+};
+
+CostOptions optionsFor(const MeasuredRun &run, const FitSpace &space, const std::vector<double> &theta,
+                       const CostOptions &base)
+{
+    CostOptions o = base;
+    o.framework = run.framework;
+    for (size_t i = 0; i < space.gemmDevices.size(); ++i)
+        o.deviceGemmEfficiency.push_back({space.gemmDevices[i], theta[i]});
+    const std::string major = run.topology.deviceTypes[static_cast<size_t>(majorDeviceType(run.plan, run.topology))].name;
+    for (size_t k = 0; k < space.overheadKeys.size(); ++k)
+        if (space.overheadKeys[k].first == major && space.overheadKeys[k].second == run.framework)
+            o.stepOverhead = theta[space.gemmDevices.size() + k];
+    return o;
+}
+
+double clampParameter(const FitSpace &space, size_t i, double v)
+{
+    return i < space.gemmDevices.size() ? std::clamp(v, 0.05, 1.0) : std::clamp(v, -0.5, 3.0);
+}
+
+// Solves (A) x = b for a small dense system (Gaussian elimination with partial pivoting).
+std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double> b)
+{
+    const size_t n = b.size();
+    for (size_t c = 0; c < n; ++c) {
+        size_t p = c;
+        for (size_t r = c + 1; r < n; ++r)
+            if (std::abs(a[r][c]) > std::abs(a[p][c]))
+                p = r;
+        std::swap(a[c], a[p]);
+        std::swap(b[c], b[p]);
+        if (std::abs(a[c][c]) < 1e-300)
+            return std::vector<double>(n, 0.0);
+        for (size_t r = c + 1; r < n; ++r) {
+            const double f = a[r][c] / a[c][c];
+            for (size_t k = c; k < n; ++k)
+                a[r][k] -= f * a[c][k];
+            b[r] -= f * b[c];
+        }
+    }
+    std::vector<double> x(n);
+    for (size_t c = n; c-- > 0;) {
+        double s = b[c];
+        for (size_t k = c + 1; k < n; ++k)
+            s -= a[c][k] * x[k];
+        x[c] = s / a[c][c];
+    }
+    return x;
+}
+
+} // namespace
+
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base)
+{
+    using R = Result<Calibration>;
+    if (runs.empty())
+        return R::failure("no runs to calibrate on");
+    for (const std::string &f : fit)
+        if (std::find(calibrationParameterNames().begin(), calibrationParameterNames().end(), f) ==
+            calibrationParameterNames().end())
+            return R::failure("unknown parameter '" + f + "' (fit gemm_efficiency, step_overhead)");
+    const bool fitGemm = std::find(fit.begin(), fit.end(), "gemm_efficiency") != fit.end();
+    const bool fitOverhead = std::find(fit.begin(), fit.end(), "step_overhead") != fit.end();
+
+    FitSpace space;
+    std::set<std::string> gemmSeen;
+    std::set<std::pair<std::string, Framework>> overheadSeen;
+    for (const MeasuredRun &r : runs) {
+        for (const StagePlan &st : r.plan.stages)
+            for (const auto &replica : st.devices)
+                for (int d : replica) {
+                    const DeviceSpec &spec = r.topology.spec(d);
+                    if (fitGemm && gemmSeen.insert(spec.name).second) {
+                        space.gemmDevices.push_back(spec.name);
+                        const double start = base.gemmEfficiencyFor(spec);
+                        space.start.insert(space.start.begin() + static_cast<long>(space.gemmDevices.size() - 1),
+                                           start > 0 ? start : classGemmEfficiency(spec));
+                    }
+                }
+        if (fitOverhead) {
+            const auto key = std::make_pair(
+                r.topology.deviceTypes[static_cast<size_t>(majorDeviceType(r.plan, r.topology))].name, r.framework);
+            if (overheadSeen.insert(key).second) {
+                space.overheadKeys.push_back(key);
+                space.start.push_back(base.stepOverhead);
+            }
+        }
+    }
+    if (space.size() == 0)
+        return R::failure("nothing to fit: choose gemm_efficiency and/or step_overhead");
+    if (space.size() > runs.size()) {
+        std::string names;
+        for (const std::string &d : space.gemmDevices)
+            names += (names.empty() ? "" : ", ") + ("gemm_efficiency of " + d);
+        for (const auto &[d, f] : space.overheadKeys)
+            names += (names.empty() ? "" : ", ") + ("step_overhead of " + d + "/" + toString(f));
+        return R::failure("fitting " + std::to_string(space.size()) + " parameters (" + names + ") needs at least " +
+                          std::to_string(space.size()) + " runs, found " + std::to_string(runs.size()) +
+                          "; add runs or fit fewer parameters with --fit");
+    }
+
+    auto predict = [&](const std::vector<double> &theta, std::vector<double> &out) -> std::string {
+        out.resize(runs.size());
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const Report rep = evaluate(runs[i].plan, runs[i].topology, runs[i].model, optionsFor(runs[i], space, theta, base));
+            if (!std::isfinite(rep.iterationTime) || rep.iterationTime <= 0)
+                return "run '" + runs[i].name + "' cannot be evaluated: " +
+                       (rep.reasons.empty() ? std::string("no finite time") : rep.reasons.front());
+            out[i] = rep.iterationTime;
+        }
+        return {};
+    };
+    auto cost = [&](const std::vector<double> &t) {
+        double s = 0;
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const double r = std::log(t[i] / runs[i].measuredSeconds);
+            s += r * r;
+        }
+        return s;
+    };
+
+    std::vector<double> theta = space.start;
+    std::vector<double> before, now;
+    // The starting point without any fitted parameter: the uncalibrated model.
+    if (const std::string e = predict(theta, before); !e.empty())
+        return R::failure(e);
+    now = before;
+    double lambda = 1e-3;
+    const size_t n = space.size();
+    for (int iter = 0; iter < 100; ++iter) {
+        // Jacobian of the log residuals by forward differences.
+        std::vector<std::vector<double>> jac(runs.size(), std::vector<double>(n));
+        for (size_t k = 0; k < n; ++k) {
+            std::vector<double> t2 = theta, p2;
+            const double h = std::max(1e-6, 1e-5 * std::abs(theta[k]));
+            t2[k] += h;
+            if (const std::string e = predict(t2, p2); !e.empty())
+                return R::failure(e);
+            for (size_t i = 0; i < runs.size(); ++i)
+                jac[i][k] = (std::log(p2[i]) - std::log(now[i])) / h;
+        }
+        std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
+        std::vector<double> g(n, 0.0);
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const double r = std::log(now[i] / runs[i].measuredSeconds);
+            for (size_t p = 0; p < n; ++p) {
+                g[p] -= jac[i][p] * r;
+                for (size_t q = 0; q < n; ++q)
+                    a[p][q] += jac[i][p] * jac[i][q];
+            }
+        }
+        bool improved = false;
+        double step = 0;
+        for (int tries = 0; tries < 20 && !improved; ++tries) {
+            std::vector<std::vector<double>> damped = a;
+            for (size_t p = 0; p < n; ++p)
+                damped[p][p] += lambda * std::max(a[p][p], 1e-12);
+            const std::vector<double> delta = solve(damped, g);
+            std::vector<double> t2(n), p2;
+            step = 0;
+            for (size_t p = 0; p < n; ++p) {
+                t2[p] = clampParameter(space, p, theta[p] + delta[p]);
+                step = std::max(step, std::abs(t2[p] - theta[p]));
+            }
+            if (const std::string e = predict(t2, p2); !e.empty())
+                return R::failure(e);
+            if (cost(p2) <= cost(now)) {
+                theta = t2;
+                now = p2;
+                lambda = std::max(lambda / 10, 1e-9);
+                improved = true;
+            } else {
+                lambda *= 10;
+            }
+        }
+        if (!improved || step < 1e-10)
+            break;
+    }
+
+    Calibration c;
+    std::map<std::pair<std::string, std::string>, CalibrationEntry> entries;
+    auto entryOf = [&](const std::string &device, const std::string &fw) -> CalibrationEntry & {
+        CalibrationEntry &e = entries[{device, fw}];
+        e.device = device;
+        e.framework = fw;
+        return e;
+    };
+    for (const MeasuredRun &r : runs)
+        for (size_t i = 0; i < space.gemmDevices.size(); ++i)
+            for (const DeviceSpec &spec : r.topology.deviceTypes)
+                if (spec.name == space.gemmDevices[i])
+                    entryOf(spec.name, toString(r.framework)).gemmEfficiency = theta[i];
+    for (size_t k = 0; k < space.overheadKeys.size(); ++k)
+        entryOf(space.overheadKeys[k].first, toString(space.overheadKeys[k].second)).stepOverhead =
+            theta[space.gemmDevices.size() + k];
+    for (auto &[key, e] : entries)
+        c.parameters.push_back(e);
+    for (size_t i = 0; i < runs.size(); ++i)
+        c.runs.push_back({runs[i].name, runs[i].measuredSeconds, before[i], now[i]});
+    return c;
+}
+
+Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file)
+{
+    using R = Result<std::vector<MeasuredRun>>;
+    auto j = readJsonFile(file);
+    if (!j)
+        return R::failure(j.error());
+    try {
+        requireObject(*j, "");
+        if (getString(*j, "format", "") != "nest-runs")
+            throw JsonError("format", "expected \"nest-runs\", found \"" + getString(*j, "format", "") + "\"");
+        requireKnownKeys(*j, "", {"format", "version", "comment", "runs"});
+        const Json &rows = requireKey(*j, "runs", "");
+        requireArray(rows, "runs");
+        const fs::path folder = fs::path(file).parent_path();
+        std::vector<MeasuredRun> runs;
+        std::set<std::string> names;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            runs.push_back(runFromJson(rows[i], childPath("runs", i), folder));
+            if (!names.insert(runs.back().name).second)
+                throw JsonError(childPath(childPath("runs", i), "name"), "\"" + runs.back().name + "\" is used twice");
+        }
+        if (runs.empty())
+            throw JsonError("runs", "lists no run");
+        return runs;
+    } catch (const JsonError &e) {
+        return R::failure(formatError(file, e.path(), e.reason()));
+    }
+}
+
+} // namespace nest

@@ -1,0 +1,88 @@
+#pragma once
+// Calibration of the cost model to a user's own measured runs (issue 23, docs/validation.md
+// "Calibration"). A measured run names its cluster, model, batch, sequence, framework and
+// layout (or a plan file) and one measurement; the fit finds a few physical parameters per
+// device type and framework, by least squares on log step time:
+//   gemm_efficiency  the large-GEMM fraction of peak FLOP/s of the device type (shared by the
+//                    frameworks that run on it),
+//   step_overhead    the fraction of each micro-batch's compute and communication time the
+//                    software stack loses to itself (CostOptions::stepOverhead).
+// A calibration is applied to CostOptions for one cluster and framework (applyCalibration).
+#include "Evaluator.h"
+#include "JsonUtil.h"
+#include "ModelProfile.h"
+#include "Plan.h"
+#include "Result.h"
+#include "Topology.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nest {
+
+// The parameters a fit may free (--fit): "gemm_efficiency", "step_overhead".
+const std::vector<std::string> &calibrationParameterNames();
+
+// One row of a "nest-runs" file, resolved: the plan that ran, where, and the measured step.
+struct MeasuredRun {
+    std::string name;
+    Plan plan;
+    Topology topology;
+    ModelProfile model;
+    Framework framework = Framework::MegatronCore;
+    double measuredSeconds = 0;  // the step time the measurement implies
+    std::string measurement;     // what was given, e.g. "tflops_per_gpu 402 (megatron formula)"
+};
+
+// Reads {"format": "nest-runs", "runs": [...]} (docs/validation.md): each run's cluster and
+// model (a file, relative to RUNS.json's folder, or a preset), batch, seq, framework,
+// "layout" or "plan", and exactly one of step_time_s, tokens_per_s_per_gpu, tflops_per_gpu
+// (with "flops_formula": "megatron" or "6nd"). Errors name the file and the JSON path.
+Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file);
+
+// The model FLOPs of one step by a published formula: "megatron" (Narayanan et al. 2021:
+// 72 B s L h^2 (1 + s / 6h + V / 12 L h), generalised to gated MLPs, grouped-query attention
+// and mixtures of experts as 6 B s (L P_block + h V) + 12 B s^2 L h, P_block the matrix
+// parameters one token passes through in a block) or "6nd" (6 x active parameters x tokens).
+double stepFlops(const ModelProfile &model, const std::string &formula, int globalBatch, int seqLength);
+
+struct CalibrationEntry {
+    std::string device;      // DeviceSpec name
+    std::string framework;   // toString(Framework)
+    std::optional<double> gemmEfficiency;
+    std::optional<double> stepOverhead;
+    bool operator==(const CalibrationEntry &) const = default;
+};
+
+struct CalibratedRun {
+    std::string name;
+    double measuredSeconds = 0, beforeSeconds = 0, afterSeconds = 0;
+    bool operator==(const CalibratedRun &) const = default;
+};
+
+struct Calibration {
+    std::vector<CalibrationEntry> parameters;
+    std::vector<CalibratedRun> runs;  // the fit's own rows: measured, before, after
+    bool operator==(const Calibration &) const = default;
+
+    // {"format": "nest-calibration", "parameters": {"DEVICE/FRAMEWORK": {"gemm_efficiency",
+    //  "step_overhead"}}, "runs": [{"name", "measured_s", "before_s", "after_s"}]}
+    Json toJson() const;
+    // The residuals' 90th percentile of |after / measured - 1| (0 without runs).
+    double errorBand() const;
+};
+Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin);
+Result<Calibration> loadCalibration(const std::string &file);
+
+// `base` with the calibration of the cluster's device types under base.framework: their
+// GEMM efficiencies, and the step overhead of the device type holding most devices.
+CostOptions applyCalibration(CostOptions base, const Calibration &calibration, const Topology &topo);
+
+// Fits the `fit` parameters (calibrationParameterNames) to `runs`, starting from the cost
+// model's defaults under `base` (each run's own framework). Refuses when the free
+// parameters outnumber the runs, or when a run's plan cannot be evaluated.
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base = {});
+
+} // namespace nest
