@@ -401,7 +401,8 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         c.p2p = exposed;
     }
     const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
-    c.frameworkOverhead = ctx.options.stepOverhead * work;
+    // Only when calibrated: 0 x an infinite time would be NaN, not the infinity it must stay.
+    c.frameworkOverhead = ctx.options.stepOverhead != 0 ? ctx.options.stepOverhead * work : 0.0;
     c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
     c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
