@@ -17,6 +17,8 @@ int cmdPlan(const Args &args);      // cli_plan.cpp
 int cmdCompare(const Args &args);   // cli_compare.cpp
 int cmdReproduce(const Args &args); // cli_reproduce.cpp
 int cmdCompletion(const Args &args);// cli_completion.cpp
+int cmdImportCluster(const Args &args);  // cli_import_cluster.cpp
+int cmdExportCluster(const Args &args);  // cli_export_cluster.cpp
 
 // Every sub-command by name (cli_main.cpp): the dispatcher and the completion script use it.
 using Command = int (*)(const Args &);

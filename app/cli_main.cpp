@@ -32,6 +32,12 @@ const char *kUsage =
     "  compare   (same inputs as plan) [--planners nest,flat,megatron,mcmc] [--json]\n"
     "                                           NEST against the baselines, one row each\n"
     "  reproduce [--out DIR] [--quick]          the paper's evaluation grid: CSV, tables, plots\n"
+    "  import-cluster FILE [--format slurm|nccl-xml|nvidia-smi|astra-sim] [--node FILE]\n"
+    "            [--device PRESET] [--gpus-per-node N] [--bandwidth LIST] [--latency LIST]\n"
+    "            [--oversubscription LIST] [--out FILE]\n"
+    "                                           a cluster file from Slurm, NCCL, nvidia-smi, ASTRA-sim\n"
+    "  export-cluster --cluster C --format astra-sim [--out FILE]\n"
+    "                                           a cluster as an ASTRA-sim network YAML\n"
     "  completion bash                          bash completion script\n"
     "\n"
     "cost model (evaluate, simulate, plan):\n"
@@ -55,7 +61,8 @@ const std::map<std::string, Command> &commandTable()
     static const std::map<std::string, Command> table{
         {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
         {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}};
+        {"reproduce", cmdReproduce}, {"completion", cmdCompletion},
+        {"import-cluster", cmdImportCluster}, {"export-cluster", cmdExportCluster}};
     return table;
 }
 
