@@ -1,6 +1,5 @@
 #include "AstraSimNetwork.h"
 
-#include "ClusterIO.h"
 #include "ImportError.h"
 
 #include <yaml-cpp/yaml.h>
@@ -9,7 +8,6 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <set>
 
 namespace nest {

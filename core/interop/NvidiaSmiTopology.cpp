@@ -3,6 +3,7 @@
 #include "ImportError.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <set>
 #include <sstream>
