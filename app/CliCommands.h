@@ -19,6 +19,8 @@ int cmdReproduce(const Args &args); // cli_reproduce.cpp
 int cmdCompletion(const Args &args);// cli_completion.cpp
 int cmdExport(const Args &args);    // cli_export.cpp
 int cmdCalibrate(const Args &args); // cli_calibrate.cpp
+int cmdImportCluster(const Args &args);  // cli_import_cluster.cpp
+int cmdExportCluster(const Args &args);  // cli_export_cluster.cpp
 
 // Every sub-command by name (cli_main.cpp): the dispatcher and the completion script use it.
 using Command = int (*)(const Args &);

@@ -36,6 +36,13 @@ const std::vector<CommandHelp> &commandHelps()
          "--format megatron --out run/launch_megatron.sh"},
         {"completion", "print a bash completion script",
          "source <(nest-cli completion bash)"},
+        {"import-cluster", "a cluster file from a Slurm topology.conf, an NCCL topology XML, an nvidia-smi topo -m "
+                           "matrix or an ASTRA-sim network YAML (docs/formats.md, Importing clusters)",
+         "nest-cli import-cluster sample_configs/clusters/imports/slurm-topology.conf "
+         "--node sample_configs/clusters/imports/dgx-h100-nccl-topo.xml --out cluster.json\n"
+         "  nest-cli import-cluster sample_configs/clusters/imports/astra-sim-network.yml --device h100-sxm-80gb"},
+        {"export-cluster", "a cluster as an ASTRA-sim network YAML (one dimension per level)",
+         "nest-cli export-cluster --cluster a100-512 --format astra-sim --out network.yml"},
     };
     return list;
 }
@@ -111,6 +118,17 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                 "(default: the main file on stdout)"}},
         {"export.strict", {"", "refuse (exit 2) when the framework cannot run the plan as it is"}},
         {"export.json", {"", "what was exported, the fallback and both times, as JSON"}},
+        {"import-cluster.format", {"FORMAT", "slurm, nccl-xml, nvidia-smi or astra-sim (default: detected from the content)"}},
+        {"import-cluster.node", {"FILE", "the inside of every node of a Slurm tree: an NCCL topology XML or nvidia-smi topo -m matrix"}},
+        {"import-cluster.device", {"PRESET", "the device (nest-cli presets); default: the GPU model the files name"}},
+        {"import-cluster.gpus-per-node", {"N", "GPUs per node, where no --node file says"}},
+        {"import-cluster.bandwidth", {"LIST", "GB/s per device, one value per level from the node outward (default: from the files)"}},
+        {"import-cluster.latency", {"LIST", "us, one value per level from the node outward (default: from the files, else 0)"}},
+        {"import-cluster.oversubscription", {"LIST", "ratio >= 1, one value per level from the node outward (default 1)"}},
+        {"import-cluster.out", {"FILE", "write the cluster JSON (default: print it)"}},
+        {"export-cluster.cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets)"}},
+        {"export-cluster.format", {"FORMAT", "astra-sim (the only one so far; default astra-sim)"}},
+        {"export-cluster.out", {"FILE", "write the YAML (default: print it)"}},
     };
     if (const auto it = perCommand.find(command + "." + option); it != perCommand.end())
         return it->second;

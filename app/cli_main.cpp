@@ -37,6 +37,12 @@ const char *kUsage =
     "  calibrate --runs RUNS.json [--fit gemm_efficiency,step_overhead] [--out CAL.json]\n"
     "                                           fit the cost model to measured runs\n"
     "  reproduce [--out DIR] [--quick]          the paper's evaluation grid: CSV, tables, plots\n"
+    "  import-cluster FILE [--format slurm|nccl-xml|nvidia-smi|astra-sim] [--node FILE]\n"
+    "            [--device PRESET] [--gpus-per-node N] [--bandwidth LIST] [--latency LIST]\n"
+    "            [--oversubscription LIST] [--out FILE]\n"
+    "                                           a cluster file from Slurm, NCCL, nvidia-smi, ASTRA-sim\n"
+    "  export-cluster --cluster C --format astra-sim [--out FILE]\n"
+    "                                           a cluster as an ASTRA-sim network YAML\n"
     "  completion bash                          bash completion script\n"
     "\n"
     "cost model (evaluate, simulate, plan):\n"
@@ -64,7 +70,7 @@ const std::map<std::string, Command> &commandTable()
         {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
         {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
         {"reproduce", cmdReproduce}, {"completion", cmdCompletion}, {"export", cmdExport},
-        {"calibrate", cmdCalibrate}};
+        {"calibrate", cmdCalibrate}, {"import-cluster", cmdImportCluster}, {"export-cluster", cmdExportCluster}};
     return table;
 }
 

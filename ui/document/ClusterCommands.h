@@ -43,6 +43,8 @@ class RemoveGroups : public ChangeCluster { public: using ChangeCluster::ChangeC
 class DuplicateGroup : public ChangeCluster { public: using ChangeCluster::ChangeCluster; };
 class ChangeLevelLink : public ChangeCluster { public: using ChangeCluster::ChangeCluster; };
 class ChangeGroupProperty : public ChangeCluster { public: using ChangeCluster::ChangeCluster; };
+// The whole cluster replaced by another (File > Import Topology): one undo step back to the old.
+class ReplaceCluster : public ChangeCluster { public: using ChangeCluster::ChangeCluster; };
 
 class ChangeModel : public QUndoCommand {
 public:

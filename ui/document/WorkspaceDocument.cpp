@@ -311,6 +311,16 @@ bool WorkspaceDocument::setGroupOverride(int group, const std::optional<LinkPara
                                          {ClusterChange::Group, group}, MergeGroupLink);
 }
 
+bool WorkspaceDocument::replaceCluster(const Topology &topology, const QString &text)
+{
+    Topology t = topology;
+    t.reindex();
+    if (const std::string why = t.validate(); !why.empty())
+        return pushEdit<ReplaceCluster>(this, Result<ClusterState>::failure(why), text, {ClusterChange::Structure});
+    // Fresh uids: nothing of the old tree is the same group, so views rebuild what they show.
+    return pushEdit<ReplaceCluster>(this, makeClusterState(std::move(t), m_nextUid), text, {ClusterChange::Structure});
+}
+
 bool WorkspaceDocument::setNodeDevices(int node, int count, const DeviceSpec &type)
 {
     return pushEdit<ChangeGroupProperty>(this, nest::setNodeDevices(m_state, node, count, type),

@@ -87,6 +87,9 @@ public:
     bool setGroupName(int group, const QString &name);
     bool setGroupOverride(int group, const std::optional<LinkParams> &link);
     bool setNodeDevices(int node, int count, const DeviceSpec &type);
+    // Replaces the whole cluster (an imported topology) as one undo step; the model, search
+    // settings and pinned plans stay. Refused (editRefused) when `topology` is invalid.
+    bool replaceCluster(const Topology &topology, const QString &text);
     // Model edits, one undo step each (mergeable ones merge into one: a form being typed
     // in). A refused edit changes nothing, returns false and says why in `refusal`.
     bool setModel(const ModelSource &model, bool mergeable = false);

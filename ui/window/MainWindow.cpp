@@ -8,6 +8,7 @@
 #include "DiagramExport.h"
 #include "DialogPrompts.h"
 #include "DocumentFiles.h"
+#include "ImportTopologyDialog.h"
 #include "MemoryChartView.h"
 #include "ModelPanel.h"
 #include "PlacementView.h"
@@ -531,6 +532,7 @@ void MainWindow::createFileMenu()
     a = file->addAction(tr("&Open…"), this, &MainWindow::open);
     a->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addAction(tr("&Import Topology…"), this, &MainWindow::importTopology);
     file->addSeparator();
     a = file->addAction(tr("&Save"), this, &MainWindow::save);
     a->setShortcut(QKeySequence::Save);
@@ -938,6 +940,30 @@ void MainWindow::newFromTemplate()
     }
     newDocument(*t);
     showStatus(tr("New cluster: %1 devices").arg(t->deviceCount()));
+}
+
+void MainWindow::importTopology()
+{
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Import topology"), m_settings->lastDirectory(),
+        tr("Cluster descriptions (*.conf *.xml *.txt *.yml *.yaml);;All files (*)"));
+    if (file.isEmpty())
+        return;
+    const Result<ClusterSketch> sketch = sketchCluster(file.toStdString(), {});
+    if (!sketch) {
+        warn(tr("Import failed"), QString::fromStdString(sketch.error()));
+        return;
+    }
+    ImportTopologyDialog dialog(*sketch, this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const Result<Topology> t = dialog.cluster();
+    if (!t) {
+        warn(tr("Import failed"), QString::fromStdString(t.error()));
+        return;
+    }
+    if (m_document->replaceCluster(*t, tr("Import topology %1").arg(QFileInfo(file).fileName())))
+        showStatus(tr("Imported %1: %2 devices").arg(QFileInfo(file).fileName()).arg(t->deviceCount()));
 }
 
 void MainWindow::open()

@@ -162,6 +162,8 @@ private:
     void setPlanStale(bool stale);
 
     void newFromTemplate();
+    // File > Import Topology: a Slurm / NCCL / nvidia-smi / ASTRA-sim file replaces the cluster.
+    void importTopology();
     void open();
     // Opens `file` with the questions a user action asks (unsaved changes, failures).
     void openInteractively(const QString &file);

@@ -1,0 +1,386 @@
+#include "ClusterImport.h"
+
+#include "AstraSimNetwork.h"
+#include "FileGuard.h"
+#include "ImportError.h"
+#include "Limits.h"
+#include "NcclTopology.h"
+#include "NvLinkSpeed.h"
+#include "NvidiaSmiTopology.h"
+#include "SlurmTopology.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+namespace nest {
+
+namespace {
+
+constexpr double GBps = 1e9;        // as cluster files: bandwidth_GBps
+constexpr double Microsecond = 1e-6;
+
+using SketchResult = Result<ClusterSketch>;
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+std::string where(const std::string &origin, int line)
+{
+    return line > 0 ? origin + ":" + std::to_string(line) : origin;
+}
+
+// Names of the levels of a switch tree of `levels` levels: node, leaf, spine, core, tier4...
+std::vector<std::string> treeLevelNames(int levels)
+{
+    static const char *names[] = {"node", "leaf", "spine", "core"};
+    std::vector<std::string> out;
+    for (int l = 0; l < levels; ++l)
+        out.push_back(l < 4 ? names[l] : "tier" + std::to_string(l));
+    return out;
+}
+
+// The Slurm switch tree as groups: a switch at level = its height, nodes at level 0 below
+// their leaf switch; a child switch lower than one level below its parent is reached
+// through pass-through groups ("<switch>-up<level>") so every branch crosses every level.
+Topology slurmSkeleton(const SlurmTopology &slurm)
+{
+    Topology t;
+    const int levels = slurm.height() + 1;
+    for (const std::string &name : treeLevelNames(levels))
+        t.levels.push_back({name, {}});
+    auto add = [&t](std::string name, int level, int parent) {
+        TopoGroup g;
+        g.name = std::move(name);
+        g.level = level;
+        g.parent = parent;
+        t.groups.push_back(std::move(g));
+        const int index = static_cast<int>(t.groups.size()) - 1;
+        if (parent >= 0)
+            t.groups[parent].children.push_back(index);
+        return index;
+    };
+    // Depth-first in file order, with an explicit stack: (switch, the group it hangs below).
+    std::vector<std::pair<int, int>> stack{{slurm.root, -1}};
+    while (!stack.empty()) {
+        const auto [s, parentGroup] = stack.back();
+        stack.pop_back();
+        const SlurmSwitch &sw = slurm.switches[s];
+        int parent = parentGroup;
+        const int parentLevel = parent >= 0 ? t.groups[parent].level : sw.height + 1;
+        for (int level = parentLevel - 1; level > sw.height; --level)
+            parent = add(sw.name + "-up" + std::to_string(level), level, parent);
+        const int group = add(sw.name, sw.height, parent);
+        for (const std::string &node : sw.nodes)
+            add(node, 0, group);
+        for (auto it = sw.children.rbegin(); it != sw.children.rend(); ++it)
+            stack.push_back({*it, group});
+    }
+    t.root = 0;
+    return t;
+}
+
+// One node with `gpus` devices (0 = not yet known) at level 0, the only level.
+Topology oneNodeSkeleton()
+{
+    Topology t;
+    t.levels.push_back({"node", {}});
+    TopoGroup node;
+    node.name = "node0";
+    t.groups.push_back(node);
+    t.root = 0;
+    return t;
+}
+
+// Adds a node description to the sketch: level 0's bandwidth (when known), the GPU count
+// and model, and the NIC bandwidth per GPU for every level above the node.
+void applyNode(ClusterSketch &sketch, const NodeDescription &node)
+{
+    sketch.nodeFromFile = true;
+    sketch.nvlinksPerGpu = node.nvlinksPerGpu;
+    sketch.gpusPerNode = node.gpuCount;
+    sketch.gpusPerNodeWhere = where(node.origin, node.gpuCountLine);
+    if (node.device) {
+        sketch.device = node.device;
+        sketch.deviceWhere = where(node.origin, node.deviceLine);
+    }
+    if (node.nvlinkBandwidth)
+        sketch.bandwidth[0] = node.nvlinkBandwidth;
+    if (node.nicBandwidthPerGpu)
+        for (int l = 1; l < sketch.levelCount(); ++l)
+            sketch.bandwidth[l] = node.nicBandwidthPerGpu;
+}
+
+Result<NodeDescription> readNode(const std::string &text, const std::string &origin, ClusterFormat format)
+{
+    if (format == ClusterFormat::NcclXml)
+        return parseNcclTopology(text, origin);
+    return parseNvidiaSmiTopology(text, origin);
+}
+
+Result<std::vector<std::optional<double>>> levelList(const std::vector<double> &values, const char *flag,
+                                                     const ClusterSketch &sketch, double unit, const Range &range)
+{
+    using R = Result<std::vector<std::optional<double>>>;
+    const int levels = sketch.levelCount();
+    std::vector<std::optional<double>> out(levels);
+    if (values.empty())
+        return out;
+    const int n = static_cast<int>(values.size());
+    int first = 0;
+    if (n == levels - 1 && sketch.nodeFromFile && n > 0)
+        first = 1;
+    else if (n != levels) {
+        std::string names;
+        for (const TopoLevel &l : sketch.skeleton.levels)
+            names += (names.empty() ? "" : ", ") + l.name;
+        return R::failure(importError(sketch.origin, 0,
+                                      std::string(flag) + " has " + std::to_string(n) + " value" + (n == 1 ? "" : "s") +
+                                          "; the cluster has " + std::to_string(levels) + " level" +
+                                          (levels == 1 ? "" : "s") + " (" + names + "): give " + std::to_string(levels) +
+                                          ", from the node outward" +
+                                          (sketch.nodeFromFile && levels > 1
+                                               ? ", or " + std::to_string(levels - 1) + " for the levels above the node"
+                                               : std::string())));
+    }
+    for (int i = 0; i < n; ++i) {
+        if (auto why = checkRange(values[i], range, std::string(flag) + " value " + std::to_string(i + 1)))
+            return R::failure(importError(sketch.origin, 0, *why));
+        out[first + i] = values[i] * unit;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string clusterFormatName(ClusterFormat format)
+{
+    switch (format) {
+    case ClusterFormat::Slurm: return "slurm";
+    case ClusterFormat::NcclXml: return "nccl-xml";
+    case ClusterFormat::NvidiaSmi: return "nvidia-smi";
+    case ClusterFormat::AstraSim: return "astra-sim";
+    }
+    return "slurm";
+}
+
+std::optional<ClusterFormat> clusterFormatFromName(const std::string &name)
+{
+    for (ClusterFormat f : {ClusterFormat::Slurm, ClusterFormat::NcclXml, ClusterFormat::NvidiaSmi, ClusterFormat::AstraSim})
+        if (clusterFormatName(f) == name)
+            return f;
+    return std::nullopt;
+}
+
+std::string clusterFormatNames() { return "slurm, nccl-xml, nvidia-smi, astra-sim"; }
+
+Result<ClusterFormat> detectClusterFormat(const std::string &text, const std::string &origin)
+{
+    const auto start = text.find_first_not_of(" \t\r\n");
+    if (start != std::string::npos && text.compare(start, 1, "<") == 0) {
+        if (text.find("<system") != std::string::npos)
+            return ClusterFormat::NcclXml;
+        return Result<ClusterFormat>::failure(importError(origin, 0, "XML without a <system> element: not an NCCL topology dump"));
+    }
+    std::stringstream in(text);
+    std::string line;
+    bool yamlTopology = false, yamlNpus = false, slurm = false;
+    while (std::getline(in, line)) {
+        // nvidia-smi underlines its header on a terminal; the row "GPU0 X ..." is plain.
+        std::stringstream words(line);
+        std::string first, second;
+        words >> first >> second;
+        if (first == "GPU0" && second == "X")
+            return ClusterFormat::NvidiaSmi;
+        yamlTopology = yamlTopology || line.rfind("topology:", 0) == 0;
+        yamlNpus = yamlNpus || line.rfind("npus_count:", 0) == 0;
+        const std::string code = lower(line.substr(0, line.find('#')));
+        slurm = slurm || code.find("switchname=") != std::string::npos;
+    }
+    if (yamlTopology || yamlNpus)
+        return ClusterFormat::AstraSim;
+    if (slurm)
+        return ClusterFormat::Slurm;
+    return Result<ClusterFormat>::failure(importError(
+        origin, 0, "cannot tell the format (not an NCCL topology XML, an nvidia-smi topo -m matrix, an ASTRA-sim "
+                   "network YAML or a Slurm topology.conf): give --format " + clusterFormatNames()));
+}
+
+Result<ClusterSketch> sketchCluster(const std::string &file, const ClusterImportOptions &options)
+{
+    auto text = readFileText(file);
+    if (!text)
+        return SketchResult::failure(text.error());
+    ClusterFormat format;
+    if (options.format) {
+        format = *options.format;
+    } else {
+        auto detected = detectClusterFormat(*text, file);
+        if (!detected)
+            return SketchResult::failure(detected.error());
+        format = *detected;
+    }
+    ClusterSketch sketch;
+    sketch.format = format;
+    sketch.origin = file;
+    sketch.name = options.name.empty() ? std::filesystem::path(file).stem().string() : options.name;
+    if (!options.nodeFile.empty() && format != ClusterFormat::Slurm)
+        return SketchResult::failure(importError(file, 0, "--node describes the nodes of a Slurm tree; this file is " +
+                                                              clusterFormatName(format)));
+    switch (format) {
+    case ClusterFormat::Slurm: {
+        auto slurm = parseSlurmTopology(*text, file);
+        if (!slurm)
+            return SketchResult::failure(slurm.error());
+        if (slurm->height() + 1 > Topology::maxLevels)
+            return SketchResult::failure(importError(file, slurm->switches[slurm->root].line,
+                                                     "the switch tree is " + std::to_string(slurm->height()) +
+                                                         " switches deep; a cluster has at most " +
+                                                         std::to_string(Topology::maxLevels) + " levels"));
+        sketch.skeleton = slurmSkeleton(*slurm);
+        sketch.bandwidth.assign(sketch.levelCount(), std::nullopt);
+        sketch.latency.assign(sketch.levelCount(), std::nullopt);
+        if (!options.nodeFile.empty()) {
+            auto nodeText = readFileText(options.nodeFile);
+            if (!nodeText)
+                return SketchResult::failure(nodeText.error());
+            auto nodeFormat = detectClusterFormat(*nodeText, options.nodeFile);
+            if (!nodeFormat)
+                return SketchResult::failure(nodeFormat.error());
+            if (*nodeFormat != ClusterFormat::NcclXml && *nodeFormat != ClusterFormat::NvidiaSmi)
+                return SketchResult::failure(importError(options.nodeFile, 0, "--node takes an NCCL topology XML or an "
+                                                                              "nvidia-smi topo -m matrix; this is " +
+                                                                                  clusterFormatName(*nodeFormat)));
+            auto node = readNode(*nodeText, options.nodeFile, *nodeFormat);
+            if (!node)
+                return SketchResult::failure(node.error());
+            applyNode(sketch, *node);
+        }
+        break;
+    }
+    case ClusterFormat::NcclXml:
+    case ClusterFormat::NvidiaSmi: {
+        auto node = readNode(*text, file, format);
+        if (!node)
+            return SketchResult::failure(node.error());
+        sketch.skeleton = oneNodeSkeleton();
+        sketch.bandwidth.assign(1, std::nullopt);
+        sketch.latency.assign(1, std::nullopt);
+        applyNode(sketch, *node);
+        break;
+    }
+    case ClusterFormat::AstraSim: {
+        auto net = parseAstraSimNetwork(*text, file);
+        if (!net)
+            return SketchResult::failure(net.error());
+        sketch.skeleton = topologyFromAstraSim(*net, DeviceSpec{}, sketch.name);
+        for (const TopoLevel &l : sketch.skeleton.levels) {
+            sketch.bandwidth.push_back(l.link.bandwidth);
+            sketch.latency.push_back(l.link.latency);
+        }
+        sketch.gpusPerNode = net->dimensions.front().npus;
+        sketch.gpusPerNodeWhere = where(file, net->dimensions.front().line);
+        break;
+    }
+    }
+    return sketch;
+}
+
+std::optional<double> sketchedBandwidth(const ClusterSketch &sketch, int level, const std::optional<DeviceSpec> &device)
+{
+    if (level < 0 || level >= sketch.levelCount())
+        return std::nullopt;
+    if (sketch.bandwidth[level])
+        return sketch.bandwidth[level];
+    if (level == 0 && sketch.nvlinksPerGpu > 0 && device)
+        if (const std::optional<int> sm = smOfDevicePreset(device->name))
+            if (const std::optional<double> perLink = nvlinkSpeedForSm(*sm))
+                return sketch.nvlinksPerGpu * *perLink;
+    return std::nullopt;
+}
+
+Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImportOptions &options)
+{
+    using R = Result<Topology>;
+    // The device: the flag, which must agree with a file that names the GPU model.
+    std::optional<DeviceSpec> device = sketch.device;
+    if (!options.device.empty()) {
+        auto preset = devicePreset(options.device);
+        if (!preset)
+            return R::failure(importError(sketch.origin, 0, "--device: " + preset.error()));
+        if (sketch.device && !(*sketch.device == *preset))
+            return R::failure(sketch.deviceWhere + ": the file's GPUs are " + sketch.device->name + ", --device says " +
+                              preset->name);
+        device = *preset;
+    }
+    if (!device)
+        return R::failure(importError(sketch.origin, 0, "the file does not name the GPU model: give --device PRESET "
+                                                        "(nest-cli presets lists them)"));
+    // GPUs per node: the flag, which must agree with a file that fixes the count.
+    std::optional<int> gpus = sketch.gpusPerNode;
+    if (options.gpusPerNode) {
+        if (sketch.gpusPerNode && *sketch.gpusPerNode != *options.gpusPerNode)
+            return R::failure(sketch.gpusPerNodeWhere + ": the file has " + std::to_string(*sketch.gpusPerNode) +
+                              " GPUs per node, --gpus-per-node says " + std::to_string(*options.gpusPerNode));
+        if (auto why = checkRange(*options.gpusPerNode, limits::devices, "--gpus-per-node"))
+            return R::failure(importError(sketch.origin, 0, *why));
+        gpus = options.gpusPerNode;
+    }
+    if (!gpus)
+        return R::failure(importError(sketch.origin, 0, "the file does not say how many GPUs a node has: give --node FILE "
+                                                        "(an NCCL topology XML or nvidia-smi topo -m matrix) or "
+                                                        "--gpus-per-node N"));
+    auto bandwidth = levelList(options.bandwidthGBps, "--bandwidth", sketch, GBps, limits::bandwidthGBps);
+    if (!bandwidth)
+        return R::failure(bandwidth.error());
+    auto latency = levelList(options.latencyUs, "--latency", sketch, Microsecond, limits::latencyUs);
+    if (!latency)
+        return R::failure(latency.error());
+    auto oversubscription = levelList(options.oversubscription, "--oversubscription", sketch, 1, limits::oversubscription);
+    if (!oversubscription)
+        return R::failure(oversubscription.error());
+
+    Topology t = sketch.skeleton;
+    t.name = sketch.name;
+    t.deviceTypes = {*device};
+    for (int l = 0; l < t.levelCount(); ++l) {
+        LinkParams &link = t.levels[l].link;
+        const std::optional<double> bw = (*bandwidth)[l] ? (*bandwidth)[l] : sketchedBandwidth(sketch, l, device);
+        if (!bw)
+            return R::failure(importError(sketch.origin, 0, "level " + std::to_string(l) + " (" + t.levels[l].name +
+                                                                ") has no bandwidth: the files do not give it; give "
+                                                                "--bandwidth, one value in GB/s per level from the node outward"));
+        link.bandwidth = *bw;
+        link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(0));
+        link.oversubscription = (*oversubscription)[l].value_or(1);
+    }
+    for (TopoGroup &g : t.groups)
+        if (g.level == 0) {
+            g.devices.assign(static_cast<size_t>(*gpus), 0);
+            g.deviceType = 0;
+        }
+    long long total = 0;
+    for (const TopoGroup &g : t.groups)
+        total += g.level == 0 ? *gpus : 0;
+    if (total > Topology::maxDevices)
+        return R::failure(importError(sketch.origin, 0, std::to_string(total) + " devices, more than the " +
+                                                            std::to_string(Topology::maxDevices) + " a cluster may have"));
+    t.reindex();
+    if (const std::string why = t.validate(); !why.empty())
+        return R::failure(importError(sketch.origin, 0, why));
+    return t;
+}
+
+Result<Topology> importCluster(const std::string &file, const ClusterImportOptions &options)
+{
+    auto sketch = sketchCluster(file, options);
+    if (!sketch)
+        return Result<Topology>::failure(sketch.error());
+    return assembleCluster(*sketch, options);
+}
+
+} // namespace nest

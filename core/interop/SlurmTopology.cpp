@@ -1,0 +1,357 @@
+#include "SlurmTopology.h"
+
+#include "ImportError.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace nest {
+
+namespace {
+
+// More names than a cluster can have devices is a typo ([1-1000000000]), not a cluster.
+constexpr long long MaxHosts = 1 << 20;
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+std::string trim(const std::string &s)
+{
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos)
+        return {};
+    const auto e = s.find_last_not_of(" \t\r");
+    return s.substr(b, e - b + 1);
+}
+
+bool allDigits(const std::string &s)
+{
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// The numbers of one bracket: "001-016,020" -> "001", ..., "016", "020". A range's numbers
+// are zero-padded to the width of its lower bound when that has a leading zero (Slurm's rule).
+Result<std::vector<std::string>> expandBracket(const std::string &inside)
+{
+    std::vector<std::string> out;
+    std::stringstream parts(inside);
+    std::string part;
+    if (inside.empty())
+        return Result<std::vector<std::string>>::failure("empty brackets '[]'");
+    while (std::getline(parts, part, ',')) {
+        part = trim(part);
+        const auto dash = part.find('-');
+        if (dash == std::string::npos) {
+            if (!allDigits(part))
+                return Result<std::vector<std::string>>::failure("'" + part + "' in brackets is not a number or a range a-b");
+            out.push_back(part);
+            continue;
+        }
+        const std::string lo = part.substr(0, dash), hi = part.substr(dash + 1);
+        if (!allDigits(lo) || !allDigits(hi) || lo.size() > 9 || hi.size() > 9)
+            return Result<std::vector<std::string>>::failure("'" + part + "' is not a range of numbers a-b");
+        const long long a = std::stoll(lo), b = std::stoll(hi);
+        if (b < a)
+            return Result<std::vector<std::string>>::failure("range '" + part + "' runs backwards");
+        if (b - a + 1 > MaxHosts)
+            return Result<std::vector<std::string>>::failure("range '" + part + "' has more than " +
+                                                             std::to_string(MaxHosts) + " names");
+        const size_t width = lo.size() > 1 && lo[0] == '0' ? lo.size() : 0;
+        for (long long v = a; v <= b; ++v) {
+            std::string s = std::to_string(v);
+            if (s.size() < width)
+                s.insert(0, width - s.size(), '0');
+            out.push_back(s);
+        }
+    }
+    if (!inside.empty() && inside.back() == ',')
+        return Result<std::vector<std::string>>::failure("a trailing ',' in brackets");
+    return out;
+}
+
+// One host pattern without top-level commas: text and bracket groups, every combination.
+Result<std::vector<std::string>> expandPattern(const std::string &pattern)
+{
+    std::vector<std::string> names{""};
+    size_t i = 0;
+    while (i < pattern.size()) {
+        const char c = pattern[i];
+        if (c == ']')
+            return Result<std::vector<std::string>>::failure("']' without '[' in '" + pattern + "'");
+        if (c != '[') {
+            for (auto &n : names)
+                n += c;
+            ++i;
+            continue;
+        }
+        const auto close = pattern.find(']', i);
+        if (close == std::string::npos)
+            return Result<std::vector<std::string>>::failure("'[' without ']' in '" + pattern + "'");
+        const std::string inside = pattern.substr(i + 1, close - i - 1);
+        if (inside.find('[') != std::string::npos)
+            return Result<std::vector<std::string>>::failure("nested '[' in '" + pattern + "'");
+        auto numbers = expandBracket(inside);
+        if (!numbers)
+            return Result<std::vector<std::string>>::failure(numbers.error() + " in '" + pattern + "'");
+        if (static_cast<long long>(names.size()) * static_cast<long long>(numbers->size()) > MaxHosts)
+            return Result<std::vector<std::string>>::failure("'" + pattern + "' names more than " +
+                                                             std::to_string(MaxHosts) + " hosts");
+        std::vector<std::string> next;
+        next.reserve(names.size() * numbers->size());
+        for (const auto &n : names)
+            for (const auto &num : *numbers)
+                next.push_back(n + num);
+        names = std::move(next);
+        i = close + 1;
+    }
+    return names;
+}
+
+struct Statement {
+    int line = 0;
+    std::string text;
+};
+
+// Comments out, continuation lines joined; each statement keeps the line it starts on.
+std::vector<Statement> statements(const std::string &text)
+{
+    std::vector<Statement> out;
+    std::stringstream in(text);
+    std::string raw;
+    int lineNo = 0;
+    Statement pending;
+    bool continuing = false;
+    while (std::getline(in, raw)) {
+        ++lineNo;
+        if (const auto hash = raw.find('#'); hash != std::string::npos)
+            raw.erase(hash);
+        std::string line = trim(raw);
+        const bool continues = !line.empty() && line.back() == '\\';
+        if (continues)
+            line.pop_back();
+        if (!continuing) {
+            pending = {lineNo, ""};
+        }
+        pending.text += " " + line;
+        continuing = continues;
+        if (!continuing) {
+            if (!trim(pending.text).empty())
+                out.push_back({pending.line, trim(pending.text)});
+        }
+    }
+    if (continuing && !trim(pending.text).empty())
+        out.push_back({pending.line, trim(pending.text)});
+    return out;
+}
+
+struct RawSwitch {
+    SlurmSwitch sw;
+    std::vector<std::string> switchNames;   // Switches= expanded
+};
+
+Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin)
+{
+    using R = Result<RawSwitch>;
+    RawSwitch raw;
+    raw.sw.line = st.line;
+    std::stringstream words(st.text);
+    std::string word;
+    bool hasNodes = false, hasSwitches = false;
+    std::set<std::string> seen;
+    while (words >> word) {
+        const auto eq = word.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return R::failure(importError(origin, st.line, "'" + word + "' is not KEY=VALUE"));
+        const std::string key = lower(word.substr(0, eq));
+        const std::string value = word.substr(eq + 1);
+        if (!seen.insert(key).second)
+            return R::failure(importError(origin, st.line, "'" + word.substr(0, eq) + "' given twice"));
+        if (value.empty())
+            return R::failure(importError(origin, st.line, "'" + word.substr(0, eq) + "' has no value"));
+        if (key == "switchname") {
+            raw.sw.name = value;
+        } else if (key == "nodes" || key == "switches") {
+            auto names = expandHostlist(value);
+            if (!names)
+                return R::failure(importError(origin, st.line, "cannot read the hostlist '" + value + "': " + names.error()));
+            if (key == "nodes") {
+                raw.sw.nodes = std::move(*names);
+                hasNodes = true;
+            } else {
+                raw.switchNames = std::move(*names);
+                hasSwitches = true;
+            }
+        } else if (key == "linkspeed") {
+            raw.sw.linkSpeed = value;
+        } else {
+            return R::failure(importError(origin, st.line, "unknown key '" + word.substr(0, eq) +
+                                                               "' (the tree plugin knows SwitchName, Switches, Nodes, LinkSpeed)"));
+        }
+    }
+    if (raw.sw.name.empty())
+        return R::failure(importError(origin, st.line, "no SwitchName= on this line"));
+    if (hasNodes && hasSwitches)
+        return R::failure(importError(origin, st.line, "switch '" + raw.sw.name +
+                                                           "' has both Nodes= and Switches= (a line names either nodes or switches)"));
+    if (!hasNodes && !hasSwitches)
+        return R::failure(importError(origin, st.line, "switch '" + raw.sw.name + "' has neither Nodes= nor Switches=: no node below it"));
+    return raw;
+}
+
+// Heights bottom-up with cycle detection (an explicit stack, so a deep chain cannot overflow).
+std::string computeHeights(SlurmTopology &topo, const std::string &origin)
+{
+    const int n = static_cast<int>(topo.switches.size());
+    std::vector<int> state(n, 0);   // 0 new, 1 on the path, 2 done
+    for (int start = 0; start < n; ++start) {
+        if (state[start])
+            continue;
+        std::vector<std::pair<int, size_t>> stack{{start, 0}};
+        state[start] = 1;
+        while (!stack.empty()) {
+            auto &[s, next] = stack.back();
+            SlurmSwitch &sw = topo.switches[s];
+            if (next < sw.children.size()) {
+                const int c = sw.children[next++];
+                if (state[c] == 1)
+                    return importError(origin, sw.line, "switch '" + sw.name + "' lists '" + topo.switches[c].name +
+                                                            "', which is above it: a cycle");
+                if (state[c] == 0) {
+                    state[c] = 1;
+                    stack.push_back({c, 0});
+                }
+                continue;
+            }
+            sw.height = 1;
+            for (int c : sw.children)
+                sw.height = std::max(sw.height, topo.switches[c].height + 1);
+            state[s] = 2;
+            stack.pop_back();
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+int SlurmTopology::nodeCount() const
+{
+    int n = 0;
+    for (const auto &s : switches)
+        n += static_cast<int>(s.nodes.size());
+    return n;
+}
+
+Result<std::vector<std::string>> expandHostlist(const std::string &expression)
+{
+    using R = Result<std::vector<std::string>>;
+    std::vector<std::string> out;
+    int depth = 0;
+    std::string item;
+    auto flush = [&]() -> std::string {
+        const std::string pattern = trim(item);
+        item.clear();
+        if (pattern.empty())
+            return "an empty name in '" + expression + "'";
+        auto names = expandPattern(pattern);
+        if (!names)
+            return names.error();
+        if (static_cast<long long>(out.size() + names->size()) > MaxHosts)
+            return "more than " + std::to_string(MaxHosts) + " names";
+        out.insert(out.end(), names->begin(), names->end());
+        return {};
+    };
+    for (const char c : expression) {
+        if (c == '[')
+            ++depth;
+        else if (c == ']')
+            --depth;
+        if (c == ',' && depth == 0) {
+            if (std::string why = flush(); !why.empty())
+                return R::failure(why);
+            continue;
+        }
+        item += c;
+    }
+    if (std::string why = flush(); !why.empty())
+        return R::failure(why);
+    return out;
+}
+
+Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::string &origin)
+{
+    using R = Result<SlurmTopology>;
+    SlurmTopology topo;
+    std::vector<std::vector<std::string>> childNames;
+    std::map<std::string, int> byName;
+    for (const Statement &st : statements(text)) {
+        auto raw = parseStatement(st, origin);
+        if (!raw)
+            return R::failure(raw.error());
+        if (const auto it = byName.find(raw->sw.name); it != byName.end())
+            return R::failure(importError(origin, st.line, "switch '" + raw->sw.name + "' is already defined on line " +
+                                                               std::to_string(topo.switches[it->second].line)));
+        byName[raw->sw.name] = static_cast<int>(topo.switches.size());
+        topo.switches.push_back(std::move(raw->sw));
+        childNames.push_back(std::move(raw->switchNames));
+    }
+    if (topo.switches.empty())
+        return R::failure(importError(origin, 0, "no SwitchName= line: not a Slurm topology.conf"));
+
+    // Children by index; one parent per switch and per node.
+    std::map<std::string, int> nodeOwner;
+    for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s) {
+        SlurmSwitch &sw = topo.switches[s];
+        for (const std::string &name : childNames[s]) {
+            const auto it = byName.find(name);
+            if (it == byName.end())
+                return R::failure(importError(origin, sw.line, "'" + name + "' under Switches= of '" + sw.name +
+                                                                   "' is no switch of this file (nodes belong under Nodes=)"));
+            SlurmSwitch &child = topo.switches[it->second];
+            if (it->second == s)
+                return R::failure(importError(origin, sw.line, "switch '" + sw.name + "' lists itself: a cycle"));
+            if (child.parent >= 0)
+                return R::failure(importError(origin, sw.line, "switch '" + name + "' has two parents: '" +
+                                                                   topo.switches[child.parent].name + "' (line " +
+                                                                   std::to_string(topo.switches[child.parent].line) +
+                                                                   ") and '" + sw.name + "'"));
+            child.parent = s;
+            sw.children.push_back(it->second);
+        }
+        for (const std::string &node : sw.nodes) {
+            if (byName.count(node))
+                return R::failure(importError(origin, sw.line, "'" + node + "' under Nodes= of '" + sw.name +
+                                                                   "' is a switch (switches belong under Switches=)"));
+            const auto [it, fresh] = nodeOwner.emplace(node, s);
+            if (!fresh)
+                return R::failure(importError(origin, sw.line, "node '" + node + "' is in two switches: '" +
+                                                                   topo.switches[it->second].name + "' (line " +
+                                                                   std::to_string(topo.switches[it->second].line) +
+                                                                   ") and '" + sw.name + "'"));
+        }
+    }
+    if (std::string why = computeHeights(topo, origin); !why.empty())
+        return R::failure(why);
+    for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s) {
+        if (topo.switches[s].parent >= 0)
+            continue;
+        if (topo.root >= 0)
+            return R::failure(importError(origin, topo.switches[s].line,
+                                          "switch '" + topo.switches[s].name + "' is a second top-level switch beside '" +
+                                              topo.switches[topo.root].name + "' (line " +
+                                              std::to_string(topo.switches[topo.root].line) +
+                                              "): the fabric is not connected; add a switch above both"));
+        topo.root = s;
+    }
+    if (topo.root < 0)  // every switch has a parent: the chain closes on itself
+        return R::failure(importError(origin, topo.switches.front().line, "every switch has a parent: a cycle"));
+    return topo;
+}
+
+} // namespace nest

@@ -1,0 +1,46 @@
+#pragma once
+// Slurm's topology.conf for the tree plugin: one switch per line,
+//   SwitchName=leaf01 Nodes=gpu[001-016,020] LinkSpeed=400
+//   SwitchName=spine0 Switches=leaf[01-04]
+// with hostlist expressions (zero-padded ranges, comma lists, several bracket groups),
+// case-insensitive keys, '#' comments and trailing-backslash continuations. Each line names
+// either nodes (a leaf switch) or switches, never both (Slurm's topology.conf(5)).
+//
+// parseSlurmTopology() checks the whole tree and returns it with every switch's height
+// (leaf = 1, a switch above its highest child + 1). Every error names the file and line:
+// unknown keys, a line without SwitchName, a switch defined twice, an unparseable hostlist,
+// a name under Switches= that is no switch, a switch or node with two parents, cycles, a
+// switch with no children, and several top-level switches (a fabric that is not connected).
+// LinkSpeed is read and kept, but Slurm's units are arbitrary ("currently not used"), so it
+// sets no bandwidth.
+#include "Result.h"
+
+#include <string>
+#include <vector>
+
+namespace nest {
+
+struct SlurmSwitch {
+    std::string name;
+    int line = 0;                      // where its SwitchName= line starts
+    std::vector<std::string> nodes;    // expanded Nodes= (leaf switches)
+    std::vector<int> children;         // indices of the switches of Switches=, in file order
+    std::string linkSpeed;             // as written ("" when absent)
+    int parent = -1;
+    int height = 0;                    // 1 for a leaf switch
+};
+
+struct SlurmTopology {
+    std::vector<SlurmSwitch> switches;   // in file order
+    int root = -1;                       // the one switch no other lists
+    int height() const { return root >= 0 ? switches[root].height : 0; }
+    int nodeCount() const;
+};
+
+// Expands a Slurm hostlist ("gpu[001-016,020],login1"); the error says what is wrong.
+Result<std::vector<std::string>> expandHostlist(const std::string &expression);
+
+// `origin` names the file in messages.
+Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::string &origin);
+
+} // namespace nest
