@@ -1,6 +1,7 @@
 #include "ImportTopologyDialog.h"
 
 #include "DeviceSpec.h"
+#include "LinkSpinBox.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -15,21 +16,6 @@
 #include <QVBoxLayout>
 
 namespace nest::ui {
-
-namespace {
-
-QDoubleSpinBox *spin(double min, double max, int decimals, const QString &suffix, const QString &name)
-{
-    auto *s = new QDoubleSpinBox;
-    s->setRange(min, max);
-    s->setDecimals(decimals);
-    s->setSuffix(suffix);
-    s->setObjectName(name);
-    s->setKeyboardTracking(false);
-    return s;
-}
-
-} // namespace
 
 ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent)
     : QDialog(parent)
@@ -73,9 +59,9 @@ ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent
         grid->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(headers[c])), 0, c);
     const std::optional<DeviceSpec> device = m_sketch.device;
     for (int l = 0; l < m_sketch.levelCount(); ++l) {
-        LevelRow row{spin(0, 1e7, 3, tr(" GB/s"), QStringLiteral("bandwidth%1").arg(l)),
-                     spin(0, 1e6, 4, tr(" µs"), QStringLiteral("latency%1").arg(l)),
-                     spin(1, 1024, 2, QString(), QStringLiteral("oversubscription%1").arg(l))};
+        LevelRow row{linkSpinBox(0, 1e7, 3, tr(" GB/s"), QStringLiteral("bandwidth%1").arg(l)),
+                     linkSpinBox(0, 1e6, 4, tr(" µs"), QStringLiteral("latency%1").arg(l)),
+                     linkSpinBox(1, 1024, 2, QString(), QStringLiteral("oversubscription%1").arg(l))};
         row.bandwidth->setSpecialValueText(tr("required"));   // 0 = not given yet
         if (const std::optional<double> bw = sketchedBandwidth(m_sketch, l, device))
             row.bandwidth->setValue(*bw / 1e9);

@@ -1,5 +1,6 @@
 #include "PropertyEditor.h"
 
+#include "LinkSpinBox.h"
 #include "WorkspaceDocument.h"
 
 #include <QCheckBox>
@@ -19,18 +20,6 @@
 namespace nest::ui {
 
 namespace {
-
-QDoubleSpinBox *spin(double min, double max, int decimals, const QString &suffix, const QString &name)
-{
-    auto *s = new QDoubleSpinBox;
-    s->setRange(min, max);
-    s->setDecimals(decimals);
-    s->setSuffix(suffix);
-    s->setKeyboardTracking(false);
-    s->setObjectName(name);
-    s->setAccelerated(true);
-    return s;
-}
 
 // A spin box's size hint is wide enough for its maximum (1e6 GB/s), which pushed the level
 // table out of the dock. Let it shrink to what `typical` needs: the hint minus the text
@@ -91,9 +80,9 @@ PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
     m_override = new QCheckBox(tr("Override the level's link"));
     m_override->setObjectName(QStringLiteral("overrideLink"));
     linkForm->addRow(m_override);
-    m_overrideBandwidth = spin(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
-    m_overrideLatency = spin(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
-    m_overrideOversubscription = spin(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
+    m_overrideBandwidth = linkSpinBox(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
+    m_overrideLatency = linkSpinBox(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
+    m_overrideOversubscription = linkSpinBox(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
     compact(m_overrideBandwidth, QStringLiteral("9999.99 GB/s"));
     compact(m_overrideLatency, QStringLiteral("999.99 µs"));
     compact(m_overrideOversubscription, QStringLiteral("99.99 : 1"));
@@ -149,9 +138,9 @@ void PropertyEditor::rebuildLevels()
         m_levelGrid->addWidget(h, 0, c);
     }
     for (int l = 0; l < t.levelCount(); ++l) {
-        LevelRow row{new QLineEdit, spin(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("levelBandwidth%1").arg(l)),
-                     spin(0, 1e6, 2, tr(" µs"), QStringLiteral("levelLatency%1").arg(l)),
-                     spin(1, 1000, 2, QString(), QStringLiteral("levelOversubscription%1").arg(l))};
+        LevelRow row{new QLineEdit, linkSpinBox(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("levelBandwidth%1").arg(l)),
+                     linkSpinBox(0, 1e6, 2, tr(" µs"), QStringLiteral("levelLatency%1").arg(l)),
+                     linkSpinBox(1, 1000, 2, QString(), QStringLiteral("levelOversubscription%1").arg(l))};
         row.name->setObjectName(QStringLiteral("levelName%1").arg(l));
         row.name->setToolTip(tr("Level %1 (0 = inside a node)").arg(l));
         row.name->setMinimumWidth(48);
