@@ -178,6 +178,7 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
         out.model = workspaceModelWith(*w, args.value("workspace"), ModelOptions{seqLength, globalBatch});
         out.topology = std::move(w->cluster);
         out.search = std::move(w->search);
+        out.modelSource = std::move(w->model);
         return out;
     }
     out.topology = loadClusterOption(args);
@@ -306,6 +307,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         in.topology = std::move(cm.topology);
         in.model = std::move(cm.model);
         in.search = std::move(cm.search);
+        in.modelSource = std::move(cm.modelSource);
         return in;
     }
     const ModelOptions sizes = modelSizeOptions(args);
@@ -313,6 +315,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     in.topology = std::move(cm.topology);
     in.model = std::move(cm.model);
     in.search = std::move(cm.search);
+    in.modelSource = std::move(cm.modelSource);
     UniformLayout u;
     u.tp = args.intValue("tp", 1, limits::devices);
     u.pp = args.intValue("pp", 1, limits::devices);

@@ -9,6 +9,7 @@
 #include "Evaluator.h"
 #include "ModelIO.h"
 #include "ModelProfile.h"
+#include "ModelSource.h"
 #include "Plan.h"
 #include "SearchSettings.h"
 #include "Topology.h"
@@ -52,6 +53,7 @@ struct ClusterAndModel {
     Topology topology;
     ModelProfile model;
     std::optional<SearchSettings> search;  // set with --workspace
+    std::optional<ModelSource> modelSource;  // the workspace's model, as it names it (--workspace)
 };
 // From --workspace FILE, or from --cluster and --model; the model built with the given
 // sequence length / global batch when set (else the file's or preset's own).
@@ -63,6 +65,7 @@ struct PlanInputs {
     ModelProfile model;
     Plan plan;
     std::optional<SearchSettings> search;  // set with --workspace
+    std::optional<ModelSource> modelSource;  // set with --workspace
 };
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.

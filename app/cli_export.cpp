@@ -19,13 +19,11 @@ namespace nest::cli {
 namespace {
 
 // The model's hyperparameters when it has them (shape flags); a measured profile has none.
-std::optional<ModelConfig> modelConfigOf(const CliArgs &args)
+// A workspace's model was parsed when the workspace was read; --model names a preset or file.
+std::optional<ModelConfig> modelConfigOf(const CliArgs &args, const PlanInputs &in)
 {
-    if (args.has("workspace")) {
-        auto w = loadWorkspace(args.value("workspace"));
-        if (!w)
-            return std::nullopt;
-        auto c = w->model.config(args.value("workspace"));
+    if (in.modelSource) {
+        auto c = in.modelSource->config(args.value("workspace"));
         return c ? std::optional<ModelConfig>(*c) : std::nullopt;
     }
     const std::string name = args.value("model");
@@ -73,10 +71,10 @@ int cmdExport(const Args &argv)
     PlanInputs in = loadPlanInputs(args);
     ExportRequest request;
     request.cost = costOptionsFor(args, in);
+    request.config = modelConfigOf(args, in);
     request.plan = std::move(in.plan);
     request.topology = std::move(in.topology);
     request.model = std::move(in.model);
-    request.config = modelConfigOf(args);
     if (request.config)
         request.config->seqLength = request.plan.seqLength;
     request.strict = args.flag("strict");

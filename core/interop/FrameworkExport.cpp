@@ -205,6 +205,13 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
                           ? evaluate(result.runnable.plan, request.topology, request.model, request.cost)
                           : result.original;
 
+    result.files = exportFiles(request, result);
+    return result;
+}
+
+std::vector<ExportFile> exportFiles(const ExportRequest &request, const ExportResult &result)
+{
+    const ExportFormat format = result.format;
     const std::string name = request.fileName.empty() ? defaultExportFileName(format) : request.fileName;
     const size_t dot = name.find_last_of('.');
     const LaunchContext context{request,
@@ -214,16 +221,14 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
                                 modelShape(request),
                                 name,
                                 dot == std::string::npos || dot == 0 ? name : name.substr(0, dot)};
-    std::vector<ExportFile> files;
     switch (format) {
-    case ExportFormat::Megatron: files = writeMegatron(context); break;
-    case ExportFormat::Nemo: files = writeNemo(context); break;
-    case ExportFormat::DeepSpeed: files = writeDeepSpeed(context); break;
-    case ExportFormat::Torchtitan: files = writeTorchtitan(context); break;
-    case ExportFormat::Nest: files = writeNestArtifact(context); break;
+    case ExportFormat::Megatron: return writeMegatron(context);
+    case ExportFormat::Nemo: return writeNemo(context);
+    case ExportFormat::DeepSpeed: return writeDeepSpeed(context);
+    case ExportFormat::Torchtitan: return writeTorchtitan(context);
+    case ExportFormat::Nest: return writeNestArtifact(context);
     }
-    result.files = std::move(files);
-    return result;
+    return writeNestArtifact(context);
 }
 
 } // namespace nest

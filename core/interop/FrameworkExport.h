@@ -76,4 +76,9 @@ struct ExportResult {
 // (every reason listed), no runnable layout.
 Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format);
 
+// The files of `result` (an exportPlan() of `request`'s plan) named after request.fileName:
+// what exportPlan() puts in result.files. The window prices an export once for its fallback
+// dialog and names the files after the save dialog with this.
+std::vector<ExportFile> exportFiles(const ExportRequest &request, const ExportResult &result);
+
 } // namespace nest

@@ -1022,19 +1022,25 @@ bool MainWindow::exportPlanFiles(ExportFormat format, const QString &fileName, Q
         return false;
     }
     ExportRequest request = exportRequestFor(*current);
-    request.fileName = QFileInfo(fileName).fileName().toStdString();
     const auto result = nest::exportPlan(request, format);
     if (!result) {
         *error = tr("%1: not written: %2").arg(fileName, QString::fromStdString(result.error()));
         return false;
     }
     *summary = QString::fromStdString(result->summary());
+    return writeExport(std::move(request), *result, fileName, error);
+}
+
+bool MainWindow::writeExport(ExportRequest request, ExportResult result, const QString &fileName, QString *error)
+{
+    request.fileName = QFileInfo(fileName).fileName().toStdString();
+    result.files = exportFiles(request, result);
     QStringList written;
-    if (!writeExportFiles(*result, fileName, &written, error))
+    if (!writeExportFiles(result, fileName, &written, error))
         return false;
     const int beside = int(written.size()) - 1;
     showStatus(tr("Exported the plan for %1: %2%3")
-                   .arg(QString::fromUtf8(exportFormatTitle(format)), QFileInfo(fileName).fileName(),
+                   .arg(QString::fromUtf8(exportFormatTitle(result.format)), QFileInfo(fileName).fileName(),
                         beside == 0   ? QString()
                         : beside == 1 ? tr(" and 1 file beside it")
                                       : tr(" and %1 files beside it").arg(beside)));
@@ -1078,9 +1084,9 @@ void MainWindow::exportPlanForFramework(ExportFormat format)
                                          QStringLiteral("-") + QString::fromStdString(defaultExportFileName(format)));
     if (file.isEmpty())
         return;
-    QString summary;
+    // The plan priced above, its files named after the chosen file.
     QString error;
-    if (!exportPlanFiles(format, file, &summary, &error))
+    if (!writeExport(std::move(request), *preview, file, &error))
         warn(tr("Export failed"), error);
 }
 

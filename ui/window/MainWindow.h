@@ -175,6 +175,8 @@ private:
     void exportPlanAs();
     // File ▸ Export Plan As ▸ FRAMEWORK: the fallback and both times first, then the file.
     void exportPlanForFramework(ExportFormat format);
+    // Writes `result` (priced from `request`) as its files named after `fileName`; status.
+    bool writeExport(ExportRequest request, ExportResult result, const QString &fileName, QString *error);
     void updatePinnedMenu();
     void updateEmptyState();
     void showAbout();
