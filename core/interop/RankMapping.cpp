@@ -119,9 +119,11 @@ Result<RankMapping> mapRanks(const Plan &plan, const Topology &topo, const std::
 
     // Ranks per node: every node that runs a rank must run the same number G.
     std::map<int, int> perNode;
+    std::vector<PlanCoordinate> coordOfRank(static_cast<size_t>(world));
     std::vector<int> deviceOfRank(static_cast<size_t>(world));
     for (int r = 0; r < world; ++r) {
-        const int d = deviceAt(plan, coordinateOfRank(r, *dims, m.sizes));
+        coordOfRank[static_cast<size_t>(r)] = coordinateOfRank(r, *dims, m.sizes);
+        const int d = deviceAt(plan, coordOfRank[static_cast<size_t>(r)]);
         deviceOfRank[static_cast<size_t>(r)] = d;
         ++perNode[topo.devices[static_cast<size_t>(d)].node];
     }
@@ -151,7 +153,7 @@ Result<RankMapping> mapRanks(const Plan &plan, const Topology &topo, const std::
             h.gpus.push_back(dev.indexInNode);
             RankPlacement p;
             p.rank = r;
-            p.at = coordinateOfRank(r, *dims, m.sizes);
+            p.at = coordOfRank[static_cast<size_t>(r)];
             p.device = dev.id;
             p.nodeRank = k;
             p.localRank = i;

@@ -29,15 +29,13 @@ int strength(Recompute r)
     return r == Recompute::Full ? 2 : r == Recompute::Selective ? 1 : 0;
 }
 
-// Per physical stage, one field of its choice.
+// Per stage (every chunk of an interleaved plan), one field of its choice.
 template <class F>
 std::vector<int> perStage(const Plan &plan, F field)
 {
     std::vector<int> out;
-    const int pp = plan.pipelineDepth();
-    for (int s = 0; s < static_cast<int>(plan.stages.size()); ++s)
-        out.push_back(field(plan.stages[static_cast<size_t>(s)]));
-    (void)pp;
+    for (const StagePlan &s : plan.stages)
+        out.push_back(field(s));
     return out;
 }
 

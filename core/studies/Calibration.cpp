@@ -316,7 +316,7 @@ namespace {
 struct FitSpace {
     std::vector<std::string> gemmDevices;
     std::vector<std::pair<std::string, Framework>> overheadKeys;
-    std::vector<double> start;
+    std::vector<double> gemmStart, overheadStart;  // the uncalibrated values
     size_t size() const { return gemmDevices.size() + overheadKeys.size(); }
 };
 
@@ -395,8 +395,7 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
                     if (fitGemm && gemmSeen.insert(spec.name).second) {
                         space.gemmDevices.push_back(spec.name);
                         const double start = base.gemmEfficiencyFor(spec);
-                        space.start.insert(space.start.begin() + static_cast<long>(space.gemmDevices.size() - 1),
-                                           start > 0 ? start : classGemmEfficiency(spec));
+                        space.gemmStart.push_back(start > 0 ? start : classGemmEfficiency(spec));
                     }
                 }
         if (fitOverhead) {
@@ -404,7 +403,7 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
                 r.topology.deviceTypes[static_cast<size_t>(majorDeviceType(r.plan, r.topology))].name, r.framework);
             if (overheadSeen.insert(key).second) {
                 space.overheadKeys.push_back(key);
-                space.start.push_back(base.stepOverhead);
+                space.overheadStart.push_back(base.stepOverhead);
             }
         }
     }
@@ -441,7 +440,9 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
         return s;
     };
 
-    std::vector<double> theta = space.start;
+    // Parameters in one vector: the GEMM efficiencies, then the step overheads.
+    std::vector<double> theta = space.gemmStart;
+    theta.insert(theta.end(), space.overheadStart.begin(), space.overheadStart.end());
     std::vector<double> before, now;
     // The starting point without any fitted parameter: the uncalibrated model.
     if (const std::string e = predict(theta, before); !e.empty())
