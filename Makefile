@@ -11,6 +11,13 @@ CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 python3
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WORKSPACE ?= sample_configs/workspaces/quickstart.nestws.json
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+# ccache leaves the build directory out of its hash (by default it hashes it whenever -g is
+# on), so `make test-core` reuses the objects `make test` compiled from the same command
+# lines (nestcore, nest-cli, the core tests) instead of compiling the core a second time.
+export CCACHE_NOHASHDIR := 1
+# Extra ctest arguments, e.g. CTEST_ARGS="-E extract_profiles" (.ci/run does this for the
+# phases after `make test`, which has already run the extractor's test).
+CTEST_ARGS ?=
 
 .PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz
 
@@ -60,7 +67,7 @@ test-core: deps-core
 	  -DNEST_BUILD_GUI=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DCMAKE_DISABLE_FIND_PACKAGE_QCustomPlotQt6=ON \
 	  -DNEST_BUILD_BENCH=OFF
 	cmake --build $(CORE_DIR) -j $(JOBS)
-	cd $(CORE_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(CORE_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 screenshot: apps
 	QT_QPA_PLATFORM=offscreen ./$(BUILD_DIR)/app/nest-planner $(WORKSPACE) --tab placement --screenshot docs/screenshot.png
@@ -83,7 +90,7 @@ test-sanitize: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) \
 	  -DNEST_SANITIZE=address,undefined -DNEST_BUILD_BENCH=OFF
 	cmake --build $(ASAN_DIR) -j $(JOBS)
-	cd $(ASAN_DIR) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_DIR) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # ThreadSanitizer over the planner-cancellation and worker tests (the window's search, the
 # baselines, the sweep, the plan list's evaluations, runPlanners' threads). Qt itself is not
