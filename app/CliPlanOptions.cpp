@@ -179,21 +179,28 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
         out.topology = std::move(w->cluster);
         out.search = std::move(w->search);
         out.modelSource = std::move(w->model);
+        out.calibration = calibrationOption(args, std::move(w->calibration));
         return out;
     }
     out.topology = loadClusterOption(args);
     out.model = loadModelOption(args, seqLength, globalBatch);
+    out.calibration = calibrationOption(args, std::nullopt);
     return out;
 }
 
-CostOptions calibratedOptions(const CliArgs &args, CostOptions options, const Topology &topology)
+Json errorBandJson(const ErrorBand &band)
+{
+    return Json{{"fraction", band.fraction}, {"basis", band.basis}};
+}
+
+std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<Calibration> workspace)
 {
     if (!args.has("calibration"))
-        return options;
+        return workspace;
     auto cal = loadCalibration(args.value("calibration"));
     if (!cal)
         throw UsageError{cal.error()};
-    return applyCalibration(std::move(options), *cal, topology);
+    return std::move(cal).value();
 }
 
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
@@ -203,7 +210,7 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
     }
-    return calibratedOptions(args, costOptionsFrom(args, base), in.topology);
+    return calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
 }
 
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
@@ -308,6 +315,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         in.model = std::move(cm.model);
         in.search = std::move(cm.search);
         in.modelSource = std::move(cm.modelSource);
+        in.calibration = std::move(cm.calibration);
         return in;
     }
     const ModelOptions sizes = modelSizeOptions(args);
@@ -316,6 +324,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     in.model = std::move(cm.model);
     in.search = std::move(cm.search);
     in.modelSource = std::move(cm.modelSource);
+    in.calibration = std::move(cm.calibration);
     UniformLayout u;
     u.tp = args.intValue("tp", 1, limits::devices);
     u.pp = args.intValue("pp", 1, limits::devices);
@@ -371,7 +380,8 @@ SearchJob loadSearchJob(const CliArgs &args)
     }
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
-    job.options.cost = calibratedOptions(args, job.options.cost, job.topology);
+    job.calibration = std::move(in.calibration);
+    job.options.cost = calibratedOptions(job.options.cost, job.calibration, job.topology);
     job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
     job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;

@@ -4,6 +4,7 @@
 // --plan FILE or from the uniform-layout options (--tp --pp --dp --ep --cp --sp
 // --microbatch --batch --seq --schedule --zero --recompute --order), and the search
 // settings of `plan`. Bad input throws UsageError (exit 2).
+#include "Calibration.h"
 #include "CliArgs.h"
 
 #include "Evaluator.h"
@@ -54,6 +55,7 @@ struct ClusterAndModel {
     ModelProfile model;
     std::optional<SearchSettings> search;  // set with --workspace
     std::optional<ModelSource> modelSource;  // the workspace's model, as it names it (--workspace)
+    std::optional<Calibration> calibration;  // --calibration FILE, else the workspace's
 };
 // From --workspace FILE, or from --cluster and --model; the model built with the given
 // sequence length / global batch when set (else the file's or preset's own).
@@ -66,12 +68,16 @@ struct PlanInputs {
     Plan plan;
     std::optional<SearchSettings> search;  // set with --workspace
     std::optional<ModelSource> modelSource;  // set with --workspace
+    std::optional<Calibration> calibration;  // --calibration FILE, else the workspace's
 };
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.
 PlanInputs loadPlanInputs(const CliArgs &args);
-// `options` with --calibration FILE applied for `topology`'s device types (unchanged without it).
-CostOptions calibratedOptions(const CliArgs &args, CostOptions options, const Topology &topology);
+// {"fraction": 0.04, "basis": "megatron-core, uncalibrated"}: the "error_band" of --json outputs.
+Json errorBandJson(const ErrorBand &band);
+
+// --calibration FILE, else the workspace's "calibration" (none: uncalibrated).
+std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<Calibration> workspace);
 // costOptionsFrom(args) over the workspace's memory headroom and framework (when there is a
 // workspace), so that `evaluate --workspace` costs a plan as `plan --workspace` did.
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
@@ -93,6 +99,7 @@ struct SearchJob {
     ModelProfile model;
     SearchSettings settings;
     SearchOptions options;
+    std::optional<Calibration> calibration;  // applied to options.cost
 };
 SearchJob loadSearchJob(const CliArgs &args);
 

@@ -32,7 +32,7 @@ double nestTime(const std::vector<PlannerRun> &runs)
     return 0;
 }
 
-void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model)
+void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, const ErrorBand &band)
 {
     const double nest = nestTime(runs);
     std::printf("model %s, global batch %d, sequence %d\n\n", model.name.c_str(),
@@ -61,6 +61,15 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model)
     if (nest > 0)
         std::printf("\nNEST/x: the planner's iteration time over NEST's (NEST's throughput over the "
                     "planner's); every time is the evaluator's on the real cluster.\n");
+    std::printf("model error: %s", band.text().c_str());
+    std::string within;
+    for (const PlannerRun &run : runs)
+        if (run.planner != "nest" && run.result.found && nest > 0 &&
+            withinModelError(run.result.report.iterationTime, band, nest, band))
+            within += (within.empty() ? "" : ", ") + run.planner;
+    if (!within.empty())
+        std::printf("; within model error of NEST: %s", within.c_str());
+    std::printf("\n");
 }
 
 } // namespace
@@ -108,6 +117,7 @@ int cmdCompare(const Args &argv)
         runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, CancelToken{});
     progress.finish();
 
+    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration);
     bool any = false;
     for (const PlannerRun &r : runs)
         any = any || r.result.found;
@@ -124,11 +134,13 @@ int cmdCompare(const Args &argv)
                      {"verified", r.verified},
                      {"message", r.message}};
             row["nest_ratio"] = (r.found && nest > 0) ? Json(r.report.iterationTime / nest) : Json(nullptr);
+            row["within_model_error_of_nest"] =
+                r.found && nest > 0 && run.planner != "nest" && withinModelError(r.report.iterationTime, band, nest, band);
             results.push_back(row);
         }
-        std::cout << Json{{"results", results}}.dump(2) << "\n";
+        std::cout << Json{{"results", results}, {"error_band", errorBandJson(band)}}.dump(2) << "\n";
     } else {
-        printTable(runs, job.model);
+        printTable(runs, job.model, band);
     }
     if (!any) {
         std::cerr << "nest-cli compare: no planner found a feasible plan\n";

@@ -12,12 +12,12 @@ namespace nest::cli {
 
 namespace {
 
-void printReport(const Report &r, const Plan &plan)
+void printReport(const Report &r, const Plan &plan, const ErrorBand &band)
 {
     std::printf("feasible:            %s\n", r.feasible ? "yes" : "no");
     for (const auto &reason : r.reasons)
         std::printf("  reason: %s\n", reason.c_str());
-    std::printf("iteration time:      %.4f s\n", r.iterationTime);
+    std::printf("iteration time:      %.4f s (%s)\n", r.iterationTime, band.text().c_str());
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s\n", r.samplesPerSecond, r.tokensPerSecond);
     std::printf("MFU:                 %.1f %%\n", 100 * r.mfu);
     std::printf("peak memory:         %.2f GB per device\n", r.peakMemoryBytes / 1e9);
@@ -51,7 +51,9 @@ int cmdEvaluate(const Args &argv)
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     const PlanInputs in = loadPlanInputs(args);
-    const Report report = evaluate(in.plan, in.topology, in.model, costOptionsFor(args, in));
+    const CostOptions options = costOptionsFor(args, in);
+    const Report report = evaluate(in.plan, in.topology, in.model, options);
+    const ErrorBand band = modelErrorBand(options.framework, in.calibration);
     if (!report.feasible && report.stages.empty()) {
         // The plan does not fit this cluster/model at all (bad layer ranges, device ids...).
         std::string msg = "the plan is not valid for this cluster and model:";
@@ -59,10 +61,13 @@ int cmdEvaluate(const Args &argv)
             msg += "\n  " + e;
         throw UsageError{msg};
     }
-    if (args.flag("json"))
-        std::cout << reportToJson(report).dump(2) << "\n";
-    else
-        printReport(report, in.plan);
+    if (args.flag("json")) {
+        Json j = reportToJson(report);
+        j["error_band"] = errorBandJson(band);
+        std::cout << j.dump(2) << "\n";
+    } else {
+        printReport(report, in.plan, band);
+    }
     return 0;
 }
 

@@ -23,15 +23,15 @@ namespace nest::cli {
 
 namespace {
 
-void printPlan(const PlanResult &r)
+void printPlan(const PlanResult &r, const ErrorBand &band)
 {
     const Plan &p = r.plan;
     const Report &rep = r.report;
     std::printf("best plan:           %s, micro-batch %d (%d micro-batches), dp %d, %d stages%s\n",
                 toString(p.schedule), p.microBatch, p.numMicroBatches(), p.dp, p.pipelineDepth(),
                 p.virtualStages > 1 ? (", " + std::to_string(p.virtualStages) + " chunks per device").c_str() : "");
-    std::printf("iteration time:      %.4f s (search value %.4f s, %s)\n", rep.iterationTime, r.objective,
-                r.verified ? "matches the evaluator" : "MISMATCH");
+    std::printf("iteration time:      %.4f s (%s; search value %.4f s, %s)\n", rep.iterationTime,
+                band.text().c_str(), r.objective, r.verified ? "matches the evaluator" : "MISMATCH");
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s, MFU %.1f %%\n", rep.samplesPerSecond,
                 rep.tokensPerSecond, 100 * rep.mfu);
     std::printf("peak memory:         %.2f GB per device\n\n", rep.peakMemoryBytes / 1e9);
@@ -116,6 +116,7 @@ int cmdPlan(const Args &argv)
             return 2;
         }
     }
+    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration);
     if (args.flag("json")) {
         const Json j{{"plan", planToJson(r.plan)},
                      {"report", reportToJson(r.report)},
@@ -125,10 +126,11 @@ int cmdPlan(const Args &argv)
                      {"states", r.stats.states},
                      {"planner", planner->name()},
                      {"search", searchSettingsToJson(settings)},
-                     {"stats", statsToJson(r.stats)}};
+                     {"stats", statsToJson(r.stats)},
+                     {"error_band", errorBandJson(band)}};
         std::cout << j.dump(2) << "\n";
     } else {
-        printPlan(r);
+        printPlan(r, band);
     }
     return r.verified ? 0 : 1;
 }

@@ -3,6 +3,8 @@
 #include "ClusterIO.h"
 #include "ModelIO.h"
 
+#include <filesystem>
+
 namespace nest {
 
 namespace {
@@ -34,7 +36,7 @@ bool looksLikeWorkspace(const Json &j)
 Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
 {
     try {
-        requireKnownKeys(j, "", {"format", "version", "cluster", "model", "search", "plans"});
+        requireKnownKeys(j, "", {"format", "version", "cluster", "model", "search", "plans", "calibration"});
         if (has(j, "format") && getString(j, "format", "") != "nest-workspace")
             throw JsonError("format", "expected \"nest-workspace\"");
         if (has(j, "version"))
@@ -60,6 +62,28 @@ Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin)
                 w.plans.push_back(std::move(p).value());
             }
         }
+        if (has(j, "calibration")) {
+            const Json &c = j.at("calibration");
+            Result<Calibration> cal = Result<Calibration>::failure("");
+            if (c.is_string()) {
+                w.calibrationFile = c.get<std::string>();
+                if (w.calibrationFile.empty())
+                    throw JsonError("calibration", "expected a calibration file's name or a nest-calibration object");
+                std::filesystem::path file(w.calibrationFile);
+                if (file.is_relative())
+                    file = std::filesystem::path(origin).parent_path() / file;
+                cal = loadCalibration(file.string());
+                if (!cal)
+                    throw JsonError("calibration", cal.error());
+            } else if (c.is_object()) {
+                cal = calibrationFromJson(c, origin);
+                if (!cal)
+                    return Result<Workspace>::failure(underKey(cal.error(), origin, "calibration"));
+            } else {
+                throw JsonError("calibration", "expected a calibration file's name or a nest-calibration object");
+            }
+            w.calibration = std::move(cal).value();
+        }
         return w;
     } catch (const JsonError &e) {
         return Result<Workspace>::failure(formatError(origin, e.path(), e.reason()));
@@ -75,12 +99,15 @@ Json workspaceToJson(const Workspace &w)
             pj.erase("model");   // the workspace's own model: said once, at the top (none on load)
         plans.push_back(std::move(pj));
     }
-    return Json{{"format", "nest-workspace"},
-                {"version", 1},
-                {"cluster", clusterToJson(w.cluster)},
-                {"model", w.model.toJson()},
-                {"search", searchSettingsToJson(w.search)},
-                {"plans", plans}};
+    Json out{{"format", "nest-workspace"},
+             {"version", 1},
+             {"cluster", clusterToJson(w.cluster)},
+             {"model", w.model.toJson()},
+             {"search", searchSettingsToJson(w.search)},
+             {"plans", plans}};
+    if (w.calibration)
+        out["calibration"] = w.calibrationFile.empty() ? w.calibration->toJson() : Json(w.calibrationFile);
+    return out;
 }
 
 Result<ModelProfile> workspaceModel(const Workspace &w, const std::string &origin)

@@ -8,9 +8,12 @@
 //   "model":   {"preset": "llama2-7b", "seq_length": 4096, "global_batch": 512}
 //              or a model config / profile object as the model loaders accept,
 //   "search":  { ...search settings (SearchSettings.h)... },
-//   "plans":   [ ...pinned plans (PinnedPlan.h)... ]
+//   "plans":   [ ...pinned plans (PinnedPlan.h)... ],
+//   "calibration": "cal.json" (relative to the workspace's folder) or the nest-calibration
+//              object itself (CalibrationIO.h; absent: uncalibrated)
 // }
 // Only "cluster" is required; the rest take the defaults below. See docs/gui.md.
+#include "CalibrationIO.h"
 #include "JsonUtil.h"
 #include "ModelProfile.h"
 #include "ModelSource.h"
@@ -20,6 +23,7 @@
 #include "Result.h"
 #include "Topology.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +34,16 @@ struct Workspace {
     ModelSource model;             // {"preset": ...} or a model config / profile object, parsed
     SearchSettings search;
     std::vector<PinnedPlan> plans; // pinned plans (PinnedPlan.h)
+    // The cost model's calibration to measured runs (none: uncalibrated), and the file it
+    // was named by ("calibration": "FILE", saved back as that name; empty: saved inline).
+    std::optional<Calibration> calibration;
+    std::string calibrationFile;
 };
 
 inline constexpr const char *kWorkspaceExtension = ".nestws.json";
 
-// Reads a workspace object; `origin` names the source in messages ("FILE: at PATH: REASON").
+// Reads a workspace object; `origin` names the source in messages ("FILE: at PATH: REASON")
+// and, when it is the workspace's file, the folder a relative "calibration" file is read from.
 Result<Workspace> workspaceFromJson(const Json &j, const std::string &origin);
 Json workspaceToJson(const Workspace &w);
 Result<Workspace> loadWorkspace(const std::string &file);

@@ -4,6 +4,7 @@
 #include "ComputeModel.h"
 #include "FileGuard.h"
 #include "ModelIO.h"
+#include "ModelSource.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
 
@@ -87,14 +88,20 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
         throw JsonError(childPath(path, "framework"), "expected one of " + frameworkNameList() + ", found \"" + fwName + "\"");
     run.framework = *fw;
 
-    auto topo = resolveCluster(resolvePath(getString(r, "cluster", path), folder));
+    // The cluster and the model: a file (next to RUNS.json, or as given) or a preset name, or
+    // the object itself (a cluster as ClusterIO reads it; a model as a workspace names it).
+    const Json &clusterValue = requireKey(r, "cluster", path);
+    auto topo = clusterValue.is_object() ? clusterFromJson(clusterValue, "")
+                                         : resolveCluster(resolvePath(getString(r, "cluster", path), folder));
     if (!topo)
         throw JsonError(childPath(path, "cluster"), topo.error());
     run.topology = std::move(topo).value();
     ModelOptions mo;
     mo.seqLength = seq;
     mo.globalBatch = batch;
-    auto model = resolveModel(resolvePath(getString(r, "model", path), folder), mo);
+    const Json &modelValue = requireKey(r, "model", path);
+    auto model = modelValue.is_object() ? modelSourceFromJson(modelValue, childPath(path, "model")).profile("", mo)
+                                        : resolveModel(resolvePath(getString(r, "model", path), folder), mo);
     if (!model)
         throw JsonError(childPath(path, "model"), model.error());
     run.model = std::move(model).value();
@@ -185,93 +192,6 @@ double stepFlops(const ModelProfile &model, const std::string &formula, int glob
     return 6.0 * tokens * (blockMatrix + logits) + 12.0 * globalBatch * static_cast<double>(seqLength) * seqLength * attention;
 }
 
-Json Calibration::toJson() const
-{
-    Json params = Json::object();
-    for (const CalibrationEntry &e : parameters) {
-        Json p = Json::object();
-        if (e.gemmEfficiency)
-            p["gemm_efficiency"] = *e.gemmEfficiency;
-        if (e.stepOverhead)
-            p["step_overhead"] = *e.stepOverhead;
-        params[e.device + "/" + e.framework] = p;
-    }
-    Json rows = Json::array();
-    for (const CalibratedRun &r : runs)
-        rows.push_back({{"name", r.name}, {"measured_s", r.measuredSeconds}, {"before_s", r.beforeSeconds},
-                        {"after_s", r.afterSeconds}});
-    return {{"format", "nest-calibration"}, {"version", 1}, {"parameters", params}, {"runs", rows}};
-}
-
-double Calibration::errorBand() const
-{
-    std::vector<double> err;
-    for (const CalibratedRun &r : runs)
-        err.push_back(std::abs(r.afterSeconds / r.measuredSeconds - 1));
-    if (err.empty())
-        return 0;
-    std::sort(err.begin(), err.end());
-    const size_t k = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(err.size()))) - 1;
-    return err[std::min(k, err.size() - 1)];
-}
-
-Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin)
-{
-    using R = Result<Calibration>;
-    try {
-        requireObject(j, "");
-        if (getString(j, "format", "") != "nest-calibration")
-            throw JsonError("format", "expected \"nest-calibration\", found \"" + getString(j, "format", "") + "\"");
-        requireKnownKeys(j, "", {"format", "version", "parameters", "runs"});
-        Calibration c;
-        const Json &params = requireKey(j, "parameters", "");
-        requireObject(params, "parameters");
-        for (const auto &[key, value] : params.items()) {
-            const std::string path = childPath("parameters", key);
-            const size_t slash = key.find('/');
-            if (slash == std::string::npos || slash == 0 || slash + 1 == key.size())
-                throw JsonError(path, "keys are DEVICE/FRAMEWORK, found \"" + key + "\"");
-            requireObject(value, path);
-            requireKnownKeys(value, path, {"gemm_efficiency", "step_overhead"});
-            CalibrationEntry e;
-            e.device = key.substr(0, slash);
-            e.framework = key.substr(slash + 1);
-            if (!frameworkFromString(e.framework))
-                throw JsonError(path, "unknown framework \"" + e.framework + "\" (" + frameworkNameList() + ")");
-            if (has(value, "gemm_efficiency"))
-                e.gemmEfficiency = getInRange(value, "gemm_efficiency", path, limits::efficiency);
-            if (has(value, "step_overhead")) {
-                e.stepOverhead = getNumber(value, "step_overhead", path);
-                if (*e.stepOverhead < -0.5 || *e.stepOverhead > 3)
-                    throw JsonError(childPath(path, "step_overhead"), "must be between -0.5 and 3, found " +
-                                                                          std::to_string(*e.stepOverhead));
-            }
-            c.parameters.push_back(e);
-        }
-        if (has(j, "runs")) {
-            const Json &rows = j.at("runs");
-            requireArray(rows, "runs");
-            for (size_t i = 0; i < rows.size(); ++i) {
-                const std::string path = childPath("runs", i);
-                requireObject(rows[i], path);
-                c.runs.push_back({getString(rows[i], "name", path), getPositive(rows[i], "measured_s", path),
-                                  getPositive(rows[i], "before_s", path), getPositive(rows[i], "after_s", path)});
-            }
-        }
-        return c;
-    } catch (const JsonError &e) {
-        return R::failure(formatError(origin, e.path(), e.reason()));
-    }
-}
-
-Result<Calibration> loadCalibration(const std::string &file)
-{
-    auto j = readJsonFile(file);
-    if (!j)
-        return Result<Calibration>::failure(j.error());
-    return calibrationFromJson(*j, file);
-}
-
 CostOptions applyCalibration(CostOptions base, const Calibration &calibration, const Topology &topo)
 {
     const std::string fw = toString(base.framework);
@@ -307,6 +227,35 @@ CostOptions applyCalibration(CostOptions base, const Calibration &calibration, c
             base.stepOverhead = *overhead;
     }
     return base;
+}
+
+CostOptions calibratedOptions(CostOptions base, const std::optional<Calibration> &calibration, const Topology &topo)
+{
+    return calibration ? applyCalibration(std::move(base), *calibration, topo) : base;
+}
+
+SearchOptions calibratedSearchOptions(const SearchSettings &settings, const ModelProfile &model, const Topology &topo,
+                                      const std::optional<Calibration> &calibration)
+{
+    SearchOptions o = searchOptionsFrom(settings, model);
+    o.cost = calibratedOptions(o.cost, calibration, topo);
+    return o;
+}
+
+ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration)
+{
+    ErrorBand band = validationErrorBand(framework);
+    if (!calibration)
+        return band;
+    size_t fitted = 0;
+    for (const CalibrationEntry &e : calibration->parameters)
+        fitted += (e.gemmEfficiency ? 1 : 0) + (e.stepOverhead ? 1 : 0);
+    const size_t n = calibration->runs.size();
+    const std::string runs = "calibrated (" + std::to_string(n) + (n == 1 ? " run)" : " runs)");
+    if (n > fitted)
+        return {calibration->errorBand(), runs};
+    band.basis = runs + ", band uncalibrated";
+    return band;
 }
 
 namespace {
@@ -523,24 +472,21 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
     return c;
 }
 
-Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file)
+Result<std::vector<MeasuredRun>> measuredRunsFromJson(const Json &j, const std::string &origin,
+                                                      const std::string &folder)
 {
     using R = Result<std::vector<MeasuredRun>>;
-    auto j = readJsonFile(file);
-    if (!j)
-        return R::failure(j.error());
     try {
-        requireObject(*j, "");
-        if (getString(*j, "format", "") != "nest-runs")
-            throw JsonError("format", "expected \"nest-runs\", found \"" + getString(*j, "format", "") + "\"");
-        requireKnownKeys(*j, "", {"format", "version", "comment", "runs"});
-        const Json &rows = requireKey(*j, "runs", "");
+        requireObject(j, "");
+        if (getString(j, "format", "") != "nest-runs")
+            throw JsonError("format", "expected \"nest-runs\", found \"" + getString(j, "format", "") + "\"");
+        requireKnownKeys(j, "", {"format", "version", "comment", "runs"});
+        const Json &rows = requireKey(j, "runs", "");
         requireArray(rows, "runs");
-        const fs::path folder = fs::path(file).parent_path();
         std::vector<MeasuredRun> runs;
         std::set<std::string> names;
         for (size_t i = 0; i < rows.size(); ++i) {
-            runs.push_back(runFromJson(rows[i], childPath("runs", i), folder));
+            runs.push_back(runFromJson(rows[i], childPath("runs", i), fs::path(folder)));
             if (!names.insert(runs.back().name).second)
                 throw JsonError(childPath(childPath("runs", i), "name"), "\"" + runs.back().name + "\" is used twice");
         }
@@ -548,8 +494,16 @@ Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file)
             throw JsonError("runs", "lists no run");
         return runs;
     } catch (const JsonError &e) {
-        return R::failure(formatError(file, e.path(), e.reason()));
+        return R::failure(formatError(origin, e.path(), e.reason()));
     }
+}
+
+Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file)
+{
+    auto j = readJsonFile(file);
+    if (!j)
+        return Result<std::vector<MeasuredRun>>::failure(j.error());
+    return measuredRunsFromJson(*j, file, fs::path(file).parent_path().string());
 }
 
 } // namespace nest

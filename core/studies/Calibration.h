@@ -8,9 +8,12 @@
 //   step_overhead    the fraction of each micro-batch's compute and communication time the
 //                    software stack loses to itself (CostOptions::stepOverhead).
 // A calibration is applied to CostOptions for one cluster and framework (applyCalibration).
+#include "CalibrationIO.h"
 #include "Evaluator.h"
 #include "JsonUtil.h"
+#include "ModelErrorBand.h"
 #include "ModelProfile.h"
+#include "SearchSettings.h"
 #include "Plan.h"
 #include "Result.h"
 #include "Topology.h"
@@ -40,6 +43,11 @@ struct MeasuredRun {
 // "layout" or "plan", and exactly one of step_time_s, tokens_per_s_per_gpu, tflops_per_gpu
 // (with "flops_formula": "megatron" or "6nd"). Errors name the file and the JSON path.
 Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file);
+// The same from the parsed JSON: `origin` names it in messages, relative cluster, model and
+// plan files are looked up in `folder`. A run's "cluster" may also be a cluster object and its
+// "model" a model object as a workspace names it (the window's runs on its own cluster).
+Result<std::vector<MeasuredRun>> measuredRunsFromJson(const Json &j, const std::string &origin,
+                                                      const std::string &folder);
 
 // The model FLOPs of one step by a published formula: "megatron" (Narayanan et al. 2021:
 // 72 B s L h^2 (1 + s / 6h + V / 12 L h), generalised to gated MLPs, grouped-query attention
@@ -47,37 +55,23 @@ Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file);
 // parameters one token passes through in a block) or "6nd" (6 x active parameters x tokens).
 double stepFlops(const ModelProfile &model, const std::string &formula, int globalBatch, int seqLength);
 
-struct CalibrationEntry {
-    std::string device;      // DeviceSpec name
-    std::string framework;   // toString(Framework)
-    std::optional<double> gemmEfficiency;
-    std::optional<double> stepOverhead;
-    bool operator==(const CalibrationEntry &) const = default;
-};
-
-struct CalibratedRun {
-    std::string name;
-    double measuredSeconds = 0, beforeSeconds = 0, afterSeconds = 0;
-    bool operator==(const CalibratedRun &) const = default;
-};
-
-struct Calibration {
-    std::vector<CalibrationEntry> parameters;
-    std::vector<CalibratedRun> runs;  // the fit's own rows: measured, before, after
-    bool operator==(const Calibration &) const = default;
-
-    // {"format": "nest-calibration", "parameters": {"DEVICE/FRAMEWORK": {"gemm_efficiency",
-    //  "step_overhead"}}, "runs": [{"name", "measured_s", "before_s", "after_s"}]}
-    Json toJson() const;
-    // The residuals' 90th percentile of |after / measured - 1| (0 without runs).
-    double errorBand() const;
-};
-Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin);
-Result<Calibration> loadCalibration(const std::string &file);
-
 // `base` with the calibration of the cluster's device types under base.framework: their
 // GEMM efficiencies, and the step overhead of the device type holding most devices.
 CostOptions applyCalibration(CostOptions base, const Calibration &calibration, const Topology &topo);
+
+// `base` with `calibration` applied when there is one (the window's and the CLI's one rule).
+CostOptions calibratedOptions(CostOptions base, const std::optional<Calibration> &calibration, const Topology &topo);
+// What the window plans and prices with: searchOptionsFrom(settings, model), calibrated
+// for `topo`.
+SearchOptions calibratedSearchOptions(const SearchSettings &settings, const ModelProfile &model, const Topology &topo,
+                                      const std::optional<Calibration> &calibration);
+
+// The error band of times reported under `framework`: the validation set's
+// (validationErrorBand) without a calibration; with one, the 90th percentile of its runs'
+// residuals, "calibrated (N runs)", unless the fit was exactly determined (no more runs than
+// fitted parameters: the residuals are zero by construction and say nothing), when the
+// validation band stays, "calibrated (N runs), band uncalibrated".
+ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration);
 
 // Fits the `fit` parameters (calibrationParameterNames) to `runs`, starting from the cost
 // model's defaults under `base` (each run's own framework). Refuses when the free

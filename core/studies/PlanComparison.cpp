@@ -206,10 +206,24 @@ std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, in
         search.texts.push_back(known ? significant(p.searchSeconds) : "n/a");
     }
     rows.push_back(std::move(search));
+    MetricRow band{"model_error", "Model error", "", "", Better::None, {}, {}, {}, {}, -1};
+    for (const ComparedPlan &p : plans) {
+        band.values.push_back(kNaN);
+        band.texts.push_back(p.band.basis.empty() ? "n/a" : p.band.text());
+    }
+    rows.push_back(std::move(band));
     for (MetricRow &row : rows) {
         if (n > 0)
             fillComparisons(row, ref);
         row.best = bestOf(row, plans);
+        row.withinModelError.assign(n, false);
+        if (row.key != "throughput" && row.key != "tokens_per_s" && row.key != "iteration_time")
+            continue;
+        for (size_t i = 0; i < n; ++i)
+            if (static_cast<int>(i) != ref && feasible(plans[i]) && feasible(plans[static_cast<size_t>(ref)]))
+                row.withinModelError[i] = withinModelError(plans[i].report->iterationTime, plans[i].band,
+                                                           plans[static_cast<size_t>(ref)].report->iterationTime,
+                                                           plans[static_cast<size_t>(ref)].band);
     }
     return rows;
 }
@@ -226,7 +240,7 @@ std::string comparisonCsv(const std::vector<ComparedPlan> &plans, const std::vec
                csvField(row.valueUnit) + "," + toString(row.better) + "," +
                (row.best >= 0 ? csvField(plans[static_cast<size_t>(row.best)].label) : std::string());
         for (size_t i = 0; i < row.values.size(); ++i)
-            out += "," + (row.key == "shape" ? csvField(row.texts[i]) : exact(row.values[i]));
+            out += "," + (row.key == "shape" || row.key == "model_error" ? csvField(row.texts[i]) : exact(row.values[i]));
         for (const auto *column : {&row.difference, &row.ratio})
             for (size_t i = 0; i < row.values.size(); ++i)
                 out += "," + (i < column->size() ? exact((*column)[i]) : std::string());
@@ -259,7 +273,8 @@ Json comparisonJson(const std::vector<ComparedPlan> &plans, const std::vector<Me
                                 {"values", numbers(row.values)},
                                 {"texts", row.texts},
                                 {"difference", numbers(row.difference)},
-                                {"ratio", numbers(row.ratio)}});
+                                {"ratio", numbers(row.ratio)},
+                                {"within_model_error", row.withinModelError}});
     return j;
 }
 

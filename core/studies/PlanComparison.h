@@ -16,10 +16,15 @@
 //   bubble_share    split.bubble / iterationTime (fraction)            lower
 //   shape           text only (PlanShape.h): "tp 8, pp 4, dp 2, ep 1, cp 1; 1f1b; mb 1"
 //   search_time     ComparedPlan::searchSeconds (s; NaN when 0 = unknown)  lower
+//   model_error     text only: ComparedPlan::band ("±4 %, megatron-core, uncalibrated")
+// The rows that follow from the iteration time (throughput, tokens_per_s, iteration_time)
+// also say, per plan, whether it is within model error of the reference (withinModelError):
+// the difference is inside the larger of the two plans' error bands (ModelErrorBand.h).
 // A plan without a feasible Report has NaN in every Report row (its text says
 // "infeasible") and is never the best of a row.
 #include "Evaluator.h"
 #include "JsonUtil.h"
+#include "ModelErrorBand.h"
 #include "Plan.h"
 
 #include <string>
@@ -44,6 +49,7 @@ struct ComparedPlan {           // what one column of the comparison shows
     const Plan *plan = nullptr;
     const Report *report = nullptr;
     double searchSeconds = 0;   // 0 = unknown / not searched
+    ErrorBand band;             // the error band of its times (none: fraction 0)
 };
 
 enum class Better { Higher, Lower, None };
@@ -59,19 +65,21 @@ struct MetricRow {
     std::vector<double> difference;   // values[i] - values[ref] (NaN where n/a)
     std::vector<double> ratio;        // values[i] / values[ref] (NaN where n/a or ref == 0)
     int best = -1;                    // index of the better value (-1: tie/none/text row)
+    std::vector<bool> withinModelError;   // per plan: the model cannot tell it from the reference
 };
 
 // One row per key above, in that order. `reference` outside 0..plans.size()-1 is clamped.
 std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, int reference);
 
 // Header "key,name,unit,value_unit,better,best,<label>...,<label> diff...,<label> ratio..."
-// then one line per row: raw values (shortest round-trip form; text rows their texts;
+// then one line per row: raw values (shortest round-trip form; the text rows shape and
+// model_error their texts;
 // empty for NaN), differences and ratios of every plan to the reference.
 std::string comparisonCsv(const std::vector<ComparedPlan> &plans, const std::vector<MetricRow> &rows,
                           int reference);
 // {"reference": i, "plans": [{"label", "planner", "feasible", "reasons"}...],
 //  "metrics": [{"key", "name", "unit", "value_unit", "better", "best", "values", "texts",
-//               "difference", "ratio"}...]} with null for NaN.
+//               "difference", "ratio", "within_model_error"}...]} with null for NaN.
 Json comparisonJson(const std::vector<ComparedPlan> &plans, const std::vector<MetricRow> &rows, int reference);
 
 } // namespace nest

@@ -4,10 +4,13 @@
 #include "ClusterIO.h"
 #include "ModelIO.h"
 #include "PlanBuilder.h"
+#include "Workspace.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 using namespace nest;
 
@@ -73,4 +76,147 @@ TEST(CalibrationApply, OverheadScalesTheStageTimeAndNothingElseChangesWithoutIt)
     // Another framework's entry does not apply.
     c.parameters.front().framework = "deepspeed";
     EXPECT_EQ(applyCalibration(base, c, *t).stepOverhead, 0.0);
+}
+
+namespace {
+
+// The 64-device H100 spine-leaf preset and Llama 2 7B, as a nest-runs row on the cluster and model
+// objects (the window's "Add Run").
+Json inlineRun(double stepSeconds)
+{
+    Json run = Json::parse(R"({"name": "inline", "cluster": "paper-spineleaf-64", "model": {"preset": "llama2-7b"},
+                               "batch": 512, "seq": 4096, "framework": "megatron-core",
+                               "layout": {"tp": 8, "pp": 2, "dp": 4}})");
+    run["step_time_s"] = stepSeconds;
+    return run;
+}
+
+} // namespace
+
+TEST(MeasuredRuns, ClusterAndModelMayBeObjects)
+{
+    auto t = resolveCluster("paper-spineleaf-64");
+    ASSERT_TRUE(t.ok());
+    Json run = inlineRun(10.0);
+    run["cluster"] = clusterToJson(*t);
+    const Json runs{{"format", "nest-runs"}, {"runs", Json::array({run})}};
+    auto r = measuredRunsFromJson(runs, "window", "");
+    ASSERT_TRUE(r.ok()) << r.error();
+    ASSERT_EQ(r->size(), 1u);
+    EXPECT_EQ((*r)[0].topology.deviceCount(), 64);
+    EXPECT_EQ((*r)[0].model.globalBatch, 512);   // the row's batch and sequence, not the preset's
+    EXPECT_EQ((*r)[0].model.seqLength, 4096);
+    EXPECT_EQ((*r)[0].measuredSeconds, 10.0);
+    // A bad model object names its path inside the row.
+    run["model"] = Json{{"preset", "no-such-model"}};
+    auto bad = measuredRunsFromJson(Json{{"format", "nest-runs"}, {"runs", Json::array({run})}}, "window", "");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("window: at runs[0].model"), std::string::npos) << bad.error();
+}
+
+TEST(MeasuredRuns, OneRunRecoversTheStepOverheadItWasGeneratedWith)
+{
+    // The truth: the evaluator's own time with a 20 % step overhead; the fit starts at 0.
+    const Json runs{{"format", "nest-runs"}, {"runs", Json::array({inlineRun(1.0)})}};
+    auto probe = measuredRunsFromJson(runs, "window", "");
+    ASSERT_TRUE(probe.ok()) << probe.error();
+    CostOptions truth;
+    truth.stepOverhead = 0.2;
+    const MeasuredRun &m = probe->front();
+    Json generated = inlineRun(evaluate(m.plan, m.topology, m.model, truth).iterationTime);
+    auto measured = measuredRunsFromJson(Json{{"format", "nest-runs"}, {"runs", Json::array({generated})}}, "w", "");
+    ASSERT_TRUE(measured.ok());
+    auto fit = fitCalibration(*measured, {"step_overhead"});
+    ASSERT_TRUE(fit.ok()) << fit.error();
+    ASSERT_EQ(fit->parameters.size(), 1u);
+    ASSERT_TRUE(fit->parameters[0].stepOverhead.has_value());
+    EXPECT_NEAR(*fit->parameters[0].stepOverhead, 0.2, 0.002);
+    // Two free parameters and one run: refused.
+    EXPECT_FALSE(fitCalibration(*measured, {"gemm_efficiency", "step_overhead"}).ok());
+}
+
+TEST(ErrorBand, UncalibratedCalibratedAndExactlyDetermined)
+{
+    // The validation band of the default profile; torchtitan has no rows of its own.
+    const ErrorBand mc = modelErrorBand(Framework::MegatronCore, std::nullopt);
+    EXPECT_EQ(mc.basis, "megatron-core, uncalibrated");
+    EXPECT_GT(mc.fraction, 0.0);
+    EXPECT_GT(validationRows(Framework::MegatronCore), 0);
+    EXPECT_EQ(validationRows(Framework::Torchtitan), 0);
+    EXPECT_NE(modelErrorBand(Framework::Torchtitan, std::nullopt).basis.find("no validation rows"), std::string::npos);
+    // 20.1 s with ±8 %: the issue's own example of the text.
+    const ErrorBand eight{0.08, "megatron-core, uncalibrated"};
+    EXPECT_EQ(eight.describe(20.1), "20.1 s (±8 %, megatron-core, uncalibrated)");
+
+    // Three runs, one fitted parameter: the band is the 90th percentile of the residuals,
+    // nearest rank: ceil(0.9 x 3) = 3rd smallest of |-2 %|, |+1 %|, |+5 %| = 5 %.
+    Calibration c;
+    c.parameters.push_back({"h100-sxm-80gb", "megatron-core", std::nullopt, 0.1});
+    c.runs = {{"a", 10, 12, 9.8}, {"b", 10, 11, 10.1}, {"c", 10, 13, 10.5}};
+    const ErrorBand cal = modelErrorBand(Framework::MegatronCore, c);
+    EXPECT_NEAR(cal.fraction, 0.05, 1e-12);
+    EXPECT_EQ(cal.basis, "calibrated (3 runs)");
+    // One run, one parameter: the residual is zero by construction; the validation band stays.
+    c.runs.resize(1);
+    const ErrorBand exact = modelErrorBand(Framework::MegatronCore, c);
+    EXPECT_EQ(exact.fraction, mc.fraction);
+    EXPECT_EQ(exact.basis, "calibrated (1 run), band uncalibrated");
+}
+
+TEST(ErrorBand, WithinModelErrorUsesTheLargerBandOfTheFaster)
+{
+    const ErrorBand five{0.05, "x"}, ten{0.10, "y"};
+    // 10.0 s vs 10.4 s: 4 % of the faster, inside 5 %.
+    EXPECT_TRUE(withinModelError(10.0, five, 10.4, five));
+    // 10.0 s vs 10.8 s: 8 %, outside 5 % but inside the other plan's 10 %.
+    EXPECT_FALSE(withinModelError(10.0, five, 10.8, five));
+    EXPECT_TRUE(withinModelError(10.0, five, 10.8, ten));
+    EXPECT_TRUE(withinModelError(10.8, ten, 10.0, five));   // symmetric
+    EXPECT_FALSE(withinModelError(0.0, ten, 10.0, ten));    // no time: never "the same"
+}
+
+TEST(WorkspaceCalibration, FileOrObjectRoundTripsAndBadValuesNameThePath)
+{
+    const std::string dir = ::testing::TempDir() + "nest-ws-cal";
+    std::filesystem::create_directories(dir);
+    Calibration c;
+    c.parameters.push_back({"h100-sxm-80gb", "megatron-core", 0.7, 0.1});
+    c.runs = {{"a", 10, 12, 10.2}};
+    {
+        std::ofstream(dir + "/cal.json") << c.toJson().dump();
+    }
+    auto t = resolveCluster("paper-spineleaf-64");
+    ASSERT_TRUE(t.ok());
+    Json ws{{"format", "nest-workspace"}, {"cluster", clusterToJson(*t)}, {"calibration", "cal.json"}};
+    // A relative file is read from the workspace's folder, and saved back as its name.
+    auto w = workspaceFromJson(ws, dir + "/a.nestws.json");
+    ASSERT_TRUE(w.ok()) << w.error();
+    ASSERT_TRUE(w->calibration.has_value());
+    EXPECT_EQ(*w->calibration, c);
+    EXPECT_EQ(workspaceToJson(*w).at("calibration"), "cal.json");
+    // Inline: the object itself, saved back inline.
+    ws["calibration"] = c.toJson();
+    auto inl = workspaceFromJson(ws, "inline.nestws.json");
+    ASSERT_TRUE(inl.ok()) << inl.error();
+    EXPECT_EQ(*inl->calibration, c);
+    EXPECT_EQ(workspaceToJson(*inl).at("calibration"), c.toJson());
+    // No calibration: no key.
+    Workspace none = *inl;
+    none.calibration.reset();
+    EXPECT_FALSE(workspaceToJson(none).contains("calibration"));
+    // Bad values name the workspace and the path.
+    ws["calibration"] = 3;
+    auto bad = workspaceFromJson(ws, "w.nestws.json");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("w.nestws.json: at calibration"), std::string::npos) << bad.error();
+    ws["calibration"] = "missing.json";
+    bad = workspaceFromJson(ws, dir + "/w.nestws.json");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("missing.json"), std::string::npos) << bad.error();
+    Json wrong = c.toJson();
+    wrong["parameters"]["h100-sxm-80gb/megatron-core"]["gemm_efficiency"] = 2.0;
+    ws["calibration"] = wrong;
+    bad = workspaceFromJson(ws, "w.nestws.json");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("w.nestws.json: at calibration.parameters"), std::string::npos) << bad.error();
 }

@@ -84,7 +84,8 @@ std::vector<std::string> splitLine(const std::string &line)
 }
 
 const std::vector<std::string> kKeys = {"throughput", "tokens_per_s", "mfu", "iteration_time", "peak_memory",
-                                        "comm_share", "bubble_share", "shape", "search_time"};
+                                        "comm_share", "bubble_share", "shape", "search_time",
+                                        "model_error"};
 
 } // namespace
 
@@ -221,7 +222,7 @@ TEST(PlanComparison, infeasiblePlanIsNaNAndNeverBest)
             compareMetrics({compared(bad, "bad", 0.5), compared(ok, "ok", 3)}, ref);
         for (const MetricRow &r : rows) {
             ASSERT_TRUE(r.best != 0) << r.key.c_str();
-            if (r.key == "shape" || r.key == "search_time")
+            if (r.key == "shape" || r.key == "search_time" || r.key == "model_error")
                 continue;
             ASSERT_TRUE(std::isnan(r.values[0]) && std::isnan(r.difference[0]) && std::isnan(r.ratio[0])) << r.key.c_str();
             ASSERT_EQ(r.texts[0], std::string("infeasible"));
@@ -254,7 +255,7 @@ TEST(PlanComparison, csvReadsBack)
         const std::vector<std::string> &f = lines[i + 1];
         ASSERT_EQ(f.size(), header.size());
         ASSERT_EQ(f[0], kKeys[i]);
-        if (rows[i].key == "shape") {
+        if (rows[i].key == "shape" || rows[i].key == "model_error") {
             ASSERT_EQ(f[6], rows[i].texts[0]);
             continue;
         }
@@ -270,6 +271,30 @@ TEST(PlanComparison, csvReadsBack)
     ASSERT_QFUZZY_EQ(std::stod(lines[1][6]), a.report.samplesPerSecond);
     ASSERT_QFUZZY_EQ(std::stod(lines[1][10]), a.report.samplesPerSecond / b.report.samplesPerSecond);
     ASSERT_EQ(lines[1][5], a.report.samplesPerSecond > b.report.samplesPerSecond ? plans[0].label : plans[1].label);
+}
+
+TEST(PlanComparison, withinModelErrorFollowsTheLargerBand)
+{
+    const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
+    const Evaluated b = evaluated(layout({.tp = 4, .recompute = Recompute::Full}, 4, 1));
+    ASSERT_TRUE(a.report.feasible && b.report.feasible);
+    const double ta = a.report.iterationTime, tb = b.report.iterationTime;
+    ASSERT_NE(ta, tb);
+    // The relative difference to the faster, by hand; bands just above and just below it.
+    const double gap = std::abs(ta - tb) / std::min(ta, tb);
+    for (const double scale : {1.01, 0.99}) {
+        ComparedPlan pa = compared(a, "A"), pb = compared(b, "B");
+        pa.band = {gap * scale, "megatron-core, uncalibrated"};
+        pb.band = {gap * scale / 2, "megatron-core, uncalibrated"};   // the larger band decides
+        const std::vector<MetricRow> rows = compareMetrics({pa, pb}, 0);
+        for (const char *key : {"throughput", "tokens_per_s", "iteration_time"}) {
+            ASSERT_EQ(row(rows, key).withinModelError.size(), size_t(2));
+            EXPECT_FALSE(row(rows, key).withinModelError[0]) << key;   // the reference itself
+            EXPECT_EQ(row(rows, key).withinModelError[1], scale > 1) << key;
+        }
+        EXPECT_FALSE(row(rows, "peak_memory").withinModelError[1]);   // not a time
+        EXPECT_EQ(row(rows, "model_error").texts[0], pa.band.text());
+    }
 }
 
 TEST(PlanComparison, jsonReadsBack)

@@ -1,0 +1,98 @@
+#include "CalibrationIO.h"
+
+#include "FrameworkProfile.h"
+#include "Limits.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nest {
+
+Json Calibration::toJson() const
+{
+    Json params = Json::object();
+    for (const CalibrationEntry &e : parameters) {
+        Json p = Json::object();
+        if (e.gemmEfficiency)
+            p["gemm_efficiency"] = *e.gemmEfficiency;
+        if (e.stepOverhead)
+            p["step_overhead"] = *e.stepOverhead;
+        params[e.device + "/" + e.framework] = p;
+    }
+    Json rows = Json::array();
+    for (const CalibratedRun &r : runs)
+        rows.push_back({{"name", r.name}, {"measured_s", r.measuredSeconds}, {"before_s", r.beforeSeconds},
+                        {"after_s", r.afterSeconds}});
+    return {{"format", "nest-calibration"}, {"version", 1}, {"parameters", params}, {"runs", rows}};
+}
+
+double Calibration::errorBand() const
+{
+    std::vector<double> err;
+    for (const CalibratedRun &r : runs)
+        err.push_back(std::abs(r.afterSeconds / r.measuredSeconds - 1));
+    if (err.empty())
+        return 0;
+    std::sort(err.begin(), err.end());
+    const size_t k = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(err.size()))) - 1;
+    return err[std::min(k, err.size() - 1)];
+}
+
+Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin)
+{
+    using R = Result<Calibration>;
+    try {
+        requireObject(j, "");
+        if (getString(j, "format", "") != "nest-calibration")
+            throw JsonError("format", "expected \"nest-calibration\", found \"" + getString(j, "format", "") + "\"");
+        requireKnownKeys(j, "", {"format", "version", "parameters", "runs"});
+        Calibration c;
+        const Json &params = requireKey(j, "parameters", "");
+        requireObject(params, "parameters");
+        for (const auto &[key, value] : params.items()) {
+            const std::string path = childPath("parameters", key);
+            const size_t slash = key.find('/');
+            if (slash == std::string::npos || slash == 0 || slash + 1 == key.size())
+                throw JsonError(path, "keys are DEVICE/FRAMEWORK, found \"" + key + "\"");
+            requireObject(value, path);
+            requireKnownKeys(value, path, {"gemm_efficiency", "step_overhead"});
+            CalibrationEntry e;
+            e.device = key.substr(0, slash);
+            e.framework = key.substr(slash + 1);
+            if (!frameworkFromString(e.framework))
+                throw JsonError(path, "unknown framework \"" + e.framework + "\" (" + frameworkNameList() + ")");
+            if (has(value, "gemm_efficiency"))
+                e.gemmEfficiency = getInRange(value, "gemm_efficiency", path, limits::efficiency);
+            if (has(value, "step_overhead")) {
+                e.stepOverhead = getNumber(value, "step_overhead", path);
+                if (*e.stepOverhead < -0.5 || *e.stepOverhead > 3)
+                    throw JsonError(childPath(path, "step_overhead"), "must be between -0.5 and 3, found " +
+                                                                          std::to_string(*e.stepOverhead));
+            }
+            c.parameters.push_back(e);
+        }
+        if (has(j, "runs")) {
+            const Json &rows = j.at("runs");
+            requireArray(rows, "runs");
+            for (size_t i = 0; i < rows.size(); ++i) {
+                const std::string path = childPath("runs", i);
+                requireObject(rows[i], path);
+                c.runs.push_back({getString(rows[i], "name", path), getPositive(rows[i], "measured_s", path),
+                                  getPositive(rows[i], "before_s", path), getPositive(rows[i], "after_s", path)});
+            }
+        }
+        return c;
+    } catch (const JsonError &e) {
+        return R::failure(formatError(origin, e.path(), e.reason()));
+    }
+}
+
+Result<Calibration> loadCalibration(const std::string &file)
+{
+    auto j = readJsonFile(file);
+    if (!j)
+        return Result<Calibration>::failure(j.error());
+    return calibrationFromJson(*j, file);
+}
+
+} // namespace nest
