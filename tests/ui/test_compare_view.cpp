@@ -53,6 +53,7 @@ PlanSnapshotPtr snapshotOf(const Topology &topo, const ModelProfile &model, cons
     s->topology = topo;
     s->model = model;
     s->analysis = analyzePlan(plan, topo, model);
+    s->band = validationErrorBand(Framework::MegatronCore);
     s->stats.wallSeconds = searchSeconds;
     s->searched = searchSeconds > 0;
     return s;
@@ -160,7 +161,16 @@ private slots:
         view.setSnapshots(m_plans);
         QTableWidget *t = view.metricTable();
         QCOMPARE(t->columnCount(), 3);
-        QCOMPARE(t->rowCount(), 9);
+        QCOMPARE(t->rowCount(), 10);
+        // The model's error band of each plan, as a text row.
+        QCOMPARE(t->item(rowOf(view, "model_error"), 0)->text(),
+                 QString::fromStdString(validationErrorBand(Framework::MegatronCore).text()));
+        // A plan whose time is within the band of the reference's (plan 0) says so, by hand.
+        const double band = validationErrorBand(Framework::MegatronCore).fraction;
+        const double t0 = m_plans[0]->report().iterationTime, t1 = m_plans[1]->report().iterationTime;
+        const bool within = std::abs(t1 - t0) <= band * std::min(t0, t1);
+        QCOMPARE(t->item(rowOf(view, "iteration_time"), 1)->text().contains(QStringLiteral("within model error")), within);
+        QVERIFY(!t->item(rowOf(view, "iteration_time"), 0)->text().contains(QStringLiteral("within model error")));
         for (int i = 0; i < 2; ++i) {
             const Report &r = m_plans[i]->report();
             const std::pair<const char *, double> expected[] = {
@@ -180,7 +190,8 @@ private slots:
         QVERIFY(t->verticalHeaderItem(0)->text() == QStringLiteral("Throughput (samples/s)"));
         // The infeasible plan: no value, says so, never best.
         for (int r = 0; r < t->rowCount(); ++r) {
-            if (view.metrics()[size_t(r)].key == "shape" || view.metrics()[size_t(r)].key == "search_time")
+            const std::string &key = view.metrics()[size_t(r)].key;
+            if (key == "shape" || key == "search_time" || key == "model_error")
                 continue;
             QVERIFY(!t->item(r, 2)->data(Qt::UserRole).isValid());
             QVERIFY(t->item(r, 2)->text().startsWith(QStringLiteral("infeasible")));
@@ -401,10 +412,10 @@ private slots:
         QVERIFY2(view.exportTo(json, &error), qPrintable(error));
         const QJsonObject root = QJsonDocument::fromJson(uitest::bytesOf(json)).object();
         const QJsonArray metrics = root.value("metrics").toArray();
-        QCOMPARE(metrics.size(), 9);
+        QCOMPARE(metrics.size(), 10);
         const QStringList keys = {"throughput", "tokens_per_s", "mfu", "iteration_time", "peak_memory",
-                                  "comm_share", "bubble_share", "shape", "search_time"};
-        for (int i = 0; i < 9; ++i)
+                                  "comm_share", "bubble_share", "shape", "search_time", "model_error"};
+        for (int i = 0; i < 10; ++i)
             QCOMPARE(metrics[i].toObject().value("key").toString(), keys[i]);
         QCOMPARE(metrics[0].toObject().value("values").toArray()[0].toDouble(), m_plans[0]->report().samplesPerSecond);
         QCOMPARE(root.value("plans").toArray().size(), 3);
@@ -412,9 +423,9 @@ private slots:
         const QString csv = m_dir.filePath(QStringLiteral("compare.csv"));
         QVERIFY2(view.exportTo(csv, &error), qPrintable(error));
         const QStringList lines = QString::fromUtf8(uitest::bytesOf(csv)).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.size(), 10);
+        QCOMPARE(lines.size(), 11);
         QVERIFY(lines[0].startsWith(QStringLiteral("key,name,unit,value_unit,better,best,nest 16,megatron 8,unsharded 16")));
-        for (int i = 0; i < 9; ++i)
+        for (int i = 0; i < 10; ++i)
             QVERIFY(lines[i + 1].startsWith(keys[i] + ","));
     }
 

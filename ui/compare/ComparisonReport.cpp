@@ -264,7 +264,7 @@ std::vector<ComparedPlan> comparedPlans(const QList<PlanSnapshotPtr> &plans)
 {
     std::vector<ComparedPlan> out;
     for (const PlanSnapshotPtr &s : plans)
-        out.push_back({s->label, s->planner, &s->plan(), &s->report(), s->stats.wallSeconds});
+        out.push_back({s->label, s->planner, &s->plan(), &s->report(), s->stats.wallSeconds, s->band});
     return out;
 }
 
@@ -274,12 +274,11 @@ QString metricRowTitle(const MetricRow &row)
     return row.unit.empty() ? name : QStringLiteral("%1 (%2)").arg(name, QString::fromStdString(row.unit));
 }
 
-QString metricCellText(const MetricRow &row, int plan, int reference)
+namespace {
+
+// A cell's text with its difference to the reference: "(+3.0 %, 1.03×)", "(+1.2 points)".
+QString withDifference(const MetricRow &row, size_t i, const QString &text)
 {
-    const size_t i = static_cast<size_t>(plan);
-    QString text = QString::fromStdString(row.texts[i]);
-    if (plan == reference || i >= row.ratio.size())
-        return text;
     if (std::isfinite(row.ratio[i]))
         return text + QStringLiteral(" (%1%2 %, %3×)")
                           .arg(row.ratio[i] >= 1 ? QStringLiteral("+") : QString())
@@ -292,6 +291,19 @@ QString metricCellText(const MetricRow &row, int plan, int reference)
     if (std::isfinite(row.difference[i]))
         return text + QObject::tr(" (difference %1)").arg(row.difference[i], 0, 'g', 4);
     return text;
+}
+
+} // namespace
+
+QString metricCellText(const MetricRow &row, int plan, int reference)
+{
+    const size_t i = static_cast<size_t>(plan);
+    const QString text = QString::fromStdString(row.texts[i]);
+    if (plan == reference || i >= row.ratio.size())
+        return text;
+    if (i < row.withinModelError.size() && row.withinModelError[i])
+        return withDifference(row, i, text) + QObject::tr(" — within model error");
+    return withDifference(row, i, text);
 }
 
 QString settingsSummary(const PlanSnapshot &s)

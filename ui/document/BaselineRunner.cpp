@@ -1,5 +1,6 @@
 #include "BaselineRunner.h"
 
+#include "Calibration.h"
 #include "PlannerRuns.h"
 
 #include <stdexcept>
@@ -54,7 +55,7 @@ void BaselineRunner::start(const Workspace &inputs, const QStringList &planners,
         if (!m)
             throw std::runtime_error(m.error());
         const ModelProfile model = std::move(m).value();
-        const SearchOptions options = searchOptionsFrom(inputs.search, model);
+        const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
         // Throttled per planner (they report from several threads), queued into the GUI thread.
         const ComparisonProgressFn progress = [this, &job](int index, double fraction, double best) {
             job.reportProgress(index, fraction, [this, index, fraction, best] { emit this->progress(index, fraction, best); });
@@ -77,6 +78,8 @@ void BaselineRunner::start(const Workspace &inputs, const QStringList &planners,
             snap->modelSource = inputs.model;
             snap->settings = inputs.search;
             snap->settings.planner = run.planner;
+            snap->calibration = inputs.calibration;
+            snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
             snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
             snap->searched = true;
             snap->stats = r.stats;

@@ -92,6 +92,25 @@ bool ChangeSearchSettings::mergeWith(const QUndoCommand *other)
     return true;
 }
 
+ChangeCalibration::ChangeCalibration(WorkspaceDocument *document, WorkspaceCalibration before,
+                                     WorkspaceCalibration after, const QString &text)
+    : QUndoCommand(text)
+    , m_document(document)
+    , m_before(std::move(before))
+    , m_after(std::move(after))
+{
+}
+
+void ChangeCalibration::undo()
+{
+    m_document->applyCalibration(m_before);
+}
+
+void ChangeCalibration::redo()
+{
+    m_document->applyCalibration(m_after);
+}
+
 ChangePinnedPlans::ChangePinnedPlans(WorkspaceDocument *document, std::vector<PinnedPlan> before,
                                      std::vector<PinnedPlan> after, const QString &text)
     : QUndoCommand(text)

@@ -75,6 +75,21 @@ private:
     SearchSettings m_after;
 };
 
+// Applying, replacing or removing the cost model's calibration (Model ▸ Calibrate from
+// Measured Runs…): the calibration and the file it was named by, before and after.
+class ChangeCalibration : public QUndoCommand {
+public:
+    ChangeCalibration(WorkspaceDocument *document, WorkspaceCalibration before, WorkspaceCalibration after,
+                      const QString &text);
+    void undo() override;
+    void redo() override;
+
+private:
+    WorkspaceDocument *m_document;
+    WorkspaceCalibration m_before;
+    WorkspaceCalibration m_after;
+};
+
 // Pinning or unpinning plans: the whole list before and after.
 class ChangePinnedPlans : public QUndoCommand {
 public:

@@ -1,5 +1,6 @@
 #include "PlanLibrary.h"
 
+#include "Calibration.h"
 #include "WorkspaceDocument.h"
 
 #include <QPointer>
@@ -24,7 +25,8 @@ PinnedPlan pinnedPlanOf(const PlanSnapshot &s)
     return pin;
 }
 
-PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel)
+PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel,
+                                 const std::optional<Calibration> &calibration)
 {
     Result<ModelProfile> model = pinnedPlanModel(pin, workspaceModel, "pinned plan '" + pin.label + "'");
     if (!model)
@@ -37,7 +39,9 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &works
     snap->modelSource = pin.model ? *pin.model : workspaceModel;
     snap->settings = pin.settings;
     snap->stats.wallSeconds = pin.searchSeconds;
-    const SearchOptions options = searchOptionsFrom(pin.settings, snap->model);
+    const SearchOptions options = calibratedSearchOptions(pin.settings, snap->model, pin.cluster, calibration);
+    snap->calibration = calibration;
+    snap->band = modelErrorBand(options.cost.framework, calibration);
     snap->analysis = analyzePlan(pin.plan, pin.cluster, snap->model, options.cost);
     return snap;
 }
@@ -99,6 +103,12 @@ PlanLibrary::PlanLibrary(WorkspaceDocument *document, QObject *parent)
     , m_document(document)
 {
     connect(m_document, &WorkspaceDocument::plansChanged, this, &PlanLibrary::rowsChanged);
+    // Pinned plans are priced with the workspace's calibration: a new one prices them anew.
+    connect(m_document, &WorkspaceDocument::calibrationChanged, this, [this] {
+        m_cache.clear();
+        m_pending.clear();
+        emit snapshotsChanged();
+    });
     connect(&m_jobs, &JobTracker::failed, this,
             [this](quint64 job, const QString &error) { evaluated(job, nullptr, error); });
 }
@@ -234,7 +244,10 @@ void PlanLibrary::evaluateLater(const PinnedPlan &pin)
     if (std::any_of(m_pending.begin(), m_pending.end(), [&pin](const auto &p) { return p.second == pin; }))
         return;
     const ModelSource model = m_document->model();   // typed, shared: the worker reads no JSON
-    const quint64 job = m_jobs.start([pin, model](JobTracker::Job &) { return snapshotOfPinned(pin, model); },
+    const std::optional<Calibration> calibration = m_document->calibration();
+    const quint64 job = m_jobs.start([pin, model, calibration](JobTracker::Job &) {
+                                         return snapshotOfPinned(pin, model, calibration);
+                                     },
                                      [this](quint64 id, const PlanSnapshotPtr &s) { evaluated(id, s, QString()); });
     m_pending.emplace(job, pin);
 }

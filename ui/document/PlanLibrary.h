@@ -34,8 +34,10 @@ class WorkspaceDocument;
 // The pinned form of a snapshot: label, planner, plan, settings, cluster, model, search time.
 PinnedPlan pinnedPlanOf(const PlanSnapshot &snapshot);
 // Evaluates and simulates a pinned plan on its own cluster and model (`workspaceModel` when
-// it has none); throws std::runtime_error with the reason when the model does not load.
-PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel);
+// it has none), with the workspace's calibration; throws std::runtime_error with the reason
+// when the model does not load.
+PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &workspaceModel,
+                                 const std::optional<Calibration> &calibration = std::nullopt);
 
 class PlanLibrary : public QObject {
     Q_OBJECT

@@ -1,5 +1,7 @@
 #include "PlanRunner.h"
 
+#include "Calibration.h"
+
 #include <stdexcept>
 
 namespace nest::ui {
@@ -55,7 +57,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         const std::unique_ptr<Planner> planner = makePlanner(inputs.search.planner);
         if (!planner)
             throw std::runtime_error("unknown planner '" + inputs.search.planner + "'");
-        const SearchOptions options = searchOptionsFrom(inputs.search, model);
+        const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
         // Throttled, queued into the GUI thread; dropped once the job is.
         const ProgressFn progress = [this, &job](double fraction, double best) {
             job.reportProgress(0, fraction, [this, id = job.id(), fraction, best] { emit this->progress(id, fraction, best); });
@@ -74,6 +76,8 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         snap->model = model;
         snap->modelSource = inputs.model;
         snap->settings = inputs.search;
+        snap->calibration = inputs.calibration;
+        snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
         snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
         snap->searched = true;
         snap->stats = r.stats;
@@ -101,7 +105,7 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
                 throw std::runtime_error(m.error());
             model = std::move(m).value();
         }
-        const SearchOptions options = searchOptionsFrom(inputs.search, model);
+        const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
         auto snap = std::make_shared<PlanSnapshot>();
         snap->jobId = job.id();
         snap->label = name;
@@ -110,6 +114,8 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
         snap->model = model;
         snap->modelSource = inputs.model;
         snap->settings = inputs.search;
+        snap->calibration = inputs.calibration;
+        snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
         snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
         return job.cancelled() ? nullptr : PlanSnapshotPtr(std::move(snap));
     }, revision);

@@ -19,6 +19,7 @@ PlanSession::PlanSession(WorkspaceDocument *document, QObject *parent)
     connect(m_document, &WorkspaceDocument::clusterChanged, this, &PlanSession::inputsEdited);
     connect(m_document, &WorkspaceDocument::modelChanged, this, &PlanSession::inputsEdited);
     connect(m_document, &WorkspaceDocument::searchChanged, this, &PlanSession::inputsEdited);
+    connect(m_document, &WorkspaceDocument::calibrationChanged, this, &PlanSession::inputsEdited);
     connect(m_document, &WorkspaceDocument::clusterReset, this, &PlanSession::documentReset);
     connect(m_runner, &PlanRunner::progress, this,
             [this](quint64, double fraction, double best) { emit progress(fraction, best); });

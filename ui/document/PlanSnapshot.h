@@ -3,6 +3,7 @@
 // model, what the evaluator and the simulator say of it, and how the search went. A
 // snapshot is immutable and shared (std::shared_ptr<const PlanSnapshot>) between the
 // views; the worker builds it, the views only read it.
+#include "Calibration.h"
 #include "JsonUtil.h"
 #include "ModelSource.h"
 #include "Planner.h"
@@ -27,6 +28,8 @@ struct PlanSnapshot {
     ModelProfile model;           // the model it was planned for
     std::optional<ModelSource> modelSource;   // ... as the workspace named it (for pinning); none = not said
     SearchSettings settings;      // the settings it was planned with
+    std::optional<Calibration> calibration;   // the cost model's calibration it was priced with
+    ErrorBand band;               // the error band of its times (modelErrorBand)
     PlanAnalysis analysis;        // plan + report + simulation
     bool searched = false;        // true: stats/objective below come from a search
     SearchStats stats;            // stats.wallSeconds: search time (also kept for pinned plans)

@@ -1,5 +1,6 @@
 #include "SweepRunner.h"
 
+#include "Calibration.h"
 #include "PlannerRegistry.h"
 #include "SearchSettings.h"
 
@@ -62,7 +63,7 @@ bool SweepRunner::start(const Workspace &inputs, const SweepParameter &p, const 
             Result<ModelProfile> model = workspaceModel(inputs, "workspace");
             if (!model)
                 throw std::runtime_error(model.error());
-            const SearchOptions options = searchOptionsFrom(inputs.search, *model);
+            const SearchOptions options = calibratedSearchOptions(inputs.search, *model, inputs.cluster, inputs.calibration);
             // Calls come one at a time (runSweep serialises them): plain state is enough.
             int lastPoint = -1;   // a new point is reported at once
             const SweepProgressFn progress = [this, &job, &lastPoint](int point, int planner, double fraction) {

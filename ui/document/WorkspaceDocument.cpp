@@ -62,6 +62,8 @@ Workspace WorkspaceDocument::workspace() const
     w.model = m_model;
     w.search = m_search;
     w.plans = m_plans;
+    w.calibration = m_calibration.calibration;
+    w.calibrationFile = m_calibration.file;
     return w;
 }
 
@@ -73,7 +75,8 @@ bool WorkspaceDocument::isClusterModified() const
 bool WorkspaceDocument::isSettingsModified() const
 {
     return m_settingsUnsaved || m_model != m_saved.model || !(m_search == m_saved.search) ||
-           m_plans != m_saved.plans;
+           m_plans != m_saved.plans || m_calibration.calibration != m_saved.calibration ||
+           m_calibration.file != m_saved.calibrationFile;
 }
 
 void WorkspaceDocument::updateModified()
@@ -94,6 +97,8 @@ void WorkspaceDocument::markSaved(const QString &fileName, FileKind kind)
         m_saved.model = m_model;
         m_saved.search = m_search;
         m_saved.plans = m_plans;
+        m_saved.calibration = m_calibration.calibration;
+        m_saved.calibrationFile = m_calibration.file;
         m_settingsUnsaved = false;
         m_undo->setClean();
     }
@@ -119,6 +124,7 @@ void WorkspaceDocument::setContent(Workspace workspace)
     m_model = std::move(workspace.model);
     m_search = workspace.search;
     m_plans = std::move(workspace.plans);
+    m_calibration = {std::move(workspace.calibration), std::move(workspace.calibrationFile)};
     rebuildUidIndex();
     m_selection.clear();
 }
@@ -135,6 +141,7 @@ void WorkspaceDocument::load(Workspace workspace, const QString &fileName, FileK
     emit clusterChanged();
     emit modelChanged();
     emit searchChanged();
+    emit calibrationChanged();
     emit plansChanged();
     emit selectionChanged();
     emit fileNameChanged(m_fileName);
@@ -148,6 +155,7 @@ void WorkspaceDocument::replaceContent(Workspace workspace)
     emit clusterChanged();
     emit modelChanged();
     emit searchChanged();
+    emit calibrationChanged();
     emit plansChanged();
     emit selectionChanged();
     updateModified();
@@ -363,6 +371,15 @@ bool WorkspaceDocument::setModelRunSettings(int seqLength, int globalBatch, QStr
     return setModel(*next, true);
 }
 
+bool WorkspaceDocument::setCalibration(const std::optional<Calibration> &calibration, const QString &text)
+{
+    const WorkspaceCalibration next{calibration, {}};
+    if (next == m_calibration)
+        return true;
+    m_undo->push(new ChangeCalibration(this, m_calibration, next, text));
+    return true;
+}
+
 bool WorkspaceDocument::setSearch(const SearchSettings &search)
 {
     if (search == m_search)
@@ -471,6 +488,13 @@ void WorkspaceDocument::applyPlans(const std::vector<PinnedPlan> &plans)
 {
     m_plans = plans;
     emit plansChanged();
+    updateModified();
+}
+
+void WorkspaceDocument::applyCalibration(const WorkspaceCalibration &calibration)
+{
+    m_calibration = calibration;
+    emit calibrationChanged();
     updateModified();
 }
 

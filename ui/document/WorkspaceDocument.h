@@ -16,6 +16,13 @@ class QUndoStack;
 
 namespace nest::ui {
 
+// The workspace's calibration and the file that named it (empty: kept inline).
+struct WorkspaceCalibration {
+    std::optional<Calibration> calibration;
+    std::string file;
+    bool operator==(const WorkspaceCalibration &) const = default;
+};
+
 // What an applied state change touched, so that views update only what they must.
 struct ClusterChange {
     enum Kind { Structure, Group, Level, Cluster };
@@ -39,6 +46,8 @@ public:
     const ModelSource &model() const { return m_model; }
     const SearchSettings &search() const { return m_search; }
     const std::vector<PinnedPlan> &plans() const { return m_plans; }
+    // The cost model's calibration (none: uncalibrated).
+    const std::optional<Calibration> &calibration() const { return m_calibration.calibration; }
     // The whole workspace as it would be saved.
     Workspace workspace() const;
 
@@ -100,6 +109,9 @@ public:
     // The model's sequence length and global batch (mergeable; hyperparameters only).
     bool setModelRunSettings(int seqLength, int globalBatch, QString *refusal = nullptr);
     bool setSearch(const SearchSettings &search);
+    // Applies (or with nullopt removes) the calibration, kept inline in the workspace; one
+    // undo step named `text`.
+    bool setCalibration(const std::optional<Calibration> &calibration, const QString &text);
     // Keeps a plan in the workspace (one undo step); unpinPlan removes plan `index`.
     bool pinPlan(const PinnedPlan &plan);
     // Several plans as one undo step ("Run baselines"); `text` names the step.
@@ -113,6 +125,7 @@ public:
     void applyState(const ClusterState &state, const ClusterChange &change);
     void applyModel(const ModelSource &model);
     void applySearch(const SearchSettings &search);
+    void applyCalibration(const WorkspaceCalibration &calibration);
     void applyPlans(const std::vector<PinnedPlan> &plans);
 
 signals:
@@ -124,6 +137,7 @@ signals:
     void clusterChanged();               // after any change of the cluster (incl. reset)
     void modelChanged();
     void searchChanged();
+    void calibrationChanged();
     void plansChanged();
     void selectionChanged();
     void editRefused(const QString &reason);
@@ -143,6 +157,7 @@ private:
     ModelSource m_model;
     SearchSettings m_search;
     std::vector<PinnedPlan> m_plans;
+    WorkspaceCalibration m_calibration;
     QUndoStack *m_undo = nullptr;
     QString m_fileName;
     FileKind m_fileKind = FileKind::Workspace;

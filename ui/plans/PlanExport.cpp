@@ -1,6 +1,7 @@
 #include "PlanExport.h"
 
 #include "SaveFile.h"
+#include "Calibration.h"
 #include "SearchSettings.h"
 
 #include <QDir>
@@ -15,7 +16,7 @@ ExportRequest exportRequestFor(const PlanSnapshot &snapshot)
     r.plan = snapshot.plan();
     r.topology = snapshot.topology;
     r.model = snapshot.model;
-    r.cost = searchOptionsFrom(snapshot.settings, snapshot.model).cost;
+    r.cost = calibratedSearchOptions(snapshot.settings, snapshot.model, snapshot.topology, snapshot.calibration).cost;
     if (snapshot.modelSource) {
         auto config = snapshot.modelSource->config(snapshot.label);
         if (config) {

@@ -351,7 +351,10 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     set("throughput", tr("%1 samples/s").arg(r.samplesPerSecond, 0, 'f', 2));
     set("tokens", tr("%1 tokens/s").arg(r.tokensPerSecond, 0, 'f', 0));
     set("mfu", QStringLiteral("%1 %").arg(100 * r.mfu, 0, 'f', 1));
-    set("iteration", tr("%1 s").arg(r.iterationTime, 0, 'f', 4));
+    // With the model's error band: "20.1234 s (±8 %, megatron-core, uncalibrated)".
+    set("iteration", s.band.basis.empty() ? tr("%1 s").arg(r.iterationTime, 0, 'f', 4)
+                                          : tr("%1 s (%2)").arg(r.iterationTime, 0, 'f', 4)
+                                                .arg(QString::fromStdString(s.band.text())));
     set("memory", memoryText(r));
 
     const auto stages = physicalStages(p);

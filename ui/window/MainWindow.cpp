@@ -8,6 +8,7 @@
 #include "DiagramExport.h"
 #include "DialogPrompts.h"
 #include "DocumentFiles.h"
+#include "CalibrationDialog.h"
 #include "ImportTopologyDialog.h"
 #include "MemoryChartView.h"
 #include "ModelPanel.h"
@@ -397,6 +398,8 @@ void MainWindow::createStatusBar()
     m_zoom = new QLabel;
     m_autosaveLabel = new QLabel;
     m_planLabel = new QLabel;
+    m_calibrationLabel = new QLabel;
+    m_calibrationLabel->setObjectName(QStringLiteral("calibrationLabel"));
     m_progress = new QProgressBar;
     m_progress->setRange(0, 1000);
     m_progress->setMaximumWidth(180);
@@ -404,6 +407,7 @@ void MainWindow::createStatusBar()
     m_progress->setFormat(QStringLiteral("%p%"));
     m_progress->hide();
     statusBar()->addPermanentWidget(m_planLabel);
+    statusBar()->addPermanentWidget(m_calibrationLabel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_autosaveLabel);
     statusBar()->addPermanentWidget(m_counts);
@@ -464,6 +468,7 @@ void MainWindow::connectDocument()
             warn(tr("Open failed"), error);
     });
     connect(m_document, &WorkspaceDocument::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &WorkspaceDocument::calibrationChanged, this, &MainWindow::updateCalibrationLabel);
     connect(m_document, &WorkspaceDocument::fileNameChanged, this, &MainWindow::updateTitle);
     connect(m_document, &WorkspaceDocument::selectionChanged, this, &MainWindow::updateEditActions);
     connect(m_document, &WorkspaceDocument::plansChanged, this, &MainWindow::updatePinnedMenu);
@@ -517,6 +522,7 @@ void MainWindow::createActions()
 {
     createFileMenu();
     createEditMenu();
+    createModelMenu();
     createPlanMenu();
     createPlanToolBar();
     createViewMenu();
@@ -593,6 +599,48 @@ void MainWindow::createEditMenu()
     edit->addSeparator();
     a = edit->addAction(tr("Select &None"), this, [this] { m_document->setSelection({}); });
     a->setShortcut(QKeySequence(Qt::Key_Escape));
+}
+
+// Model: calibration of the cost model to measured runs.
+void MainWindow::createModelMenu()
+{
+    QMenu *model = menuBar()->addMenu(tr("&Model"));
+    QAction *a = model->addAction(tr("&Calibrate from Measured Runs…"), this, &MainWindow::calibrate);
+    a->setToolTip(tr("Fit the cost model's GEMM efficiency and step overhead to runs you measured"));
+    m_removeCalibrationAction = model->addAction(tr("&Remove Calibration"), this, [this] {
+        m_document->setCalibration(std::nullopt, tr("Remove calibration"));
+    });
+    updateCalibrationLabel();
+}
+
+void MainWindow::updateCalibrationLabel()
+{
+    if (!m_calibrationLabel)
+        return;
+    const std::optional<Calibration> &c = m_document->calibration();
+    if (m_removeCalibrationAction)
+        m_removeCalibrationAction->setEnabled(c.has_value());
+    if (!c) {
+        m_calibrationLabel->clear();
+        m_calibrationLabel->setToolTip(QString());
+        return;
+    }
+    const size_t n = c->runs.size();
+    m_calibrationLabel->setText(n == 1 ? tr("calibrated (1 run)") : tr("calibrated (%1 runs)").arg(n));
+    m_calibrationLabel->setToolTip(
+        tr("Times are priced with a calibration fitted to measured runs; their error band: %1")
+            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c).text())));
+}
+
+void MainWindow::calibrate()
+{
+    CalibrationDialog dialog(m_document->topology(), m_document->model(), m_document->search().framework,
+                             m_document->calibration(), this);
+    if (dialog.exec() != QDialog::Accepted || !dialog.result())
+        return;
+    const size_t n = dialog.result()->runs.size();
+    if (m_document->setCalibration(dialog.result(), tr("Calibrate from %n measured run(s)", nullptr, static_cast<int>(n))))
+        showStatus(tr("Calibrated the cost model from %n measured run(s)", nullptr, static_cast<int>(n)));
 }
 
 // Plan: run, cancel, live mode, pin, baselines, sweep (the search dock shares run, cancel and live).

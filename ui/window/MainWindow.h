@@ -145,6 +145,7 @@ private:
     void createActions();
     void createFileMenu();
     void createEditMenu();
+    void createModelMenu();
     void createPlanMenu();
     void createPlanToolBar();
     void createViewMenu();
@@ -164,6 +165,10 @@ private:
     void newFromTemplate();
     // File > Import Topology: a Slurm / NCCL / nvidia-smi / ASTRA-sim file replaces the cluster.
     void importTopology();
+    // Model ▸ Calibrate from Measured Runs…: the dialog; Apply puts its calibration in the
+    // workspace (one undo step).
+    void calibrate();
+    void updateCalibrationLabel();
     void open();
     // Opens `file` with the questions a user action asks (unsaved changes, failures).
     void openInteractively(const QString &file);
@@ -222,6 +227,8 @@ private:
     QLabel *m_counts;
     QLabel *m_zoom;
     QLabel *m_planLabel;
+    QLabel *m_calibrationLabel = nullptr;   // "calibrated (N runs)"; empty when uncalibrated
+    QAction *m_removeCalibrationAction = nullptr;
     QProgressBar *m_progress;
     QMenu *m_recentMenu = nullptr;
     QMenu *m_pinnedMenu = nullptr;

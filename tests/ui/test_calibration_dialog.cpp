@@ -1,0 +1,169 @@
+// Model ▸ Calibrate from Measured Runs… (issue 23, point 1): a row added on the current cluster
+// and model, fitted on a worker, recovers the step overhead its measurement was generated with
+// (the evaluator's own time under a known overhead: an independent truth for the fit); a bad
+// cell is refused with its row and column; a nest-runs file loads; the window applies the
+// calibration as one undo step and the status bar says "calibrated (N runs)"; the plans are
+// then priced with it and carry its error band.
+#include "CalibrationDialog.h"
+#include "MainWindow.h"
+#include "PlanSession.h"
+#include "Settings.h"
+#include "WorkspaceDocument.h"
+
+#include "ClusterIO.h"
+#include "Evaluator.h"
+
+#include <QLabel>
+#include <QMenuBar>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "UiTestSupport.h"
+
+using namespace nest;
+using namespace nest::ui;
+
+namespace {
+
+Topology cluster64()
+{
+    auto t = resolveCluster("paper-spineleaf-64");
+    if (!t)
+        qFatal("%s", t.error().c_str());
+    return *t;
+}
+
+} // namespace
+
+class TestCalibrationDialog : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+
+private slots:
+    void addedRowRecoversTheOverheadItWasGeneratedWith()
+    {
+        CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
+                                 std::nullopt);
+        const int row = dialog.addRun();
+        QCOMPARE(row, 0);
+        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("PP"), QStringLiteral("2")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("4")));
+        QVERIFY(!dialog.setCell(row, QStringLiteral("Runs on"), QStringLiteral("x")));   // not editable
+        // The measurement: the evaluator's time of that layout with a 20 % step overhead.
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
+        const Result<Json> probe = dialog.runsJson();
+        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
+        const auto runs = measuredRunsFromJson(*probe, "test", "");
+        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
+        CostOptions truth;
+        truth.stepOverhead = 0.2;
+        const MeasuredRun &m = runs->front();
+        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+
+        dialog.setFitParameters(false, true);
+        QSignalSpy done(&dialog, &CalibrationDialog::fitFinished);
+        QVERIFY(dialog.fit());
+        QVERIFY(done.wait(30000));
+        QCOMPARE(done.front().front().toBool(), true);
+        QVERIFY(dialog.result().has_value());
+        const Calibration &c = *dialog.result();
+        QCOMPARE(c.parameters.size(), size_t(1));
+        QVERIFY(c.parameters[0].stepOverhead.has_value());
+        QVERIFY2(std::abs(*c.parameters[0].stepOverhead - 0.2) < 0.002,
+                 qPrintable(QString::number(*c.parameters[0].stepOverhead)));
+        auto *errors = dialog.findChild<QTableWidget *>(QStringLiteral("calibrationErrors"));
+        QVERIFY(errors);
+        QCOMPARE(errors->rowCount(), 1);
+        QVERIFY2(dialog.message().contains(QStringLiteral("calibrated (1 run)")), qPrintable(dialog.message()));
+
+        // An edit after the fit withdraws it: Apply needs a fit of what is shown.
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("2")));
+        QVERIFY(!dialog.result().has_value());
+    }
+
+    void badCellsAndFilesAreRefusedWithWhere()
+    {
+        CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
+                                 std::nullopt);
+        dialog.addRun();
+        // The value is left empty for the user: fitting before it is given says so.
+        QVERIFY(!dialog.fit());
+        QVERIFY2(dialog.message().contains(QStringLiteral("row 1, Value")), qPrintable(dialog.message()));
+        QVERIFY(dialog.setCell(0, QStringLiteral("Value"), QStringLiteral("3.5")));
+        QVERIFY(dialog.setCell(0, QStringLiteral("TP"), QStringLiteral("eight")));
+        QVERIFY(!dialog.fit());
+        QVERIFY2(dialog.message().contains(QStringLiteral("row 1, TP")), qPrintable(dialog.message()));
+        QVERIFY(dialog.setCell(0, QStringLiteral("TP"), QStringLiteral("8")));
+        QVERIFY(dialog.setCell(0, QStringLiteral("Measurement"), QStringLiteral("seconds")));
+        QVERIFY(!dialog.fit());
+        QVERIFY2(dialog.message().contains(QStringLiteral("row 1, Measurement")), qPrintable(dialog.message()));
+
+        // A file that is not a nest-runs file is refused, and the rows stay.
+        QString error;
+        QVERIFY(!dialog.loadRuns(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/workspaces/quickstart.nestws.json"),
+                                 &error));
+        QVERIFY2(error.contains(QStringLiteral("not a nest-runs file")), qPrintable(error));
+        QCOMPARE(dialog.runCount(), 1);
+        // The MT-NLG sample: its three rows, their plans built from files next to it.
+        QVERIFY2(dialog.loadRuns(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/runs/mtnlg-530b.json"), &error),
+                 qPrintable(error));
+        QCOMPARE(dialog.runCount(), 3);
+        const Result<Json> runs = dialog.runsJson();
+        QVERIFY(runs.ok());
+        QCOMPARE((*runs)["runs"][1]["name"].get<std::string>(), std::string("mtnlg-530b-2800"));
+        QCOMPARE((*runs)["runs"][1]["cluster"].get<std::string>(), std::string("mtnlg-530b-2800.cluster.json"));
+    }
+
+    void windowAppliesItAsOneUndoStepAndSaysSo()
+    {
+        MainWindow w(nullptr, std::make_unique<Settings>(m_dir.filePath("a.ini")));
+        QString error;
+        QVERIFY2(w.openFile(uitest::kQuickstart, &error), qPrintable(error));
+        QStringList menus;
+        for (QAction *a : w.menuBar()->actions())
+            menus << a->text();
+        QVERIFY2(menus.contains(QStringLiteral("&Model")), qPrintable(menus.join(QLatin1Char(','))));
+        auto *label = w.findChild<QLabel *>(QStringLiteral("calibrationLabel"));
+        QVERIFY(label);
+        QVERIFY(label->text().isEmpty());
+
+        // A calibration of the quick-start's devices (it has two types; the step overhead is
+        // the one of the type holding most devices): 3 runs, one parameter fitted per type.
+        Calibration c;
+        for (const DeviceSpec &type : w.document()->topology().deviceTypes)
+            c.parameters.push_back({type.name, "megatron-core", std::nullopt, 0.5});
+        c.runs = {{"a", 10, 8, 9.9}, {"b", 10, 8, 10.2}, {"c", 10, 8, 10.4}};
+        const int steps = w.document()->undoStack()->count();
+        QVERIFY(w.document()->setCalibration(c, QStringLiteral("Calibrate")));
+        QCOMPARE(w.document()->undoStack()->count(), steps + 1);
+        QCOMPARE(label->text(), QStringLiteral("calibrated (3 runs)"));
+        QVERIFY(w.document()->isModified());
+        QCOMPARE(*w.document()->workspace().calibration, c);
+
+        // The plan shown is priced with it: a 50 % step overhead and its band (4 % residual).
+        w.planning()->showPinned(0);
+        QTRY_VERIFY(w.planning()->current() != nullptr);
+        QTRY_VERIFY(w.planning()->current()->calibration.has_value());
+        const PlanSnapshotPtr calibrated = w.planning()->current();
+        QCOMPARE(QString::fromStdString(calibrated->band.basis), QStringLiteral("calibrated (3 runs)"));
+        QVERIFY(std::abs(calibrated->band.fraction - 0.04) < 1e-12);
+
+        w.document()->undoStack()->undo();
+        QVERIFY(label->text().isEmpty());
+        QVERIFY(!w.document()->calibration().has_value());
+        w.planning()->showPinned(0);
+        QTRY_VERIFY(w.planning()->current() && !w.planning()->current()->calibration.has_value());
+        // Uncalibrated, the same plan is faster by the overhead: t_stage x 1.5 calibrated.
+        QVERIFY(calibrated->report().iterationTime > w.planning()->current()->report().iterationTime);
+        QCOMPARE(QString::fromStdString(w.planning()->current()->band.basis), QStringLiteral("megatron-core, uncalibrated"));
+    }
+};
+
+QTEST_MAIN(TestCalibrationDialog)
+#include "test_calibration_dialog.moc"

@@ -1,0 +1,511 @@
+#include "CalibrationDialog.h"
+
+#include "ClusterIO.h"
+#include "SaveFile.h"
+
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cmath>
+
+namespace nest::ui {
+
+namespace {
+
+enum Column {
+    Name, RunsOn, FrameworkCol, Batch, Seq, Tp, Pp, Dp, Cp, Ep, MicroBatch, ScheduleCol, Zero, RecomputeCol, Sp,
+    Measurement, Value, ColumnCount
+};
+
+QStringList columnTitles()
+{
+    return {QObject::tr("Name"), QObject::tr("Runs on"), QObject::tr("Framework"), QObject::tr("Batch"),
+            QObject::tr("Seq"), QObject::tr("TP"), QObject::tr("PP"), QObject::tr("DP"), QObject::tr("CP"),
+            QObject::tr("EP"), QObject::tr("Micro-batch"), QObject::tr("Schedule"), QObject::tr("ZeRO"),
+            QObject::tr("Recompute"), QObject::tr("SP"), QObject::tr("Measurement"), QObject::tr("Value")};
+}
+
+// The measurement kinds of a nest-runs row, as the Measurement column spells them.
+const QStringList &measurementKinds()
+{
+    static const QStringList kinds{QStringLiteral("step_time_s"), QStringLiteral("tokens_per_s_per_gpu"),
+                                   QStringLiteral("tflops_per_gpu (megatron)"), QStringLiteral("tflops_per_gpu (6nd)")};
+    return kinds;
+}
+
+const char *kLayoutKeys[] = {"tp", "pp", "dp", "cp", "ep", "microbatch"};
+const Column kLayoutColumns[] = {Tp, Pp, Dp, Cp, Ep, MicroBatch};
+
+QString text(const Json &j, const char *key, const QString &fallback)
+{
+    const auto it = j.find(key);
+    if (it == j.end())
+        return fallback;
+    if (it->is_string())
+        return QString::fromStdString(it->get<std::string>());
+    if (it->is_boolean())
+        return it->get<bool>() ? QStringLiteral("yes") : QStringLiteral("no");
+    if (it->is_number_integer())
+        return QString::number(it->get<long long>());
+    if (it->is_number())
+        return QString::number(it->get<double>(), 'g', 10);
+    return QString::fromStdString(it->dump());
+}
+
+QString percentText(double fraction)
+{
+    return QStringLiteral("%1%2 %").arg(fraction >= 0 ? QStringLiteral("+") : QString()).arg(100 * fraction, 0, 'f', 1);
+}
+
+} // namespace
+
+CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framework framework,
+                                     std::optional<Calibration> current, QWidget *parent)
+    : QDialog(parent)
+    , m_cluster(std::move(cluster))
+    , m_model(std::move(model))
+    , m_framework(framework)
+{
+    setWindowTitle(tr("Calibrate from Measured Runs"));
+    setObjectName(QStringLiteral("calibrationDialog"));
+    auto *layout = new QVBoxLayout(this);
+
+    auto *intro = new QLabel(tr("Each row is a run you measured: where it ran, its layout and one measurement. "
+                                "The fit finds the large-GEMM efficiency of each device type and the step "
+                                "overhead of each framework (least squares on log time) and shows every run's "
+                                "error before and after. %1")
+                                 .arg(current ? tr("The workspace is %1.")
+                                                    .arg(QString::fromStdString(modelErrorBand(framework, current).basis))
+                                              : tr("The workspace is uncalibrated.")));
+    intro->setWordWrap(true);
+    layout->addWidget(intro);
+
+    auto *rowButtons = new QHBoxLayout;
+    auto *load = new QPushButton(tr("&Load Runs…"));
+    auto *add = new QPushButton(tr("&Add Run"));
+    add->setToolTip(tr("A run on the current cluster and model; fill in its layout and measurement"));
+    m_removeButton = new QPushButton(tr("&Remove Run"));
+    auto *save = new QPushButton(tr("&Save Runs…"));
+    for (QPushButton *b : {load, add, m_removeButton, save})
+        rowButtons->addWidget(b);
+    rowButtons->addStretch();
+    layout->addLayout(rowButtons);
+
+    m_table = new QTableWidget(0, ColumnCount);
+    m_table->setObjectName(QStringLiteral("calibrationRuns"));
+    m_table->setHorizontalHeaderLabels(columnTitles());
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setToolTip(tr("Measurement: step_time_s, tokens_per_s_per_gpu, tflops_per_gpu (megatron) or "
+                           "tflops_per_gpu (6nd). Schedule: 1f1b, gpipe or interleaved:V. "
+                           "Recompute: none, selective or full."));
+    layout->addWidget(m_table, 2);
+
+    auto *fitRow = new QHBoxLayout;
+    m_fitGemm = new QCheckBox(tr("GEMM efficiency"));
+    m_fitGemm->setChecked(true);
+    m_fitOverhead = new QCheckBox(tr("Step overhead"));
+    m_fitOverhead->setChecked(true);
+    m_fitButton = new QPushButton(tr("&Fit"));
+    fitRow->addWidget(new QLabel(tr("Fit:")));
+    fitRow->addWidget(m_fitGemm);
+    fitRow->addWidget(m_fitOverhead);
+    fitRow->addWidget(m_fitButton);
+    fitRow->addStretch();
+    layout->addLayout(fitRow);
+
+    m_message = new QLabel;
+    m_message->setWordWrap(true);
+    m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_message);
+
+    m_errors = new QTableWidget(0, 5);
+    m_errors->setObjectName(QStringLiteral("calibrationErrors"));
+    m_errors->setHorizontalHeaderLabels({tr("Run"), tr("Measured (s)"), tr("Before (s)"), tr("After (s)"),
+                                         tr("Error before → after")});
+    m_errors->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_errors->horizontalHeader()->setStretchLastSection(true);
+    m_errors->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    layout->addWidget(m_errors, 1);
+    m_parameters = new QLabel;
+    m_parameters->setWordWrap(true);
+    m_parameters->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_parameters);
+
+    auto *buttons = new QDialogButtonBox;
+    m_applyButton = buttons->addButton(tr("A&pply to Workspace"), QDialogButtonBox::AcceptRole);
+    buttons->addButton(QDialogButtonBox::Close);
+    layout->addWidget(buttons);
+
+    connect(load, &QPushButton::clicked, this, &CalibrationDialog::chooseRunsFile);
+    connect(add, &QPushButton::clicked, this, [this] { addRun(); });
+    connect(m_removeButton, &QPushButton::clicked, this, [this] {
+        const int row = m_table->currentRow();
+        if (row < 0 || row >= runCount())
+            return;
+        m_table->removeRow(row);
+        m_runs.erase(m_runs.begin() + row);
+        updateButtons();
+    });
+    connect(save, &QPushButton::clicked, this, &CalibrationDialog::saveRuns);
+    connect(m_fitButton, &QPushButton::clicked, this, [this] { fit(); });
+    connect(m_table, &QTableWidget::itemChanged, this, [this] {
+        // An edited row makes the last fit's table out of date: fit again before applying.
+        if (m_result && !isFitting()) {
+            m_result.reset();
+            showMessage(tr("The runs changed: fit again to apply."), false);
+            updateButtons();
+        }
+    });
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(&m_watcher, &QFutureWatcher<FitOutcome>::finished, this, &CalibrationDialog::fitDone);
+    resize(1100, 620);
+    updateButtons();
+}
+
+CalibrationDialog::~CalibrationDialog()
+{
+    m_watcher.waitForFinished();   // the worker holds no pointer into the dialog, but finish it first
+}
+
+int CalibrationDialog::runCount() const
+{
+    return static_cast<int>(m_runs.size());
+}
+
+void CalibrationDialog::setRowFromJson(int row, const Json &run)
+{
+    const QSignalBlocker block(m_table);
+    const auto set = [&](int column, const QString &value, bool editable) {
+        auto *item = new QTableWidgetItem(value);
+        if (!editable)
+            item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+        m_table->setItem(row, column, item);
+    };
+    set(Name, text(run, "name", QString()), true);
+    const auto where = [&](const char *key, const QString &current) {
+        const auto it = run.find(key);
+        return it != run.end() && it->is_object() ? current : text(run, key, QStringLiteral("?"));
+    };
+    set(RunsOn, where("cluster", tr("this cluster")) + QStringLiteral(" · ") + where("model", tr("this model")), false);
+    set(FrameworkCol, text(run, "framework", QStringLiteral("megatron-core")), true);
+    set(Batch, text(run, "batch", QString()), true);
+    set(Seq, text(run, "seq", QString()), true);
+    const auto layoutIt = run.find("layout");
+    const bool hasLayout = layoutIt != run.end() && layoutIt->is_object();
+    const Json layout = hasLayout ? *layoutIt : Json::object();
+    const QString planText = tr("plan %1").arg(text(run, "plan", QString()));
+    for (size_t k = 0; k < std::size(kLayoutKeys); ++k)
+        set(kLayoutColumns[k], hasLayout ? text(layout, kLayoutKeys[k], QStringLiteral("1")) : planText, hasLayout);
+    set(ScheduleCol, hasLayout ? text(layout, "schedule", QStringLiteral("1f1b")) : planText, hasLayout);
+    set(Zero, hasLayout ? text(layout, "zero", QStringLiteral("0")) : planText, hasLayout);
+    set(RecomputeCol, hasLayout ? text(layout, "recompute", QStringLiteral("none")) : planText, hasLayout);
+    set(Sp, hasLayout ? text(layout, "sp", QStringLiteral("no")) : planText, hasLayout);
+    QString kind = QStringLiteral("step_time_s"), value;
+    for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu"})
+        if (run.contains(k)) {
+            kind = QString::fromLatin1(k);
+            value = text(run, k, QString());
+        }
+    if (kind == QLatin1String("tflops_per_gpu"))
+        kind += QStringLiteral(" (%1)").arg(text(run, "flops_formula", QStringLiteral("megatron")));
+    set(Measurement, kind, true);
+    set(Value, value, true);
+}
+
+bool CalibrationDialog::loadRuns(const QString &file, QString *error)
+{
+    const Result<Json> j = readJsonFile(file.toStdString());
+    const auto fail = [&](const QString &why) {
+        if (error)
+            *error = why;
+        showMessage(why, true);
+        return false;
+    };
+    if (!j)
+        return fail(QString::fromStdString(j.error()));
+    const auto runs = j->find("runs");
+    if (!j->is_object() || j->value("format", std::string()) != "nest-runs" || runs == j->end() || !runs->is_array())
+        return fail(tr("%1: not a nest-runs file (expected {\"format\": \"nest-runs\", \"runs\": [...]})").arg(file));
+    for (size_t i = 0; i < runs->size(); ++i)
+        if (!(*runs)[i].is_object())
+            return fail(tr("%1: at runs[%2]: expected an object").arg(file).arg(i));
+    m_folder = QFileInfo(file).absolutePath();
+    m_table->setRowCount(0);
+    m_runs.clear();
+    for (const Json &run : *runs) {
+        m_runs.push_back(run);
+        m_table->insertRow(runCount() - 1);
+        setRowFromJson(runCount() - 1, run);
+    }
+    m_result.reset();
+    showMessage(tr("Loaded %n run(s) from %1.", nullptr, runCount()).arg(QFileInfo(file).fileName()), false);
+    updateButtons();
+    return true;
+}
+
+int CalibrationDialog::addRun()
+{
+    Json model = m_model.toJson();
+    int batch = 512, seq = 2048;
+    if (const Result<ModelProfile> p = m_model.profile("model"); p) {
+        batch = p->globalBatch;
+        seq = p->seqLength;
+    }
+    Json run{{"name", "run " + std::to_string(runCount() + 1)},
+             {"cluster", clusterToJson(m_cluster)},
+             {"model", model},
+             {"framework", toString(m_framework)},
+             {"batch", batch},
+             {"seq", seq},
+             {"layout", {{"tp", 1}, {"pp", 1}, {"dp", m_cluster.deviceCount()}, {"microbatch", 1}}},
+             {"step_time_s", 1.0}};
+    m_runs.push_back(run);
+    m_table->insertRow(runCount() - 1);
+    setRowFromJson(runCount() - 1, run);
+    {
+        const QSignalBlocker block(m_table);
+        m_table->item(runCount() - 1, Value)->setText(QString());   // the user's measurement, not a guess
+    }
+    m_table->setCurrentCell(runCount() - 1, Value);
+    m_result.reset();
+    updateButtons();
+    return runCount() - 1;
+}
+
+bool CalibrationDialog::setCell(int row, const QString &column, const QString &value)
+{
+    const int c = static_cast<int>(columnTitles().indexOf(column));
+    if (row < 0 || row >= runCount() || c < 0)
+        return false;
+    QTableWidgetItem *item = m_table->item(row, c);
+    if (!item || !(item->flags() & Qt::ItemIsEditable))
+        return false;
+    item->setText(value);
+    return true;
+}
+
+Result<Json> CalibrationDialog::runsJson() const
+{
+    Json runs = Json::array();
+    const QStringList titles = columnTitles();
+    for (int r = 0; r < runCount(); ++r) {
+        Json run = m_runs[static_cast<size_t>(r)];
+        const auto cell = [&](int c) { return m_table->item(r, c) ? m_table->item(r, c)->text().trimmed() : QString(); };
+        const auto bad = [&](int c, const QString &why) {
+            return Result<Json>::failure(tr("row %1, %2: %3").arg(r + 1).arg(titles[c], why).toStdString());
+        };
+        const auto positiveInt = [&](int c, long long &out) {
+            bool ok = false;
+            out = cell(c).toLongLong(&ok);
+            return ok && out >= 0;
+        };
+        if (cell(Name).isEmpty())
+            return bad(Name, tr("give the run a name"));
+        run["name"] = cell(Name).toStdString();
+        run["framework"] = cell(FrameworkCol).toStdString();
+        long long n = 0;
+        for (int c : {Batch, Seq}) {
+            if (!positiveInt(c, n) || n == 0)
+                return bad(c, tr("expected a positive whole number, found \"%1\"").arg(cell(c)));
+            run[c == Batch ? "batch" : "seq"] = n;
+        }
+        if (run.contains("layout")) {
+            Json layout = run["layout"].is_object() ? run["layout"] : Json::object();
+            for (size_t k = 0; k < std::size(kLayoutKeys); ++k) {
+                if (!positiveInt(kLayoutColumns[k], n) || n == 0)
+                    return bad(kLayoutColumns[k], tr("expected a positive whole number, found \"%1\"")
+                                                      .arg(cell(kLayoutColumns[k])));
+                layout[kLayoutKeys[k]] = n;
+            }
+            if (!positiveInt(Zero, n) || n > 3)
+                return bad(Zero, tr("expected 0, 1, 2 or 3, found \"%1\"").arg(cell(Zero)));
+            layout["zero"] = n;
+            layout["schedule"] = cell(ScheduleCol).toStdString();
+            layout["recompute"] = cell(RecomputeCol).toStdString();
+            const QString sp = cell(Sp).toLower();
+            if (sp != QLatin1String("yes") && sp != QLatin1String("no"))
+                return bad(Sp, tr("expected yes or no, found \"%1\"").arg(cell(Sp)));
+            layout["sp"] = sp == QLatin1String("yes");
+            run["layout"] = layout;
+        }
+        const int kind = static_cast<int>(measurementKinds().indexOf(cell(Measurement)));
+        if (kind < 0)
+            return bad(Measurement, tr("expected one of %1").arg(measurementKinds().join(QStringLiteral(", "))));
+        bool ok = false;
+        const double value = cell(Value).toDouble(&ok);
+        if (!ok || !std::isfinite(value) || value <= 0)
+            return bad(Value, tr("expected a positive number, found \"%1\"").arg(cell(Value)));
+        for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula"})
+            run.erase(k);
+        if (kind == 0)
+            run["step_time_s"] = value;
+        else if (kind == 1)
+            run["tokens_per_s_per_gpu"] = value;
+        else {
+            run["tflops_per_gpu"] = value;
+            run["flops_formula"] = kind == 2 ? "megatron" : "6nd";
+        }
+        runs.push_back(run);
+    }
+    return Json{{"format", "nest-runs"}, {"version", 1}, {"runs", runs}};
+}
+
+void CalibrationDialog::setFitParameters(bool gemmEfficiency, bool stepOverhead)
+{
+    m_fitGemm->setChecked(gemmEfficiency);
+    m_fitOverhead->setChecked(stepOverhead);
+}
+
+bool CalibrationDialog::isFitting() const
+{
+    return m_watcher.isRunning();
+}
+
+bool CalibrationDialog::fit()
+{
+    if (isFitting())
+        return false;
+    std::vector<std::string> parameters;
+    if (m_fitGemm->isChecked())
+        parameters.push_back("gemm_efficiency");
+    if (m_fitOverhead->isChecked())
+        parameters.push_back("step_overhead");
+    if (parameters.empty()) {
+        showMessage(tr("Choose at least one parameter to fit."), true);
+        return false;
+    }
+    if (m_runs.empty()) {
+        showMessage(tr("Load or add at least one run."), true);
+        return false;
+    }
+    const Result<Json> runs = runsJson();
+    if (!runs) {
+        showMessage(QString::fromStdString(runs.error()), true);
+        return false;
+    }
+    m_result.reset();
+    showMessage(tr("Fitting %n run(s)…", nullptr, runCount()), false);
+    const std::string folder = m_folder.toStdString();
+    m_watcher.setFuture(QtConcurrent::run([json = *runs, folder, parameters]() -> FitOutcome {
+        const auto measured = measuredRunsFromJson(json, "runs", folder);
+        if (!measured)
+            return {std::nullopt, QString::fromStdString(measured.error())};
+        auto fitted = fitCalibration(*measured, parameters);
+        if (!fitted)
+            return {std::nullopt, QString::fromStdString(fitted.error())};
+        return {std::move(fitted).value(), QString()};
+    }));
+    updateButtons();
+    return true;
+}
+
+void CalibrationDialog::fitDone()
+{
+    const FitOutcome out = m_watcher.result();
+    if (!out.calibration) {
+        showMessage(out.error, true);
+        updateButtons();
+        emit fitFinished(false);
+        return;
+    }
+    m_result = out.calibration;
+    showResult();
+    updateButtons();
+    emit fitFinished(true);
+}
+
+void CalibrationDialog::showResult()
+{
+    const Calibration &c = *m_result;
+    m_errors->setRowCount(static_cast<int>(c.runs.size()));
+    double before = 0, after = 0;
+    for (int i = 0; i < static_cast<int>(c.runs.size()); ++i) {
+        const CalibratedRun &r = c.runs[static_cast<size_t>(i)];
+        const double eb = r.beforeSeconds / r.measuredSeconds - 1, ea = r.afterSeconds / r.measuredSeconds - 1;
+        before += std::abs(eb);
+        after += std::abs(ea);
+        const QStringList cells{QString::fromStdString(r.name), QString::number(r.measuredSeconds, 'g', 5),
+                                QString::number(r.beforeSeconds, 'g', 5), QString::number(r.afterSeconds, 'g', 5),
+                                percentText(eb) + QStringLiteral(" → ") + percentText(ea)};
+        for (int col = 0; col < cells.size(); ++col)
+            m_errors->setItem(i, col, new QTableWidgetItem(cells[col]));
+    }
+    QStringList params;
+    for (const CalibrationEntry &e : c.parameters) {
+        QStringList values;
+        if (e.gemmEfficiency)
+            values << tr("GEMM efficiency %1").arg(*e.gemmEfficiency, 0, 'f', 3);
+        if (e.stepOverhead)
+            values << tr("step overhead %1 %").arg(100 * *e.stepOverhead, 0, 'f', 1);
+        params << QStringLiteral("%1 / %2: %3").arg(QString::fromStdString(e.device), QString::fromStdString(e.framework),
+                                                     values.join(QStringLiteral(", ")));
+    }
+    const double n = std::max<double>(1, static_cast<double>(c.runs.size()));
+    m_parameters->setText(params.join(QLatin1Char('\n')));
+    showMessage(tr("Mean |error| %1 % before, %2 % after; reported times will say \"%3\".")
+                    .arg(100 * before / n, 0, 'f', 1)
+                    .arg(100 * after / n, 0, 'f', 1)
+                    .arg(QString::fromStdString(modelErrorBand(m_framework, c).text())),
+                false);
+}
+
+void CalibrationDialog::chooseRunsFile()
+{
+    const QString file = QFileDialog::getOpenFileName(this, tr("Load Measured Runs"), m_folder,
+                                                      tr("Measured runs (*.json);;All files (*)"));
+    if (!file.isEmpty())
+        loadRuns(file, nullptr);
+}
+
+void CalibrationDialog::saveRuns()
+{
+    const Result<Json> runs = runsJson();
+    if (!runs) {
+        showMessage(QString::fromStdString(runs.error()), true);
+        return;
+    }
+    const QString file = QFileDialog::getSaveFileName(this, tr("Save Measured Runs"), m_folder,
+                                                      tr("Measured runs (*.json)"));
+    if (file.isEmpty())
+        return;
+    QString error;
+    if (!writeFileAtomically(file, QByteArray::fromStdString(runs->dump(2) + "\n"), &error))
+        showMessage(tr("Could not save %1: %2").arg(file, error), true);
+    else
+        showMessage(tr("Saved %n run(s) to %1.", nullptr, runCount()).arg(QFileInfo(file).fileName()), false);
+}
+
+void CalibrationDialog::updateButtons()
+{
+    const bool fitting = isFitting();
+    m_fitButton->setEnabled(!fitting && !m_runs.empty());
+    m_removeButton->setEnabled(!fitting && !m_runs.empty());
+    m_applyButton->setEnabled(!fitting && m_result.has_value());
+    m_table->setEnabled(!fitting);
+}
+
+void CalibrationDialog::showMessage(const QString &text, bool error)
+{
+    m_message->setText(text);
+    QPalette pal = m_message->palette();
+    pal.setColor(QPalette::WindowText, error ? QColor(0xb0, 0x20, 0x20) : palette().color(QPalette::WindowText));
+    m_message->setPalette(pal);
+}
+
+QString CalibrationDialog::message() const
+{
+    return m_message->text();
+}
+
+} // namespace nest::ui

@@ -1,0 +1,93 @@
+#pragma once
+// Model ▸ Calibrate from Measured Runs… (issue 23): the runs a user measured, loaded from a
+// "nest-runs" file or entered as rows on the current cluster and model, fitted in core
+// (core/studies/Calibration.h: measuredRunsFromJson, fitCalibration) on a worker thread, and
+// the table of errors before and after. Apply hands the calibration to the window, which
+// puts it in the workspace as one undo step.
+//
+// A row is a run object of the nest-runs format (docs/validation.md, "Calibration"); the
+// table edits its name, framework, batch, sequence, layout and measurement, and keeps what
+// it does not show (a cluster or model file, a plan file, the source) as it was read.
+#include "Calibration.h"
+#include "JsonUtil.h"
+#include "ModelSource.h"
+#include "Topology.h"
+
+#include <QDialog>
+#include <QFutureWatcher>
+
+#include <optional>
+#include <vector>
+
+class QCheckBox;
+class QLabel;
+class QPushButton;
+class QTableWidget;
+
+namespace nest::ui {
+
+class CalibrationDialog : public QDialog {
+    Q_OBJECT
+public:
+    // `cluster`, `model` and `framework`: what an added row runs on; `current`: the
+    // workspace's calibration (shown, and kept unless a new one is applied).
+    CalibrationDialog(Topology cluster, ModelSource model, Framework framework,
+                      std::optional<Calibration> current, QWidget *parent = nullptr);
+    ~CalibrationDialog() override;
+
+    // The nest-runs rows: load a file (false, with the reason in *error, when it is not one),
+    // add a row on the current cluster and model, read them back as a nest-runs object
+    // (or the reason a cell is not valid: "row 2, TP: ...").
+    bool loadRuns(const QString &file, QString *error);
+    int addRun();
+    int runCount() const;
+    Result<Json> runsJson() const;
+    // Sets a cell by column title ("Name", "TP", "Measurement", "Value", ...); for tests and
+    // for callers that fill the form.
+    bool setCell(int row, const QString &column, const QString &text);
+
+    // Which parameters the fit frees (calibrationParameterNames()).
+    void setFitParameters(bool gemmEfficiency, bool stepOverhead);
+    // Starts the fit on a worker; fitFinished() follows. False (with the reason shown in the
+    // dialog) when the rows do not make valid runs.
+    bool fit();
+    bool isFitting() const;
+    // The last fit, and whether Apply was chosen.
+    const std::optional<Calibration> &result() const { return m_result; }
+    QString message() const;
+
+signals:
+    void fitFinished(bool ok);
+
+private:
+    struct FitOutcome {
+        std::optional<Calibration> calibration;
+        QString error;
+    };
+    void fitDone();
+    void showResult();
+    void saveRuns();
+    void chooseRunsFile();
+    void setRowFromJson(int row, const Json &run);
+    void updateButtons();
+    void showMessage(const QString &text, bool error);
+
+    Topology m_cluster;
+    ModelSource m_model;
+    Framework m_framework;
+    std::vector<Json> m_runs;          // the rows' run objects, as read or added
+    QString m_folder;                  // where relative files of loaded rows are looked up
+    std::optional<Calibration> m_result;
+    QTableWidget *m_table = nullptr;
+    QTableWidget *m_errors = nullptr;
+    QCheckBox *m_fitGemm = nullptr;
+    QCheckBox *m_fitOverhead = nullptr;
+    QLabel *m_message = nullptr;
+    QLabel *m_parameters = nullptr;
+    QPushButton *m_fitButton = nullptr;
+    QPushButton *m_removeButton = nullptr;
+    QPushButton *m_applyButton = nullptr;
+    QFutureWatcher<FitOutcome> m_watcher;
+};
+
+} // namespace nest::ui
