@@ -35,18 +35,31 @@ double stashedMicroBatches(const StageContext &ctx)
         const int v = std::max(ctx.virtualStages, 1);
         if (v == 1)
             return std::min(depth - ctx.stageIndex, m);
-        // Megatron-LM interleaved schedule: a device at position d runs
-        // (p - d - 1) * 2 + (v - 1) * p warm-up chunk-forwards before its first backward,
-        // so (that + 1) chunk-micro-batches are in flight, shared by its v chunks.
-        const int d = ctx.stageIndex % depth;
-        const int inFlight = std::min(m * v, (depth - d - 1) * 2 + (v - 1) * depth + 1);
-        return static_cast<double>(inFlight) / v;
+        return interleavedChunkInFlight(depth, v, m, ctx.stageIndex % depth, ctx.stageIndex / depth);
     }
     }
     return m;
 }
 
 } // namespace
+
+int interleavedInFlight(int depth, int chunks, int microBatches, int position)
+{
+    // Megatron-LM forward_backward_pipelining_with_interleaving: (p - d - 1) * 2 + (v - 1) * p
+    // warm-up chunk-forwards, then one more forward before the first backward.
+    const long long warm = 2LL * (depth - position - 1) + static_cast<long long>(chunks - 1) * depth;
+    return static_cast<int>(std::min(static_cast<long long>(microBatches) * chunks, warm + 1));
+}
+
+int interleavedChunkInFlight(int depth, int chunks, int microBatches, int position, int chunk)
+{
+    // Forward i of the device runs chunk (i / p) % v (groups of p micro-batches per chunk):
+    // of the first n forwards, chunk j has p per whole cycle of p v, and its part of the rest.
+    const long long n = interleavedInFlight(depth, chunks, microBatches, position);
+    const long long cycle = static_cast<long long>(depth) * chunks;
+    const long long rest = n % cycle - static_cast<long long>(chunk) * depth;
+    return static_cast<int>(n / cycle * depth + std::clamp(rest, 0LL, static_cast<long long>(depth)));
+}
 
 double CostOptions::gemmEfficiencyFor(const DeviceSpec &device) const
 {

@@ -143,6 +143,14 @@ struct StageContext {
 
 StageCost stageCost(const StageContext &ctx);
 
+// Interleaved 1F1B (Megatron-LM order, p = depth, v = chunks, m micro-batches): the
+// chunk-micro-batches whose activations the device at `position` holds at its peak, just
+// before its first backward: min(m v, 2 (p - position - 1) + (v - 1) p + 1) ...
+int interleavedInFlight(int depth, int chunks, int microBatches, int position);
+// ... and how many of them belong to its chunk `chunk` (virtual stage chunk * p + position).
+// The counts of the v chunks add up to interleavedInFlight().
+int interleavedChunkInFlight(int depth, int chunks, int microBatches, int position, int chunk);
+
 // --- stageCost() in parts (see the contract at the top) -------------------------------------
 // What the stage's devices contribute: slowest compute, smallest memory, slowest HBM, and
 // the collectives of its groups.
