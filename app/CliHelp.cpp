@@ -83,6 +83,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
         {"dp-overlap", {"F", "fraction of gradient sync hidden behind backward, when the framework "
                              "does not overlap it itself (default 0)"}},
+        {"pipeline-grad-overlap", {"on|off", "gradient reduction of a pipelined plan behind the backward (on) or "
+                                             "after the flush (off) (default: the framework's; deepspeed: off)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},

@@ -18,7 +18,7 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "efficiency", "dp-overlap",
-            "framework", "calibration"};
+            "pipeline-grad-overlap", "framework", "calibration"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -106,6 +106,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
             throw UsageError{*problem};
     }
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
+    if (args.has("pipeline-grad-overlap")) {
+        const std::string v = args.value("pipeline-grad-overlap");
+        if (v != "on" && v != "off")
+            throw UsageError{"option --pipeline-grad-overlap expects on or off, got '" + v + "'"};
+        o.pipelineGradOverlap = v == "on" ? 1 : 0;
+    }
     if (args.has("framework")) {
         const std::string name = args.value("framework");
         const auto f = frameworkFromString(name);
