@@ -75,10 +75,8 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"ep_candidates", s.epCandidates},
                 {"cp_candidates", s.cpCandidates},
                 {"cp_min_tokens_per_rank", s.cpMinTokensPerRank},
-                {"layouts", layouts}};
-    // Only when it says more than the default, so workspaces read and write as before.
-    if (s.pipelineUnits != PipelineUnits::Layers)
-        out["pipeline_units"] = toString(s.pipelineUnits);
+                {"layouts", layouts},
+                {"pipeline_units", toString(s.pipelineUnits)}};
     return out;
 }
 

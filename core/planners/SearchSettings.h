@@ -13,7 +13,6 @@
 //    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
 //    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
 //    "layouts": ["outside", "inside"], "pipeline_units": "layers"}
-// ("pipeline_units" is written only when it is not "layers").
 // "virtual_stages" also accepts one whole number (files written before it was a list).
 #include "JsonUtil.h"
 #include "Plan.h"

@@ -259,7 +259,7 @@ TEST(CliSearchLists, pipelineUnits)
     ASSERT_EQ(j.at("plan").at("pipeline_units"), "layers+embedding+loss");
     const coretest::Run d = plan({});
     ASSERT_TRUE(d.exitCode == 0) << d.err;
-    ASSERT_FALSE(outJson(d).at("search").contains("pipeline_units"));
+    ASSERT_EQ(outJson(d).at("search").at("pipeline_units"), "layers");
     ASSERT_FALSE(outJson(d).at("plan").contains("pipeline_units"));
 
     // evaluate: Llama-2 7B's 32 blocks + embedding + head = 34 units on 34 stages (8 V100
