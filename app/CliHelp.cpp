@@ -80,6 +80,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default both)"}},
         {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
         {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
+        {"pipeline-units", {"UNITS", "what the pipeline split counts: layers, layers+embedding or "
+                                     "layers+embedding+loss (the embedding / the output layer and loss as one "
+                                     "unit each, as NeMo's account_for_embedding/loss_in_pipeline_split and "
+                                     "DeepSpeed's partition_method type:transformer|embedding; default layers)"}},
         {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
         {"dp-overlap", {"F", "fraction of gradient sync hidden behind backward, when the framework "
                              "does not overlap it itself (default 0)"}},

@@ -17,8 +17,8 @@ namespace nest::cli {
 std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-            "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "efficiency", "dp-overlap",
-            "pipeline-grad-overlap", "framework", "calibration"};
+            "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
+            "dp-overlap", "pipeline-grad-overlap", "framework", "calibration"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -29,7 +29,7 @@ std::set<std::string> planFlagOptions()
 std::set<std::string> planSearchValueOptions()
 {
     return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
-            "budget", "seed"};
+            "budget", "seed", "pipeline-units"};
 }
 
 std::set<std::string> planSearchFlagOptions()
@@ -120,6 +120,19 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         o.framework = *f;
     }
     return o;
+}
+
+// --pipeline-units UNITS (exact spelling), or `fallback` when absent.
+static PipelineUnits pipelineUnitsOption(const CliArgs &args, PipelineUnits fallback)
+{
+    if (!args.has("pipeline-units"))
+        return fallback;
+    const std::string text = args.value("pipeline-units");
+    PipelineUnits u;
+    if (!pipelineUnitsFromString(text, u))
+        throw UsageError{"option --pipeline-units expects layers, layers+embedding or layers+embedding+loss, got '" +
+                         text + "'"};
+    return u;
 }
 
 static void parseSchedule(const std::string &text, UniformLayout &u)
@@ -232,6 +245,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
     }
     s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
     s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
+    s.pipelineUnits = pipelineUnitsOption(args, s.pipelineUnits);
     s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
     if (const auto problem = checkRange(s.memoryHeadroom, limits::memoryHeadroom, "option --memory-headroom"))
         throw UsageError{*problem};
@@ -304,7 +318,8 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
     static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-                                          "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks"};
+                                          "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks",
+                                          "pipeline-units"};
     PlanInputs in;
     if (args.has("plan")) {
         for (const char *o : layoutOptions)
@@ -361,6 +376,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
             throw UsageError{formatError(file, e.path(), e.reason())};
         }
     }
+    u.pipelineUnits = pipelineUnitsOption(args, PipelineUnits::Layers);
     if (args.has("stage-blocks"))
         u.stageBlocks = args.intList("stage-blocks", {}, Range{0, limits::devices.max, "", false, true});
     auto plan = buildUniformPlan(u, in.topology, in.model);

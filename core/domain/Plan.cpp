@@ -38,6 +38,30 @@ bool scheduleFromString(const std::string &text, Schedule &out)
     return true;
 }
 
+const char *toString(PipelineUnits u)
+{
+    switch (u) {
+    case PipelineUnits::Layers:
+        return "layers";
+    case PipelineUnits::LayersEmbedding:
+        return "layers+embedding";
+    case PipelineUnits::LayersEmbeddingLoss:
+        return "layers+embedding+loss";
+    }
+    return "layers";
+}
+
+bool pipelineUnitsFromString(const std::string &text, PipelineUnits &out)
+{
+    for (PipelineUnits u : {PipelineUnits::Layers, PipelineUnits::LayersEmbedding, PipelineUnits::LayersEmbeddingLoss}) {
+        if (text == toString(u)) {
+            out = u;
+            return true;
+        }
+    }
+    return false;
+}
+
 int Plan::deviceCount() const
 {
     int n = 0;

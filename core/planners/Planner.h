@@ -33,6 +33,9 @@ struct SearchOptions {
     // are ignored (the non-interleaved schedules are chosen in `schedules`).
     std::vector<int> virtualStages = {2, 3, 4};
     int maxStages = 0;                         // pipeline depth limit; 0 = number of layers
+    // What the interleaved chunks' split counts (Plan.h; docs/planner.md "Pipeline units");
+    // recorded in every plan. The 1F1B / GPipe stages cut the layer chain freely whatever it is.
+    PipelineUnits pipelineUnits = PipelineUnits::Layers;
     bool allowZero = true;                     // ZeRO 1-3 (0 is always allowed)
     // Activation recomputation modes a stage may use; allowRecompute = false means
     // {None} whatever the list says.
