@@ -155,7 +155,7 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
 
     // The candidate lists under the model's constraints (PlanSpace.h).
     for (int tp : sortedUnique(options.tpCandidates))
-        if (StageConfig::tpDividesHeads(tp, model.heads))
+        if (StageConfig::tpDividesHeads(tp, model.heads) && model.allowsTensorWidth(tp))
             m_tps.push_back(tp);
     m_cps = contextCandidates(options, m_seqLength);
     m_recomputes = recomputeCandidates(options);
@@ -175,7 +175,9 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
                 widths.push_back(tp * cp);
     m_widths = sortedUnique(widths);
     if (m_tps.empty()) {
-        m_problem = "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads";
+        m_problem = model.tensorWidths.empty()
+                        ? "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads"
+                        : "no tensor-parallel candidate is a width the model file measured";
         return;
     }
     if (m_cps.empty()) {
