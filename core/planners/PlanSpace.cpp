@@ -87,7 +87,8 @@ BlockSpan blockSpan(const ModelProfile &model)
 }
 
 // The outer points (micro-batch, data-parallel degree, schedule, layout) whose micro-batches
-// divide the global batch, ordered by (positions, micro-batch, schedule, layout).
+// divide the global batch (with padBatch: any dp up to the batch, rounded up), ordered by
+// (positions, micro-batch, schedule, layout).
 std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBatch, int devices)
 {
     const std::vector<Schedule> schedules = sortedDistinct(options.schedules);
@@ -97,7 +98,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
         if (globalBatch % mb != 0)
             continue;
         for (int dp = 1; dp <= devices; ++dp) {
-            if (globalBatch % (mb * dp) != 0)
+            if (globalBatch % (mb * dp) != 0 && !(options.padBatch && mb * dp <= globalBatch))
                 continue;
             if (!options.dpCandidates.empty() &&
                 std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) == options.dpCandidates.end())
@@ -113,7 +114,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
                     c.schedule = s;
                     c.dp = dp;
                     c.layout = l;
-                    c.numMicroBatches = globalBatch / (mb * dp);
+                    c.numMicroBatches = (globalBatch + mb * dp - 1) / (mb * dp);  // exact when dp divides
                     c.positions = devices / dp;
                     configs.push_back(c);
                 }
@@ -271,7 +272,7 @@ StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const Stage
 Plan PlanSpace::planSkeleton(const OuterConfig &cfg) const
 {
     Plan p;
-    p.globalBatch = m_globalBatch;
+    p.globalBatch = cfg.numMicroBatches * cfg.microBatch * cfg.dp;  // m_globalBatch unless padBatch
     p.microBatch = cfg.microBatch;
     p.seqLength = m_seqLength;
     p.schedule = cfg.schedule;
