@@ -59,7 +59,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
 {
     static const std::map<std::string, OptionHelp> common{
         {"workspace", {"FILE", "a workspace (*.nestws.json): its cluster, model and search settings"}},
-        {"cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets)"}},
+        {"cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets); optional when "
+                                    "--model is a NEST artifact input (its own cluster)"}},
         {"model", {"FILE|PRESET", "the model: JSON, a Hugging Face config.json, a profile, or a preset"}},
         {"plan", {"FILE", "a plan JSON file (instead of the layout options)"}},
         {"tp", {"N", "tensor-parallel width (default 1)"}},
@@ -96,6 +97,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
         {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
         {"no-zero", {"", "search ZeRO stage 0 only"}},
+        {"match-artifact", {"", "with a NEST artifact input as --model: its search space and memory accounting "
+                                "(1F1B, the file's tensor widths, micro-batch and recomputation, no ZeRO, sp or cp; "
+                                "weights + BF16 gradients + the file's optimizer, every layer's activations once "
+                                "plus the stash of each further micro-batch in flight; docs/interop.md)"}},
         {"no-recompute", {"", "search without activation recomputation"}},
         {"json", {"", "machine-readable output"}},
         {"progress", {"", "progress and time left on stderr even when it is not a terminal (a terminal "

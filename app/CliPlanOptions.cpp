@@ -6,10 +6,13 @@
 #include "ModelIO.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
+#include "ProfileIO.h"
 #include "RankMapping.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <utility>
 
 namespace nest::cli {
@@ -23,7 +26,7 @@ std::set<std::string> planValueOptions()
 
 std::set<std::string> planFlagOptions()
 {
-    return {"sp"};
+    return {"sp", "match-artifact"};
 }
 
 std::set<std::string> planSearchValueOptions()
@@ -34,7 +37,7 @@ std::set<std::string> planSearchValueOptions()
 
 std::set<std::string> planSearchFlagOptions()
 {
-    return {"no-zero", "no-recompute", "json", "progress"};
+    return {"no-zero", "no-recompute", "json", "progress", "match-artifact"};
 }
 
 void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags)
@@ -60,8 +63,25 @@ ModelOptions modelSizeOptions(const CliArgs &args)
 
 Topology loadClusterOption(const CliArgs &args)
 {
-    if (!args.has("cluster"))
-        throw UsageError{"--cluster FILE|PRESET is required (see `nest-cli presets`)"};
+    if (!args.has("cluster")) {
+        // A NEST artifact input describes its own cluster (bws, latency_per_level,
+        // devices_per_level, maxMemoryPerDevice, maxDevices).
+        if (args.has("model")) {
+            const std::string file = args.value("model");
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(file, ec)) {
+                auto json = readJsonFile(file);
+                if (json && json->is_object() && detectModelFileKind(*json) == ModelFileKind::Artifact) {
+                    auto topo = artifactClusterFromJson(*json, file);
+                    if (!topo)
+                        throw UsageError{topo.error()};
+                    return std::move(topo).value();
+                }
+            }
+        }
+        throw UsageError{"--cluster FILE|PRESET is required (see `nest-cli presets`), unless --model is a NEST "
+                         "artifact input, which gives its own cluster"};
+    }
     auto topo = resolveCluster(args.value("cluster"));
     if (!topo)
         throw UsageError{topo.error()};
@@ -204,6 +224,10 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
     out.topology = loadClusterOption(args);
     out.model = loadModelOption(args, seqLength, globalBatch);
     out.calibration = calibrationOption(args, std::nullopt);
+    if (args.has("cluster") && out.model.groupDevices > 1)
+        std::cerr << "nest-cli: warning: the model file's numbers are per device of a group of " << out.model.groupDevices
+                  << " (ep_degree x cp_degree); each device of --cluster is taken as one such group "
+                     "(omit --cluster to plan on the file's own cluster)\n";
     return out;
 }
 
@@ -229,7 +253,50 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
     }
-    return calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
+    CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
+    if (args.flag("match-artifact"))
+        o = artifactCostOptions(o, in.model);
+    return o;
+}
+
+static void requireArtifactModel(const ModelProfile &model)
+{
+    if (model.tensorWidths.empty())
+        throw UsageError{"--match-artifact needs a NEST artifact solver input as --model (a file with \"nodes\" "
+                         "keyed by tensor width)"};
+}
+
+CostOptions artifactCostOptions(CostOptions o, const ModelProfile &model)
+{
+    requireArtifactModel(model);
+    o.artifactMemory = true;
+    o.gradBytesPerParam = model.bytesPerParam;  // the artifact: 2 x parameterSize = weights + gradients
+    o.runtimeOverheadBytes = 0;
+    o.memoryHeadroom = 0;
+    return o;
+}
+
+SearchSettings artifactSearchSettings(SearchSettings s, const ModelProfile &model)
+{
+    requireArtifactModel(model);
+    s.schedules = {Schedule::OneFOneB};
+    s.allowZero = false;
+    s.allowSequenceParallel = false;  // the artifact's solver has none (its inputs: sp_enabled false)
+    s.allowCp = false;
+    s.cpCandidates = {1};
+    s.allowTp = true;
+    s.tpCandidates = model.tensorWidths;
+    if (model.measuredMicroBatch > 0)
+        s.microBatches = {model.measuredMicroBatch};
+    if (model.measuredRecompute) {
+        // The artifact recomputes every stage but the last when the file says so: full
+        // recomputation is allowed per stage (and none, as on its last stage).
+        s.allowRecompute = *model.measuredRecompute;
+        s.recomputeModes = *model.measuredRecompute ? std::vector<Recompute>{Recompute::None, Recompute::Full}
+                                                    : std::vector<Recompute>{Recompute::None};
+    }
+    s.memoryHeadroom = 0;
+    return s;
 }
 
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
@@ -400,10 +467,16 @@ SearchJob loadSearchJob(const CliArgs &args)
                 throw UsageError{"option --cp: " + std::to_string(cp) + " does not divide the sequence length " +
                                  std::to_string(job.model.seqLength)};
     }
+    if (args.flag("match-artifact"))
+        job.settings = artifactSearchSettings(std::move(job.settings), job.model);
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
     job.calibration = std::move(in.calibration);
     job.options.cost = calibratedOptions(job.options.cost, job.calibration, job.topology);
+    if (args.flag("match-artifact")) {
+        job.options.cost = artifactCostOptions(job.options.cost, job.model);
+        job.options.padBatch = true;  // the artifact's ceil(mbsInBatch / d) micro-batches per replica
+    }
     job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
     job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;

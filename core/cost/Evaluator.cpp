@@ -165,7 +165,9 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         const LayerProfile &l = model.layers[i];
         const bool rec = st.recompute == Recompute::Full && recomputed(l);
         const bool selective = st.recompute == Recompute::Selective && recomputed(l);
-        const double fullStash = (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
+        const WidthMeasurement *measured = l.measuredAt(tp);
+        const double fullStash = measured ? measured->stashBytes * b / cp
+                                          : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
         if (hasShapes(l)) {
             // Operators from their shapes (ComputeModel.h).
             const bool same = timed != nullptr && timed->gemms == l.gemms &&
@@ -186,22 +188,29 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
             times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
             timed = nullptr;
         }
-        const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width : times.forward;
-        const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width : times.backward;
+        // Measured at this width (artifact nodes[t]): per device already; else measured at
+        // width 1 and divided, else the operator / FLOP model.
+        const double fwd = measured                  ? measured->fwdTime * b / cp
+                           : l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
+                                                    : times.forward;
+        const double bwd = measured                  ? measured->bwdTime * b / cp
+                           : l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
+                                                    : times.backward;
         s.forward += fwd;
         s.backward += bwd;
-        s.gemmForward += l.measuredFwdTime >= 0 ? fwd : times.gemm;
+        s.gemmForward += measured || l.measuredFwdTime >= 0 ? fwd : times.gemm;
         s.attentionForward += times.attention;
         if (rec)
             s.recompute += fwd;
         else if (selective)
             s.recompute += times.attention;
-        if (l.tpAllReduceBytes > 0 && tp > 1) {
+        const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
+        if (tpAllReduce > 0 && tp > 1) {
             const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
-            s.tpBytes += l.tpAllReduceBytes * b / cp;
+            s.tpBytes += tpAllReduce * b / cp;
             s.tpOps += ops;
             if (rec) {
-                s.tpBytesRec += l.tpAllReduceBytes * b / cp;
+                s.tpBytesRec += tpAllReduce * b / cp;
                 s.tpOpsRec += ops;
             }
         }
@@ -225,15 +234,26 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         const double expert = std::min(l.expertParams, l.params);
         const double dense = l.params - expert;
         const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
-        double layerDense = (dense - denseTp) + denseTp / tp;
+        double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
         if (!holdsEmbedding)
             layerDense += l.tiedParams / tp;
-        const double layerExpert = expert / (static_cast<double>(tp) * ep);
+        const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
         s.denseParams += layerDense;
         s.expertParams += layerExpert;
         s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
         // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
         const double selectiveStash = fullStash - l.attentionStashBytes / width * b;
+        if (opt.artifactMemory) {
+            // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
+            // of every layer held as working memory; each further micro-batch in flight keeps
+            // the stage's input (recomputation) or every activation again.
+            s.maxWorking += fullStash;
+            if (st.recompute != Recompute::Full)
+                s.stashPerMicroBatch += fullStash;
+            else if (i == st.firstLayer && i > 0)
+                s.stashPerMicroBatch += model.layers[i - 1].outputBytes * b;
+            continue;
+        }
         s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
         s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
         double working = l.workingBytes * b / width;
@@ -361,7 +381,8 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
 
 // The memory per device but the stash (which follows in finishStageCost).
 void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
-               const FrameworkProfile &fw, const CostOptions &opt, ShardGroups groups, double gradB, double weightB)
+               const FrameworkProfile &fw, const CostOptions &opt, ShardGroups groups, double gradB, double weightB,
+               double optimizerBytes)
 {
     const double denseParams = s.denseParams, expertParams = s.expertParams;
     auto shard = [&](int fromStage, double dense, double expert) {
@@ -375,10 +396,12 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
     // The BF16_Optimizer keeps the bf16 gradients autograd writes beside its fp32 buffer.
     if (usesBf16Optimizer(fw, st))
         c.gradients += (denseParams + expertParams) * weightB;
-    c.optimizerState = shard(1, denseParams, expertParams) * opt.optimizerBytesPerParam;
-    // Allocator fragmentation on the activation memory (FrameworkProfile).
-    c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fw.fragmentation);
-    c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fw.fragmentation);
+    c.optimizerState = shard(1, denseParams, expertParams) * optimizerBytes;
+    // Allocator fragmentation on the activation memory (FrameworkProfile); none in the
+    // artifact's accounting.
+    const double fragmentation = opt.artifactMemory ? 0.0 : fw.fragmentation;
+    c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fragmentation);
+    c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fragmentation);
     c.overhead = opt.runtimeOverheadBytes;
     c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
 }
@@ -407,7 +430,10 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
-    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB);
+    // The optimizer the model file names (artifact optimizerAlgorithm), else the options'.
+    const double optimizerBytes =
+        ctx.model->optimizerBytesPerParam >= 0 ? ctx.model->optimizerBytesPerParam : opt.optimizerBytesPerParam;
+    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB, optimizerBytes);
     return c;
 }
 
@@ -454,7 +480,9 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     c.frameworkOverhead = ctx.options.stepOverhead != 0 ? ctx.options.stepOverhead * work : 0.0;
     c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
-    c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
+    // The artifact's accounting holds one micro-batch in c.activations already.
+    const double extra = ctx.options.artifactMemory ? std::max(c.stashedMicroBatches - 1, 0.0) : c.stashedMicroBatches;
+    c.stash = extra * c.stashPerMicroBatch;
     c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
     c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
 }

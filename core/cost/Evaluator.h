@@ -76,6 +76,10 @@ struct CostOptions {
     // stack loses to its own overhead (kernel launches, host synchronisation, allocator):
     // StageCost::frameworkOverhead = stepOverhead x the micro-batch's other terms. 0: none.
     double stepOverhead = 0;
+    // The NEST artifact's memory accounting (nest-cli --match-artifact, docs/formats.md): a
+    // stage holds every layer's activations for one micro-batch plus, per further micro-batch
+    // in flight, its input (recomputation) or all its activations again; no fragmentation.
+    bool artifactMemory = false;
     // The large-GEMM efficiency override for `device`: its calibrated value, else
     // matmulEfficiency (0 = the device class's default).
     double gemmEfficiencyFor(const DeviceSpec &device) const;

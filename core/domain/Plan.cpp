@@ -166,6 +166,13 @@ void addStageErrors(std::vector<std::string> &errors, const Plan &plan, const Mo
     // The choice's own rules (StageConfig), the same PlanSpace's candidates obey.
     for (const std::string &problem : st.problems(model.heads, model.numExperts, plan.seqLength, plan.dp))
         errors.push_back(name + ": " + problem);
+    if (!model.allowsTensorWidth(st.tp)) {
+        std::string listed;
+        for (int t : model.tensorWidths)
+            listed += (listed.empty() ? "" : ", ") + std::to_string(t);
+        errors.push_back(name + ": tensor width " + std::to_string(st.tp) + " is not measured by the model file (widths " +
+                         listed + ")");
+    }
     if (st.tp < 1 || st.cp < 1 || st.ep < 1)
         return;
     if (!devicesWellFormed(errors, plan, st, name, devices))

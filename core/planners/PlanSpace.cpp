@@ -80,7 +80,8 @@ PipelineSpan blockSpan(const ModelProfile &model)
 }
 
 // The outer points (micro-batch, data-parallel degree, schedule, layout) whose micro-batches
-// divide the global batch, ordered by (positions, micro-batch, schedule, layout).
+// divide the global batch (with padBatch: any dp up to the batch, rounded up), ordered by
+// (positions, micro-batch, schedule, layout).
 std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBatch, int devices)
 {
     const std::vector<Schedule> schedules = sortedDistinct(options.schedules);
@@ -90,7 +91,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
         if (globalBatch % mb != 0)
             continue;
         for (int dp = 1; dp <= devices; ++dp) {
-            if (globalBatch % (mb * dp) != 0)
+            if (globalBatch % (mb * dp) != 0 && !(options.padBatch && mb * dp <= globalBatch))
                 continue;
             if (!options.dpCandidates.empty() &&
                 std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) == options.dpCandidates.end())
@@ -106,7 +107,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
                     c.schedule = s;
                     c.dp = dp;
                     c.layout = l;
-                    c.numMicroBatches = globalBatch / (mb * dp);
+                    c.numMicroBatches = (globalBatch + mb * dp - 1) / (mb * dp);  // exact when dp divides
                     c.positions = devices / dp;
                     configs.push_back(c);
                 }
@@ -148,7 +149,7 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
 
     // The candidate lists under the model's constraints (PlanSpace.h).
     for (int tp : sortedUnique(options.tpCandidates))
-        if (StageConfig::tpDividesHeads(tp, model.heads))
+        if (StageConfig::tpDividesHeads(tp, model.heads) && model.allowsTensorWidth(tp))
             m_tps.push_back(tp);
     m_cps = contextCandidates(options, m_seqLength);
     m_recomputes = recomputeCandidates(options);
@@ -167,7 +168,9 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
                 widths.push_back(tp * cp);
     m_widths = sortedUnique(widths);
     if (m_tps.empty()) {
-        m_problem = "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads";
+        m_problem = model.tensorWidths.empty()
+                        ? "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads"
+                        : "no tensor-parallel candidate is a width the model file measured";
         return;
     }
     if (m_cps.empty()) {
@@ -261,7 +264,7 @@ StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const Stage
 Plan PlanSpace::planSkeleton(const OuterConfig &cfg) const
 {
     Plan p;
-    p.globalBatch = m_globalBatch;
+    p.globalBatch = cfg.numMicroBatches * cfg.microBatch * cfg.dp;  // m_globalBatch unless padBatch
     p.microBatch = cfg.microBatch;
     p.seqLength = m_seqLength;
     p.schedule = cfg.schedule;

@@ -50,6 +50,10 @@ struct SearchOptions {
     std::vector<int> cpCandidates = {1, 2, 4, 8, 16};
     int cpMinTokensPerRank = 4096;
     std::vector<int> dpCandidates;             // empty = every dp that divides the batch
+    // The NEST artifact's batch rule (nest-cli --match-artifact): a dp that does not divide
+    // the batch is searched too, each replica running ceil(batch / (micro-batch x dp))
+    // micro-batches, and its plan's batch is rounded up to that (docs/interop.md).
+    bool padBatch = false;
     std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;               // fraction of capacity kept free
     CostOptions cost;                          // memoryHeadroom above overrides cost's
