@@ -59,7 +59,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
 {
     static const std::map<std::string, OptionHelp> common{
         {"workspace", {"FILE", "a workspace (*.nestws.json): its cluster, model and search settings"}},
-        {"cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets)"}},
+        {"cluster", {"FILE|PRESET", "the cluster: a JSON file or a preset (nest-cli presets); optional when "
+                                    "--model is a NEST artifact input (its own cluster)"}},
         {"model", {"FILE|PRESET", "the model: JSON, a Hugging Face config.json, a profile, or a preset"}},
         {"plan", {"FILE", "a plan JSON file (instead of the layout options)"}},
         {"tp", {"N", "tensor-parallel width (default 1)"}},
@@ -80,9 +81,15 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default both)"}},
         {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
         {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
+        {"pipeline-units", {"UNITS", "what the pipeline split counts: layers, layers+embedding or "
+                                     "layers+embedding+loss (the embedding / the output layer and loss as one "
+                                     "unit each, as NeMo's account_for_embedding/loss_in_pipeline_split and "
+                                     "DeepSpeed's partition_method type:transformer|embedding; default layers)"}},
         {"efficiency", {"F", "large-GEMM fraction of peak in (0, 1] (default: the device class's)"}},
         {"dp-overlap", {"F", "fraction of gradient sync hidden behind backward, when the framework "
                              "does not overlap it itself (default 0)"}},
+        {"pipeline-grad-overlap", {"on|off", "gradient reduction of a pipelined plan behind the backward (on) or "
+                                             "after the flush (off) (default: the framework's; deepspeed: off)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
@@ -90,6 +97,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
         {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
         {"no-zero", {"", "search ZeRO stage 0 only"}},
+        {"match-artifact", {"", "with a NEST artifact input as --model: its search space and memory accounting "
+                                "(1F1B, the file's tensor widths, micro-batch and recomputation, no ZeRO, sp or cp; "
+                                "weights + BF16 gradients + the file's optimizer, every layer's activations once "
+                                "plus the stash of each further micro-batch in flight; docs/interop.md)"}},
         {"no-recompute", {"", "search without activation recomputation"}},
         {"json", {"", "machine-readable output"}},
         {"progress", {"", "progress and time left on stderr even when it is not a terminal (a terminal "

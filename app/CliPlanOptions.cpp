@@ -6,10 +6,13 @@
 #include "ModelIO.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
+#include "ProfileIO.h"
 #include "RankMapping.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <utility>
 
 namespace nest::cli {
@@ -17,24 +20,24 @@ namespace nest::cli {
 std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-            "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "efficiency", "dp-overlap",
-            "framework", "calibration"};
+            "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
+            "dp-overlap", "pipeline-grad-overlap", "framework", "calibration"};
 }
 
 std::set<std::string> planFlagOptions()
 {
-    return {"sp"};
+    return {"sp", "match-artifact"};
 }
 
 std::set<std::string> planSearchValueOptions()
 {
     return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
-            "budget", "seed"};
+            "budget", "seed", "pipeline-units"};
 }
 
 std::set<std::string> planSearchFlagOptions()
 {
-    return {"no-zero", "no-recompute", "json", "progress"};
+    return {"no-zero", "no-recompute", "json", "progress", "match-artifact"};
 }
 
 void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &flags)
@@ -60,8 +63,25 @@ ModelOptions modelSizeOptions(const CliArgs &args)
 
 Topology loadClusterOption(const CliArgs &args)
 {
-    if (!args.has("cluster"))
-        throw UsageError{"--cluster FILE|PRESET is required (see `nest-cli presets`)"};
+    if (!args.has("cluster")) {
+        // A NEST artifact input describes its own cluster (bws, latency_per_level,
+        // devices_per_level, maxMemoryPerDevice, maxDevices).
+        if (args.has("model")) {
+            const std::string file = args.value("model");
+            std::error_code ec;
+            if (std::filesystem::is_regular_file(file, ec)) {
+                auto json = readJsonFile(file);
+                if (json && json->is_object() && detectModelFileKind(*json) == ModelFileKind::Artifact) {
+                    auto topo = artifactClusterFromJson(*json, file);
+                    if (!topo)
+                        throw UsageError{topo.error()};
+                    return std::move(topo).value();
+                }
+            }
+        }
+        throw UsageError{"--cluster FILE|PRESET is required (see `nest-cli presets`), unless --model is a NEST "
+                         "artifact input, which gives its own cluster"};
+    }
     auto topo = resolveCluster(args.value("cluster"));
     if (!topo)
         throw UsageError{topo.error()};
@@ -106,6 +126,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
             throw UsageError{*problem};
     }
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
+    if (args.has("pipeline-grad-overlap")) {
+        const std::string v = args.value("pipeline-grad-overlap");
+        if (v != "on" && v != "off")
+            throw UsageError{"option --pipeline-grad-overlap expects on or off, got '" + v + "'"};
+        o.pipelineGradOverlap = v == "on" ? 1 : 0;
+    }
     if (args.has("framework")) {
         const std::string name = args.value("framework");
         const auto f = frameworkFromString(name);
@@ -114,6 +140,19 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         o.framework = *f;
     }
     return o;
+}
+
+// --pipeline-units UNITS (exact spelling), or `fallback` when absent.
+static PipelineUnits pipelineUnitsOption(const CliArgs &args, PipelineUnits fallback)
+{
+    if (!args.has("pipeline-units"))
+        return fallback;
+    const std::string text = args.value("pipeline-units");
+    PipelineUnits u;
+    if (!pipelineUnitsFromString(text, u))
+        throw UsageError{"option --pipeline-units expects layers, layers+embedding or layers+embedding+loss, got '" +
+                         text + "'"};
+    return u;
 }
 
 static void parseSchedule(const std::string &text, UniformLayout &u)
@@ -185,6 +224,10 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
     out.topology = loadClusterOption(args);
     out.model = loadModelOption(args, seqLength, globalBatch);
     out.calibration = calibrationOption(args, std::nullopt);
+    if (args.has("cluster") && out.model.groupDevices > 1)
+        std::cerr << "nest-cli: warning: the model file's numbers are per device of a group of " << out.model.groupDevices
+                  << " (ep_degree x cp_degree); each device of --cluster is taken as one such group "
+                     "(omit --cluster to plan on the file's own cluster)\n";
     return out;
 }
 
@@ -210,7 +253,50 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
     }
-    return calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
+    CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
+    if (args.flag("match-artifact"))
+        o = artifactCostOptions(o, in.model);
+    return o;
+}
+
+static void requireArtifactModel(const ModelProfile &model)
+{
+    if (model.tensorWidths.empty())
+        throw UsageError{"--match-artifact needs a NEST artifact solver input as --model (a file with \"nodes\" "
+                         "keyed by tensor width)"};
+}
+
+CostOptions artifactCostOptions(CostOptions o, const ModelProfile &model)
+{
+    requireArtifactModel(model);
+    o.artifactMemory = true;
+    o.gradBytesPerParam = model.bytesPerParam;  // the artifact: 2 x parameterSize = weights + gradients
+    o.runtimeOverheadBytes = 0;
+    o.memoryHeadroom = 0;
+    return o;
+}
+
+SearchSettings artifactSearchSettings(SearchSettings s, const ModelProfile &model)
+{
+    requireArtifactModel(model);
+    s.schedules = {Schedule::OneFOneB};
+    s.allowZero = false;
+    s.allowSequenceParallel = false;  // the artifact's solver has none (its inputs: sp_enabled false)
+    s.allowCp = false;
+    s.cpCandidates = {1};
+    s.allowTp = true;
+    s.tpCandidates = model.tensorWidths;
+    if (model.measuredMicroBatch > 0)
+        s.microBatches = {model.measuredMicroBatch};
+    if (model.measuredRecompute) {
+        // The artifact recomputes every stage but the last when the file says so: full
+        // recomputation is allowed per stage (and none, as on its last stage).
+        s.allowRecompute = *model.measuredRecompute;
+        s.recomputeModes = *model.measuredRecompute ? std::vector<Recompute>{Recompute::None, Recompute::Full}
+                                                    : std::vector<Recompute>{Recompute::None};
+    }
+    s.memoryHeadroom = 0;
+    return s;
 }
 
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
@@ -226,6 +312,7 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
     }
     s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
     s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
+    s.pipelineUnits = pipelineUnitsOption(args, s.pipelineUnits);
     s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
     if (const auto problem = checkRange(s.memoryHeadroom, limits::memoryHeadroom, "option --memory-headroom"))
         throw UsageError{*problem};
@@ -298,7 +385,8 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
     static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
-                                          "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks"};
+                                          "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks",
+                                          "pipeline-units"};
     PlanInputs in;
     if (args.has("plan")) {
         for (const char *o : layoutOptions)
@@ -355,6 +443,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
             throw UsageError{formatError(file, e.path(), e.reason())};
         }
     }
+    u.pipelineUnits = pipelineUnitsOption(args, PipelineUnits::Layers);
     if (args.has("stage-blocks"))
         u.stageBlocks = args.intList("stage-blocks", {}, Range{0, limits::devices.max, "", false, true});
     auto plan = buildUniformPlan(u, in.topology, in.model);
@@ -378,10 +467,16 @@ SearchJob loadSearchJob(const CliArgs &args)
                 throw UsageError{"option --cp: " + std::to_string(cp) + " does not divide the sequence length " +
                                  std::to_string(job.model.seqLength)};
     }
+    if (args.flag("match-artifact"))
+        job.settings = artifactSearchSettings(std::move(job.settings), job.model);
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
     job.calibration = std::move(in.calibration);
     job.options.cost = calibratedOptions(job.options.cost, job.calibration, job.topology);
+    if (args.flag("match-artifact")) {
+        job.options.cost = artifactCostOptions(job.options.cost, job.model);
+        job.options.padBatch = true;  // the artifact's ceil(mbsInBatch / d) micro-batches per replica
+    }
     job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
     job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;

@@ -78,6 +78,13 @@ Json errorBandJson(const ErrorBand &band);
 
 // --calibration FILE, else the workspace's "calibration" (none: uncalibrated).
 std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<Calibration> workspace);
+
+// --match-artifact (docs/interop.md, "The NEST artifact's inputs"): the artifact's memory
+// accounting (CostOptions::artifactMemory, gradients as BF16, no runtime overhead, no headroom)
+// and its search space: 1F1B only, the file's tensor widths, micro-batch and recomputation,
+// no ZeRO, no sequence or context parallelism. A UsageError unless `model` came from an artifact input.
+CostOptions artifactCostOptions(CostOptions o, const ModelProfile &model);
+SearchSettings artifactSearchSettings(SearchSettings s, const ModelProfile &model);
 // costOptionsFrom(args) over the workspace's memory headroom and framework (when there is a
 // workspace), so that `evaluate --workspace` costs a plan as `plan --workspace` did.
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 namespace nest {
@@ -11,15 +12,42 @@ namespace {
 
 // Devices of the sorted array `set` whose ancestor at `level` is `group`, found around the
 // position of `member` (a device below `group`). Ids below a group are contiguous.
-int countBelow(const Topology &topo, const int *set, int count, int member, int level, int group)
+// With rail >= 0 only the devices of that rail (index in their node) count.
+int countBelow(const Topology &topo, const int *set, int count, int member, int level, int group, int rail = -1)
 {
     const int *pos = std::lower_bound(set, set + count, member);
+    auto counts = [&](int d) { return rail < 0 || topo.devices[static_cast<size_t>(d)].indexInNode == rail; };
     int k = 0;
     for (const int *p = pos; p < set + count && topo.ancestor(*p, level) == group; ++p)
-        ++k;
+        k += counts(*p) ? 1 : 0;
     for (const int *p = pos; p > set && topo.ancestor(*(p - 1), level) == group; --p)
-        ++k;
+        k += counts(*(p - 1)) ? 1 : 0;
     return std::max(k, 1);
+}
+
+// Concurrent share of the uplinks of `child` (a level-(l-1) group below the crossed level)
+// for the flow of group member `member` (its position j in the sorted ids):
+// min(1, n_c / (o k_c)). On a rail-optimised fabric n_c and k_c count only the member's
+// rail: the uplinks of a rail leaf carry that rail's devices and no others.
+double concurrentShare(const Topology &topo, const int *ids, int n, int j, int level, int child, double o,
+                       const int *concurrent, int concurrentCount)
+{
+    const int member = ids[j];
+    const int rail = topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+    const int nBelow = rail >= 0 ? topo.railDeviceCountUnder(child, rail) : topo.deviceCountUnder(child);
+    int k = 0;
+    if (concurrent && concurrentCount > 0) {
+        k = countBelow(topo, concurrent, concurrentCount, member, level - 1, child, rail);
+    } else {
+        // Only the group itself: its members below the child (on the rail).
+        int first = j;
+        while (first > 0 && topo.ancestor(ids[first - 1], level - 1) == child)
+            --first;
+        for (int q = first; q < n && topo.ancestor(ids[q], level - 1) == child; ++q)
+            if (rail < 0 || topo.devices[static_cast<size_t>(ids[q])].indexInNode == rail)
+                ++k;
+    }
+    return std::min(1.0, nBelow / (o * std::max(k, 1)));
 }
 
 } // namespace
@@ -52,24 +80,19 @@ GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, co
             const LinkParams link = topo.link(block);
             while (j < n && topo.ancestor(ids[j], l) == block) {
                 const int child = l == 0 ? ids[j] : topo.ancestor(ids[j], l - 1);
-                if (child != lastChild) {
+                const bool newChild = child != lastChild;
+                if (newChild) {
                     ++children;
                     lastChild = child;
-                    if (link.oversubscription > 1.0) {
-                        double childShare = 1.0 / link.oversubscription;
-                        if (mode == Contention::Concurrent && l > 0) {
-                            const int nBelow = topo.deviceCountUnder(child);
-                            int k = 0;
-                            if (concurrent && concurrentCount > 0) {
-                                k = countBelow(topo, concurrent, concurrentCount, ids[j], l - 1, child);
-                            } else {
-                                for (int q = j; q < n && topo.ancestor(ids[q], l - 1) == child; ++q)
-                                    ++k;
-                            }
-                            childShare = std::min(1.0, nBelow / (link.oversubscription * std::max(k, 1)));
-                        }
-                        share = std::min(share, childShare);
-                    }
+                }
+                // Every member on a rail-optimised fabric (its rail decides its uplinks),
+                // else once per child switch.
+                if (link.oversubscription > 1.0 && (newChild || (topo.railOptimized && l > 0))) {
+                    double childShare = 1.0 / link.oversubscription;
+                    if (mode == Contention::Concurrent && l > 0)
+                        childShare = concurrentShare(topo, ids, n, j, l, child, link.oversubscription, concurrent,
+                                                     concurrentCount);
+                    share = std::min(share, childShare);
                 }
                 ++j;
             }
@@ -133,6 +156,107 @@ LinearCost allToAllCost(const GroupShape &g)
         prevBlocks = g.blocks[l];
     }
     return c;
+}
+
+const char *collectiveAlgorithmName(CollectiveAlgorithm a)
+{
+    switch (a) {
+    case CollectiveAlgorithm::Ring:
+        return "ring";
+    case CollectiveAlgorithm::Tree:
+        return "tree";
+    case CollectiveAlgorithm::Hierarchical:
+        return "hierarchical";
+    }
+    return "ring";
+}
+
+namespace {
+
+// max_l f_l / B_l over the crossed levels: the per-byte time of the slowest level of a
+// pipelined ring or tree (every level carries the data at once).
+double bottleneck(const GroupShape &g)
+{
+    double worst = 0;
+    for (int l = 0; l <= g.topLevel; ++l)
+        if (g.fanIn[l] > 1)
+            worst = std::max(worst, g.fraction[l] / g.bandwidth[l]);
+    return worst;
+}
+
+} // namespace
+
+LinearCost ringReduceScatterCost(const GroupShape &g)
+{
+    LinearCost c;
+    if (g.size <= 1)
+        return c;
+    const double n = g.size;
+    c.perByte = (n - 1) / n * bottleneck(g);
+    // n - 1 steps: c_{l-1} - c_l of them between blocks of level l-1 inside a level-l block.
+    double prevBlocks = n;
+    for (int l = 0; l <= g.topLevel; ++l) {
+        if (g.fanIn[l] > 1)
+            c.fixed += (prevBlocks - g.blocks[l]) * g.latency[l];
+        prevBlocks = g.blocks[l];
+    }
+    return c;
+}
+
+LinearCost ringAllReduceCost(const GroupShape &g)
+{
+    const LinearCost half = ringReduceScatterCost(g);
+    return {2 * half.perByte, 2 * half.fixed};
+}
+
+LinearCost treeAllReduceCost(const GroupShape &g)
+{
+    LinearCost c;
+    if (g.size <= 1)
+        return c;
+    c.perByte = 2 * bottleneck(g) / kTreeBandwidthEfficiency;
+    for (int l = 0; l <= g.topLevel; ++l) {
+        if (g.fanIn[l] <= 1)
+            continue;
+        // A chain through the node's members, binary trees across switch levels.
+        const double hops = l == 0 ? g.fanIn[l] - 1 : std::ceil(std::log2(g.fanIn[l]) - 1e-12);
+        c.fixed += 2 * hops * g.latency[l];
+    }
+    return c;
+}
+
+namespace {
+CollectiveChoice cheapest(std::initializer_list<CollectiveChoice> options, double messageBytes)
+{
+    CollectiveChoice best = *options.begin();
+    const double m = std::max(messageBytes, 1.0);
+    for (const CollectiveChoice &o : options)
+        if (o.cost.at(m) < best.cost.at(m))
+            best = o;
+    return best;
+}
+} // namespace
+
+CollectiveChoice chooseAllReduce(const GroupShape &g, double messageBytes)
+{
+    return cheapest({{ringAllReduceCost(g), CollectiveAlgorithm::Ring},
+                     {treeAllReduceCost(g), CollectiveAlgorithm::Tree},
+                     {allReduceCost(g), CollectiveAlgorithm::Hierarchical}},
+                    messageBytes);
+}
+
+CollectiveChoice chooseReduceScatter(const GroupShape &g, double messageBytes)
+{
+    return cheapest({{ringReduceScatterCost(g), CollectiveAlgorithm::Ring},
+                     {reduceScatterCost(g), CollectiveAlgorithm::Hierarchical}},
+                    messageBytes);
+}
+
+LinearCost bucketed(const LinearCost &perCall, double bucketBytes)
+{
+    if (!(bucketBytes > 0))
+        return perCall;
+    return {perCall.perByte + perCall.fixed / bucketBytes, perCall.fixed};
 }
 
 namespace {
@@ -270,8 +394,15 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
                 for (int cr = 0; cr < cp; ++cr)
                     group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(cr * tp + t)]);
             const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-            takeWorst(out.denseAllReduce, allReduceCost(g));
-            takeWorst(out.denseReduceScatter, reduceScatterCost(g));
+            const CollectiveChoice ar = chooseAllReduce(g, kGradientBucketBytes);
+            const CollectiveChoice rs = chooseReduceScatter(g, kGradientBucketBytes);
+            const LinearCost arCost = bucketed(ar.cost), rsCost = bucketed(rs.cost);
+            if (arCost.at(kGradientBucketBytes) > out.denseAllReduce.at(kGradientBucketBytes))
+                out.denseAllReduceAlgorithm = ar.algorithm;
+            if (rsCost.at(kGradientBucketBytes) > out.denseReduceScatter.at(kGradientBucketBytes))
+                out.denseReduceScatterAlgorithm = rs.algorithm;
+            takeWorst(out.denseAllReduce, arCost);
+            takeWorst(out.denseReduceScatter, rsCost);
             if (expertDp * cp > 1 && ep > 1) {
                 for (int q = 0; q < ep; ++q) {
                     group.clear();
@@ -279,8 +410,8 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
                         for (int cr = 0; cr < cp; ++cr)
                             group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(cr * tp + t)]);
                     const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-                    takeWorst(out.expertAllReduce, allReduceCost(ge));
-                    takeWorst(out.expertReduceScatter, reduceScatterCost(ge));
+                    takeWorst(out.expertAllReduce, bucketed(chooseAllReduce(ge, kGradientBucketBytes).cost));
+                    takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(ge, kGradientBucketBytes).cost));
                 }
             }
         }

@@ -69,6 +69,53 @@ LinearCost reduceScatterCost(const GroupShape &g);  // S = full (unsharded) buff
 LinearCost allGatherCost(const GroupShape &g);      // S = full (gathered) buffer
 LinearCost allToAllCost(const GroupShape &g);       // S = bytes each device holds
 
+// The algorithms NCCL chooses between for large groups (docs/cost-model.md §2b; NCCL
+// src/graph/tuning.cc). With c_l the group's distinct level-l blocks (c_{-1} = n),
+// f_l = c_{l-1} / n and B_l, a_l the crossed levels' bandwidth and latency:
+//   Ring (one pipelined ring through every member, NCCL's rings: as many channels cross
+//        a block boundary as the block has members, so the slowest level bounds it):
+//        reduce-scatter  (n-1)/n * S * max_l f_l / B_l  +  sum_l (c_{l-1} - c_l) a_l
+//        all-reduce      twice that (2 (n-1) steps, each paid at the level it crosses)
+//   Hierarchical (inside the innermost blocks, then across, level by level; the
+//        functions above): reduce-scatter sum_l (g_l-1)/g_l S f_l / B_l + (g_l-1) a_l
+//   Tree (NCCL's double binary tree, all-reduce only: a chain inside the node, binary
+//        trees across blocks; bandwidth kTreeBandwidthEfficiency of the ring's bus
+//        bandwidth without its (n-1)/n saving):
+//        all-reduce      2 S * max_l f_l / B_l / kTreeBandwidthEfficiency
+//                        + 2 [ (g_0 - 1) a_0 + sum_{l>=1} ceil(log2 g_l) a_l ]
+// For a group inside one level the ring and the hierarchical algorithm coincide.
+enum class CollectiveAlgorithm { Ring, Tree, Hierarchical };
+const char *collectiveAlgorithmName(CollectiveAlgorithm a);
+
+// NCCL's tuning model gives the tree 0.9 of the ring's bus bandwidth (tuning.cc:
+// "busBw * .9" for NCCL_ALGO_TREE) and half of it as algorithm bandwidth.
+constexpr double kTreeBandwidthEfficiency = 0.9;
+
+LinearCost ringAllReduceCost(const GroupShape &g);
+LinearCost ringReduceScatterCost(const GroupShape &g);  // = ring all-gather
+LinearCost treeAllReduceCost(const GroupShape &g);
+
+struct CollectiveChoice {
+    LinearCost cost;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+};
+// The cheapest algorithm for one call of `messageBytes` (NCCL's tuner picks the algorithm
+// with the least predicted time per call): all-reduce among ring, tree and hierarchical,
+// reduce-scatter / all-gather among ring and hierarchical (NCCL has no tree for them).
+// Ties keep the earlier of Ring, Tree, Hierarchical.
+CollectiveChoice chooseAllReduce(const GroupShape &g, double messageBytes);
+CollectiveChoice chooseReduceScatter(const GroupShape &g, double messageBytes);
+
+// Data-parallel gradients and ZeRO gathers are issued in buckets, one collective call per
+// bucket, each paying the algorithm's latency: the cost of S bytes in buckets of
+// `bucketBytes` is perByte S + fixed (S / bucketBytes + 1) (an upper bound of
+// ceil(S / bucketBytes) calls), i.e. perByte + fixed / bucketBytes per byte.
+// kGradientBucketBytes: NeMo's distributed optimizer bucket (bucket_cap_mb 50, MiB, in the
+// NVIDIA DGX Cloud recipes' configs); Megatron-Core's own DDP default, 40M elements of
+// bf16, is of the same order.
+constexpr double kGradientBucketBytes = 50.0 * 1024 * 1024;
+LinearCost bucketed(const LinearCost &perCall, double bucketBytes = kGradientBucketBytes);
+
 // Convenience wrappers: the time of one collective of `bytes` on the group `ids`.
 double allReduceTime(const Topology &topo, std::vector<int> ids, double bytes,
                      Contention mode = Contention::FullLoad);
@@ -91,10 +138,15 @@ double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true);
 // A family whose width is 1 (tp, cp, ep, dp, dp / ep) costs nothing. They depend only on
 // the device matrix, the choice's tp, cp and ep, and dp: the evaluator computes them once per stage and a
 // planner once per placement.
+//   The dense* and expert* families use the cheapest algorithm per bucket call
+//   (chooseAllReduce / chooseReduceScatter at kGradientBucketBytes), bucketed().
 struct StageCollectives {
     LinearCost tp, cp, ep;
     LinearCost denseAllReduce, denseReduceScatter;
     LinearCost expertAllReduce, expertReduceScatter;
+    // The algorithm of the slowest dense group (reported; Ring when there is no sync).
+    CollectiveAlgorithm denseAllReduceAlgorithm = CollectiveAlgorithm::Ring;
+    CollectiveAlgorithm denseReduceScatterAlgorithm = CollectiveAlgorithm::Ring;
 };
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
                                   const StageConfig &config, int dp);

@@ -35,18 +35,31 @@ double stashedMicroBatches(const StageContext &ctx)
         const int v = std::max(ctx.virtualStages, 1);
         if (v == 1)
             return std::min(depth - ctx.stageIndex, m);
-        // Megatron-LM interleaved schedule: a device at position d runs
-        // (p - d - 1) * 2 + (v - 1) * p warm-up chunk-forwards before its first backward,
-        // so (that + 1) chunk-micro-batches are in flight, shared by its v chunks.
-        const int d = ctx.stageIndex % depth;
-        const int inFlight = std::min(m * v, (depth - d - 1) * 2 + (v - 1) * depth + 1);
-        return static_cast<double>(inFlight) / v;
+        return interleavedChunkInFlight(depth, v, m, ctx.stageIndex % depth, ctx.stageIndex / depth);
     }
     }
     return m;
 }
 
 } // namespace
+
+int interleavedInFlight(int depth, int chunks, int microBatches, int position)
+{
+    // Megatron-LM forward_backward_pipelining_with_interleaving: (p - d - 1) * 2 + (v - 1) * p
+    // warm-up chunk-forwards, then one more forward before the first backward.
+    const long long warm = 2LL * (depth - position - 1) + static_cast<long long>(chunks - 1) * depth;
+    return static_cast<int>(std::min(static_cast<long long>(microBatches) * chunks, warm + 1));
+}
+
+int interleavedChunkInFlight(int depth, int chunks, int microBatches, int position, int chunk)
+{
+    // Forward i of the device runs chunk (i / p) % v (groups of p micro-batches per chunk):
+    // of the first n forwards, chunk j has p per whole cycle of p v, and its part of the rest.
+    const long long n = interleavedInFlight(depth, chunks, microBatches, position);
+    const long long cycle = static_cast<long long>(depth) * chunks;
+    const long long rest = n % cycle - static_cast<long long>(chunk) * depth;
+    return static_cast<int>(n / cycle * depth + std::clamp(rest, 0LL, static_cast<long long>(depth)));
+}
 
 double CostOptions::gemmEfficiencyFor(const DeviceSpec &device) const
 {
@@ -152,7 +165,9 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         const LayerProfile &l = model.layers[i];
         const bool rec = st.recompute == Recompute::Full && recomputed(l);
         const bool selective = st.recompute == Recompute::Selective && recomputed(l);
-        const double fullStash = (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
+        const WidthMeasurement *measured = l.measuredAt(tp);
+        const double fullStash = measured ? measured->stashBytes * b / cp
+                                          : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
         if (hasShapes(l)) {
             // Operators from their shapes (ComputeModel.h).
             const bool same = timed != nullptr && timed->gemms == l.gemms &&
@@ -173,22 +188,29 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
             times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
             timed = nullptr;
         }
-        const double fwd = l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width : times.forward;
-        const double bwd = l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width : times.backward;
+        // Measured at this width (artifact nodes[t]): per device already; else measured at
+        // width 1 and divided, else the operator / FLOP model.
+        const double fwd = measured                  ? measured->fwdTime * b / cp
+                           : l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
+                                                    : times.forward;
+        const double bwd = measured                  ? measured->bwdTime * b / cp
+                           : l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
+                                                    : times.backward;
         s.forward += fwd;
         s.backward += bwd;
-        s.gemmForward += l.measuredFwdTime >= 0 ? fwd : times.gemm;
+        s.gemmForward += measured || l.measuredFwdTime >= 0 ? fwd : times.gemm;
         s.attentionForward += times.attention;
         if (rec)
             s.recompute += fwd;
         else if (selective)
             s.recompute += times.attention;
-        if (l.tpAllReduceBytes > 0 && tp > 1) {
+        const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
+        if (tpAllReduce > 0 && tp > 1) {
             const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
-            s.tpBytes += l.tpAllReduceBytes * b / cp;
+            s.tpBytes += tpAllReduce * b / cp;
             s.tpOps += ops;
             if (rec) {
-                s.tpBytesRec += l.tpAllReduceBytes * b / cp;
+                s.tpBytesRec += tpAllReduce * b / cp;
                 s.tpOpsRec += ops;
             }
         }
@@ -212,15 +234,26 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         const double expert = std::min(l.expertParams, l.params);
         const double dense = l.params - expert;
         const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
-        double layerDense = (dense - denseTp) + denseTp / tp;
+        double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
         if (!holdsEmbedding)
             layerDense += l.tiedParams / tp;
-        const double layerExpert = expert / (static_cast<double>(tp) * ep);
+        const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
         s.denseParams += layerDense;
         s.expertParams += layerExpert;
         s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
         // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
         const double selectiveStash = fullStash - l.attentionStashBytes / width * b;
+        if (opt.artifactMemory) {
+            // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
+            // of every layer held as working memory; each further micro-batch in flight keeps
+            // the stage's input (recomputation) or every activation again.
+            s.maxWorking += fullStash;
+            if (st.recompute != Recompute::Full)
+                s.stashPerMicroBatch += fullStash;
+            else if (i == st.firstLayer && i > 0)
+                s.stashPerMicroBatch += model.layers[i - 1].outputBytes * b;
+            continue;
+        }
         s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
         s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
         double working = l.workingBytes * b / width;
@@ -277,6 +310,22 @@ ShardGroups shardGroups(const StagePlan &st, int dp)
     return {dp * cp, dp / std::max(st.ep, 1) * cp};
 }
 
+// DeepSpeed's BF16_Optimizer: bf16 with ZeRO 0/1 (FrameworkProfile::bf16Optimizer).
+bool usesBf16Optimizer(const FrameworkProfile &fw, const StagePlan &st)
+{
+    return fw.bf16Optimizer && st.zero <= 1;
+}
+
+// Bytes per parameter of the gradient buffer that accumulates across micro-batches and is
+// reduced: the option's, else fp32 under the BF16_Optimizer, else the framework's.
+double gradientBufferBytes(const FrameworkProfile &fw, const CostOptions &opt, const StagePlan &st)
+{
+    constexpr double kFp32Bytes = 4;
+    if (opt.gradBytesPerParam > 0)
+        return opt.gradBytesPerParam;
+    return usesBf16Optimizer(fw, st) ? kFp32Bytes : fw.gradBytesPerParam;
+}
+
 // Data parallelism and ZeRO: the gradient synchronisation per iteration (c.dpSync), the
 // parameter gathers (c.zeroGather, c.zeroForward) and ZeRO-2/3's per-micro-batch traffic
 // (c.zeroComm), each behind what the framework overlaps it with.
@@ -299,12 +348,17 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
     auto gradSync = [&](double t) { return fw.gradReduceOverlap ? overlapped(t, backWindow, kappa) : exposed * t; };
     auto paramGather = [&](double t) { return fw.paramGatherOverlap ? overlapped(t, c.forward, kappa) : t; };
     const double hide = fw.zeroPrefetch ? std::clamp(opt.zeroOverlap, 0.0, 1.0) : 0.0;
+    // DeepSpeed's BF16_Optimizer all-reduces its whole fp32 gradient buffer even at ZeRO-1
+    // (FrameworkProfile::bf16Optimizer); the distributed optimizer reduce-scatters.
+    const double zero1Sync = usesBf16Optimizer(fw, st) ? allReduceGrads : reduceScatterGrads;
     switch (std::clamp(st.zero, 0, 3)) {
     case 0:
         c.dpSync = gradSync(allReduceGrads);
+        c.dpSyncAfterFlush = exposed * allReduceGrads;
         break;
     case 1:
-        c.dpSync = gradSync(reduceScatterGrads);
+        c.dpSync = gradSync(zero1Sync);
+        c.dpSyncAfterFlush = exposed * zero1Sync;
         c.zeroGather = paramGather(gatherWeights);
         break;
     case 2:
@@ -327,7 +381,8 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
 
 // The memory per device but the stash (which follows in finishStageCost).
 void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
-               const FrameworkProfile &fw, const CostOptions &opt, ShardGroups groups, double gradB, double weightB)
+               const FrameworkProfile &fw, const CostOptions &opt, ShardGroups groups, double gradB, double weightB,
+               double optimizerBytes)
 {
     const double denseParams = s.denseParams, expertParams = s.expertParams;
     auto shard = [&](int fromStage, double dense, double expert) {
@@ -338,10 +393,15 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
     if (st.zero >= 3)
         c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer
     c.gradients = shard(2, denseParams, expertParams) * gradB;
-    c.optimizerState = shard(1, denseParams, expertParams) * opt.optimizerBytesPerParam;
-    // Allocator fragmentation on the activation memory (FrameworkProfile).
-    c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fw.fragmentation);
-    c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fw.fragmentation);
+    // The BF16_Optimizer keeps the bf16 gradients autograd writes beside its fp32 buffer.
+    if (usesBf16Optimizer(fw, st))
+        c.gradients += (denseParams + expertParams) * weightB;
+    c.optimizerState = shard(1, denseParams, expertParams) * optimizerBytes;
+    // Allocator fragmentation on the activation memory (FrameworkProfile); none in the
+    // artifact's accounting.
+    const double fragmentation = opt.artifactMemory ? 0.0 : fw.fragmentation;
+    c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fragmentation);
+    c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fragmentation);
     c.overhead = opt.runtimeOverheadBytes;
     c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
 }
@@ -355,7 +415,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     const CostOptions &opt = ctx.options;
     const FrameworkProfile &fw = frameworkProfile(opt.framework);
     const ShardGroups groups = shardGroups(st, std::max(ctx.dp, 1));
-    const double gradB = opt.gradBytesPerParam > 0 ? opt.gradBytesPerParam : fw.gradBytesPerParam;
+    const double gradB = gradientBufferBytes(fw, opt, st);
     const double weightB = ctx.model->bytesPerParam;
     c.forward = s.forward;
     c.backward = s.backward;
@@ -370,7 +430,10 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
-    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB);
+    // The optimizer the model file names (artifact optimizerAlgorithm), else the options'.
+    const double optimizerBytes =
+        ctx.model->optimizerBytesPerParam >= 0 ? ctx.model->optimizerBytesPerParam : opt.optimizerBytesPerParam;
+    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB, optimizerBytes);
     return c;
 }
 
@@ -391,8 +454,14 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         const double bytes = model.layers[st.firstLayer - 1].outputBytes * b / width;
         c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
     }
-    c.p2p = c.p2pForward + c.p2pBackward;
     const FrameworkProfile &fw = frameworkProfile(ctx.options.framework);
+    if (fw.blockingP2p) {
+        // Separate blocking send and receive (FrameworkProfile::blockingP2p): with each
+        // neighbour, the activation and the gradient cross one after the other.
+        c.p2pForward *= 2;
+        c.p2pBackward *= 2;
+    }
+    c.p2p = c.p2pForward + c.p2pBackward;
     if (fw.p2pOverlap && ctx.schedule == Schedule::Interleaved && ctx.virtualStages > 1 && c.p2p > 0) {
         // Interleaved schedules post the sends of one chunk while computing the next.
         const double exposed = overlapped(c.p2p, c.forward + c.backward, fw.contention);
@@ -400,12 +469,20 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         c.p2pBackward *= exposed / c.p2p;
         c.p2p = exposed;
     }
+    // --- gradient reduction of a pipelined plan -------------------------------------------
+    const int pipelineOverlap = ctx.options.pipelineGradOverlap;
+    const bool overlapWhenPipelined = pipelineOverlap < 0 ? fw.pipelineGradReduceOverlap : pipelineOverlap > 0;
+    if (ctx.numStages > 1 && !overlapWhenPipelined)
+        c.dpSync = c.dpSyncAfterFlush;
+    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
     const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
     // Only when calibrated: 0 x an infinite time would be NaN, not the infinity it must stay.
     c.frameworkOverhead = ctx.options.stepOverhead != 0 ? ctx.options.stepOverhead * work : 0.0;
     c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
-    c.stash = c.stashedMicroBatches * c.stashPerMicroBatch;
+    // The artifact's accounting holds one micro-batch in c.activations already.
+    const double extra = ctx.options.artifactMemory ? std::max(c.stashedMicroBatches - 1, 0.0) : c.stashedMicroBatches;
+    c.stash = extra * c.stashPerMicroBatch;
     c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
     c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
 }

@@ -46,6 +46,11 @@ struct CostOptions {
     Framework framework = Framework::MegatronCore;
     double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward when
                                       // the framework does not overlap it itself
+    // The gradient reduction of a pipelined plan (more than one stage): -1 = as the framework
+    // runs it (FrameworkProfile::pipelineGradReduceOverlap; DeepSpeed's pipeline engine
+    // reduces after the flush), 0 = after the last backward (exposed), 1 = overlapped as
+    // without a pipeline (when the framework overlaps it at all).
+    int pipelineGradOverlap = -1;
     // Fraction of the layer compute behind which ZeRO-2/3 per-micro-batch traffic
     // (parameter prefetch all-gathers, gradient reduce-scatters) can hide:
     // exposed = max(0, traffic - zeroOverlap * compute). 1 = prefetching as in DeepSpeed
@@ -71,6 +76,10 @@ struct CostOptions {
     // stack loses to its own overhead (kernel launches, host synchronisation, allocator):
     // StageCost::frameworkOverhead = stepOverhead x the micro-batch's other terms. 0: none.
     double stepOverhead = 0;
+    // The NEST artifact's memory accounting (nest-cli --match-artifact, docs/formats.md): a
+    // stage holds every layer's activations for one micro-batch plus, per further micro-batch
+    // in flight, its input (recomputation) or all its activations again; no fragmentation.
+    bool artifactMemory = false;
     // The large-GEMM efficiency override for `device`: its calibrated value, else
     // matmulEfficiency (0 = the device class's default).
     double gemmEfficiencyFor(const DeviceSpec &device) const;
@@ -95,10 +104,14 @@ struct StageCost {
     double perMicroBatch = 0;     // the pipeline's t_stage
     // Splits used by the simulator and the charts (all included in the terms above):
     double zeroForward = 0;       // part of zeroComm spent in the forward pass
-    double p2pForward = 0;        // sending the activation to the next stage
-    double p2pBackward = 0;       // sending the input gradient to the previous stage
+    double p2pForward = 0;        // the exchange with the next stage: sending the activation
+                                  // (and, with blocking p2p, receiving its gradient after it)
+    double p2pBackward = 0;       // the exchange with the previous stage: sending the input
+                                  // gradient (with blocking p2p, after receiving the activation)
     // Seconds per iteration after the last micro-batch.
     double dpSync = 0;            // exposed gradient sync
+    double dpSyncAfterFlush = 0;  // the same when it runs after the last backward (pipelined
+                                  // plans of a framework that does not overlap it there)
     double zeroGather = 0;        // ZeRO-1/2 parameter all-gather after the optimizer step
     double optimizer = 0;
     double iterationExtra = 0;    // dpSync + optimizer (+ ZeRO gathers that cannot overlap)
@@ -133,6 +146,14 @@ struct StageContext {
 };
 
 StageCost stageCost(const StageContext &ctx);
+
+// Interleaved 1F1B (Megatron-LM order, p = depth, v = chunks, m micro-batches): the
+// chunk-micro-batches whose activations the device at `position` holds at its peak, just
+// before its first backward: min(m v, 2 (p - position - 1) + (v - 1) p + 1) ...
+int interleavedInFlight(int depth, int chunks, int microBatches, int position);
+// ... and how many of them belong to its chunk `chunk` (virtual stage chunk * p + position).
+// The counts of the v chunks add up to interleavedInFlight().
+int interleavedChunkInFlight(int depth, int chunks, int microBatches, int position, int chunk);
 
 // --- stageCost() in parts (see the contract at the top) -------------------------------------
 // What the stage's devices contribute: slowest compute, smallest memory, slowest HBM, and

@@ -34,11 +34,18 @@ std::vector<FrameworkProfile> makeProfiles()
     mlm.fragmentation = 0.05;
     mlm.contention = kContention;
 
-    FrameworkProfile ds;  // DeepSpeed (ZeRO with overlap_comm, pipeline engine)
+    // DeepSpeed with bf16 (Megatron-DeepSpeed: BLOOM, MT-NLG): ZeRO's overlap_comm without a
+    // pipeline; with one, its PipelineEngine (TrainSchedule, blocking p2p, gradient reduction
+    // after the flush) and, at ZeRO 0/1, the BF16_Optimizer's fp32 gradients.
+    FrameworkProfile ds;
     ds.id = Framework::DeepSpeed;
     ds.name = "deepspeed";
     ds.gradReduceOverlap = true;
-    ds.gradBytesPerParam = 2;
+    ds.pipelineGradReduceOverlap = false;
+    ds.blockingP2p = true;
+    ds.trainScheduleSteps = true;
+    ds.bf16Optimizer = true;
+    ds.gradBytesPerParam = 2;  // ZeRO-2/3 (DeepSpeedZeroOptimizer): bf16 gradient partitions
     ds.fragmentation = 0.05;
     ds.contention = kContention;
 

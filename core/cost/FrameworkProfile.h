@@ -45,6 +45,33 @@ struct FrameworkProfile {
     // Bytes per parameter of the gradient buffer that accumulates across micro-batches
     // (4 = fp32 main grads, 2 = bf16).
     double gradBytesPerParam = 4;
+    // What happens when the model is pipelined (more than one stage). The gradient reduction
+    // stays overlapped with the backward (gradReduceOverlap) only when this is set: DeepSpeed's
+    // PipelineEngine turns its backward all-reduce off and runs ReduceGrads after the last
+    // BackwardPass of the schedule (runtime/pipe/engine.py: enable_backward_allreduce = False;
+    // schedule.py: ReduceTiedGrads, ReduceGrads, OptimizerStep in the last step).
+    // CostOptions::pipelineGradOverlap overrides it.
+    bool pipelineGradReduceOverlap = true;
+    // Pipeline send and receive are separate blocking calls, one after the other, each a
+    // rendezvous with the neighbour (DeepSpeed runtime/pipe/p2p.py send / recv): the four
+    // transfers of a micro-batch on an interior stage (receive the activation and send the
+    // input gradient in its forward step; send the activation and receive the gradient in
+    // its backward step) are serial, where Megatron batches each pair of opposite-direction
+    // transfers into one call (batch_isend_irecv) that runs them at once.
+    bool blockingP2p = false;
+    // The 1F1B pipeline runs as DeepSpeed's TrainSchedule (runtime/pipe/schedule.py): 2 (M + S - 1)
+    // steps, a stage alternating forward steps (exchanging with the previous stage) and
+    // backward steps (exchanging with the next), each step's exchange a blocking rendezvous
+    // with that neighbour (deepSpeedSteps() in Pipeline.h; the simulator runs this stream).
+    bool trainScheduleSteps = false;
+    // ZeRO 0/1 runs DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py): besides the bf16
+    // weights it keeps an fp32 gradient buffer for every local parameter (gradients accumulate
+    // in fp32: 4 B/param, never sharded), the bf16 gradients autograd writes (2 B/param; the
+    // pipeline engine calls update_hp_grads(clear_lp_grads=False), so they stay allocated) and
+    // the fp32 master weights + Adam m, v for its data-parallel shard (12 B/param / d, the
+    // optimizer state). The fp32 buffer is all-reduced whole (buffered_allreduce_fallback),
+    // not reduce-scattered; each rank then steps its shard and all-gathers the bf16 weights.
+    bool bf16Optimizer = false;
     // Fraction of the activation memory lost to allocator fragmentation.
     double fragmentation = 0.0;
     // Compute slowdown per second of communication hidden behind it.

@@ -24,6 +24,14 @@ inline double interleavedWeight(int microBatches, int stages, int chunks)
     return microBatches + static_cast<double>(stages - 1) / chunks;
 }
 
+// 2 (m + S - 1): the steps of DeepSpeed's TrainSchedule (runtime/pipe/schedule.py) for S
+// stages and m micro-batches. Stage s runs the forward of micro-batch i in step 2i + s and
+// its backward in step 2i + 2S - 1 - s, so in the steady state it alternates a forward step
+// and a backward step; two steps take one forward + one backward (+ their blocking
+// exchanges), and the iteration, 2 (m + S - 1) steps of half a micro-batch's time each, takes
+// pipelineWeight(m, S) per-micro-batch times, as 1F1B (the simulator runs the steps).
+inline int deepSpeedSteps(int microBatches, int stages) { return 2 * (microBatches + stages - 1); }
+
 // T = weight * t + e.
 inline double iterationSeconds(double weight, double t, double e) { return weight * t + e; }
 

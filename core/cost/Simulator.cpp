@@ -1,5 +1,7 @@
 #include "Simulator.h"
 
+#include "Pipeline.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -155,6 +157,70 @@ public:
         }
     }
 
+    // DeepSpeed's TrainSchedule (FrameworkProfile::trainScheduleSteps, runtime/pipe/
+    // schedule.py) instead of run(): 2 (m + S - 1) steps; in step k stage s runs the forward of
+    // micro-batch (k - s) / 2 when k - s is even, else the backward of (k + s + 1 - 2S) / 2
+    // (when that micro-batch exists). A forward step first exchanges with the previous stage
+    // (receive the activation, send the last backward's input gradient), a backward step with
+    // the next (send the last forward's activation, receive the gradient): separate blocking
+    // transfers, one after the other, that both partners enter when both have finished their
+    // previous step. One transfer takes half the stage's p2p exchange time (blocking p2p).
+    void runTrainSchedule()
+    {
+        const int stages = m_depth;
+        const int steps = deepSpeedSteps(m_m, stages);
+        // The micro-batch stage s works on in step k, or -1; forward or backward by parity.
+        auto microBatchAt = [&](int s, int k) {
+            if (k < 0)
+                return -1;
+            const bool fwd = (k + s) % 2 == 0;
+            const int twice = fwd ? k - s : k + s + 1 - 2 * stages;
+            return twice >= 0 && twice / 2 < m_m ? twice / 2 : -1;
+        };
+        std::vector<double> &busyUntil = m_deviceFree;
+        std::vector<double> start(static_cast<size_t>(stages), 0);
+        for (int k = 0; k < steps; ++k) {
+            for (int s = 0; s < stages; ++s) {
+                const bool fwd = (k + s) % 2 == 0;
+                const int partner = fwd ? s - 1 : s + 1;
+                int transfers = 0;
+                if (partner >= 0 && partner < stages)
+                    transfers = (microBatchAt(s, k) >= 0 ? 1 : 0) + (microBatchAt(s, k - 1) >= 0 ? 1 : 0);
+                const size_t su = static_cast<size_t>(s);
+                start[su] = busyUntil[su];
+                if (transfers > 0) {
+                    const int boundary = std::min(s, partner);
+                    const double one = m_costs[static_cast<size_t>(boundary)].p2pForward / 2;
+                    const double meet = std::max(busyUntil[su], busyUntil[static_cast<size_t>(partner)]);
+                    start[su] = meet + transfers * one;
+                    const int mb = microBatchAt(s, k) >= 0 ? microBatchAt(s, k) : microBatchAt(s, k - 1);
+                    emit(s, mb, fwd ? "recv" : "send", meet, start[su]);
+                }
+            }
+            for (int s = 0; s < stages; ++s) {
+                const int mb = microBatchAt(s, k);
+                const size_t su = static_cast<size_t>(s);
+                busyUntil[su] = start[su];
+                if (mb < 0)
+                    continue;
+                const StageCost &c = m_costs[su];
+                const double comm = (c.tpComm + c.epComm + c.cpComm) / 2;
+                double t = start[su];
+                if ((k + s) % 2 == 0) {
+                    emit(s, mb, "forward", t, t + c.forward + comm + c.zeroForward);
+                    t += c.forward + comm + c.zeroForward;
+                } else {
+                    emit(s, mb, "recompute", t, t + c.recompute);
+                    t += c.recompute;
+                    const double bwd = c.backward + comm + (c.zeroComm - c.zeroForward);
+                    emit(s, mb, "backward", t, t + bwd);
+                    t += bwd;
+                }
+                busyUntil[su] = t;
+            }
+        }
+    }
+
 private:
     static constexpr double kUnknown = -1;
     const std::vector<StageCost> &m_costs;
@@ -263,13 +329,23 @@ SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelPro
             res.error = "stage " + std::to_string(s) + " has a time that is not finite (see the evaluator's reasons)";
             return res;
         }
+    const int depth = plan.pipelineDepth();
+    const bool trainSchedule = frameworkProfile(options.framework).trainScheduleSteps &&
+                               plan.schedule == Schedule::OneFOneB && depth > 1 &&
+                               static_cast<int>(plan.stages.size()) == depth;
     std::vector<std::vector<Op>> orders;
-    res.error = buildOrders(plan, orders);
-    if (!res.error.empty())
-        return res;
-    Timeline timeline(costs, plan.pipelineDepth(), plan.numMicroBatches(), std::move(orders), res);
-    if (timeline.run())
+    if (!trainSchedule) {
+        res.error = buildOrders(plan, orders);
+        if (!res.error.empty())
+            return res;
+    }
+    Timeline timeline(costs, depth, plan.numMicroBatches(), std::move(orders), res);
+    if (trainSchedule) {
+        timeline.runTrainSchedule();
         timeline.syncAndStep();
+    } else if (timeline.run()) {
+        timeline.syncAndStep();
+    }
     return res;
 }
 

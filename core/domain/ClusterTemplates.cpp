@@ -195,6 +195,7 @@ DeviceSpec tpuv4Like()
 struct TemplateDef {
     ClusterTemplate info;
     Builder build;
+    bool railOptimized = false;  // Topology::railOptimized of what it builds
 };
 
 TemplateDef fatTreeTemplate()
@@ -276,6 +277,42 @@ TemplateDef superpodTemplate()
                     level("core", p.integer("sus"), p["core_bandwidth_GBps"], p["core_latency_us"],
                           p["core_oversubscription"])};
             }};
+}
+
+// Rail-optimised DGX H100 SuperPOD compute fabric (NVIDIA DGX SuperPOD reference
+// architecture, DGX H100: "rail-optimized" fat tree): GPU i of each of the SU's 32 DGX is
+// cabled to leaf i of the SU (one NDR 400 Gb/s port per GPU = 50 GB/s), leaves join SUs
+// through spine switches; the leaves' uplinks serve one rail each
+// (Topology::railOptimized). Same defaults as `superpod`; the spine oversubscription is a
+// parameter (1 in the reference architecture). Latencies are typical values, not from
+// the RA.
+TemplateDef railOptimizedTemplate()
+{
+    TemplateDef def{{"rail-optimized", "Rail-optimised fat tree (DGX H100 SuperPOD-like)",
+                     "8 GPUs per DGX node on NVLink; in each scalable unit GPU i of every node is cabled to "
+                     "leaf (rail) i; rail leaves join the SUs through spines whose uplinks serve one rail each "
+                     "(NVIDIA DGX SuperPOD reference architecture).",
+                     {count("sus", "Scalable units", 4, 64),
+                      count("nodes_per_su", "Nodes per scalable unit", 32, 64),
+                      count("gpus_per_node", "GPUs (rails) per node", 8, 16),
+                      bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 450),
+                      bandwidth("rail_bandwidth_GBps", "Rail (leaf) bandwidth per GPU (GB/s)", 50),
+                      bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
+                      ratio("spine_oversubscription", "Spine (leaf uplink) oversubscription", 1),
+                      latency("nvlink_latency_us", "NVLink latency (us)", 1),
+                      latency("rail_latency_us", "Rail leaf latency (us)", 2),
+                      latency("spine_latency_us", "Spine latency (us)", 4)},
+                     "h100-sxm-80gb"},
+                    [](const Params &p) {
+                        return std::vector<UniformLevel>{
+                            level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"],
+                                  p["nvlink_latency_us"]),
+                            level("su", p.integer("nodes_per_su"), p["rail_bandwidth_GBps"], p["rail_latency_us"]),
+                            level("spine", p.integer("sus"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
+                                  p["spine_oversubscription"])};
+                    }};
+    def.railOptimized = true;
+    return def;
 }
 
 TemplateDef torus2dTemplate()
@@ -373,8 +410,8 @@ TemplateDef paperV100Template()
 std::vector<TemplateDef> makeTemplates()
 {
     return {fatTreeTemplate(),      spineLeafTemplate(),      superpodTemplate(),
-            torus2dTemplate(),      torus3dTemplate(),        paperFatTreeTemplate(),
-            paperSpineLeafTemplate(), paperV100Template()};
+            railOptimizedTemplate(), torus2dTemplate(),       torus3dTemplate(),
+            paperFatTreeTemplate(), paperSpineLeafTemplate(), paperV100Template()};
 }
 
 const std::vector<TemplateDef> &templateDefs()
@@ -470,7 +507,9 @@ Topology buildCluster(const ClusterTemplate &tmpl, const std::map<std::string, d
     if (devices > Topology::maxDevices)
         p.fail("", "the parameters give " + std::to_string(devices) + " devices; at most " +
                        std::to_string(Topology::maxDevices) + " are supported");
-    return Topology::uniform(tmpl.key + "-" + std::to_string(devices), device, levels);
+    Topology topo = Topology::uniform(tmpl.key + "-" + std::to_string(devices), device, levels);
+    topo.railOptimized = def->railOptimized;
+    return topo;
 }
 
 Result<Topology> makeCluster(const std::string &templateKey, const std::map<std::string, double> &params,

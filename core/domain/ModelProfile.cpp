@@ -1,5 +1,7 @@
 #include "ModelProfile.h"
 
+#include <algorithm>
+
 namespace nest {
 
 const char *toString(LayerKind k)
@@ -23,6 +25,19 @@ std::optional<LayerKind> layerKindFromString(std::string_view s)
         if (s == toString(k))
             return k;
     return std::nullopt;
+}
+
+const WidthMeasurement *LayerProfile::measuredAt(int tp) const
+{
+    for (const WidthMeasurement &w : byWidth)
+        if (w.tp == tp)
+            return &w;
+    return nullptr;
+}
+
+bool ModelProfile::allowsTensorWidth(int tp) const
+{
+    return tensorWidths.empty() || std::find(tensorWidths.begin(), tensorWidths.end(), tp) != tensorWidths.end();
 }
 
 double ModelProfile::totalParams() const

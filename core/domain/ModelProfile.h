@@ -41,6 +41,17 @@ struct GemmShape {
     bool operator==(const GemmShape &) const = default;
 };
 
+// A layer measured at one tensor width (the NEST artifact's nodes[t], docs/formats.md): the
+// numbers one device of a width-`tp` group holds and spends, per sample.
+struct WidthMeasurement {
+    int tp = 1;
+    double fwdTime = 0, bwdTime = 0;  // seconds per sample on each device of the group
+    double params = 0;                // parameters held per device
+    double stashBytes = 0;            // activations per device (artifact: activationSize)
+    double tpAllReduceBytes = 0;      // forward all-reduce buffer bytes per device (0: none)
+    bool operator==(const WidthMeasurement &) const = default;
+};
+
 struct LayerProfile {
     std::string name;
     LayerKind kind = LayerKind::Transformer;
@@ -87,6 +98,12 @@ struct LayerProfile {
     double epAllToAllBytes = 0;   // dispatch + combine bytes leaving one device's tokens
     double cpExchangeBytes = 0;   // K/V bytes passed around the context-parallel ring
 
+    // Measured per tensor width (ascending tp); when present, a stage at width tp takes its
+    // times, parameters, stash and TP all-reduce bytes from the entry for tp, and a width
+    // without an entry is not allowed (ModelProfile::tensorWidths).
+    std::vector<WidthMeasurement> byWidth;
+    const WidthMeasurement *measuredAt(int tp) const;
+
     bool operator==(const LayerProfile &) const = default;
 };
 
@@ -105,6 +122,21 @@ struct ModelProfile {
     std::vector<LayerProfile> layers;
     std::string source;               // where it came from: preset citation or file
     std::vector<std::string> notes;   // non-fatal remarks from an import (approximations)
+    // The tensor widths a plan may use (ascending); empty = any. A NEST artifact input lists
+    // the widths it measured (its nodes[t]).
+    std::vector<int> tensorWidths;
+    // Optimizer state in bytes per parameter stated by the file (artifact optimizerAlgorithm:
+    // SGD 0, Adam 12 = fp32 copy + two moments); < 0: the cost options' optimizerBytesPerParam.
+    double optimizerBytesPerParam = -1;
+    // Devices one tensor-parallel shard of a stage stands for (artifact ep_degree x
+    // cp_degree: its per-layer numbers are per device of that group). Plans made on the
+    // file's own cluster count each group as one planning device (docs/formats.md).
+    int groupDevices = 1;
+    // The micro-batch size and recomputation the file was measured with (artifact), 0 / unset
+    // when the file does not say.
+    int measuredMicroBatch = 0;
+    std::optional<bool> measuredRecompute;
+    bool allowsTensorWidth(int tp) const;
 
     int layerCount() const { return static_cast<int>(layers.size()); }
     double totalParams() const;

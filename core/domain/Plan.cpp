@@ -38,6 +38,30 @@ bool scheduleFromString(const std::string &text, Schedule &out)
     return true;
 }
 
+const char *toString(PipelineUnits u)
+{
+    switch (u) {
+    case PipelineUnits::Layers:
+        return "layers";
+    case PipelineUnits::LayersEmbedding:
+        return "layers+embedding";
+    case PipelineUnits::LayersEmbeddingLoss:
+        return "layers+embedding+loss";
+    }
+    return "layers";
+}
+
+bool pipelineUnitsFromString(const std::string &text, PipelineUnits &out)
+{
+    for (PipelineUnits u : {PipelineUnits::Layers, PipelineUnits::LayersEmbedding, PipelineUnits::LayersEmbeddingLoss}) {
+        if (text == toString(u)) {
+            out = u;
+            return true;
+        }
+    }
+    return false;
+}
+
 int Plan::deviceCount() const
 {
     int n = 0;
@@ -142,6 +166,13 @@ void addStageErrors(std::vector<std::string> &errors, const Plan &plan, const Mo
     // The choice's own rules (StageConfig), the same PlanSpace's candidates obey.
     for (const std::string &problem : st.problems(model.heads, model.numExperts, plan.seqLength, plan.dp))
         errors.push_back(name + ": " + problem);
+    if (!model.allowsTensorWidth(st.tp)) {
+        std::string listed;
+        for (int t : model.tensorWidths)
+            listed += (listed.empty() ? "" : ", ") + std::to_string(t);
+        errors.push_back(name + ": tensor width " + std::to_string(st.tp) + " is not measured by the model file (widths " +
+                         listed + ")");
+    }
     if (st.tp < 1 || st.cp < 1 || st.ep < 1)
         return;
     if (!devicesWellFormed(errors, plan, st, name, devices))

@@ -18,6 +18,21 @@ const char *toString(Schedule s);  // "1f1b", "gpipe", "interleaved"
 // Parses "1f1b", "gpipe", "interleaved" (case-insensitive); false when unknown.
 bool scheduleFromString(const std::string &text, Schedule &out);
 
+// What a uniform pipeline split counts as its units (docs/planner.md, "Pipeline units"):
+// the transformer / MoE blocks alone (the embedding rides with the first block, the head
+// with the last: Megatron-LM's and NeMo's default), or also the embedding as one unit
+// (Megatron-Core's account_for_embedding_in_pipeline_split), or the embedding and the
+// output layer / loss as one unit each (plus account_for_loss_in_pipeline_split; DeepSpeed's
+// partition_method "type:transformer|embedding" with tied embeddings). It decides how
+// uniform layouts and the interleaved chunks cut the layers, and which flags the framework
+// exports write; a plan's explicit layer ranges are what the evaluator costs.
+enum class PipelineUnits { Layers, LayersEmbedding, LayersEmbeddingLoss };
+const char *toString(PipelineUnits u);  // "layers", "layers+embedding", "layers+embedding+loss"
+// Parses the three spellings above (exactly); false when unknown.
+bool pipelineUnitsFromString(const std::string &text, PipelineUnits &out);
+inline bool countsEmbedding(PipelineUnits u) { return u != PipelineUnits::Layers; }
+inline bool countsLoss(PipelineUnits u) { return u == PipelineUnits::LayersEmbeddingLoss; }
+
 // One pipeline stage: its layers, its choice (StageConfig: widths and memory switches) and
 // the device ids of every replica's shards.
 struct StagePlan : StageConfig {
@@ -37,6 +52,8 @@ struct Plan {
     Schedule schedule = Schedule::OneFOneB;
     int virtualStages = 1;    // model chunks per device (interleaved only)
     int dp = 1;               // data-parallel degree (replicas of every stage)
+    // How the split was counted (uniform layouts, interleaved chunks, framework exports).
+    PipelineUnits pipelineUnits = PipelineUnits::Layers;
     // Interleaved schedules list pp * virtualStages stages; stage k runs on the devices of
     // stage k % pp.
     std::vector<StagePlan> stages;

@@ -30,6 +30,42 @@ Result<std::vector<std::string>> parseRankOrder(const std::string &order)
     return dims;
 }
 
+PipelineSpan pipelineSpan(const ModelProfile &model)
+{
+    const int layers = model.layerCount();
+    const auto isBlock = [&](int i) {
+        return model.layers[static_cast<size_t>(i)].kind == LayerKind::Transformer ||
+               model.layers[static_cast<size_t>(i)].kind == LayerKind::Moe;
+    };
+    int lead = 0;
+    while (lead < layers && !isBlock(lead))
+        ++lead;
+    int tail = layers;
+    while (tail > lead && !isBlock(tail - 1))
+        --tail;
+    return {lead, tail - lead, layers - tail};
+}
+
+int pipelineUnitCount(const PipelineSpan &span, PipelineUnits units)
+{
+    return span.blocks + (countsEmbedding(units) && span.lead > 0 ? 1 : 0) +
+           (countsLoss(units) && span.tail > 0 ? 1 : 0);
+}
+
+std::vector<int> balancedStageBlocks(const PipelineSpan &span, int stages, PipelineUnits units)
+{
+    const int total = pipelineUnitCount(span, units);
+    std::vector<int> out(static_cast<size_t>(stages), 0);
+    for (int k = 0; k < stages; ++k)
+        out[static_cast<size_t>(k)] = total / stages + (k < total % stages ? 1 : 0);
+    // The embedding and the head are units, not blocks, of the first and the last stage.
+    if (countsEmbedding(units) && span.lead > 0)
+        --out.front();
+    if (countsLoss(units) && span.tail > 0)
+        --out.back();
+    return out;
+}
+
 Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, const ModelProfile &model)
 {
     using R = Result<Plan>;
@@ -73,15 +109,9 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
 
     // Layer split: blocks between the leading and trailing non-block layers.
     const int layers = model.layerCount();
-    int lead = 0;
-    while (lead < layers && model.layers[lead].kind != LayerKind::Transformer &&
-           model.layers[lead].kind != LayerKind::Moe)
-        ++lead;
-    int tail = layers;
-    while (tail > lead && model.layers[tail - 1].kind != LayerKind::Transformer &&
-           model.layers[tail - 1].kind != LayerKind::Moe)
-        --tail;
-    const int blocks = tail - lead;
+    const PipelineSpan span = pipelineSpan(model);
+    const int lead = span.lead, tail = span.lead + span.blocks;
+    const int blocks = span.blocks;
     const int stages = u.pp * v;
     if (!u.stageBlocks.empty()) {
         if (static_cast<int>(u.stageBlocks.size()) != stages)
@@ -99,9 +129,16 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
         if (sum != blocks)
             return R::failure("the block split sums to " + std::to_string(sum) + " blocks, the model has " +
                               std::to_string(blocks));
-    } else if (blocks < stages)
-        return R::failure("the model has " + std::to_string(blocks) + " transformer blocks, fewer than the " +
+    } else if (pipelineUnitCount(span, u.pipelineUnits) < stages) {
+        if (u.pipelineUnits == PipelineUnits::Layers)
+            return R::failure("the model has " + std::to_string(blocks) + " transformer blocks, fewer than the " +
+                              std::to_string(stages) + " pipeline stages asked for");
+        return R::failure("the model has " + std::to_string(pipelineUnitCount(span, u.pipelineUnits)) +
+                          " pipeline units (" + toString(u.pipelineUnits) + "), fewer than the " +
                           std::to_string(stages) + " pipeline stages asked for");
+    }
+    const std::vector<int> split =
+        u.stageBlocks.empty() ? balancedStageBlocks(span, stages, u.pipelineUnits) : u.stageBlocks;
 
     Plan plan;
     plan.globalBatch = u.globalBatch;
@@ -110,6 +147,7 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     plan.schedule = u.schedule;
     plan.virtualStages = v;
     plan.dp = u.dp;
+    plan.pipelineUnits = u.pipelineUnits;
 
     // Rank -> coordinates: strides in the given order, fastest first.
     const std::map<std::string, int> size = {
@@ -126,13 +164,11 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
         return u.rankDevices.empty() ? rank : u.rankDevices[static_cast<size_t>(rank)];
     };
 
-    const int base = blocks / stages;
-    const int extra = blocks % stages;
     int first = 0;
     for (int k = 0; k < stages; ++k) {
         StagePlan st;
         st.firstLayer = first;
-        const int count = u.stageBlocks.empty() ? base + (k < extra ? 1 : 0) : u.stageBlocks[static_cast<size_t>(k)];
+        const int count = split[static_cast<size_t>(k)];
         int end = (k == 0 ? lead : first) + count;
         if (k == stages - 1)
             end = layers;

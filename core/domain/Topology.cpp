@@ -223,6 +223,18 @@ int Topology::deviceCountUnder(int group) const
     return m_deviceCount[group];
 }
 
+int Topology::railDeviceCountUnder(int group, int rail) const
+{
+    if (group < 0 || group >= static_cast<int>(m_deviceCount.size()))
+        return 0;
+    int k = 0;
+    const int first = m_firstDevice[group];
+    for (int d = first; d < first + m_deviceCount[group]; ++d)
+        if (devices[static_cast<size_t>(d)].indexInNode == rail)
+            ++k;
+    return k;
+}
+
 std::vector<int> Topology::groupsAtLevel(int lvl) const
 {
     std::vector<int> out;

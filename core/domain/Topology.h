@@ -76,6 +76,11 @@ public:
     std::vector<TopoGroup> groups;   // any order; parent/children by index
     std::vector<Device> devices;     // ids 0..n-1 in depth-first order of the tree
     int root = -1;
+    // Rail-optimised fabric (NVIDIA DGX SuperPOD style): above the node level, GPU i of
+    // every node is cabled to leaf ("rail") i, so a switch's uplinks are shared only by
+    // the devices of one rail below it (Device::indexInNode). The cost model counts
+    // uplink contention per rail (docs/cost-model.md §2, "Rail-optimised fabrics").
+    bool railOptimized = false;
 
     int levelCount() const { return static_cast<int>(levels.size()); }
     int deviceCount() const { return static_cast<int>(devices.size()); }
@@ -98,6 +103,9 @@ public:
     // Devices below a group, in id order.
     std::vector<int> devicesUnder(int group) const;
     int deviceCountUnder(int group) const;
+    // Devices below a group whose index in their node is `rail` (the devices that share
+    // the group's rail-`rail` uplinks on a rail-optimised fabric).
+    int railDeviceCountUnder(int group, int rail) const;
     // Group indices at one level, in depth-first order (level 0: the nodes).
     std::vector<int> groupsAtLevel(int level) const;
 
@@ -115,7 +123,8 @@ public:
     bool operator==(const Topology &o) const
     {
         return name == o.name && deviceTypes == o.deviceTypes && levels == o.levels &&
-               groups == o.groups && devices == o.devices && root == o.root;
+               groups == o.groups && devices == o.devices && root == o.root &&
+               railOptimized == o.railOptimized;
     }
 
 private:

@@ -105,10 +105,21 @@ const Json &levelArray(const Json &j)
     return lv;
 }
 
+// `rail_optimized` (optional, default false): GPU i of every node on rail (leaf) i above
+// the node level (Topology::railOptimized); needs a switch level above the nodes.
+bool railOptimizedKey(const Json &j, size_t levelCount)
+{
+    const bool rail = getBool(j, "rail_optimized", "", false);
+    if (rail && levelCount < 2)
+        throw JsonError("rail_optimized", "needs a switch level above the node level; the cluster has " +
+                                              std::to_string(levelCount) + " level");
+    return rail;
+}
+
 // --- compact ------------------------------------------------------------------------------
 Topology parseCompact(const Json &j)
 {
-    checkKeys(j, "", {"name", "format", "device", "levels"});
+    checkKeys(j, "", {"name", "format", "device", "levels", "rail_optimized"});
     const std::string name = getString(j, "name", "", "cluster");
     const DeviceSpec device = deviceFromJson(requireKey(j, "device", ""), "device");
     const Json &lv = levelArray(j);
@@ -130,7 +141,9 @@ Topology parseCompact(const Json &j)
                                                            " devices, the most supported");
         levels.push_back(std::move(u));
     }
-    return Topology::uniform(name, device, levels);
+    Topology t = Topology::uniform(name, device, levels);
+    t.railOptimized = railOptimizedKey(j, levels.size());
+    return t;
 }
 
 // --- explicit -----------------------------------------------------------------------------
@@ -138,7 +151,7 @@ class ExplicitParser {
 public:
     Topology parse(const Json &j)
     {
-        checkKeys(j, "", {"name", "format", "device", "device_types", "levels", "tree"});
+        checkKeys(j, "", {"name", "format", "device", "device_types", "levels", "tree", "rail_optimized"});
         m_topo.name = getString(j, "name", "", "cluster");
         parseDeviceTypes(j);
         const Json &lv = levelArray(j);
@@ -162,6 +175,7 @@ public:
         for (const auto &key : order)
             m_topo.deviceTypes.push_back(m_types.at(key));
         m_topo.reindex();
+        m_topo.railOptimized = railOptimizedKey(j, m_topo.levels.size());
         return std::move(m_topo);
     }
 
@@ -369,6 +383,8 @@ public:
             levels.push_back(lj);
         }
         j["levels"] = levels;
+        if (m_t.railOptimized)
+            j["rail_optimized"] = true;
         if (m_t.root >= 0 && m_t.root < static_cast<int>(m_t.groups.size()))
             j["tree"] = group(m_t.root);
         return j;
@@ -448,7 +464,9 @@ std::optional<Json> clusterToCompactJson(const Topology &t)
         if (l > 0)
             g = grp.children.front();
     }
-    if (!(Topology::uniform(t.name, t.deviceTypes[0], levels) == t))
+    Topology rebuilt = Topology::uniform(t.name, t.deviceTypes[0], levels);
+    rebuilt.railOptimized = t.railOptimized;
+    if (!(rebuilt == t))
         return std::nullopt;
     Json lv = Json::array();
     for (const auto &l : levels) {
@@ -459,7 +477,10 @@ std::optional<Json> clusterToCompactJson(const Topology &t)
         lj["fanout"] = l.fanout;
         lv.push_back(lj);
     }
-    return Json{{"name", t.name}, {"device", deviceToJson(t.deviceTypes[0])}, {"levels", lv}};
+    Json out{{"name", t.name}, {"device", deviceToJson(t.deviceTypes[0])}, {"levels", lv}};
+    if (t.railOptimized)
+        out["rail_optimized"] = true;
+    return out;
 }
 
 Result<Topology> loadCluster(const std::string &file)

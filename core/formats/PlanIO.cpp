@@ -18,15 +18,19 @@ Json planToJson(const Plan &plan)
         stage["devices"] = s.devices;
         stages.push_back(std::move(stage));
     }
-    return {{"format", kFormat},
-            {"version", kVersion},
-            {"global_batch", plan.globalBatch},
-            {"micro_batch", plan.microBatch},
-            {"seq_length", plan.seqLength},
-            {"schedule", toString(plan.schedule)},
-            {"virtual_stages", plan.virtualStages},
-            {"dp", plan.dp},
-            {"stages", stages}};
+    Json out = {{"format", kFormat},
+                {"version", kVersion},
+                {"global_batch", plan.globalBatch},
+                {"micro_batch", plan.microBatch},
+                {"seq_length", plan.seqLength},
+                {"schedule", toString(plan.schedule)},
+                {"virtual_stages", plan.virtualStages},
+                {"dp", plan.dp},
+                {"stages", stages}};
+    // Only when it says more than the default, so plans counted in layers read as before.
+    if (plan.pipelineUnits != PipelineUnits::Layers)
+        out["pipeline_units"] = toString(plan.pipelineUnits);
+    return out;
 }
 
 Result<Plan> planFromJson(const Json &j, const std::string &origin)
@@ -47,6 +51,10 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
             throw JsonError("schedule", "unknown schedule \"" + sched + "\" (use 1f1b, gpipe or interleaved)");
         p.virtualStages = static_cast<int>(getInt(j, "virtual_stages", "", 1, 1024, 1));
         p.dp = static_cast<int>(getInt(j, "dp", "", 1, kMaxInt));
+        const std::string units = getString(j, "pipeline_units", "", "layers");
+        if (!pipelineUnitsFromString(units, p.pipelineUnits))
+            throw JsonError("pipeline_units", "unknown pipeline units \"" + units +
+                                                  "\" (use layers, layers+embedding or layers+embedding+loss)");
         requireInRange(p.globalBatch, limits::batch, "global_batch");
         requireInRange(p.microBatch, limits::microBatch, "micro_batch");
         requireInRange(p.seqLength, limits::seqLength, "seq_length");

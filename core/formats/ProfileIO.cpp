@@ -28,7 +28,8 @@ double bounded(const Json &e, const char *key, const std::string &path, const Ra
 
 constexpr long long MAX_SIZE = 100'000'000;
 constexpr double MS = 1e-3;
-constexpr int ARTIFACT_GLOBAL_BATCH = 4096;  // the artifact README: global batch 4096
+constexpr int ARTIFACT_GLOBAL_BATCH = 4096;
+constexpr long long MAX_DEVICES = static_cast<long long>(limits::devices.max);  // the artifact README: global batch 4096
 
 const std::set<std::string> &topKeys()
 {
@@ -354,10 +355,10 @@ struct ArtifactNode {
     bool tp = false;
 };
 
-// The tensor width to read from "nodes": "1", else the smallest listed.
-int artifactWidth(const Json &nodes)
+// Every tensor width "nodes" lists, ascending (keys must be whole numbers >= 1).
+std::vector<int> artifactWidths(const Json &nodes)
 {
-    int width = 0;
+    std::vector<int> widths;
     for (const auto &[key, value] : nodes.items()) {
         // Digits only: std::stoi also takes " 1" and "+1", whose keys are not "1".
         int t = 0;
@@ -367,10 +368,10 @@ int artifactWidth(const Json &nodes)
             t = std::stoi(key);
         if (t == 0)
             throw JsonError(childPath("nodes", key), "keys must be tensor widths (1, 2, 4, ...)");
-        if (width == 0 || t < width)
-            width = t;
+        widths.push_back(t);
     }
-    return width;
+    std::sort(widths.begin(), widths.end());
+    return widths;
 }
 
 // The layer nodes at `nodesPath`, sorted by id; ids must run -1 (embedding, optional), 0, 1,
@@ -444,11 +445,14 @@ int artifactBatchShape(const Json &j, const std::string &fileName, std::optional
                           " taken as 4096 / mbsInBatch (not in the file name)");
     }
     std::optional<int> seq = numberInName(fileName, "sl");
+    if (!seq && has(j, "seq_length"))
+        seq = static_cast<int>(getInt(j, "seq_length", "", 1, static_cast<long long>(limits::seqLength.max)));
     if (!seq)
         seq = seqLengthHint;
     if (!seq || *seq <= 0)
-        throw JsonError("", "the sequence length is not known: name the file ..._sl_N_... "
-                            "as the artifact does, or give it explicitly (--seq)");
+        throw JsonError("", "the sequence length is not known: the file name has no _sl_N_ and the file no "
+                            "\"seq_length\"; give it with --seq N (the paper's inputs: 4096 for Llama/Mixtral, "
+                            "2048 for GPT-3, 512 for BERT)");
     requireInRange(*mbs, limits::microBatch, "micro-batch size (mbs)");
     requireInRange(*seq, limits::seqLength, "sequence length (sl)");
     const double mb = *mbs;
@@ -486,6 +490,53 @@ LayerProfile artifactLayer(const ArtifactNode &n, int width, double mb, bool moe
     return l;
 }
 
+// The TP all-reduce rule (docs/formats.md): a node the file marks isTensorParallelized at a
+// width t > 1 all-reduces, per forward, its output once per tensor-parallel sub-block
+// (Megatron-LM: after attention and after the MLP, two for a block; one for the
+// vocabulary-parallel embedding), each the size of its outgoing pipeline edge at width t;
+// the backward repeats them (the evaluator's conjugate operators).
+WidthMeasurement artifactMeasurement(const ArtifactNode &n, int width, double mb,
+                                     const std::map<long long, double> &edgeOut, double bytesPerParam)
+{
+    WidthMeasurement w;
+    w.tp = width;
+    w.fwdTime = n.fw * MS / mb;
+    w.bwdTime = n.bw * MS / mb;
+    w.params = n.parameterSize / bytesPerParam;
+    w.stashBytes = n.activationSize / mb;
+    const auto out = edgeOut.find(n.id);
+    const auto in = edgeOut.find(n.id - 1);
+    const double outBytes = out != edgeOut.end() ? out->second : in != edgeOut.end() ? in->second : 0.0;
+    if (n.tp && width > 1)
+        w.tpAllReduceBytes = (n.id < 0 ? 1 : 2) * outBytes / mb;
+    return w;
+}
+
+// The optimizer state per parameter the artifact's optimizerAlgorithm implies: its solver
+// counts 2 x parameterSize (weights and gradients) plus, for Adam, momentum, variance and a
+// parameter copy of 2 x parameterSize each (= 12 bytes per BF16 parameter); SGD keeps none.
+double artifactOptimizerBytes(const Json &j)
+{
+    if (!has(j, "optimizerAlgorithm"))
+        return -1;
+    const std::string name = getString(j, "optimizerAlgorithm", "");
+    if (name == "SGD")
+        return 0;
+    if (name == "Adam")
+        return 12;
+    throw JsonError("optimizerAlgorithm", "must be \"SGD\" or \"Adam\", found \"" + name + "\"");
+}
+
+// ep_degree x cp_degree: the devices each tensor-parallel shard of a stage stands for.
+int artifactGroupDevices(const Json &j)
+{
+    const long long ep = getInt(j, "ep_degree", "", 1, MAX_DEVICES, 1);
+    const long long cp = getInt(j, "cp_degree", "", 1, MAX_DEVICES, 1);
+    if (ep * cp > MAX_DEVICES)
+        throw JsonError("ep_degree", "ep_degree x cp_degree exceeds the device limit");
+    return static_cast<int>(ep * cp);
+}
+
 // What the layers imply about the model: the hidden size from the last pipeline edge, the
 // experts of a MoE model.
 void artifactModelShape(ModelProfile &p, bool moe, const std::string &fileName, long long epDegree)
@@ -521,13 +572,33 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         if (nodes.empty())
             throw JsonError("nodes", "no tensor width listed");
         const std::string fileName = std::filesystem::path(origin).filename().string();
-        const int width = artifactWidth(nodes);
+        const std::vector<int> widths = artifactWidths(nodes);
+        const int width = widths.front();
         const std::string tKey = std::to_string(width);
         const std::vector<ArtifactNode> parsed = artifactNodes(nodes.at(tKey), "nodes." + tKey);
         const std::map<long long, double> edgeOut = artifactChainEdges(j, tKey);
+        // Every width: the same layer ids, its own numbers.
+        std::vector<std::vector<ArtifactNode>> perWidth;
+        std::vector<std::map<long long, double>> perWidthEdges;
+        for (int t : widths) {
+            const std::string key = std::to_string(t);
+            perWidth.push_back(artifactNodes(nodes.at(key), "nodes." + key));
+            if (perWidth.back().size() != parsed.size() || perWidth.back().front().id != parsed.front().id)
+                throw JsonError("nodes." + key, "lists layers " + std::to_string(perWidth.back().front().id) + ".." +
+                                                    std::to_string(perWidth.back().back().id) + ", but nodes." + tKey +
+                                                    " lists " + std::to_string(parsed.front().id) + ".." +
+                                                    std::to_string(parsed.back().id) + " (every width must list the same layers)");
+            perWidthEdges.push_back(artifactChainEdges(j, key));
+        }
 
         ModelProfile p;
         const int mbs = artifactBatchShape(j, fileName, seqLengthHint, p);
+        p.tensorWidths = widths;
+        p.optimizerBytesPerParam = artifactOptimizerBytes(j);
+        p.groupDevices = artifactGroupDevices(j);
+        p.measuredMicroBatch = mbs;
+        if (has(j, "activationRecomputation"))
+            p.measuredRecompute = getBool(j, "activationRecomputation", "", false);
         p.name = std::filesystem::path(origin).stem().string();
         if (p.name.empty())
             p.name = "artifact";
@@ -537,19 +608,88 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         const bool moe = epDegree > 1 || fileName.find("mixtral") != std::string::npos;
         p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(mbs) +
                           " (the artifact's cycles / frequency in kHz)");
-        if (width != 1)
-            p.notes.push_back("no tensor width 1 in the file: width " + tKey +
-                              " values scaled back to width 1 (latency x " + tKey +
-                              ", tensor-parallelised parameters x " + tKey + ")");
-        p.notes.push_back("parameterSize read as BF16 bytes; activationSize taken as stash divided "
-                          "by tensor parallelism (the artifact gives no split)");
-        for (const ArtifactNode &n : parsed)
-            p.layers.push_back(artifactLayer(n, width, mbs, moe, p.bytesPerParam, edgeOut));
+        std::string listed;
+        for (int t : widths)
+            listed += (listed.empty() ? "" : ", ") + std::to_string(t);
+        p.notes.push_back("tensor widths " + listed + " each read from its own nodes[t] (per device); no other width is allowed");
+        p.notes.push_back("parameterSize and activationSize read as the bytes each device of a width-t group holds");
+        if (p.groupDevices > 1)
+            p.notes.push_back("ep_degree x cp_degree = " + std::to_string(p.groupDevices) +
+                              ": each stage shard stands for that many devices");
+        for (size_t i = 0; i < parsed.size(); ++i) {
+            LayerProfile l = artifactLayer(parsed[i], width, mbs, moe, p.bytesPerParam, edgeOut);
+            for (size_t w = 0; w < widths.size(); ++w)
+                l.byWidth.push_back(artifactMeasurement(perWidth[w][i], widths[w], mbs, perWidthEdges[w], p.bytesPerParam));
+            p.layers.push_back(std::move(l));
+        }
         artifactModelShape(p, moe, fileName, epDegree);
         p.notes.push_back("no head/loss layer in the artifact's input");
         return p;
     } catch (const JsonError &e) {
         return Result<ModelProfile>::failure(formatError(origin, e.path(), e.reason()));
+    }
+}
+
+Result<Topology> artifactClusterFromJson(const Json &j, const std::string &origin)
+{
+    try {
+        requireObject(j, "");
+        const double memory = getPositive(j, "maxMemoryPerDevice", "");
+        const long long maxDevices = getInt(j, "maxDevices", "", 1, MAX_DEVICES);
+        const int group = artifactGroupDevices(j);
+        const Json &bws = requireKey(j, "bws", "");
+        const Json &lat = requireKey(j, "latency_per_level", "");
+        const Json &fan = requireKey(j, "devices_per_level", "");
+        requireArray(bws, "bws");
+        requireArray(lat, "latency_per_level");
+        requireArray(fan, "devices_per_level");
+        if (bws.empty() || bws.size() > static_cast<size_t>(Topology::maxLevels))
+            throw JsonError("bws", "must list 1 to " + std::to_string(Topology::maxLevels) + " levels");
+        if (lat.size() != bws.size())
+            throw JsonError("latency_per_level", "has " + std::to_string(lat.size()) + " levels, bws has " +
+                                                     std::to_string(bws.size()));
+        if (fan.size() != bws.size())
+            throw JsonError("devices_per_level", "has " + std::to_string(fan.size()) + " levels, bws has " +
+                                                     std::to_string(bws.size()));
+        std::vector<UniformLevel> levels;
+        long long product = 1;
+        for (size_t i = 0; i < bws.size(); ++i) {
+            const std::string bpath = childPath("bws", i), lpath = childPath("latency_per_level", i),
+                              fpath = childPath("devices_per_level", i);
+            if (!bws[i].is_number() || !(bws[i].get<double>() > 0) || !std::isfinite(bws[i].get<double>()))
+                throw JsonError(bpath, "must be a positive number of bytes/s");
+            if (!lat[i].is_number() || !(lat[i].get<double>() >= 0) || !std::isfinite(lat[i].get<double>()))
+                throw JsonError(lpath, "must be a non-negative number of seconds");
+            if (!fan[i].is_number_integer() || fan[i].get<long long>() < 1 || fan[i].get<long long>() > MAX_DEVICES)
+                throw JsonError(fpath, "must be a whole number >= 1");
+            long long fanout = fan[i].get<long long>();
+            if (i == 0) {
+                if (fanout % group != 0)
+                    throw JsonError(fpath, "must be a multiple of ep_degree x cp_degree (" + std::to_string(group) + ")");
+                fanout /= group;
+            }
+            product *= fan[i].get<long long>();
+            if (product > MAX_DEVICES)
+                throw JsonError(fpath, "the levels multiply to more than the device limit");
+            UniformLevel l;
+            l.name = i == 0 ? "node" : i + 1 == bws.size() ? "spine" : "level" + std::to_string(i);
+            l.fanout = static_cast<int>(fanout);
+            l.link.bandwidth = bws[i].get<double>();
+            l.link.latency = lat[i].get<double>();
+            levels.push_back(l);
+        }
+        if (product != maxDevices)
+            throw JsonError("devices_per_level", "multiplies to " + std::to_string(product) + " devices, maxDevices is " +
+                                                     std::to_string(maxDevices));
+        // The artifact's TPUv4-like device (core/domain/ClusterTemplates.cpp) with the file's memory.
+        DeviceSpec device{"tpuv4-like", 275e12, memory, 1200e9, 0.0,
+                          "NEST artifact input: TPUv4-like, 275 TFLOPS, maxMemoryPerDevice from the file; TPU v4 HBM 1200 GB/s"};
+        const std::string name = std::filesystem::path(origin).stem().string();
+        Topology topo = Topology::uniform(group > 1 ? name + " (groups of " + std::to_string(group) + " devices)" : name,
+                                          device, levels);
+        return topo;
+    } catch (const JsonError &e) {
+        return Result<Topology>::failure(formatError(origin, e.path(), e.reason()));
     }
 }
 

@@ -6,6 +6,9 @@
 // runtime/pipe/module.py (docs/interop.md).
 #include "LaunchContext.h"
 
+#include <algorithm>
+#include <functional>
+
 namespace nest {
 
 namespace {
@@ -33,6 +36,20 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     bool even = true;
     for (int b : split)
         even = even && b == split.front();
+    // DeepSpeed's "type:REGEX" counts the layers whose class name matches: with
+    // "transformer|embedding" the blocks and, in Megatron-DeepSpeed's GPTModelPipe with tied
+    // embeddings, the input and the output EmbeddingPipe (the head): the split of
+    // layers+embedding+loss, when every stage has the same number of those units.
+    const bool tied = !c.request.model.layers.empty() && c.request.model.layers.back().tiedParams > 0;
+    std::vector<int> units = split;
+    if (!units.empty()) {
+        ++units.front();
+        ++units.back();
+    }
+    const bool unitEven = u.pipelineUnits == PipelineUnits::LayersEmbeddingLoss && tied &&
+                          std::adjacent_find(units.begin(), units.end(), std::not_equal_to<>()) == units.end();
+    if (u.pipelineUnits != PipelineUnits::Layers)
+        even = unitEven;
 
     Json config = {
         {"train_batch_size", p.globalBatch},
@@ -50,7 +67,7 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     config["_comment"] = comment;
 
     Json partition = {
-        {"partition_method", even ? "type:transformer" : "parameters"},
+        {"partition_method", unitEven ? "type:transformer|embedding" : even ? "type:transformer" : "parameters"},
         {"num_stages", u.pp},
         {"parts", parts},
         {"blocks_per_stage", split},

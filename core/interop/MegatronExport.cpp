@@ -43,7 +43,17 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     flag(par, "--pipeline-model-parallel-size", std::to_string(u.pp));
     flag(par, "--context-parallel-size", std::to_string(u.cp));
     flag(par, "--expert-model-parallel-size", std::to_string(u.ep));
-    if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
+    if (u.pipelineUnits != PipelineUnits::Layers) {
+        // The embedding (and the loss) count as one layer each of Megatron-Core's even split
+        // (RunnablePlan made every stage the same number of units); chunks per stage are
+        // given as a count, since "layers per virtual stage" would not say whether they count.
+        if (countsEmbedding(u.pipelineUnits))
+            flag(par, "--account-for-embedding-in-pipeline-split");
+        if (countsLoss(u.pipelineUnits))
+            flag(par, "--account-for-loss-in-pipeline-split");
+        if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
+            flag(par, "--num-virtual-stages-per-pipeline-rank", std::to_string(p.virtualStages));
+    } else if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
         flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
     else if (split.size() > 1 && (split.front() != split[1] || split.back() != split[1])) {
         flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));

@@ -49,6 +49,14 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
         y << p.virtualStages;
     else
         y << YAML::Null;
+    if (u.pipelineUnits != PipelineUnits::Layers) {
+        // Megatron-Core TransformerConfig fields, which NeMo's build_transformer_config reads
+        // from the model config by name: the embedding / the loss count as one layer each of
+        // the even split (of every chunk's, with interleaving).
+        y << YAML::Key << "account_for_embedding_in_pipeline_split" << YAML::Value
+          << countsEmbedding(u.pipelineUnits);
+        y << YAML::Key << "account_for_loss_in_pipeline_split" << YAML::Value << countsLoss(u.pipelineUnits);
+    }
     y << YAML::Key << "context_parallel_size" << YAML::Value << u.cp;
     y << YAML::Key << "expert_model_parallel_size" << YAML::Value << u.ep;
     y << YAML::Key << "sequence_parallel" << YAML::Value << u.sp;

@@ -275,18 +275,51 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
     u.sp = StageConfig::sequenceParallel(u.sp, u.tp);
 
     // The layer split.
-    int blocks = 0;
-    for (const LayerProfile &l : model.layers)
-        blocks += isBlock(l) ? 1 : 0;
+    const PipelineSpan span = pipelineSpan(model);
+    const int blocks = span.blocks;
+    u.pipelineUnits = plan.pipelineUnits;
     auto stagesOf = [&] { return u.pp * (u.schedule == Schedule::Interleaved ? u.virtualStages : 1); };
     std::vector<int> split = blocksPerStage(plan, model);
     if (static_cast<int>(split.size()) != stagesOf())
-        split = balancedSplit(blocks, std::max(1, std::min(stagesOf(), blocks)));
+        split = balancedStageBlocks(span, std::max(1, std::min(stagesOf(), pipelineUnitCount(span, u.pipelineUnits))),
+                                    u.pipelineUnits);
     const bool anyEmpty = std::find(split.begin(), split.end(), 0) != split.end();
     const auto evenly = rules.split == FrameworkRules::Split::Any ? FrameworkRules::Split::Any
                         : u.schedule == Schedule::Interleaved    ? FrameworkRules::Split::Even
                                                                   : rules.split;
-    if (evenly == FrameworkRules::Split::EvenInterior && split.size() > 2) {
+    if (u.pipelineUnits != PipelineUnits::Layers && evenly != FrameworkRules::Split::Any) {
+        // Megatron-Core counts the embedding (and the loss) as one layer each only in its even
+        // split (account_for_*_in_pipeline_split; the first/last stage sizes are a different
+        // mechanism that ignores them): every stage (chunk) the same number of units.
+        const int units = pipelineUnitCount(span, u.pipelineUnits);
+        std::vector<int> unitSplit = split;
+        if (countsEmbedding(u.pipelineUnits) && span.lead > 0)
+            ++unitSplit.front();
+        if (countsLoss(u.pipelineUnits) && span.tail > 0)
+            ++unitSplit.back();
+        if (!allEqual(unitSplit) || std::find(unitSplit.begin(), unitSplit.end(), 0) != unitSplit.end()) {
+            const std::vector<int> was = unitSplit;
+            const int pp0 = u.pp, v0 = u.virtualStages;
+            while (u.virtualStages > 1 && units % stagesOf() != 0)
+                --u.virtualStages;
+            if (u.virtualStages == 1 && u.schedule == Schedule::Interleaved)
+                u.schedule = Schedule::OneFOneB;
+            while (u.pp > 1 && units % stagesOf() != 0)
+                --u.pp;
+            split = balancedStageBlocks(span, stagesOf(), u.pipelineUnits);
+            out.changes.push_back(fw + " gives every stage the same number of pipeline units (" +
+                                  toString(u.pipelineUnits) + ": " + std::to_string(units) + " units); exported " +
+                                  (u.pp != pp0 || u.virtualStages != v0
+                                       ? "pp " + std::to_string(u.pp) +
+                                             (u.schedule == Schedule::Interleaved
+                                                  ? " with " + std::to_string(u.virtualStages) + " chunks"
+                                                  : std::string()) +
+                                             " (was pp " + std::to_string(pp0) +
+                                             (v0 > 1 ? " with " + std::to_string(v0) + " chunks" : std::string()) + "), "
+                                       : std::string()) +
+                                  std::to_string(units / stagesOf()) + " units per stage (was " + joined(was) + ")");
+        }
+    } else if (evenly == FrameworkRules::Split::EvenInterior && split.size() > 2) {
         const std::vector<int> interior(split.begin() + 1, split.end() - 1);
         if (!allEqual(interior) || anyEmpty) {
             const int s = static_cast<int>(split.size());

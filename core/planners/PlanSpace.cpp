@@ -68,26 +68,20 @@ std::vector<T> sortedDistinct(std::vector<T> v)
 }
 
 // Transformer / MoE blocks between the leading and trailing other layers (embedding,
-// head): what the interleaved chunks divide (as buildUniformPlan does).
-struct BlockSpan {
-    int leadLayers = 0, blocks = 0;
-};
-BlockSpan blockSpan(const ModelProfile &model)
+// head): what the interleaved chunks divide (as buildUniformPlan does); a model without
+// a block is all blocks here.
+PipelineSpan blockSpan(const ModelProfile &model)
 {
     const int layers = model.layerCount();
-    const auto isBlock = [&](int i) {
-        return model.layers[i].kind == LayerKind::Transformer || model.layers[i].kind == LayerKind::Moe;
-    };
-    int lead = 0, tail = layers;
-    while (lead < layers && !isBlock(lead))
-        ++lead;
-    while (tail > lead && !isBlock(tail - 1))
-        --tail;
-    return {lead < tail ? lead : 0, lead < tail ? tail - lead : layers};
+    const PipelineSpan span = pipelineSpan(model);
+    if (span.blocks == 0)
+        return {0, layers, 0};
+    return span;
 }
 
 // The outer points (micro-batch, data-parallel degree, schedule, layout) whose micro-batches
-// divide the global batch, ordered by (positions, micro-batch, schedule, layout).
+// divide the global batch (with padBatch: any dp up to the batch, rounded up), ordered by
+// (positions, micro-batch, schedule, layout).
 std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBatch, int devices)
 {
     const std::vector<Schedule> schedules = sortedDistinct(options.schedules);
@@ -97,7 +91,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
         if (globalBatch % mb != 0)
             continue;
         for (int dp = 1; dp <= devices; ++dp) {
-            if (globalBatch % (mb * dp) != 0)
+            if (globalBatch % (mb * dp) != 0 && !(options.padBatch && mb * dp <= globalBatch))
                 continue;
             if (!options.dpCandidates.empty() &&
                 std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) == options.dpCandidates.end())
@@ -113,7 +107,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
                     c.schedule = s;
                     c.dp = dp;
                     c.layout = l;
-                    c.numMicroBatches = globalBatch / (mb * dp);
+                    c.numMicroBatches = (globalBatch + mb * dp - 1) / (mb * dp);  // exact when dp divides
                     c.positions = devices / dp;
                     configs.push_back(c);
                 }
@@ -155,16 +149,15 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
 
     // The candidate lists under the model's constraints (PlanSpace.h).
     for (int tp : sortedUnique(options.tpCandidates))
-        if (StageConfig::tpDividesHeads(tp, model.heads))
+        if (StageConfig::tpDividesHeads(tp, model.heads) && model.allowsTensorWidth(tp))
             m_tps.push_back(tp);
     m_cps = contextCandidates(options, m_seqLength);
     m_recomputes = recomputeCandidates(options);
     for (int v : sortedUnique(options.virtualStages))
         if (v >= 2)
             m_depths.push_back(v);
-    const BlockSpan blocks = blockSpan(model);
-    m_leadLayers = blocks.leadLayers;
-    m_blocks = blocks.blocks;
+    m_span = blockSpan(model);
+    m_units = pipelineUnitCount(m_span, options.pipelineUnits);
 
     // Widths with at least one valid (tp, cp) split.
     const int n = topo.deviceCount();
@@ -175,7 +168,9 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
                 widths.push_back(tp * cp);
     m_widths = sortedUnique(widths);
     if (m_tps.empty()) {
-        m_problem = "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads";
+        m_problem = model.tensorWidths.empty()
+                        ? "no tensor-parallel candidate divides the model's " + std::to_string(model.heads) + " heads"
+                        : "no tensor-parallel candidate is a width the model file measured";
         return;
     }
     if (m_cps.empty()) {
@@ -269,12 +264,13 @@ StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const Stage
 Plan PlanSpace::planSkeleton(const OuterConfig &cfg) const
 {
     Plan p;
-    p.globalBatch = m_globalBatch;
+    p.globalBatch = cfg.numMicroBatches * cfg.microBatch * cfg.dp;  // m_globalBatch unless padBatch
     p.microBatch = cfg.microBatch;
     p.seqLength = m_seqLength;
     p.schedule = cfg.schedule;
     p.virtualStages = 1;
     p.dp = cfg.dp;
+    p.pipelineUnits = m_options->pipelineUnits;
     return p;
 }
 
@@ -295,11 +291,11 @@ std::vector<InterleavedChoice> PlanSpace::interleavedChoices(const OuterConfig &
     if (m_depths.empty())
         return out;
     const int layers = layerCount();
-    for (int pp = 2; pp * m_depths.front() <= m_blocks && pp <= m_maxStages; ++pp) {
+    for (int pp = 2; pp * m_depths.front() <= m_units && pp <= m_maxStages; ++pp) {
         if (cfg.numMicroBatches % pp != 0)
             continue;
         for (int v : m_depths) {
-            if (pp * v > m_blocks)
+            if (pp * v > m_units)
                 break;
             for (int w : m_widths) {
                 if (pp * w > cfg.positions)
@@ -318,15 +314,15 @@ std::vector<StageChoice> PlanSpace::interleavedChunks(const InterleavedChoice &c
     std::vector<StageChoice> out;
     const int chunks = c.pp * c.virtualStages;
     const int layers = layerCount();
-    // Megatron-LM's cut (buildUniformPlan's): the blocks as evenly as possible, the first
-    // `extra` chunks one block longer; leading layers (embedding) join the first chunk,
-    // trailing ones (head) the last.
-    const int base = m_blocks / chunks, extra = m_blocks % chunks;
+    // Megatron-LM's cut (buildUniformPlan's, one definition: balancedStageBlocks): the units
+    // as evenly as possible, the first chunks one unit longer; leading layers (embedding)
+    // join the first chunk, trailing ones (head) the last.
+    const std::vector<int> blocks = balancedStageBlocks(m_span, chunks, m_options->pipelineUnits);
     int first = 0;
     for (int k = 0; k < chunks; ++k) {
         StageChoice sc;
         sc.firstLayer = first;
-        sc.endLayer = k == chunks - 1 ? layers : (k == 0 ? m_leadLayers : first) + base + (k < extra ? 1 : 0);
+        sc.endLayer = k == chunks - 1 ? layers : (k == 0 ? m_span.lead : first) + blocks[static_cast<size_t>(k)];
         sc.option = c.option;
         if (!hasMoe(sc.firstLayer, sc.endLayer))
             sc.option.ep = 1;

@@ -13,13 +13,15 @@
 // (r replica, j shard = cpRank * tp + tpRank). Interleaved schedules use a uniform
 // sub-space: pp physical stages, one interleaving depth v from SearchOptions::virtualStages,
 // the same width and option on every physical stage, and the layers cut into pp * v chunks
-// as Megatron-LM (and buildUniformPlan) cut them: the transformer blocks as evenly as
-// possible, the first chunks one block longer, the embedding with the first chunk and the
-// head with the last.
+// as Megatron-LM (and buildUniformPlan) cut them: the pipeline units (SearchOptions::
+// pipelineUnits: the blocks, and the embedding / head when counted) as evenly as possible,
+// the first chunks one unit longer, the embedding with the first chunk and the head with
+// the last.
 //
 // Option lists: tp from tpCandidates dividing the heads; cp from cpCandidates dividing the
 // sequence, and for cp > 1 seqLength / cp >= cpMinTokensPerRank (unless that is 0);
 // recompute from recomputeModes ({None} when allowRecompute is false).
+#include "PlanBuilder.h"
 #include "Planner.h"
 
 #include <functional>
@@ -95,7 +97,7 @@ public:
     Plan planSkeleton(const OuterConfig &cfg) const;
 
     // Interleaved: all candidates of an interleaved point, in a fixed order (pp, then v,
-    // then width, then option): m % pp == 0, pp * v <= transformer blocks, pp <= maxStages,
+    // then width, then option): m % pp == 0, pp * v <= pipeline units, pp <= maxStages,
     // pp * width <= positions.
     std::vector<InterleavedChoice> interleavedChoices(const OuterConfig &cfg) const;
     Plan makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const;
@@ -117,8 +119,9 @@ private:
     std::vector<int> m_widths;
     std::vector<int> m_tps, m_cps, m_depths;
     std::vector<Recompute> m_recomputes;
-    int m_leadLayers = 0;          // layers before the first transformer / MoE block
-    int m_blocks = 0;              // transformer / MoE blocks (all layers when none is one)
+    PipelineSpan m_span;           // layers before / after the blocks; the blocks (all layers
+                                   // when none is a block)
+    int m_units = 0;               // pipeline units the interleaved chunks divide
     std::vector<int> m_moePrefix;  // m_moePrefix[j] = MoE layers in [0, j)
 };
 

@@ -33,6 +33,9 @@ struct SearchOptions {
     // are ignored (the non-interleaved schedules are chosen in `schedules`).
     std::vector<int> virtualStages = {2, 3, 4};
     int maxStages = 0;                         // pipeline depth limit; 0 = number of layers
+    // What the interleaved chunks' split counts (Plan.h; docs/planner.md "Pipeline units");
+    // recorded in every plan. The 1F1B / GPipe stages cut the layer chain freely whatever it is.
+    PipelineUnits pipelineUnits = PipelineUnits::Layers;
     bool allowZero = true;                     // ZeRO 1-3 (0 is always allowed)
     // Activation recomputation modes a stage may use; allowRecompute = false means
     // {None} whatever the list says.
@@ -47,6 +50,10 @@ struct SearchOptions {
     std::vector<int> cpCandidates = {1, 2, 4, 8, 16};
     int cpMinTokensPerRank = 4096;
     std::vector<int> dpCandidates;             // empty = every dp that divides the batch
+    // The NEST artifact's batch rule (nest-cli --match-artifact): a dp that does not divide
+    // the batch is searched too, each replica running ceil(batch / (micro-batch x dp))
+    // micro-batches, and its plan's batch is rounded up to that (docs/interop.md).
+    bool padBatch = false;
     std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;               // fraction of capacity kept free
     CostOptions cost;                          // memoryHeadroom above overrides cost's

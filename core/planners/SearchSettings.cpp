@@ -15,6 +15,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.schedules = s.schedules;
     o.virtualStages = s.virtualStages;
     o.maxStages = s.allowPp ? s.maxStages : 1;
+    o.pipelineUnits = s.pipelineUnits;
     o.allowZero = s.allowZero;
     o.allowRecompute = s.allowRecompute;
     o.recomputeModes = s.recomputeModes;
@@ -54,7 +55,7 @@ Json searchSettingsToJson(const SearchSettings &s)
     Json recompute = Json::array();
     for (Recompute r : s.recomputeModes)
         recompute.push_back(toString(r));
-    return Json{{"planner", s.planner},
+    Json out{{"planner", s.planner},
                 {"micro_batches", s.microBatches},
                 {"schedules", schedules},
                 {"virtual_stages", static_cast<const std::vector<int> &>(s.virtualStages)},
@@ -74,7 +75,9 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"ep_candidates", s.epCandidates},
                 {"cp_candidates", s.cpCandidates},
                 {"cp_min_tokens_per_rank", s.cpMinTokensPerRank},
-                {"layouts", layouts}};
+                {"layouts", layouts},
+                {"pipeline_units", toString(s.pipelineUnits)}};
+    return out;
 }
 
 namespace {
@@ -107,7 +110,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts"});
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units"});
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
@@ -134,6 +137,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
         s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, 2));  // an old file
     }
     s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
+    const std::string units = getString(j, "pipeline_units", path, "layers");
+    if (!pipelineUnitsFromString(units, s.pipelineUnits))
+        throw JsonError(childPath(path, "pipeline_units"),
+                        "expected one of \"layers\", \"layers+embedding\", \"layers+embedding+loss\", found \"" +
+                            units + "\"");
     s.memoryHeadroom = getNonNegative(j, "memory_headroom", path, 0.0);
     if (s.memoryHeadroom >= 1)
         throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");

@@ -12,7 +12,7 @@
 //    "recompute_modes": ["none", "selective", "full"],
 //    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
 //    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
-//    "layouts": ["outside", "inside"]}
+//    "layouts": ["outside", "inside"], "pipeline_units": "layers"}
 // "virtual_stages" also accepts one whole number (files written before it was a list).
 #include "JsonUtil.h"
 #include "Plan.h"
@@ -41,6 +41,7 @@ struct SearchSettings {
     std::vector<Schedule> schedules{Schedule::OneFOneB, Schedule::GPipe, Schedule::Interleaved};
     DepthList virtualStages{2, 3, 4};                // interleaving depths searched
     int maxStages = 0;                               // 0 = no limit
+    PipelineUnits pipelineUnits = PipelineUnits::Layers;  // what the split counts (Plan.h)
     // Strategies on/off. Off keeps the candidate lists (switching back restores them):
     // tp/ep/cp off = width 1 only, pp off = one stage, dp off = one replica.
     bool allowTp = true;

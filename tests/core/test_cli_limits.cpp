@@ -47,6 +47,8 @@ TEST(CliLimits, flagOutsideItsRange)
         {"tp not a number", eval({"--tp", "1e3"}), {"--tp", "whole number", "'1e3'"}},
         {"interleaved:1025", eval({"--schedule", "interleaved:1025"}), {"interleaved:V", "range 1 to 1024"}},
         {"efficiency 1e-320", eval({"--efficiency", "1e-320"}), {"--efficiency", "above 0.001"}},
+        {"pipeline-grad-overlap maybe", eval({"--pipeline-grad-overlap", "maybe"}),
+         {"--pipeline-grad-overlap", "on or off", "'maybe'"}},
         // Search flags.
         {"max-stages 1e9", plan({"--max-stages", "1000000000"}), {"--max-stages", "at most 100000"}},
         {"microbatch list", plan({"--microbatch", "1,70000"}), {"--microbatch", "70000"}},

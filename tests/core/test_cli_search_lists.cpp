@@ -223,6 +223,9 @@ TEST(CliSearchLists, badItems)
         {"recompute twice", {"--recompute", "full,none,full"}, {"--recompute", "'full' twice"}},
         {"recompute and no-recompute", {"--recompute", "full", "--no-recompute"}, {"--recompute", "--no-recompute"}},
         {"layout option", {"--tp", "2"}, {"unknown option --tp"}},
+        {"pipeline units unknown", {"--pipeline-units", "layers+loss"}, {"--pipeline-units", "'layers+loss'"}},
+        {"pipeline units spelling", {"--pipeline-units", "Layers"}, {"--pipeline-units", "'Layers'"}},
+        {"pipeline units empty", {"--pipeline-units", ""}, {"--pipeline-units"}},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);
@@ -244,3 +247,31 @@ TEST(CliSearchLists, usageMentionsTheLists)
         ASSERT_TRUE(contains(r.out, f)) << f;
 }
 
+
+// Issue 23: the embedding and the loss as pipeline units, for plan and evaluate.
+TEST(CliSearchLists, pipelineUnits)
+{
+    // plan: the flag reaches the settings and the plan records it; by default neither says it.
+    const coretest::Run r = plan({"--pipeline-units", "layers+embedding+loss", "--vpp", "2,4"});
+    ASSERT_TRUE(r.exitCode == 0) << r.err;
+    const Json j = outJson(r);
+    ASSERT_EQ(j.at("search").at("pipeline_units"), "layers+embedding+loss");
+    ASSERT_EQ(j.at("plan").at("pipeline_units"), "layers+embedding+loss");
+    const coretest::Run d = plan({});
+    ASSERT_TRUE(d.exitCode == 0) << d.err;
+    ASSERT_EQ(outJson(d).at("search").at("pipeline_units"), "layers");
+    ASSERT_FALSE(outJson(d).at("plan").contains("pipeline_units"));
+
+    // evaluate: Llama-2 7B's 32 blocks + embedding + head = 34 units on 34 stages (8 V100
+    // hold it only as 8 stages, so pp 34 is asked of a larger cluster).
+    const Args base = Args{"evaluate", "--cluster", "paper-fattree-64", "--model", "llama2-7b", "--batch", "68",
+                           "--seq", "1024", "--pp", "34", "--json"};
+    const coretest::Run blocks = runCli(base);
+    ASSERT_EQ(blocks.exitCode, 2);
+    ASSERT_TRUE(contains(blocks.err, "32 transformer blocks")) << blocks.err;
+    const coretest::Run units = runCli(base + Args{"--pipeline-units", "layers+embedding+loss"});
+    ASSERT_TRUE(units.exitCode == 0) << units.err;
+    const coretest::Run bad = runCli(base + Args{"--pipeline-units", "embedding"});
+    ASSERT_EQ(bad.exitCode, 2);
+    ASSERT_TRUE(contains(bad.err, "--pipeline-units") && contains(bad.err, "'embedding'")) << bad.err;
+}

@@ -127,6 +127,42 @@ TEST_F(ClusterIo, compactRoundTrip)
     ASSERT_TRUE(*clusterFromJson(*compact, "compact") == t);
 }
 
+// Issue 23, point 2: the rail_optimized key reads, writes (explicit and compact forms) and
+// round-trips; the rail-optimized template sets it; a cluster without it reads as false.
+TEST_F(ClusterIo, railOptimizedRoundTrip)
+{
+    const Topology plain = parse(CompactExample);
+    ASSERT_FALSE(plain.railOptimized);
+    ASSERT_FALSE(clusterToJson(plain).contains("rail_optimized"));  // written only when true
+
+    const Topology rail = parse(R"({"name": "r", "device": "h100-sxm-80gb", "rail_optimized": true,
+        "levels": [{"name": "node", "fanout": 8, "bandwidth_GBps": 450, "latency_us": 1},
+                   {"name": "su", "fanout": 4, "bandwidth_GBps": 50, "latency_us": 2}]})");
+    ASSERT_TRUE(rail.railOptimized);
+    ASSERT_EQ(rail.deviceCount(), 32);
+    const Json explicitForm = clusterToJson(rail);
+    ASSERT_TRUE(explicitForm.value("rail_optimized", false));
+    const Topology back = reparse(rail);
+    ASSERT_TRUE(back.railOptimized);
+    ASSERT_TRUE(back == rail);
+    const auto compact = clusterToCompactJson(rail);
+    ASSERT_TRUE(compact.has_value());
+    ASSERT_TRUE(compact->value("rail_optimized", false));
+    const auto again = clusterFromJson(*compact, "compact");
+    ASSERT_TRUE(again.ok()) << again.error();
+    ASSERT_TRUE(*again == rail);
+    // The flag is part of equality: the same tree without rails differs.
+    Topology norail = rail;
+    norail.railOptimized = false;
+    ASSERT_FALSE(norail == rail);
+
+    const auto tmpl = resolveCluster("rail-optimized");
+    ASSERT_TRUE(tmpl.ok()) << tmpl.error();
+    ASSERT_TRUE(tmpl->railOptimized);
+    ASSERT_EQ(tmpl->deviceCount(), 4 * 32 * 8);
+    ASSERT_TRUE(reparse(*tmpl) == *tmpl);
+}
+
 TEST_F(ClusterIo, explicitNonUniform)
 {
     // sample_configs/clusters/nonuniform-3-4.json: rack0 = 3 H100 nodes x 8, rack1 = 4
@@ -365,6 +401,17 @@ std::vector<LoadErrorRow> loadErrorRows()
         {"bad link override", "override.json",
          explicitWith(R"({"children": [{"link": {"bandwidth_GBps": 0}, "children": [{"devices": 8}]}]})"),
          "tree.children[0].link.bandwidth_GBps", "positive"},
+        {"rail flag not a boolean", "rail.json",
+         R"({"device": "a100-80gb", "rail_optimized": "yes", "levels": [{"name": "node", "fanout": 8,
+             "bandwidth_GBps": 300}, {"name": "rack", "fanout": 4, "bandwidth_GBps": 25}]})",
+         "rail_optimized", "expected true or false"},
+        {"rail flag a number", "rail2.json",
+         explicitWith(R"({"children": [{"children": [{"devices": 8}]}]})").replace(0, 1, R"({"rail_optimized": 1, )"),
+         "rail_optimized", "expected true or false"},
+        {"rail without a switch level", "rail3.json",
+         R"({"device": "a100-80gb", "rail_optimized": true, "levels": [{"name": "node", "fanout": 8,
+             "bandwidth_GBps": 300}]})",
+         "rail_optimized", "needs a switch level"},
         {"unknown template", "tmpl.json", R"({"template": "hypercube"})", "template", "unknown cluster template"},
         {"template param out of range", "tparam.json", R"({"template": "fat-tree", "params": {"racks": 0}})",
          "params.racks", "between"},

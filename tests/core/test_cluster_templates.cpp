@@ -43,8 +43,8 @@ std::vector<int> fanouts(const Topology &t)
 TEST(ClusterTemplates, templateListIsSane)
 {
     ASSERT_TRUE(clusterTemplates().size() >= 8);
-    for (const char *key : {"fat-tree", "spine-leaf", "superpod", "torus2d", "torus3d", "paper-fattree",
-                            "paper-spineleaf", "paper-v100"})
+    for (const char *key : {"fat-tree", "spine-leaf", "superpod", "rail-optimized", "torus2d", "torus3d",
+                            "paper-fattree", "paper-spineleaf", "paper-v100"})
         ASSERT_TRUE(findClusterTemplate(key) != nullptr) << key;
     ASSERT_TRUE(findClusterTemplate("mesh") == nullptr);
     for (const auto &t : clusterTemplates()) {
@@ -89,6 +89,31 @@ TEST(ClusterTemplates, spineLeafOversubscription)
     ASSERT_QFUZZY_EQ(t->levels[2].link.oversubscription, 4.0);
     ASSERT_QFUZZY_EQ(t->levels[1].link.oversubscription, 1.0);
     ASSERT_QFUZZY_EQ(t->link(0, 63).oversubscription, 4.0);
+}
+
+// Issue 23, point 2: the rail-optimised SuperPOD-like fabric. Same shape and numbers as
+// `superpod`, the rails explicit (Topology::railOptimized), the spine's oversubscription a
+// parameter; the superpod template itself stays without rails.
+TEST(ClusterTemplates, railOptimizedDefaults)
+{
+    const auto t = makeCluster("rail-optimized", {});
+    ASSERT_TRUE(t.ok()) << t.error();
+    ASSERT_TRUE(t->railOptimized);
+    ASSERT_EQ(t->deviceCount(), 4 * 32 * 8);
+    ASSERT_EQ(t->levelCount(), 3);
+    ASSERT_QFUZZY_EQ(t->levels[0].link.bandwidth, 450e9);
+    ASSERT_QFUZZY_EQ(t->levels[1].link.bandwidth, 50e9);  // one NDR 400 Gb/s port per GPU (rail)
+    ASSERT_QFUZZY_EQ(t->levels[2].link.bandwidth, 50e9);
+    ASSERT_QFUZZY_EQ(t->levels[2].link.oversubscription, 1.0);
+    // GPU i of node n sits on rail i: device 8 n + i has index i in its node.
+    ASSERT_EQ(t->devices[8 * 5 + 3].indexInNode, 3);
+    // Every SU has 32 GPUs per rail.
+    ASSERT_EQ(t->railDeviceCountUnder(t->ancestor(0, 1), 0), 32);
+    const auto tapered = makeCluster("rail-optimized", {{"spine_oversubscription", 2}, {"sus", 2}});
+    ASSERT_TRUE(tapered.ok());
+    ASSERT_QFUZZY_EQ(tapered->levels[2].link.oversubscription, 2.0);
+    ASSERT_EQ(tapered->deviceCount(), 2 * 32 * 8);
+    ASSERT_FALSE(makeCluster("superpod", {})->railOptimized);
 }
 
 TEST(ClusterTemplates, superpodCounts)

@@ -107,9 +107,12 @@ TEST(Collectives, stageCollectivesByHand)
     // TP inside a node (ring): 2 * (3/4 S / 100 GB/s + 3 us).
     ASSERT_TRUE(close(c.tp.at(s), 2 * (0.75 * s / 100e9 + 3e-6)));
     // DP groups {j, 4 + j} cross the rack level once (fan-in 2, full buffer, 10 GB/s,
-    // no oversubscription): reduce-scatter 1/2 S / 10 GB/s + 5 us, all-reduce twice.
-    ASSERT_TRUE(close(c.denseReduceScatter.at(s), 0.5 * s / 10e9 + 5e-6));
-    ASSERT_TRUE(close(c.denseAllReduce.at(s), s / 10e9 + 10e-6));
+    // no oversubscription): reduce-scatter 1/2 S / 10 GB/s + 5 us per call, all-reduce
+    // twice (ring; the tree's 2 S / 9 GB/s loses at a 50 MiB bucket). Gradient sync is
+    // bucketed: the latency is paid S / kGradientBucketBytes + 1 times.
+    const double calls = s / kGradientBucketBytes + 1;
+    ASSERT_TRUE(close(c.denseReduceScatter.at(s), 0.5 * s / 10e9 + 5e-6 * calls));
+    ASSERT_TRUE(close(c.denseAllReduce.at(s), s / 10e9 + 10e-6 * calls));
     // EP all-to-all on the same pairs: half of each buffer leaves the node.
     ASSERT_TRUE(close(c.ep.at(s), 0.5 * s / 10e9 + 5e-6));
     // ep = dp: one replica per expert shard, nothing to sync; no cp.
@@ -122,11 +125,11 @@ TEST(Collectives, stageCollectivesByHand)
 
     // Replicas in different racks: the pairs {j, 8 + j} meet at the spine (5 GB/s,
     // oversubscription 2). Gradient sync is full load: 5/2 GB/s, reduce-scatter
-    // 1/2 S / 2.5 GB/s + 10 us. The EP all-to-all is concurrent: 4 of the 8 devices
+    // 1/2 S / 2.5 GB/s + 10 us per call. The EP all-to-all is concurrent: 4 of the 8 devices
     // under each rack switch send, share min(1, 8 / (2 * 4)) = 1: 1/2 S / 5 GB/s + 10 us.
     const std::vector<std::vector<int>> spine = {{0, 1, 2, 3}, {8, 9, 10, 11}};
     c = stageCollectives(tree(), spine, StageConfig{4, 1, 2}, 2);
-    ASSERT_TRUE(close(c.denseReduceScatter.at(s), 0.5 * s / 2.5e9 + 10e-6));
+    ASSERT_TRUE(close(c.denseReduceScatter.at(s), 0.5 * s / 2.5e9 + 10e-6 * calls));
     ASSERT_TRUE(close(c.ep.at(s), 0.5 * s / 5e9 + 10e-6));
     // cp = 2 x tp = 2 on one node: the cp groups {0, 2}, {1, 3} all-gather inside it.
     c = stageCollectives(tree(), {{0, 1, 2, 3}}, StageConfig{2, 2, 1}, 1);
@@ -134,8 +137,8 @@ TEST(Collectives, stageCollectivesByHand)
     ASSERT_TRUE(close(c.tp.at(s), 2 * (0.5 * s / 100e9 + 1e-6)));
     // dp = 1, but the two cp ranks of each tp rank hold the same weights, so their
     // gradients are all-reduced over {0, 2} and {1, 3}: the same shape as the tp
-    // all-reduce, 2 x (1/2 S / 100 GB/s + 1 us).
-    ASSERT_TRUE(close(c.denseAllReduce.at(s), 2 * (0.5 * s / 100e9 + 1e-6)));
+    // all-reduce, 2 x (1/2 S / 100 GB/s + 1 us) per call, in buckets.
+    ASSERT_TRUE(close(c.denseAllReduce.at(s), s / 100e9 + 2e-6 * calls));
 }
 
 TEST(Collectives, fasterLinksNeverSlower)
@@ -147,4 +150,154 @@ TEST(Collectives, fasterLinksNeverSlower)
             ASSERT_TRUE(allToAllTime(tree(scale), g, 1e8) <= allToAllTime(tree(), g, 1e8));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 23, point 2: the algorithms NCCL chooses between (ring, double binary tree,
+// hierarchical), the switch between them, bucketed gradient sync, rail-optimised fabrics.
+
+namespace {
+GroupShape shapeOf(const Topology &topo, std::vector<int> ids, Contention mode = Contention::FullLoad)
+{
+    return groupShape(topo, ids.data(), static_cast<int>(ids.size()), mode);
+}
+
+// 64 single-GPU nodes on one switch: 10 GB/s per device, 5 us per message.
+Topology flat64()
+{
+    DeviceSpec dev{"test", 100e12, 80e9, 1e12, 0.5, ""};
+    return Topology::uniform("flat", dev, {{"node", 1, {100e9, 1e-6, 1}}, {"cluster", 64, {10e9, 5e-6, 1}}});
+}
+} // namespace
+
+TEST(CollectiveAlgorithms, ringTreeHierarchicalByHand)
+{
+    // Rack 0 of tree(): 8 devices in 2 nodes. n = 8, c_0 = 2 nodes, c_1 = 1 rack.
+    // Level 0: fan-in 4, f_0 = 1, 100 GB/s, 1 us; level 1: fan-in 2, f_1 = 2/8, 10 GB/s, 5 us.
+    const Topology topo = tree();
+    const GroupShape g = shapeOf(topo, {0, 1, 2, 3, 4, 5, 6, 7});
+    const double s = 1e9;
+    // Ring: bottleneck max(1/100e9, (1/4)/10e9) = 2.5e-11 s/B; (n-1)/n = 7/8;
+    // steps: c_{-1} - c_0 = 6 inside the nodes at 1 us, c_0 - c_1 = 1 across at 5 us.
+    // reduce-scatter = 7/8 * 2.5e-11 * S + 6 * 1e-6 + 1 * 5e-6; all-reduce twice that.
+    ASSERT_TRUE(close(ringReduceScatterCost(g).at(s), 7.0 / 8 * 2.5e-11 * s + 11e-6));
+    ASSERT_TRUE(close(ringAllReduceCost(g).at(s), 2 * (7.0 / 8 * 2.5e-11 * s + 11e-6)));
+    // Hierarchical: 2 * (3/4 * S / 100e9 + 3 * 1e-6) + 2 * (1/2 * S/4 / 10e9 + 1 * 5e-6)
+    //             = 1.5e-11 S + 2.5e-11 S + 16e-6.
+    ASSERT_TRUE(close(allReduceCost(g).at(s), 4e-11 * s + 16e-6));
+    // Tree: 2 * S * 2.5e-11 / 0.9 + 2 * ((4 - 1) * 1e-6 + ceil(log2 2) * 5e-6) = 5.5556e-11 S + 16e-6.
+    ASSERT_TRUE(close(treeAllReduceCost(g).at(s), 2 * 2.5e-11 * s / 0.9 + 16e-6));
+    // At 1 GB the hierarchical algorithm moves least over the 10 GB/s level: 0.040016 s
+    // against the ring's 0.043772 s and the tree's 0.055572 s.
+    const CollectiveChoice ar = chooseAllReduce(g, s);
+    ASSERT_EQ(ar.algorithm, CollectiveAlgorithm::Hierarchical);
+    ASSERT_TRUE(close(ar.cost.at(s), 4e-11 * s + 16e-6));
+    // Reduce-scatter: no tree; hierarchical 1/2 of 4e-11 S + 8e-6 = 0.020008 s beats the
+    // ring's 0.021886 s.
+    ASSERT_EQ(chooseReduceScatter(g, s).algorithm, CollectiveAlgorithm::Hierarchical);
+
+    // One device per node: a single crossed level, where ring and hierarchical coincide.
+    // {0, 4}: fan-in 2 at the rack level: 2 * (1/2 * S / 10e9 + 5e-6).
+    const GroupShape pair = shapeOf(topo, {0, 4});
+    ASSERT_TRUE(close(ringAllReduceCost(pair).at(s), allReduceCost(pair).at(s)));
+    ASSERT_TRUE(close(ringAllReduceCost(pair).at(s), 2 * (0.5 * s / 10e9 + 5e-6)));
+    ASSERT_EQ(chooseAllReduce(pair, s).algorithm, CollectiveAlgorithm::Ring);  // tie: ring first
+}
+
+TEST(CollectiveAlgorithms, ringLatencyGrowsLinearlyTreeLogarithmically)
+{
+    // 64 nodes of one GPU: ring all-reduce pays 2 (n-1) steps of 5 us, the tree
+    // 2 ceil(log2 n) hops: 2 * 63 * 5e-6 = 630 us against 2 * 6 * 5e-6 = 60 us.
+    const Topology topo = flat64();
+    std::vector<int> all;
+    for (int d = 0; d < 64; ++d)
+        all.push_back(d);
+    const GroupShape g = shapeOf(topo, all);
+    ASSERT_TRUE(close(ringAllReduceCost(g).fixed, 630e-6));
+    ASSERT_TRUE(close(treeAllReduceCost(g).fixed, 60e-6));
+    // 8 and 16 of them: ring 2 * 7 * 5 = 70 us and 2 * 15 * 5 = 150 us; tree 30 and 40 us.
+    ASSERT_TRUE(close(ringAllReduceCost(shapeOf(topo, {0, 1, 2, 3, 4, 5, 6, 7})).fixed, 70e-6));
+    ASSERT_TRUE(close(treeAllReduceCost(shapeOf(topo, {0, 1, 2, 3, 4, 5, 6, 7})).fixed, 30e-6));
+    std::vector<int> sixteen(all.begin(), all.begin() + 16);
+    ASSERT_TRUE(close(ringAllReduceCost(shapeOf(topo, sixteen)).fixed, 150e-6));
+    ASSERT_TRUE(close(treeAllReduceCost(shapeOf(topo, sixteen)).fixed, 40e-6));
+}
+
+TEST(CollectiveAlgorithms, switchPoint)
+{
+    // 64 nodes: ring  2 * 63/64 * S / 10e9 + 630e-6 = 1.96875e-10 S + 630e-6
+    //           tree  2 * S / (0.9 * 10e9) + 60e-6   = 2.22222e-10 S +  60e-6
+    // Equal at S* = 570e-6 / (2.22222e-10 - 1.96875e-10) = 22.488 MB: the tree below, the
+    // ring above (hierarchical = ring on one level, and a tie keeps the ring).
+    const Topology topo = flat64();
+    std::vector<int> all;
+    for (int d = 0; d < 64; ++d)
+        all.push_back(d);
+    const GroupShape g = shapeOf(topo, all);
+    const double star = 570e-6 / (2.0 / 0.9e10 - 2.0 * 63 / 64 / 1e10);
+    ASSERT_NEAR(star, 22.488e6, 0.001e6);
+    ASSERT_EQ(chooseAllReduce(g, 0.9 * star).algorithm, CollectiveAlgorithm::Tree);
+    ASSERT_EQ(chooseAllReduce(g, 1.1 * star).algorithm, CollectiveAlgorithm::Ring);
+    // 1 MB: tree 2.2222e-4 + 60e-6 = 282 us, ring 1.96875e-4 + 630e-6 = 827 us.
+    const CollectiveChoice small = chooseAllReduce(g, 1e6);
+    ASSERT_EQ(small.algorithm, CollectiveAlgorithm::Tree);
+    ASSERT_TRUE(close(small.cost.at(1e6), 2e6 / 0.9e10 + 60e-6));
+    // Reduce-scatter has no tree: the ring at any size.
+    ASSERT_EQ(chooseReduceScatter(g, 1e3).algorithm, CollectiveAlgorithm::Ring);
+}
+
+TEST(CollectiveAlgorithms, bucketedGradientSync)
+{
+    // Per bucket of B bytes one call and its latency: time(S) = perByte S + fixed (S/B + 1).
+    const LinearCost call{1e-10, 100e-6};
+    const LinearCost b = bucketed(call, 50e6);
+    // 1 GB = 20 buckets: 0.1 s + 100 us * (20 + 1) = 0.1021 s.
+    ASSERT_TRUE(close(b.at(1e9), 0.1 + 100e-6 * 21));
+    ASSERT_TRUE(close(bucketed(call, 0).at(1e9), call.at(1e9)));  // no bucket: one call
+    // The data-parallel families of stageCollectives are bucketed at kGradientBucketBytes:
+    // the 64-node group of one-GPU replicas reduce-scatters with the ring,
+    // 63/64 S / 10e9 + 63 * 5e-6 per call.
+    const Topology topo = flat64();
+    std::vector<std::vector<int>> replicas;
+    for (int d = 0; d < 64; ++d)
+        replicas.push_back({d});
+    const StageCollectives c = stageCollectives(topo, replicas, StageConfig{1, 1, 1}, 64);
+    const double s = 1e9;
+    ASSERT_TRUE(close(c.denseReduceScatter.at(s), 63.0 / 64 * s / 10e9 + 315e-6 * (s / kGradientBucketBytes + 1)));
+    ASSERT_EQ(c.denseReduceScatterAlgorithm, CollectiveAlgorithm::Ring);
+    // All-reduce per 52.4 MB bucket (above the 22.5 MB switch point): the ring.
+    ASSERT_EQ(c.denseAllReduceAlgorithm, CollectiveAlgorithm::Ring);
+    ASSERT_TRUE(close(c.denseAllReduce.at(s), 2 * 63.0 / 64 * s / 10e9 + 630e-6 * (s / kGradientBucketBytes + 1)));
+}
+
+TEST(CollectiveAlgorithms, railOptimizedSharesUplinksPerRail)
+{
+    // tree(): racks of 2 nodes x 4 GPUs, a spine at 5 GB/s with oversubscription 2.
+    // The pair {0, 8} (GPU 0 of node 0 in rack 0, GPU 0 of node 2 in rack 1) crosses the
+    // spine while a stage made of GPU 0 of every node, {0, 4, 8, 12}, runs the same
+    // collective (Concurrent).
+    Topology plain = tree();
+    Topology rail = tree();
+    rail.railOptimized = true;
+    std::vector<int> ids = {0, 8};
+    const std::vector<int> stage = {0, 4, 8, 12};
+    const double s = 1e9;
+    // Without rails: rack 0's uplinks serve its n = 8 GPUs, k = 2 of them ({0, 4}) send:
+    // share min(1, 8 / (2 * 2)) = 1, 5 GB/s: 2 * (1/2 S / 5e9 + 10e-6).
+    GroupShape g = groupShape(plain, ids.data(), 2, Contention::Concurrent, stage.data(), 4);
+    ASSERT_TRUE(close(allReduceCost(g).at(s), 2 * (0.5 * s / 5e9 + 10e-6)));
+    // Rail-optimised: rail 0's uplinks of rack 0 serve only GPU 0 of its 2 nodes (n = 2),
+    // and both send (k = 2): share min(1, 2 / (2 * 2)) = 1/2, 2.5 GB/s: 2 * (1/2 S / 2.5e9 + 10e-6).
+    g = groupShape(rail, ids.data(), 2, Contention::Concurrent, stage.data(), 4);
+    ASSERT_TRUE(close(allReduceCost(g).at(s), 2 * (0.5 * s / 2.5e9 + 10e-6)));
+    // The same stage spread over the rails, {0, 5, 10, 15}: rail 0 of rack 0 carries one
+    // sender of its 2 GPUs, share min(1, 2 / (2 * 1)) = 1: full 5 GB/s again.
+    const std::vector<int> spread = {0, 5, 10, 15};
+    g = groupShape(rail, ids.data(), 2, Contention::Concurrent, spread.data(), 4);
+    ASSERT_TRUE(close(allReduceCost(g).at(s), 2 * (0.5 * s / 5e9 + 10e-6)));
+    // Gradient sync (FullLoad: every device below sends) is 1/o either way.
+    ASSERT_TRUE(close(allReduceTime(rail, {0, 8}, s), allReduceTime(plain, {0, 8}, s)));
+    ASSERT_TRUE(close(allReduceTime(rail, {0, 8}, s), 2 * (0.5 * s / 2.5e9 + 10e-6)));
+    // Rail counts: 4 GPUs per node, 2 nodes per rack: rack 0 has 2 GPUs on rail 3.
+    ASSERT_EQ(rail.railDeviceCountUnder(rail.ancestor(0, 1), 3), 2);
 }

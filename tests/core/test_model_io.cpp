@@ -276,10 +276,13 @@ TEST(ModelIo, artifactSample)
 
 TEST(ModelIo, artifactScalesSmallestWidth)
 {
-    // Only width 2 and 4: width 2 is used and scaled back to width 1. Micro-batch 2 from
-    // the name, so per sample: latency 3 ms * 2 / 2 = 3 ms; params 100 B * 2 / 2 B = 100.
+    // Only width 2 and 4: the base fields (totals) come from width 2 scaled back to width 1
+    // (each width's own numbers are in byWidth: tests/core/test_artifact_input.cpp). Micro-batch
+    // 2 from the name, so per sample: latency 3 ms * 2 / 2 = 3 ms; params 100 B * 2 / 2 B = 100.
     const Json j = Json::parse(R"({"mbsInBatch": 8, "ep_degree": 1,
         "nodes": {"4": [{"id": 0, "parameterSize": 1, "activationSize": 1,
+                        "optimalLatencyFw": 1, "optimalLatencyBw": 1},
+                        {"id": 1, "parameterSize": 1, "activationSize": 1,
                         "optimalLatencyFw": 1, "optimalLatencyBw": 1}],
                   "2": [{"id": 0, "parameterSize": 100, "activationSize": 40,
                          "optimalLatencyFw": 3, "optimalLatencyBw": 5, "isTensorParallelized": true},

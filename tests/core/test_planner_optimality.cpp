@@ -126,7 +126,7 @@ ModelProfile randomModel(std::mt19937 &rng, bool moe)
 // (declared after it, so it runs after it, as the Qt Test slots did).
 struct Coverage {
     int found = 0, infeasible = 0, zero = 0, recompute = 0, pipeline = 0, dp = 0, nonUniform = 0, moe = 0,
-        widthMix = 0, multiLevel = 0, gpipe = 0, interleaved = 0, mixedDevices = 0;
+        widthMix = 0, multiLevel = 0, gpipe = 0, interleaved = 0, mixedDevices = 0, unitOptima = 0;
 };
 Coverage g_coverage;
 
@@ -134,6 +134,7 @@ struct Row {
     std::string name;
     int seed;
     int only;  // -1: the seed's schedules; else that schedule alone
+    PipelineUnits units = PipelineUnits::Layers;
 };
 
 std::vector<Row> rows()
@@ -150,10 +151,18 @@ std::vector<Row> rows()
     // Two device types (no compute bound then: the bounds assume one type).
     for (int s = 121; s <= 140; ++s)
         out.push_back({"seed " + std::to_string(s) + " mixed devices", s, -1});
+    // The embedding and the loss as pipeline units (issue 23): the interleaved chunks are
+    // cut in units, alone and among the other schedules.
+    for (int s = 141; s <= 160; ++s)
+        out.push_back({"seed " + std::to_string(s) + " interleaved, units", s, int(Schedule::Interleaved),
+                       s % 2 ? PipelineUnits::LayersEmbeddingLoss : PipelineUnits::LayersEmbedding});
+    for (int s = 161; s <= 170; ++s)
+        out.push_back({"seed " + std::to_string(s) + " units", s, -1,
+                       s % 2 ? PipelineUnits::LayersEmbeddingLoss : PipelineUnits::LayersEmbedding});
     return out;
 }
 
-void checkSeed(int seed, int only)
+void checkSeed(int seed, int only, PipelineUnits units)
 {
     Coverage &c = g_coverage;
     std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
@@ -167,7 +176,7 @@ void checkSeed(int seed, int only)
     // Plus the evaluator's fixed 1 GB runtime overhead (CostOptions::runtimeOverheadBytes).
     const double factors[] = {3.0, 1.0, 0.5, 0.25};
     const double memory = 1e9 + state * factors[seed % 4];
-    const Topology topo = randomTopology(rng, memory, seed > 120);
+    const Topology topo = randomTopology(rng, memory, seed > 120 && seed <= 140);
     ASSERT_TRUE(topo.validate().empty()) << topo.validate();
 
     SearchOptions o;
@@ -184,6 +193,9 @@ void checkSeed(int seed, int only)
     o.allowRecompute = seed % 11 != 5;
     if (only >= 0)
         o.schedules = {static_cast<Schedule>(only)};
+    o.pipelineUnits = units;
+    if (units != PipelineUnits::Layers)
+        o.virtualStages = {2, 3};
 
     const PlanResult nest = NestPlanner().plan(topo, model, o);
     const PlanResult ex = ExhaustivePlanner().plan(topo, model, o);
@@ -216,6 +228,11 @@ void checkSeed(int seed, int only)
         c.dp += ex.plan.dp > 1 ? 1 : 0;
         c.gpipe += ex.plan.schedule == Schedule::GPipe ? 1 : 0;
         c.interleaved += ex.plan.schedule == Schedule::Interleaved ? 1 : 0;
+        c.unitOptima += ex.plan.schedule == Schedule::Interleaved && units != PipelineUnits::Layers ? 1 : 0;
+        if (units != PipelineUnits::Layers) {
+            EXPECT_EQ(ex.plan.pipelineUnits, units);
+            EXPECT_EQ(nest.plan.pipelineUnits, units);
+        }
         c.mixedDevices += topo.deviceTypes.size() > 1 ? 1 : 0;
     } else {
         ++c.infeasible;
@@ -256,7 +273,7 @@ TEST(PlannerOptimality, nestEqualsExhaustive)
 {
     for (const Row &row : rows()) {
         SCOPED_TRACE(row.name);
-        checkSeed(row.seed, row.only);  // a failed assertion ends this row only
+        checkSeed(row.seed, row.only, row.units);  // a failed assertion ends this row only
     }
 }
 
@@ -267,7 +284,7 @@ TEST(PlannerOptimality, coverage)
               << c.recompute << " pipeline " << c.pipeline << " dp " << c.dp << " mixed widths " << c.widthMix
               << " non-uniform " << c.nonUniform << " moe " << c.moe << " >=3 levels " << c.multiLevel
               << " gpipe optima " << c.gpipe << " interleaved optima " << c.interleaved << " mixed devices "
-              << c.mixedDevices << "\n";
+              << c.mixedDevices << " interleaved optima in units " << c.unitOptima << "\n";
     // The random instances must exercise what the test claims to cover.
     ASSERT_TRUE(c.found >= 50);
     ASSERT_TRUE(c.infeasible >= 1);
@@ -280,4 +297,5 @@ TEST(PlannerOptimality, coverage)
     ASSERT_TRUE(c.gpipe >= 5);
     ASSERT_TRUE(c.interleaved >= 3);
     ASSERT_TRUE(c.mixedDevices >= 5);
+    ASSERT_TRUE(c.unitOptima >= 3);
 }

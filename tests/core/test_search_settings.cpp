@@ -69,6 +69,7 @@ SearchSettings everyFieldChanged()
     s.layouts = {Layout::ReplicasInside};
     s.memoryHeadroom = 0.125;
     s.framework = Framework::Fsdp;
+    s.pipelineUnits = PipelineUnits::LayersEmbeddingLoss;
     return s;
 }
 
@@ -84,6 +85,9 @@ Json altered(const Json &value)
     if (value.is_string()) {
         const std::string v = value.get<std::string>();
         const bool planner = std::find(plannerNames().begin(), plannerNames().end(), v) != plannerNames().end();
+        PipelineUnits units;
+        if (pipelineUnitsFromString(v, units))
+            return v == "layers" ? "layers+embedding" : "layers";
         if (planner) {
             for (const std::string &name : plannerNames())
                 if (name != v)
@@ -201,6 +205,7 @@ TEST(SearchSettings, optionsMapEveryField)
     ASSERT_EQ(o.cpCandidates, (std::vector<int>{1, 2}));
     ASSERT_TRUE(o.dpCandidates.empty());  // every dp that divides the batch
     ASSERT_EQ(o.layouts, (std::vector<Layout>{Layout::ReplicasInside}));
+    ASSERT_EQ(o.pipelineUnits, PipelineUnits::LayersEmbeddingLoss);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
     // The headroom and the framework reach the evaluator; every other cost option keeps its
     // default.
@@ -282,7 +287,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(21));
+    ASSERT_EQ(fields, std::size_t(22));
     ASSERT_EQ(d.size(), fields);
 }
 
@@ -362,6 +367,8 @@ const std::vector<JsonErrorRow> jsonErrorRows = {
     {"recompute_modes not a list", R"({"recompute_modes": "full"})", "search.recompute_modes", "expected an array"},
     {"cp_min_tokens_per_rank -1", R"({"cp_min_tokens_per_rank": -1})", "search.cp_min_tokens_per_rank", "between 0"},
     {"max_stages -1", R"({"max_stages": -1})", "search.max_stages", "between 0"},
+    {"pipeline_units unknown", R"({"pipeline_units": "layers+loss"})", "search.pipeline_units",
+     "\"layers+embedding+loss\", found \"layers+loss\""},
     {"layouts entry", R"({"layouts": ["outside", "sideways"]})", "search.layouts[1]", "\"outside\" or \"inside\""},
     {"layouts entry not a string", R"({"layouts": [1]})", "search.layouts[0]", "\"inside\""},
     {"layouts empty", R"({"layouts": []})", "search.layouts", "at least one"},

@@ -149,7 +149,19 @@ def read_back(fmt, files, stem):
         cp, ep = int(f["--context-parallel-size"]), int(f["--expert-model-parallel-size"])
         layers = int(f["--num-layers"])
         schedule, v = "1f1b", 1
-        if "--num-layers-per-virtual-pipeline-stage" in f:
+        emb = 1 if "--account-for-embedding-in-pipeline-split" in f else 0
+        loss = 1 if "--account-for-loss-in-pipeline-split" in f else 0
+        units = ["layers", "layers+embedding", "layers+embedding+loss"][emb + loss]
+        if emb or loss:
+            # Megatron-Core's even split of the units (blocks + embedding + loss), per chunk.
+            v = int(f.get("--num-virtual-stages-per-pipeline-rank", 1))
+            if v > 1:
+                schedule = f"interleaved:{v}"
+            per = (layers + emb + loss) // (pp * v)
+            split = [per] * (pp * v)
+            split[0] -= emb
+            split[-1] -= loss
+        elif "--num-layers-per-virtual-pipeline-stage" in f:
             per = int(f["--num-layers-per-virtual-pipeline-stage"])
             v = layers // (pp * per)
             schedule = f"interleaved:{v}"
@@ -163,7 +175,7 @@ def read_back(fmt, files, stem):
         rec = f.get("--recompute-granularity", "none")
         placement = torchrun_placement(script)
         world = len(placement)
-        return dict(tp=tp, pp=pp, cp=cp, ep=ep, dp=world // (tp * pp * cp), schedule=schedule,
+        return dict(tp=tp, pp=pp, cp=cp, ep=ep, dp=world // (tp * pp * cp), schedule=schedule, units=units,
                     microbatch=int(f["--micro-batch-size"]), batch=int(f["--global-batch-size"]),
                     zero=1 if "--use-distributed-optimizer" in f else 0, recompute=rec,
                     sp="--sequence-parallel" in f, split=split,
@@ -179,11 +191,18 @@ def read_back(fmt, files, stem):
         placement = torchrun_placement(files[stem + ".sh"])
         check(y["trainer"]["num_nodes"] * y["trainer"]["devices"] == len(placement), "nemo: nodes x devices = ranks")
         g = m["activations_checkpoint_granularity"]
+        # Megatron-Core's TransformerConfig fields: the embedding / the loss count as one layer.
+        emb = 1 if m.get("account_for_embedding_in_pipeline_split") else 0
+        loss = 1 if m.get("account_for_loss_in_pipeline_split") else 0
+        split = [(m["num_layers"] + emb + loss) // (pp * v)] * (pp * v)
+        split[0] -= emb
+        split[-1] -= loss
         return dict(tp=tp, pp=pp, cp=cp, ep=m["expert_model_parallel_size"], dp=len(placement) // (tp * pp * cp),
                     schedule=f"interleaved:{v}" if v > 1 else "1f1b", microbatch=m["micro_batch_size"],
+                    units=["layers", "layers+embedding", "layers+embedding+loss"][emb + loss],
                     batch=m["global_batch_size"], zero=1 if m["optim"]["name"] == "distributed_fused_adam" else 0,
                     recompute=g or "none", sp=bool(m["sequence_parallel"]),
-                    split=[m["num_layers"] // (pp * v)] * (pp * v), order="tp-cp-ep-dp-pp",
+                    split=split, order="tp-cp-ep-dp-pp",
                     coord=lambda r, d: megatron_coord(r, d["tp"], d["cp"], d["dp"], d["pp"], False),
                     placement=placement)
     if fmt == "deepspeed":
@@ -305,6 +324,8 @@ def check_export(cli, label, fmt, plan_file, where, tmp, cluster_nodes, kinds, f
             "--recompute", d["recompute"], "--order", d["order"], "--rank-map", rank_map] + where
     if d["split"] is not None:
         args += ["--stage-blocks", ",".join(map(str, d["split"]))]
+    if d.get("units"):
+        args += ["--pipeline-units", d["units"]]
     if d["sp"]:
         args.append("--sp")
     if framework:
@@ -367,6 +388,20 @@ def main():
                     "devices": [[8], [9], [10], [11]]}]}, open(p5, "w"))
     cases.append(("mixed", p5, v100, None))
 
+    # 6. The sample plan counted in units (blocks + embedding + loss = 34, 17 per stage: the
+    #    same cuts): NeMo and Megatron-LM run it with their account_for_* keys and flags.
+    p6 = os.path.join(tmp, "units.plan.json")
+    units_plan = json.load(open(p3))
+    units_plan["pipeline_units"] = "layers+embedding+loss"
+    json.dump(units_plan, open(p6, "w"))
+    cases.append(("units", p6, spine, None))
+    # 7. NEST's interleaved plan with the units counted.
+    p7 = os.path.join(tmp, "unitsinter.plan.json")
+    run(cli, ["plan", "--vpp", "2", "--microbatch", "1", "--batch", "512", "--pipeline-units",
+              "layers+embedding+loss", "--out", p7] + spine)
+    check(json.load(open(p7)).get("pipeline_units") == "layers+embedding+loss", "plan --pipeline-units is recorded")
+    cases.append(("unitsinter", p7, spine, None))
+
     summary = []
     for label, plan_file, where, framework in cases:
         plan = json.load(open(plan_file))
@@ -378,6 +413,14 @@ def main():
     check("pernode/megatron: as planned" in summary, "pernode/megatron needs no fallback (--use-tp-pp-dp-mapping)")
     check("mixed/megatron: fallback" in summary, "mixed/megatron falls back")
     check("racks/megatron: as planned" in summary, "racks/megatron runs as planned")
+    check("units/megatron: as planned" in summary, "units/megatron runs as planned")
+    check("units/nemo: as planned" in summary, "units/nemo runs as planned")
+    units_script = open(os.path.join(tmp, "units_megatron.sh")).read()
+    check("--account-for-embedding-in-pipeline-split" in units_script and
+          "--account-for-loss-in-pipeline-split" in units_script, "units/megatron: the account-for flags")
+    units_yaml = yaml.safe_load(open(os.path.join(tmp, "units_nemo.yaml")))["model"]
+    check(units_yaml.get("account_for_embedding_in_pipeline_split") is True and
+          units_yaml.get("account_for_loss_in_pipeline_split") is True, "units/nemo: the account_for keys")
     script = open(os.path.join(tmp, "pernode_megatron.sh")).read()
     check("--use-tp-pp-dp-mapping" in script, "pernode/megatron uses --use-tp-pp-dp-mapping")
 

@@ -25,11 +25,18 @@ DEFAULT_RUNS = os.path.join(HERE, "runs.json")
 DEFAULT_CLI = os.path.normpath(os.path.join(HERE, "..", "..", "build", "app", "nest-cli"))
 RESULTS_BEGIN = "<!-- results -->"
 RESULTS_END = "<!-- /results -->"
+SERIES_BEGIN = "<!-- series -->"
+SERIES_END = "<!-- /series -->"
 
 # The --check target (issue 10, item 5).
 TARGET_MEAN = 0.10
 TARGET_MAX = 0.25
 BAND_TOLERANCE = 0.005   # core's bands are kept to 3 decimals
+# The --series-check target (issue 23, point 2): on every scaling series (rows sharing a
+# "series" key: one model and per-replica work at several GPU counts), the predicted step-time
+# growth from the smallest to the largest GPU count is within 5 percentage points of the
+# published growth.
+TARGET_SERIES_PP = 5.0
 
 # Link latencies (not published by any source): NVLink/NVSwitch hop, one IB/RoCE hop.
 NODE_LATENCY_US = 1.0
@@ -219,7 +226,7 @@ def evaluate_row(cli, row, tmp_root):
     res = {"id": row["id"], "set": row["set"], "source": row.get("source_short", row["source"][:20]),
            "gpus": row["gpus"], "device": row["device"], "generation": generation(row["device"]),
            "framework": row["framework"], "layout": layout_text(row["layout"]),
-           "from_memory": bool(row.get("from_memory"))}
+           "from_memory": bool(row.get("from_memory")), "series": row.get("series")}
     try:
         res["published"], res["conversion"] = convert_published(row)
         folder = os.path.join(tmp_root, row["id"])
@@ -355,21 +362,74 @@ def print_table(results, cli, title):
     print()
 
 
-def write_markdown(path, text):
-    """Replace the text between the results markers of `path`, or write the table alone."""
+def write_markdown(path, text, begin=RESULTS_BEGIN, end=RESULTS_END):
+    """Replace the text between the `begin`/`end` markers of `path`, or write the table alone
+    (a file without the markers is written only for the results table)."""
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")
         # The markers count only on a line of their own (prose may quote them).
-        b = next((i for i, line in enumerate(lines) if line.strip() == RESULTS_BEGIN), -1)
-        e = next((i for i, line in enumerate(lines) if i > b >= 0 and line.strip() == RESULTS_END), -1)
+        b = next((i for i, line in enumerate(lines) if line.strip() == begin), -1)
+        e = next((i for i, line in enumerate(lines) if i > b >= 0 and line.strip() == end), -1)
         if b >= 0 and e > b:
             doc = "\n".join(lines[:b + 1]) + "\n" + text + "\n".join(lines[e:])
             with open(path, "w", encoding="utf-8") as f:
                 f.write(doc)
             return
+        if begin != RESULTS_BEGIN:
+            return
     with open(path, "w", encoding="utf-8") as f:
-        f.write(RESULTS_BEGIN + "\n" + text + RESULTS_END + "\n")
+        f.write(begin + "\n" + text + end + "\n")
+
+
+# ----------------------------------------------------------------------------- scaling series
+def series_results(results):
+    """[{series, ids, gpus, published growth, predicted growth, difference (pp)}] for every
+    scaling series, in first-appearance order. Growth = step time at the largest GPU count
+    over the step time at the smallest, minus 1. Rows of every set count (a reference row
+    still has a published and a predicted time); a series with a failed row has no growth."""
+    by = {}
+    for r in results:
+        if r.get("series"):
+            by.setdefault(r["series"], []).append(r)
+    out = []
+    for name, rs in by.items():
+        rs = sorted(rs, key=lambda r: r["gpus"])
+        first, last = rs[0], rs[-1]
+        item = {"series": name, "ids": [r["id"] for r in rs], "gpus": [r["gpus"] for r in rs],
+                "source": first["source"], "sets": sorted({r["set"] for r in rs})}
+        if len(rs) >= 2 and all(ok(r) for r in (first, last)):
+            item["published_growth"] = last["published"] / first["published"] - 1
+            item["predicted_growth"] = last["predicted"] / first["predicted"] - 1
+            item["difference_pp"] = 100 * (item["predicted_growth"] - item["published_growth"])
+        out.append(item)
+    return out
+
+
+def series_markdown(series):
+    lines = ["| series | source | GPUs | published growth | predicted growth | difference |",
+             "|---|---|---|---:|---:|---:|"]
+    for s in series:
+        gpus = " / ".join(str(g) for g in s["gpus"])
+        if "difference_pp" in s:
+            lines.append(f"| {s['series']} | {s['source']} | {gpus} | {100 * s['published_growth']:+.1f} % | "
+                         f"{100 * s['predicted_growth']:+.1f} % | {s['difference_pp']:+.1f} pp |")
+        else:
+            lines.append(f"| {s['series']} | {s['source']} | {gpus} | - | - | CLI error |")
+    return "\n".join(lines) + "\n"
+
+
+def series_check(series):
+    fails = []
+    if not series:
+        return ["no scaling series in the data set"]
+    for s in series:
+        if "difference_pp" not in s:
+            fails.append(f"{s['series']}: a row failed, no growth")
+        elif abs(s["difference_pp"]) > TARGET_SERIES_PP:
+            fails.append(f"{s['series']}: predicted growth {100 * s['predicted_growth']:+.1f} % vs published "
+                         f"{100 * s['published_growth']:+.1f} % ({s['difference_pp']:+.1f} pp, limit {TARGET_SERIES_PP:.0f})")
+    return fails
 
 
 def check(results):
@@ -421,6 +481,9 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless the validation set meets the target (mean |error| <= 10 %%, "
                          "every row <= 25 %%, none infeasible); always evaluates the validation rows")
+    ap.add_argument("--series-check", action="store_true",
+                    help="run the scaling-series rows (any set) and exit 1 unless every series' predicted "
+                         "step-time growth is within 5 percentage points of the published growth")
     ap.add_argument("--extra-args", default="", help="arguments appended to every nest-cli call")
     ap.add_argument("--class-args", action="append", default=[], metavar="GEN=ARGS",
                     help="arguments appended to the calls of one GPU generation's rows, e.g. "
@@ -433,7 +496,11 @@ def main(argv=None):
     rows = load_runs(args.runs, args.set)
     if args.check and args.set == "calibration":
         rows = load_runs(args.runs, "all")
+    if args.series_check:
+        have = {r["id"] for r in rows}
+        rows += [r for r in load_runs(args.runs, "all") if r.get("series") and r["id"] not in have]
     results = run_rows(cli, rows, args.jobs or None)
+    series = series_results(results)
 
     titles = {"validation": "Validation set", "calibration": "Calibration set", "all": "All rows"}
     title = titles["all" if (args.check and args.set == "calibration") else args.set]
@@ -445,9 +512,29 @@ def main(argv=None):
             if part:
                 text += markdown(part, cli, titles[which]) + "\n"
         write_markdown(args.markdown, text)
+        if series:
+            write_markdown(args.markdown, series_markdown(series), SERIES_BEGIN, SERIES_END)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"fallbacks": cli.fallbacks, "extra_args": cli.extra, "results": results}, f, indent=1)
+            json.dump({"fallbacks": cli.fallbacks, "extra_args": cli.extra, "results": results, "series": series},
+                      f, indent=1)
+    if series:
+        print("Scaling series (growth = largest / smallest GPU count - 1)")
+        for s in series:
+            if "difference_pp" in s:
+                print(f"  {s['series']:32} {'/'.join(str(g) for g in s['gpus']):28} published {100 * s['published_growth']:+6.1f} %"
+                      f"  predicted {100 * s['predicted_growth']:+6.1f} %  difference {s['difference_pp']:+5.1f} pp")
+            else:
+                print(f"  {s['series']:32} failed")
+        print()
+    if args.series_check:
+        fails = series_check(series)
+        if fails:
+            print("SERIES CHECK FAILED:")
+            for msg in fails:
+                print(f"  {msg}")
+            return 1
+        print(f"SERIES CHECK PASSED: {len(series)} scaling series within {TARGET_SERIES_PP:.0f} pp")
     if args.check:
         fails = check(results)
         if fails:
