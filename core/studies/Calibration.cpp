@@ -245,7 +245,10 @@ SearchOptions calibratedSearchOptions(const SearchSettings &settings, const Mode
 ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration)
 {
     ErrorBand band = validationErrorBand(framework);
-    if (!calibration)
+    // A calibration of other frameworks says nothing of this one's times.
+    const std::string fw = toString(framework);
+    if (!calibration || std::none_of(calibration->parameters.begin(), calibration->parameters.end(),
+                                     [&](const CalibrationEntry &e) { return e.framework == fw; }))
         return band;
     size_t fitted = 0;
     for (const CalibrationEntry &e : calibration->parameters)

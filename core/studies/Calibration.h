@@ -70,7 +70,8 @@ SearchOptions calibratedSearchOptions(const SearchSettings &settings, const Mode
 // (validationErrorBand) without a calibration; with one, the 90th percentile of its runs'
 // residuals, "calibrated (N runs)", unless the fit was exactly determined (no more runs than
 // fitted parameters: the residuals are zero by construction and say nothing), when the
-// validation band stays, "calibrated (N runs), band uncalibrated".
+// validation band stays, "calibrated (N runs), band uncalibrated". A calibration with no
+// entry for `framework` leaves its band as it was.
 ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration);
 
 // Fits the `fit` parameters (calibrationParameterNames) to `runs`, starting from the cost

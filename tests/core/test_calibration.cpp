@@ -156,6 +156,8 @@ TEST(ErrorBand, UncalibratedCalibratedAndExactlyDetermined)
     const ErrorBand cal = modelErrorBand(Framework::MegatronCore, c);
     EXPECT_NEAR(cal.fraction, 0.05, 1e-12);
     EXPECT_EQ(cal.basis, "calibrated (3 runs)");
+    // A calibration of another framework leaves this one's band alone.
+    EXPECT_EQ(modelErrorBand(Framework::DeepSpeed, c), validationErrorBand(Framework::DeepSpeed));
     // One run, one parameter: the residual is zero by construction; the validation band stays.
     c.runs.resize(1);
     const ErrorBand exact = modelErrorBand(Framework::MegatronCore, c);

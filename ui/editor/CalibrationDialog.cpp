@@ -453,10 +453,15 @@ void CalibrationDialog::showResult()
     }
     const double n = std::max<double>(1, static_cast<double>(c.runs.size()));
     m_parameters->setText(params.join(QLatin1Char('\n')));
-    showMessage(tr("Mean |error| %1 % before, %2 % after; reported times will say \"%3\".")
+    // The band of the frameworks the runs were fitted for (a calibration leaves the others').
+    Framework fitted = m_framework;
+    if (!c.parameters.empty())
+        fitted = frameworkFromString(c.parameters.front().framework).value_or(m_framework);
+    showMessage(tr("Mean |error| %1 % before, %2 % after; %3 times will say \"%4\".")
                     .arg(100 * before / n, 0, 'f', 1)
                     .arg(100 * after / n, 0, 'f', 1)
-                    .arg(QString::fromStdString(modelErrorBand(m_framework, c).text())),
+                    .arg(QString::fromLatin1(toString(fitted)))
+                    .arg(QString::fromStdString(modelErrorBand(fitted, c).text())),
                 false);
 }
 
