@@ -47,14 +47,7 @@ PUBLISHED_PEAK_GIB = {"torchtitan-llama3.1-8b-8": 82.4, "torchtitan-llama3.1-8b-
 
 
 def run_row(cli, row, tmp):
-    folder = os.path.join(tmp, row["id"])
-    os.makedirs(folder, exist_ok=True)
-    cluster_file = os.path.join(folder, "cluster.json")
-    model_file = os.path.join(folder, "model.json")
-    with open(cluster_file, "w", encoding="utf-8") as f:
-        json.dump(validate.cluster_json(row, cli.device_json(row)), f)
-    with open(model_file, "w", encoding="utf-8") as f:
-        json.dump(row["model"], f)
+    cluster_file, model_file = validate.row_files(cli, row, tmp)
     out = subprocess.run(cli.command(row, cluster_file, model_file), capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         return row, None, out.stderr.strip() or f"exit {out.returncode}"

@@ -89,14 +89,7 @@ def check_row(cli, row, tmp_root):
            "published_layout": validate.layout_text(row["layout"]),
            "lists": {k: v for k, v in candidate_lists(row).items()}}
     try:
-        folder = os.path.join(tmp_root, row["id"])
-        os.makedirs(folder, exist_ok=True)
-        cluster_file = os.path.join(folder, "cluster.json")
-        model_file = os.path.join(folder, "model.json")
-        with open(cluster_file, "w", encoding="utf-8") as f:
-            json.dump(validate.cluster_json(row, cli.device_json(row)), f)
-        with open(model_file, "w", encoding="utf-8") as f:
-            json.dump(row["model"], f)
+        cluster_file, model_file = validate.row_files(cli, row, tmp_root)
         ev = subprocess.run(cli.command(row, cluster_file, model_file), capture_output=True, text=True, timeout=300)
         if ev.returncode != 0:
             res["status"] = "CLI ERROR"

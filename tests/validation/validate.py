@@ -221,6 +221,20 @@ def cluster_json(row, device):
                         "latency_us": CLUSTER_LATENCY_US}]}
 
 
+def row_files(cli, row, tmp_root):
+    """Writes the row's cluster and model under tmp_root/ID; returns (cluster_file, model_file)
+    for cli.command (also used by plan_check.py and memory_check.py)."""
+    folder = os.path.join(tmp_root, row["id"])
+    os.makedirs(folder, exist_ok=True)
+    cluster_file = os.path.join(folder, "cluster.json")
+    model_file = os.path.join(folder, "model.json")
+    with open(cluster_file, "w", encoding="utf-8") as f:
+        json.dump(cluster_json(row, cli.device_json(row)), f)
+    with open(model_file, "w", encoding="utf-8") as f:
+        json.dump(row["model"], f)
+    return cluster_file, model_file
+
+
 def evaluate_row(cli, row, tmp_root):
     """One row's result dict: id, published/predicted step time, error, feasibility."""
     res = {"id": row["id"], "set": row["set"], "source": row.get("source_short", row["source"][:20]),
@@ -229,14 +243,7 @@ def evaluate_row(cli, row, tmp_root):
            "from_memory": bool(row.get("from_memory")), "series": row.get("series")}
     try:
         res["published"], res["conversion"] = convert_published(row)
-        folder = os.path.join(tmp_root, row["id"])
-        os.makedirs(folder, exist_ok=True)
-        cluster_file = os.path.join(folder, "cluster.json")
-        model_file = os.path.join(folder, "model.json")
-        with open(cluster_file, "w", encoding="utf-8") as f:
-            json.dump(cluster_json(row, cli.device_json(row)), f)
-        with open(model_file, "w", encoding="utf-8") as f:
-            json.dump(row["model"], f)
+        cluster_file, model_file = row_files(cli, row, tmp_root)
         cmd = cli.command(row, cluster_file, model_file)
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
