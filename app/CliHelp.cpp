@@ -90,6 +90,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                              "does not overlap it itself (default 0)"}},
         {"pipeline-grad-overlap", {"on|off", "gradient reduction of a pipelined plan behind the backward (on) or "
                                              "after the flush (off) (default: the framework's; deepspeed: off)"}},
+        {"optimizer-dtype", {"fp32|bf16", "Adam's master weights and moments: fp32 (12 B/param) or bf16 (6 B/param, "
+                                          "NeMo distributed_fused_adam with optim.dtype bf16) (default fp32)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},

@@ -21,7 +21,7 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
-            "dp-overlap", "pipeline-grad-overlap", "framework", "calibration"};
+            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "framework", "calibration"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -131,6 +131,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         if (v != "on" && v != "off")
             throw UsageError{"option --pipeline-grad-overlap expects on or off, got '" + v + "'"};
         o.pipelineGradOverlap = v == "on" ? 1 : 0;
+    }
+    if (args.has("optimizer-dtype")) {
+        const std::string v = args.value("optimizer-dtype");
+        if (v != "fp32" && v != "bf16")
+            throw UsageError{"option --optimizer-dtype expects fp32 or bf16, got '" + v + "'"};
+        setOptimizerDtype(o, v == "bf16" ? OptimizerDtype::Bf16 : OptimizerDtype::Fp32);
     }
     if (args.has("framework")) {
         const std::string name = args.value("framework");

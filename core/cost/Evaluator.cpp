@@ -158,13 +158,17 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
     for (int i = st.firstLayer; i < st.endLayer; ++i)
         holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
     const double spDiv = st.sp ? tp : 1;
-    const bool fusedLoss = frameworkProfile(opt.framework).fusedLoss;
+    const FrameworkProfile &profile = frameworkProfile(opt.framework);
+    const bool fusedLoss = profile.fusedLoss;
+    const bool opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
     const LayerProfile *timed = nullptr;  // consecutive identical layers share their times
     LayerTimes times;
     for (int i = st.firstLayer; i < st.endLayer; ++i) {
         const LayerProfile &l = model.layers[i];
         const bool rec = st.recompute == Recompute::Full && recomputed(l);
         const bool selective = st.recompute == Recompute::Selective && recomputed(l);
+        // torchtitan's op-level selective checkpointing where the builder derived it.
+        const bool opSelective = selective && opPolicy && l.opSelectiveStashTpBytes > 0;
         const WidthMeasurement *measured = l.measuredAt(tp);
         const double fullStash = measured ? measured->stashBytes * b / cp
                                           : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
@@ -202,6 +206,9 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         s.attentionForward += times.attention;
         if (rec)
             s.recompute += fwd;
+        else if (opSelective)  // the unsaved matmuls and the element-wise kernels
+            s.recompute += l.opRecomputeGemmShare * times.gemm +
+                           std::max(times.forward - times.gemm - times.attention, 0.0);
         else if (selective)
             s.recompute += times.attention;
         const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
@@ -242,7 +249,9 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
         s.expertParams += layerExpert;
         s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
         // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
-        const double selectiveStash = fullStash - l.attentionStashBytes / width * b;
+        const double selectiveStash =
+            opSelective ? (l.opSelectiveStashSpBytes / (spDiv * cp) + l.opSelectiveStashTpBytes / width) * b
+                        : fullStash - l.attentionStashBytes / width * b;
         if (opt.artifactMemory) {
             // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
             // of every layer held as working memory; each further micro-batch in flight keeps
@@ -735,6 +744,13 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
     assert(!rep.feasible || (std::isfinite(rep.iterationTime) && std::isfinite(rep.peakMemoryBytes)));
     setThroughput(rep, plan, model, peakSum);
     return rep;
+}
+
+void setOptimizerDtype(CostOptions &o, OptimizerDtype d)
+{
+    const bool bf16 = d == OptimizerDtype::Bf16;
+    o.optimizerBytesPerParam = bf16 ? 6 : 12;
+    o.optimizerStepBytesPerParam = bf16 ? 18 : 30;
 }
 
 } // namespace nest

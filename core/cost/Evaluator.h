@@ -90,6 +90,13 @@ struct CostOptions {
 // set, else its class's calibrated value (ComputeModel.cpp, docs/cost-model.md).
 double defaultMatmulEfficiency(const DeviceSpec &device);
 
+// Adam's state precision (CLI --optimizer-dtype): fp32 master weights + m + v (12 B per
+// parameter, 30 B moved per parameter by the step) or all three in bf16 (6 B; 30 - 3 x 2 x 2 =
+// 18 B moved: each state read and written at half the width). bf16 is NeMo's
+// distributed_fused_adam with `optim.dtype: bf16` (Apex DistributedFusedAdam `dtype`).
+enum class OptimizerDtype { Fp32, Bf16 };
+void setOptimizerDtype(CostOptions &o, OptimizerDtype d);
+
 // The effective link of a pipeline boundary (absent for the first/last stage).
 struct BoundaryLink {
     int level = -1;

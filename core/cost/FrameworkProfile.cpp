@@ -59,12 +59,17 @@ std::vector<FrameworkProfile> makeProfiles()
     fsdp.gradBytesPerParam = 2;
     fsdp.elementwisePasses = 2;
 
-    FrameworkProfile titan = fsdp;  // torchtitan (FSDP2, eager PyTorch loss, no compile)
+    fsdp.fragmentation = 0.05;
+    fsdp.contention = kContention;
+
+    // torchtitan (FSDP2, eager PyTorch loss, no compile; its selective activation
+    // checkpointing is the op-level policy of its llama configs). Copied after fsdp's
+    // fragmentation and contention are set: before, it silently had neither.
+    FrameworkProfile titan = fsdp;
     titan.id = Framework::Torchtitan;
     titan.name = "torchtitan";
     titan.fusedLoss = false;
-    fsdp.fragmentation = 0.05;
-    fsdp.contention = kContention;
+    titan.selectivePolicy = FrameworkProfile::SelectivePolicy::AlternateMatmuls;
     FrameworkProfile serial;  // every defaults-off switch: nothing overlapped
     serial.id = Framework::Serial;
     serial.name = "serial";

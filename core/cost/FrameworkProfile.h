@@ -72,6 +72,12 @@ struct FrameworkProfile {
     // optimizer state). The fp32 buffer is all-reduced whole (buffered_allreduce_fallback),
     // not reduce-scattered; each rank then steps its shard and all-gathers the bf16 weights.
     bool bf16Optimizer = false;
+    // What --recompute selective means: Megatron's (Korthikanti et al. Sec. 5: rerun the core
+    // attention, keep the rest) or torchtitan's op-level policy (keep every other matmul's
+    // output and the fused attention's, rerun the rest of the block; ModelBuilder.cpp
+    // opSelectiveStash). Layers without the op-level figures use Megatron's.
+    enum class SelectivePolicy { CoreAttention, AlternateMatmuls };
+    SelectivePolicy selectivePolicy = SelectivePolicy::CoreAttention;
     // Fraction of the activation memory lost to allocator fragmentation.
     double fragmentation = 0.0;
     // Compute slowdown per second of communication hidden behind it.

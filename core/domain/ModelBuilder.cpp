@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace nest {
 
@@ -146,6 +147,47 @@ void blockOperators(const Dims &d, LayerProfile &l)
                                 (d.flash ? 0 : 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0)));
 }
 
+// torchtitan's op-level selective activation checkpointing (torchtitan
+// parallelisms/parallelize_llama.py, `_apply_ac_to_transformer_block` with
+// selective_ac_option = "op", the default of its llama3 configs): inside each block it saves
+// the outputs of the ops in `_save_list` (aten.mm, the fused SDPA kernels, the TP
+// reduce-scatter) "except every second mm" (a per-block counter; the 2nd, 4th, ... mm is
+// recomputed), and everything else (norms, rotary, SiLU, the gate product) is recomputed
+// from the block input the checkpoint wrapper keeps. The matmuls in forward order
+// (torchtitan models/llama/model.py: wq, wk, wv in Attention.forward; wo; w2(silu(w1(x)) *
+// w3(x)) in FeedForward.forward, so w1 runs before w3) are numbered from 1 and the odd ones
+// are kept. Dense blocks with fused attention only (the save list names the SDPA kernels).
+void opSelectiveStash(const Dims &d, LayerProfile &l)
+{
+    if (d.moe || !d.flash)
+        return;
+    const double s = d.s, h = d.h;
+    struct Matmul { double n, k; bool sharded; };  // output width, input width per token
+    std::vector<Matmul> order = {{h, h, true}, {d.hkv, h, true}, {d.hkv, h, true}, {h, h, false}, {d.f, h, true}};
+    if (d.gated)
+        order.push_back({d.f, h, true});  // w3
+    order.push_back({h, d.f, false});     // w2 (down projection)
+    double sp = ACT_BYTES * s * h;  // the block input (the checkpoint's own argument)
+    // The fused attention's output and its FP32 logsumexp (the SDPA op is saved).
+    double tp = ACT_BYTES * s * h + LSE_BYTES * d.a * s;
+    double all = 0, rerun = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const Matmul &m = order[i];
+        all += m.n * m.k;
+        if (i % 2 == 1) {  // the 2nd, 4th, ... mm: recomputed
+            rerun += m.n * m.k;
+            continue;
+        }
+        // Column-parallel outputs are TP-sharded; a row-parallel output is a full-width partial
+        // sum per device (counted with the TP-replicated part; its reduce-scatter output, also
+        // saved under TP + SP, is not counted: an approximation above tp = 1).
+        (m.sharded ? tp : sp) += ACT_BYTES * s * m.n;
+    }
+    l.opSelectiveStashSpBytes = sp;
+    l.opSelectiveStashTpBytes = tp;
+    l.opRecomputeGemmShare = all > 0 ? rerun / all : 0;
+}
+
 // A block's activations saved for backward (bytes per sequence).
 void blockStash(const Dims &d, LayerProfile &l)
 {
@@ -183,6 +225,7 @@ void blockStash(const Dims &d, LayerProfile &l)
     l.stashSpBytes = sp;
     l.stashTpBytes = tp;
     l.recomputeStashBytes = ACT_BYTES * s * h;  // the block input
+    opSelectiveStash(d, l);
     l.outputBytes = ACT_BYTES * s * h;
 }
 

@@ -74,6 +74,15 @@ struct LayerProfile {
     double elementwiseTpBytes = 0;  // ... that it always splits (activation functions, rotary,
                                     // softmax, the loss)
     double attentionStashBytes = 0; // part of stashTpBytes that selective recomputation drops
+    // torchtitan's op-level selective checkpointing (FrameworkProfile::SelectivePolicy::
+    // AlternateMatmuls): what a block keeps, per sample, when it saves the outputs of every
+    // other matmul and of the fused attention and reruns the rest; 0 when the builder did not
+    // derive it (profiles, MoE, materialised attention): such layers fall back to Korthikanti's
+    // selective recomputation. `opRecomputeGemmShare`: the share of the forward's linear GEMM
+    // time the backward reruns.
+    double opSelectiveStashSpBytes = 0;
+    double opSelectiveStashTpBytes = 0;
+    double opRecomputeGemmShare = 0;
 
     // Parameters (element counts).
     double params = 0;          // all parameters of the layer

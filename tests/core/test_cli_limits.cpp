@@ -49,6 +49,7 @@ TEST(CliLimits, flagOutsideItsRange)
         {"efficiency 1e-320", eval({"--efficiency", "1e-320"}), {"--efficiency", "above 0.001"}},
         {"pipeline-grad-overlap maybe", eval({"--pipeline-grad-overlap", "maybe"}),
          {"--pipeline-grad-overlap", "on or off", "'maybe'"}},
+        {"optimizer-dtype fp16", eval({"--optimizer-dtype", "fp16"}), {"--optimizer-dtype", "fp32 or bf16", "'fp16'"}},
         // Search flags.
         {"max-stages 1e9", plan({"--max-stages", "1000000000"}), {"--max-stages", "at most 100000"}},
         {"microbatch list", plan({"--microbatch", "1,70000"}), {"--microbatch", "70000"}},

@@ -124,3 +124,76 @@ TEST(EvaluatorMemory, torchtitanLlama31_8B)
         }();
     }
 }
+
+// torchtitan's "selective" is its op-level policy (torchtitan parallelisms/parallelize_llama.py,
+// selective_ac_option = "op": save the outputs of aten.mm "except every second mm" and of the
+// SDPA kernel; recompute the rest from the block input). Worked by hand for one Llama 3.1 8B
+// block at tp 1, per token, BF16 = 2 B: the matmuls in forward order are wq (4096 wide), wk
+// (1024), wv (1024), wo (4096), w1 (14336), w3 (14336), w2 (4096); the 1st, 3rd, 5th and 7th
+// are kept: wq + wv + w1 + w2 = 4096 + 1024 + 14336 + 4096 = 23552 elements; plus the block
+// input (4096), the attention output (4096) and its FP32 logsumexp (32 heads x 4 B = 128 B):
+// 2 x 31744 + 128 = 63616 B. Without recomputation the block keeps (Korthikanti's terms for a
+// SwiGLU / GQA block with flash attention, no dropout) the two norm inputs and outputs 4 x 4096,
+// Q, K, V and the attention output 2 x 4096 + 2 x 1024, the gate, up and product 3 x 14336:
+// 2 x 69632 + 128 = 139392 B. So selective under torchtitan keeps 75776 B less per token and
+// block than none; under Megatron's selective (core attention only) only the 128 B
+// logsumexp less. The stage's stash per micro-batch (x 1.05 fragmentation) shows the difference
+// for 32 blocks x 2 x 8192 tokens.
+TEST(EvaluatorMemory, torchtitanSelectiveIsTheOpLevelPolicy)
+{
+    const ModelProfile m = buildProfile(llama31_8b(8192));
+    const Topology topo = grandTeton();
+    auto stashOf = [&](Framework f, Recompute r) {
+        UniformLayout u;
+        u.dp = 8;
+        u.zero = 3;
+        u.recompute = r;
+        u.microBatch = 2;
+        u.globalBatch = 16;
+        u.seqLength = 8192;
+        const Plan plan = *buildUniformPlan(u, topo, m);
+        CostOptions o;
+        o.framework = f;
+        return evaluate(plan, topo, m, o).stages.front().cost.stashPerMicroBatch;
+    };
+    const double tokens = 2.0 * 8192, blocks = 32, frag = 1.05;
+    const double titanNone = stashOf(Framework::Torchtitan, Recompute::None);
+    const double titanSelective = stashOf(Framework::Torchtitan, Recompute::Selective);
+    EXPECT_NEAR(titanNone - titanSelective, blocks * tokens * 75776 * frag, 1e3);
+    const double mcoreNone = stashOf(Framework::MegatronCore, Recompute::None);
+    const double mcoreSelective = stashOf(Framework::MegatronCore, Recompute::Selective);
+    EXPECT_NEAR(mcoreNone - mcoreSelective, blocks * tokens * 128 * frag, 1e3);
+    EXPECT_NEAR(titanNone, mcoreNone, 1e3);  // the same tensors without recomputation
+}
+
+// --optimizer-dtype bf16 (NeMo's distributed_fused_adam with optim.dtype bf16): master weights,
+// m and v in bf16 = 6 B per parameter instead of 12, sharded the same way; the step moves
+// 18 B per parameter instead of 30. Llama 3.1 8B on 8 GPUs, ZeRO-1 (the optimizer state is
+// the only sharded part): the state is 12 (resp. 6) x the device's parameters / 8.
+TEST(EvaluatorMemory, bf16OptimizerStateIsHalfTheFp32One)
+{
+    const ModelProfile m = buildProfile(llama31_8b(4096));
+    const Topology topo = grandTeton();
+    UniformLayout u;
+    u.dp = 8;
+    u.zero = 1;
+    u.microBatch = 1;
+    u.globalBatch = 8;
+    u.seqLength = 4096;
+    const Plan plan = *buildUniformPlan(u, topo, m);
+    CostOptions fp32, bf16;
+    setOptimizerDtype(fp32, OptimizerDtype::Fp32);
+    setOptimizerDtype(bf16, OptimizerDtype::Bf16);
+    EXPECT_EQ(bf16.optimizerBytesPerParam, 6);
+    EXPECT_EQ(bf16.optimizerStepBytesPerParam, 18);
+    EXPECT_TRUE(fp32 == CostOptions{});  // fp32 is the default
+    const StageCost a = evaluate(plan, topo, m, fp32).stages.front().cost;
+    const StageCost b = evaluate(plan, topo, m, bf16).stages.front().cost;
+    const double params = a.paramsPerDevice;  // 8.03e9: one stage, no tensor parallelism
+    EXPECT_NEAR(params, 8.03026e9, 1e6);
+    EXPECT_NEAR(a.optimizerState, 12 * params / 8, 1e3);
+    EXPECT_NEAR(b.optimizerState, 6 * params / 8, 1e3);
+    EXPECT_DOUBLE_EQ(a.weights, b.weights);
+    EXPECT_DOUBLE_EQ(a.gradients, b.gradients);
+    EXPECT_NEAR(b.optimizer / a.optimizer, 18.0 / 30.0, 1e-12);
+}

@@ -593,6 +593,23 @@ private slots:
         QVERIFY(w->document()->search().framework == Framework::MegatronCore);
         QCOMPARE(combo->currentData().toString(), QStringLiteral("megatron-core"));
     }
+    void pipelineUnitsChoiceReachesThePlan()
+    {
+        // Issue 23, point 4: what the pipeline split counts is a search setting in the window
+        // too; the planner searches with it (the plan carries it) and the edit is undoable.
+        auto w = quickstart();
+        QComboBox *combo = w->searchPanel()->pipelineUnitsCombo();
+        QCOMPARE(combo->count(), 3);
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("layers"));
+        combo->setCurrentIndex(combo->findData(QStringLiteral("layers+embedding+loss")));
+        QVERIFY(w->document()->search().pipelineUnits == PipelineUnits::LayersEmbeddingLoss);
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        QVERIFY(w->planning()->current()->plan().pipelineUnits == PipelineUnits::LayersEmbeddingLoss);
+        w->document()->undoStack()->undo();
+        QVERIFY(w->document()->search().pipelineUnits == PipelineUnits::Layers);
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("layers"));
+    }
 };
 
 QTEST_MAIN(TestPlanningWorkflow)

@@ -58,6 +58,8 @@ def plan_command(cli, row, cluster_file, model_file):
         cmd += [flag, ",".join(str(v) for v in values)]
     if cli.has_framework:
         cmd += ["--framework", row["framework"]]
+    if row["layout"].get("optimizer_dtype"):  # the published config's, as validate.py's evaluate
+        cmd += ["--optimizer-dtype", row["layout"]["optimizer_dtype"]]
     return cmd + cli.extra + cli.class_args.get(validate.generation(row["device"]), [])
 
 

@@ -122,6 +122,8 @@ def layout_text(lay):
     parts.append({"none": "rc-", "selective": "rc-sel", "full": "rc-full"}[lay["recompute"]])
     if lay.get("sp"):
         parts.append("sp")
+    if lay.get("optimizer_dtype", "fp32") != "fp32":
+        parts.append(f"adam-{lay['optimizer_dtype']}")
     return " ".join(parts)
 
 
@@ -204,6 +206,8 @@ class Cli:
                "--zero", str(lay["zero"]), "--recompute", rec, "--json"]
         if lay.get("sp"):
             cmd.append("--sp")
+        if lay.get("optimizer_dtype"):  # the published config's optimizer state precision
+            cmd += ["--optimizer-dtype", lay["optimizer_dtype"]]
         if self.has_framework:
             cmd += ["--framework", row["framework"]]
         return cmd + self.extra + self.class_args.get(generation(row["device"]), [])
