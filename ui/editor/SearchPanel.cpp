@@ -198,6 +198,22 @@ QWidget *SearchPanel::createSchedules()
     sgrid->addWidget(m_virtual, 1, 1);
     sgrid->addWidget(m_outside, 2, 0);
     sgrid->addWidget(m_inside, 2, 1);
+    // What the pipeline split counts (NeMo's account_for_embedding/loss_in_pipeline_split,
+    // DeepSpeed's partition_method): the blocks only, or the embedding and the loss as units.
+    m_units = new QComboBox;
+    for (PipelineUnits u : {PipelineUnits::Layers, PipelineUnits::LayersEmbedding, PipelineUnits::LayersEmbeddingLoss}) {
+        const QString text = u == PipelineUnits::Layers            ? tr("Layers")
+                             : u == PipelineUnits::LayersEmbedding ? tr("Layers + embedding")
+                                                                   : tr("Layers + embedding + loss");
+        m_units->addItem(text, QString::fromLatin1(toString(u)));
+    }
+    m_units->setToolTip(tr("What a pipeline stage boundary counts: the transformer layers only, or also the "
+                           "embedding and the output layer with the loss as units of their own (as NeMo and "
+                           "DeepSpeed can split them)"));
+    auto *unitsLabel = new QLabel(tr("Pipeline units"));
+    unitsLabel->setBuddy(m_units);
+    sgrid->addWidget(unitsLabel, 3, 0);
+    sgrid->addWidget(m_units, 3, 1);
     return sched;
 }
 
@@ -214,6 +230,7 @@ void SearchPanel::connectEdits()
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_document, &WorkspaceDocument::searchChanged, this, &SearchPanel::refresh);
 }
 
@@ -315,6 +332,7 @@ void SearchPanel::refresh()
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
+    m_units->setCurrentIndex(m_units->findData(QString::fromLatin1(toString(s.pipelineUnits))));
     m_problem.clear();
     m_error->hide();
     m_updating = false;
@@ -393,6 +411,7 @@ void SearchPanel::commit()
     s.memoryHeadroom = m_headroom->value() / 100.0;
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;
+    pipelineUnitsFromString(m_units->currentData().toString().toStdString(), s.pipelineUnits);
     m_problem.clear();
     m_error->hide();
     m_document->setSearch(s);

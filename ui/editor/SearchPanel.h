@@ -48,6 +48,7 @@ public:
     QSpinBox *maxStagesSpin() const { return m_maxStages; }
     QDoubleSpinBox *headroomSpin() const { return m_headroom; }
     QComboBox *frameworkCombo() const { return m_framework; }  // item data: the profile name
+    QComboBox *pipelineUnitsCombo() const { return m_units; }  // item data: "layers", ...
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
@@ -75,6 +76,7 @@ private:
     QCheckBox *m_rcNone, *m_rcSelective, *m_rcFull;
     QCheckBox *m_1f1b, *m_gpipe, *m_interleaved, *m_outside, *m_inside;
     QLineEdit *m_virtual;
+    QComboBox *m_units;
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
     QComboBox *m_framework;
