@@ -182,6 +182,8 @@ Result<ModelProfile> ModelSource::profile(const std::string &origin, const Model
 Result<ModelSource> ModelSource::withRunSettings(int seqLength, int globalBatch, const std::string &origin) const
 {
     const Parsed &p = *m_parsed;
+    if (p.kind == ModelFileKind::Artifact || p.kind == ModelFileKind::Profile)
+        return measuredWithRunSettings(seqLength, globalBatch, origin);
     if (!p.config)
         return Result<ModelSource>::failure("the model has no hyperparameters");
     Json j = p.kind == ModelFileKind::HfConfig ? modelConfigToJson(*config(origin)) : p.json;
@@ -196,6 +198,49 @@ Result<ModelSource> ModelSource::withRunSettings(int seqLength, int globalBatch,
             return Result<ModelSource>::failure(e.reason());
         }
     }
+    return next;
+}
+
+Result<ModelSource> ModelSource::measuredWithRunSettings(int seqLength, int globalBatch,
+                                                         const std::string &origin) const
+{
+    const Parsed &p = *m_parsed;
+    auto current = profile(origin);
+    Json j = p.json;
+    if (!current) {
+        // An artifact whose sequence length nothing gives: the user's value is the one it lacks.
+        if (p.kind != ModelFileKind::Artifact)
+            return Result<ModelSource>::failure(current.error());
+        j["seq_length"] = seqLength;
+        ModelSource next(std::move(j));
+        if (auto loaded = next.profile(origin); !loaded)
+            return Result<ModelSource>::failure(loaded.error());
+        return next;
+    }
+    if (seqLength != current->seqLength) {
+        // An artifact takes "seq_length" only when its file name gives none (ProfileIO.cpp).
+        const auto refused = [&] {
+            return Result<ModelSource>::failure(
+                "the profile was measured at sequence length " + std::to_string(current->seqLength) +
+                "; a measured profile keeps it (import one measured at " + std::to_string(seqLength) + ")");
+        };
+        if (p.kind != ModelFileKind::Artifact)
+            return refused();
+        j["seq_length"] = seqLength;
+        auto retried = ModelSource(j).profile(origin);
+        if (!retried || retried->seqLength != seqLength)
+            return refused();
+    }
+    if (globalBatch != current->globalBatch) {
+        if (p.kind == ModelFileKind::Artifact)
+            return Result<ModelSource>::failure(
+                "a NEST artifact input's global batch is its micro-batch x mbsInBatch (" +
+                std::to_string(current->globalBatch) + ")");
+        j["global_batch"] = globalBatch;
+    }
+    ModelSource next(std::move(j));
+    if (auto loaded = next.profile(origin); !loaded)
+        return Result<ModelSource>::failure(loaded.error());
     return next;
 }
 
@@ -223,6 +268,13 @@ ModelSource importedModel(const Json &file, const std::string &fileName, const s
             c.seqLength = c.maxPositions > 0 ? std::min(before->seqLength, c.maxPositions) : before->seqLength;
         }
         return validate(c).empty() ? ModelSource::fromConfig(c) : ModelSource(file);
+    }
+    if (kind == ModelFileKind::Artifact && file.is_object() && !file.contains("nest_file_name")) {
+        // The artifact names its micro-batch and sequence length in the file name only: keep
+        // the name with the embedded copy, so it plans as the file does (ProfileIO.cpp).
+        Json j = file;
+        j["nest_file_name"] = std::filesystem::path(fileName).filename().string();
+        return ModelSource(std::move(j));
     }
     if (kind != ModelFileKind::ModelConfig || !before || !file.is_object())
         return ModelSource(file);

@@ -56,9 +56,10 @@ public:
     // The per-layer profile with `options` applied; errors name `origin` as modelFromJson's.
     Result<ModelProfile> profile(const std::string &origin, const ModelOptions &options = {}) const;
 
-    // The same model with another sequence length and global batch (hyperparameters only;
-    // a Hugging Face config becomes our model file, named as config(origin) names it), or
-    // the reason it would not load.
+    // The same model with another sequence length and global batch (a Hugging Face config
+    // becomes our model file, named as config(origin) names it; a measured profile changes
+    // its batch, and its sequence length only when the file gives none), or the reason it
+    // would not load.
     Result<ModelSource> withRunSettings(int seqLength, int globalBatch, const std::string &origin) const;
 
     // True when both are copies of one parse (no loader ran in between): for tests.
@@ -68,6 +69,10 @@ public:
     bool operator==(const ModelSource &other) const;
 
 private:
+    // withRunSettings() of a measured profile or NEST artifact input: the global batch of a
+    // profile may change; the sequence length only where the file does not give one.
+    Result<ModelSource> measuredWithRunSettings(int seqLength, int globalBatch, const std::string &origin) const;
+
     struct Parsed;
     std::shared_ptr<const Parsed> m_parsed;
 };

@@ -571,7 +571,13 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         requireObject(nodes, "nodes");
         if (nodes.empty())
             throw JsonError("nodes", "no tensor width listed");
-        const std::string fileName = std::filesystem::path(origin).filename().string();
+        // The name the artifact's inputs encode their shape in (..._mbs_N_sl_N_...): the
+        // file's own, or, for a copy embedded in a workspace, the one kept at import
+        // ("nest_file_name", importedModel()).
+        const auto kept = j.find("nest_file_name");
+        const std::string fileName = kept != j.end() && kept->is_string()
+                                         ? std::filesystem::path(kept->get<std::string>()).filename().string()
+                                         : std::filesystem::path(origin).filename().string();
         const std::vector<int> widths = artifactWidths(nodes);
         const int width = widths.front();
         const std::string tKey = std::to_string(width);

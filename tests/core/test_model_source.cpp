@@ -149,7 +149,34 @@ TEST(ModelSource, runSettingsEdit)
     const Result<ModelSource> tooLong = converted->withRunSettings(4096, 8, "model");
     ASSERT_FALSE(tooLong.ok());
     ASSERT_TRUE(!tooLong.error().empty() && tooLong.error().rfind("at ", 0) != 0) << tooLong.error();
-    ASSERT_FALSE(ModelSource(sample("profiles/llama2-7b-example.json")).withRunSettings(4096, 8, "model").ok());
+    // A measured profile (measured at 4096 tokens, batch 4096): its batch may change, its
+    // sequence length not (issue 25, point 3).
+    const ModelSource measured(sample("profiles/llama2-7b-example.json"));
+    const Result<ModelSource> smaller = measured.withRunSettings(4096, 8, "model");
+    ASSERT_TRUE(smaller.ok()) << smaller.error();
+    ASSERT_EQ(smaller->profile("model")->globalBatch, 8);
+    const Result<ModelSource> shorter = measured.withRunSettings(2048, 4096, "model");
+    ASSERT_FALSE(shorter.ok());
+    ASSERT_NE(shorter.error().find("measured at sequence length 4096"), std::string::npos) << shorter.error();
+}
+
+TEST(ModelSource, artifactKeepsItsFileNameAndTakesAMissingSequenceLength)
+{
+    // The bundled NEST artifact input names its shape in its file name only (_mbs_1_sl_4096_).
+    const std::string name = "ilp_llama2_llama2_mbs_1_sl_4096_dev64.json";
+    const Json file = sample("profiles/" + name);
+    ASSERT_FALSE(ModelSource(file).profile("model").ok());  // embedded without its name: unknown
+    const ModelSource imported = importedModel(file, "/somewhere/" + name, "", std::nullopt);
+    ASSERT_EQ(imported.toJson().at("nest_file_name"), name);
+    const Result<ModelProfile> p = imported.profile("model");
+    ASSERT_TRUE(p.ok()) << p.error();
+    ASSERT_EQ(p->seqLength, 4096);
+    // The name gives the length: another one is refused.
+    ASSERT_FALSE(imported.withRunSettings(2048, p->globalBatch, "model").ok());
+    // A copy whose name gives none takes the user's value (the window's Sequence length).
+    const Result<ModelSource> given = ModelSource(file).withRunSettings(2048, p->globalBatch, "model");
+    ASSERT_TRUE(given.ok()) << given.error();
+    ASSERT_EQ(given->profile("model")->seqLength, 2048);
 }
 
 TEST(ModelSource, importKeepsTheUsersRunSettings)

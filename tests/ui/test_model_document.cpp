@@ -8,6 +8,8 @@
 #include "PlanLibrary.h"
 #include "PlanRunner.h"
 #include "UiTestSupport.h"
+#include "WindowWording.h"
+#include "ModelIO.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -131,7 +133,6 @@ private slots:
         auto *preset = panel.findChild<QComboBox *>(QStringLiteral("modelPreset"));
         preset->setCurrentIndex(preset->findText(QStringLiteral("bert-large")));
         QCOMPARE(doc.model().config("model")->name, std::string("bert-large"));
-        QCOMPARE(doc.model().profile("model")->globalBatch, 512);   // the user's batch kept
         doc.undoStack()->undo();
         QVERIFY(doc.model().sharesParseWith(loaded));
 
@@ -158,6 +159,70 @@ private slots:
         doc.undoStack()->undo();
         doc.undoStack()->undo();
         QVERIFY(doc.model().sharesParseWith(loaded));
+    }
+    // Issue 25, point 3: a preset brings its own sequence length and batch (what nest-cli
+    // --model NAME plans), from the preset table, and the panel says so.
+    void presetBringsItsOwnRunSettings()
+    {
+        WorkspaceDocument doc;
+        doc.load(loadWorkspace(uitest::kQuickstart.toStdString()).value(), QString(),
+                 WorkspaceDocument::FileKind::Workspace);
+        ModelPanel panel(&doc);
+        QSignalSpy status(&panel, &ModelPanel::statusMessage);
+        auto *seq = panel.findChild<QSpinBox *>(QStringLiteral("seqLength"));
+        auto *batch = panel.findChild<QSpinBox *>(QStringLiteral("globalBatch"));
+        QCOMPARE(seq->value(), 4096);  // the quickstart's model
+        const auto table = std::find_if(modelPresets().begin(), modelPresets().end(),
+                                        [](const ModelConfig &m) { return m.name == "gpt3-175b"; });
+        QVERIFY(table != modelPresets().end());
+        QCOMPARE(table->seqLength, 2048);  // GPT-3's n_ctx (Brown et al. 2020, Table 2.1)
+        auto *preset = panel.findChild<QComboBox *>(QStringLiteral("modelPreset"));
+        preset->setCurrentIndex(preset->findText(QStringLiteral("gpt3-175b")));
+        QCOMPARE(doc.model().profile("model")->seqLength, table->seqLength);
+        QCOMPARE(doc.model().profile("model")->globalBatch, table->globalBatch);
+        QCOMPARE(seq->value(), table->seqLength);
+        QCOMPARE(batch->value(), table->globalBatch);
+        QVERIFY(!status.isEmpty());
+        QVERIFY2(status.last().at(0).toString().contains(QStringLiteral("sequence length 2048")),
+                 qPrintable(status.last().at(0).toString()));
+    }
+    // A measured profile hides the previous model's hyperparameters; the bundled NEST artifact
+    // input (its shape only in its name: _mbs_1_sl_4096_) loads with 4096 tokens and a batch
+    // that can be edited, while its sequence length cannot change (measured at 4096).
+    void profileImportShowsTheProfilesOwnSettings()
+    {
+        WorkspaceDocument doc;
+        doc.load(loadWorkspace(uitest::kQuickstart.toStdString()).value(), QString(),
+                 WorkspaceDocument::FileKind::Workspace);
+        ModelPanel panel(&doc);
+        panel.show();
+        auto *layers = panel.findChild<QSpinBox *>(QStringLiteral("layers"));
+        auto *seq = panel.findChild<QSpinBox *>(QStringLiteral("seqLength"));
+        QVERIFY(layers->isVisibleTo(&panel));
+        const QString file = QStringLiteral(NEST_SOURCE_DIR "/sample_configs/profiles/ilp_llama2_llama2_mbs_1_sl_4096_dev64.json");
+        QVERIFY(panel.importFile(file));
+        QVERIFY(!layers->isVisibleTo(&panel));
+        const auto p = doc.model().profile("model");
+        QVERIFY2(p.ok(), p.ok() ? "" : p.error().c_str());
+        QCOMPARE(p->seqLength, 4096);
+        QVERIFY(seq->isEnabled());
+        QCOMPARE(seq->value(), 4096);
+        QSignalSpy status(&panel, &ModelPanel::statusMessage);
+        seq->setValue(2048);  // refused: the panel says why and shows the measured value again
+        QCOMPARE(doc.model().profile("model")->seqLength, 4096);
+        QCOMPARE(seq->value(), 4096);
+        QVERIFY(!status.isEmpty());
+        QVERIFY(status.last().at(0).toString().contains(QStringLiteral("measured at sequence length 4096")));
+    }
+    void messagesNameTheWindowsControlsNotCliFlags()
+    {
+        const QString core = QStringLiteral("the sequence length is not known; give it with --seq N (the paper's "
+                                            "inputs), or a smaller --max-stages");
+        const QString shown = windowWording(core);
+        QVERIFY2(!shown.contains(QStringLiteral("--")), qPrintable(shown));
+        QVERIFY(shown.contains(QStringLiteral("Sequence length")));
+        QVERIFY(shown.contains(QStringLiteral("Max stages")));
+        QCOMPARE(windowWording(QStringLiteral("no flags here")), QStringLiteral("no flags here"));
     }
 };
 

@@ -1,5 +1,6 @@
 #include "PlanSession.h"
 
+#include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "PlanLibrary.h"
 #include "PlanRunner.h"
@@ -24,7 +25,8 @@ PlanSession::PlanSession(WorkspaceDocument *document, QObject *parent)
     connect(m_runner, &PlanRunner::progress, this,
             [this](quint64, double fraction, double best) { emit progress(fraction, best); });
     connect(m_runner, &PlanRunner::finished, this, &PlanSession::finished);
-    connect(m_runner, &PlanRunner::failed, this, [this](quint64, const QString &reason) {
+    connect(m_runner, &PlanRunner::failed, this, [this](quint64, const QString &coreReason) {
+        const QString reason = windowWording(coreReason);
         emit failed(reason);
         emit message(tr("Planning failed: %1").arg(reason));
         emit runEnded();

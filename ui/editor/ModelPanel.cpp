@@ -1,5 +1,6 @@
 #include "ModelPanel.h"
 
+#include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "LayerTableModel.h"
 #include "ModelSource.h"
@@ -229,20 +230,25 @@ void ModelPanel::refresh()
         const QSignalBlocker bfa(m_flash);
         m_flash->setChecked(c.flashAttention);
         m_form->setEnabled(true);
+        m_form->setVisible(true);
         m_seq->setEnabled(true);
         m_batch->setEnabled(true);
     } else {
+        // A measured profile has no hyperparameters: the previous model's must not stay on
+        // show, so the form is hidden; its run settings stay editable (the batch; the
+        // sequence length where the file gives none, ModelSource::withRunSettings).
         m_preset->setCurrentIndex(0);
         m_form->setEnabled(false);
-        m_seq->setEnabled(false);
-        m_batch->setEnabled(false);
+        m_form->setVisible(false);
+        m_seq->setEnabled(true);
+        m_batch->setEnabled(true);
         m_source->setText(kind == ModelFileKind::Profile || kind == ModelFileKind::Artifact
-                              ? tr("Measured per-layer profile (hyperparameters not editable)")
+                              ? tr("Measured per-layer profile: its layers are listed below")
                               : QString());
     }
     auto profile = model.profile("model");
     if (!profile) {
-        m_problem = QString::fromStdString(profile.error());
+        m_problem = windowWording(QString::fromStdString(profile.error()));
         m_error->setText(m_problem);
         m_error->show();
         m_layers->clear();
@@ -256,6 +262,7 @@ void ModelPanel::refresh()
         const QSignalBlocker b1(m_seq), b2(m_batch);
         m_seq->setValue(p.seqLength);
         m_batch->setValue(p.globalBatch);
+        m_seq->setToolTip(tr("Sequence length the profile was measured at"));
     }
     m_layers->setProfile(p);
     m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5 per token "
@@ -271,11 +278,16 @@ void ModelPanel::choosePreset(int index)
 {
     if (m_updating || index <= 0)
         return;
-    // Keep the run options the user chose.
-    std::optional<RunSettings> run;
-    if (m_config)
-        run = RunSettings{m_seq->value(), m_batch->value()};
-    m_document->setModelPreset(m_preset->itemText(index), run);
+    // A preset brings its own sequence length and batch (as nest-cli --model NAME plans it);
+    // say what changed rather than silently keeping the previous model's.
+    const std::optional<RunSettings> before =
+        m_config ? std::optional<RunSettings>(RunSettings{m_seq->value(), m_batch->value()}) : std::nullopt;
+    m_document->setModelPreset(m_preset->itemText(index), std::nullopt);
+    if (before && m_config && (m_config->seqLength != before->seqLength || m_config->globalBatch != before->globalBatch))
+        emit statusMessage(tr("%1: sequence length %2, global batch %3 (the preset's own)")
+                               .arg(m_preset->itemText(index))
+                               .arg(m_config->seqLength)
+                               .arg(m_config->globalBatch));
 }
 
 void ModelPanel::commitForm()
@@ -302,11 +314,11 @@ void ModelPanel::commitForm()
 
 void ModelPanel::commitRunOptions()
 {
-    if (m_updating || !m_config)
+    if (m_updating || m_document->model().empty())
         return;
     QString refusal;
     if (!m_document->setModelRunSettings(m_seq->value(), m_batch->value(), &refusal)) {
-        emit statusMessage(tr("Model not changed: %1").arg(refusal));
+        emit statusMessage(tr("Model not changed: %1").arg(windowWording(refusal)));
         refresh();
     }
 }
@@ -316,11 +328,26 @@ bool ModelPanel::importFile(const QString &fileName)
     auto j = readJsonFile(fileName.toStdString());
     const ModelSource file = j ? ModelSource(*j) : ModelSource();
     auto profile = j ? file.profile(fileName.toStdString()) : Result<ModelProfile>::failure(j.error());
+    if (!profile && j && file.kind() == ModelFileKind::Artifact &&
+        importedModel(*j, fileName.toStdString(), {}, std::nullopt)
+            .withRunSettings(m_seq->value(), m_batch->value(), "model")
+            .ok()) {
+        // A NEST artifact input whose sequence length neither its name nor its keys give: take
+        // it in with the Sequence length shown (editable; ModelSource::withRunSettings).
+        m_document->setModel(importedModel(*j, fileName.toStdString(), {}, std::nullopt)
+                                 .withRunSettings(m_seq->value(), m_batch->value(), "model")
+                                 .value());
+        emit statusMessage(tr("Imported %1: it does not give its sequence length, so %2 tokens are assumed; "
+                              "change Sequence length if it was measured at another")
+                               .arg(QFileInfo(fileName).fileName())
+                               .arg(m_seq->value()));
+        return true;
+    }
     if (!profile) {
         // The current model stays; the reason goes to the message bar.
-        m_error->setText(tr("Import failed: %1").arg(QString::fromStdString(profile.error())));
+        m_error->setText(tr("Import failed: %1").arg(windowWording(QString::fromStdString(profile.error()))));
         m_error->show();
-        emit statusMessage(QString::fromStdString(profile.error()));
+        emit statusMessage(windowWording(QString::fromStdString(profile.error())));
         return false;
     }
     // The run settings the user had, when the current model has any.
