@@ -207,6 +207,32 @@ private:
         return std::max(m_bound->suffixDeviceSeconds[j] / usable, m_bound->suffixSlowest[j]);
     }
 
+    // Whether the k stages after the cell's first can be wide enough (docs/planner.md,
+    // "Narrow stages"): each holds a layer of [j+1, L) and a stage of width w has
+    // weight * t >= weight * d / w for each of its layers' device-seconds d, which must stay
+    // below the incumbent. One of them may hold the lightest layer, the others a layer at
+    // least as heavy as the second lightest; each needs the narrowest width that allows it.
+    bool suffixFits(const Cell &cell, double weight) const
+    {
+        if (!m_bound || cell.stagesAfter == 0)
+            return true;
+        const int j = cell.firstLayer + 1;
+        const int narrowest = narrowestWidth(weight * m_bound->suffixLightest[j]);
+        const int narrowOthers = cell.stagesAfter > 1 ? narrowestWidth(weight * m_bound->suffixSecondLightest[j]) : 0;
+        if (narrowest < 0 || narrowOthers < 0)
+            return false;
+        return double(cell.position) + m_widths[cell.width] + narrowest + double(cell.stagesAfter - 1) * narrowOthers <=
+               m_cfg.positions;
+    }
+    // The narrowest width w of the point with weightedDeviceSeconds / w < best; -1 if none.
+    int narrowestWidth(double weightedDeviceSeconds) const
+    {
+        for (int w = 0; w < m_nW; ++w)
+            if (weightedDeviceSeconds / m_widths[w] < best)
+                return m_widths[w];
+        return -1;
+    }
+
     const LayerComputeBound &bounds(const OuterConfig &cfg)
     {
         int widest = 0;
@@ -375,7 +401,8 @@ private:
         if ((++m_cells & 4095) == 0)
             checkMemory();
         const double weight = pipelineWeight(m_cfg.numMicroBatches, cell.stagesAfter + 1);
-        if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best) {
+        if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best ||
+            !suffixFits(cell, weight)) {
             // No suffix from here can beat the incumbent (docs/planner.md, "bounds").
             ++m_stats.pruned;
             const Span none{static_cast<int>(m_points.size()), 0};
@@ -678,7 +705,12 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
         return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Search search(space, cancel, stats);
-        const std::vector<OuterConfig> configs = search.order(space.configs());
+        // Interleaved points first: each is a short list of closed forms, and its optimum
+        // is often the incumbent that lets the bounds cut the 1F1B recurrence (any order gives
+        // the same optimum, docs/planner.md).
+        std::vector<OuterConfig> configs = search.order(space.configs());
+        std::stable_partition(configs.begin(), configs.end(),
+                              [](const OuterConfig &c) { return c.schedule == Schedule::Interleaved; });
         for (const OuterConfig &c : configs)
             search.seed(c);
         for (size_t i = 0; i < configs.size(); ++i) {

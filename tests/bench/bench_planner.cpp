@@ -12,16 +12,45 @@
 #include "ModelIO.h"
 #include "NestPlanner.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include <sys/resource.h>
 
 using namespace nest;
 
 namespace {
 
 bool g_narrow = false;
+
+// Peak resident memory of this process so far (getrusage ru_maxrss, MB): run one row per
+// process (`devices N`, `layers N`, `ops N`) to read it per row.
+double peakMegabytes()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) / 1024.0;
+}
+
+// The width rows (issue 24): H100s, 8 per node, 32 nodes per rack, 64 racks per pod, pods
+// above (oversubscribed 2:1 at the pod tier and 4:1 at the top), `devices` in all; smaller
+// clusters fill fewer racks / nodes, keeping the tiers.
+Topology podCluster(int devices)
+{
+    const int node = 8;
+    const int rack = std::max(1, std::min(32, devices / node));
+    const int pod = std::max(1, std::min(64, devices / (node * rack)));
+    const int pods = std::max(1, devices / (node * rack * pod));
+    return Topology::uniform("pods-" + std::to_string(devices), devicePreset("h100-sxm-80gb").value(),
+                             {{"node", node, linkFromUnits(450, 1)},
+                              {"rack", rack, linkFromUnits(50, 2)},
+                              {"pod", pod, linkFromUnits(50, 4, 2)},
+                              {"cluster", pods, linkFromUnits(50, 8, 4)}});
+}
 
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
@@ -51,6 +80,8 @@ void row(const std::string &label, const Topology &topo, const ModelProfile &mod
                 r.stats.configs + r.stats.configsSkipped, toString(p.schedule), p.microBatch, p.dp,
                 p.pipelineDepth(), tpMin, tpMax, r.objective, r.report.tokensPerSecond,
                 100 * r.report.mfu, r.verified ? "verified" : "NOT VERIFIED");
+    // The objective to the last bit (before / after comparisons) and the peak memory.
+    std::printf("    objective %a  peak %.0f MB\n", r.objective, peakMegabytes());
     std::fflush(stdout);
 }
 
@@ -66,6 +97,50 @@ ModelProfile withLayers(const std::string &name, int layers)
     return buildProfile(c);
 }
 
+// An operator-level profile (issue 24: the extractor's op-level output gives 2-6 entries per
+// block): every block of `name` with `blocks` blocks split into `parts` consecutive entries,
+// each carrying 1/parts of the block's compute, parameters, activations and communication
+// (the first keeps the GEMM list and kernel bytes scaled likewise). `blocks * parts + 2`
+// entries in all.
+ModelProfile opLevel(const std::string &name, int blocks, int parts)
+{
+    const ModelProfile whole = withLayers(name, blocks);
+    ModelProfile out = whole;
+    out.layers.clear();
+    for (const LayerProfile &l : whole.layers) {
+        if (l.kind != LayerKind::Transformer) {
+            out.layers.push_back(l);
+            continue;
+        }
+        for (int k = 0; k < parts; ++k) {
+            LayerProfile p = l;
+            const double f = 1.0 / parts;
+            p.name = l.name + "." + std::to_string(k);
+            p.fwdFlops *= f;
+            p.bwdFlops *= f;
+            for (GemmShape &g : p.gemms)
+                g.count *= f;
+            p.attentionFlops *= f;
+            p.elementwiseSpBytes *= f;
+            p.elementwiseTpBytes *= f;
+            p.attentionStashBytes *= f;
+            p.params *= f;
+            p.tpParams *= f;
+            p.expertParams *= f;
+            p.activeParams *= f;
+            p.stashTpBytes *= f;
+            p.stashSpBytes *= f;
+            p.recomputeStashBytes *= f;
+            p.workingBytes *= f;
+            p.tpAllReduceBytes *= f;
+            p.epAllToAllBytes *= f;
+            p.cpExchangeBytes *= f;
+            out.layers.push_back(p);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -79,6 +154,24 @@ int main(int argc, char **argv)
         const int n = std::atoi(argv[2]);
         const Topology t = makeCluster("paper-spineleaf", {{"devices", n}}).value();
         row("gpt3-175b  spineleaf-" + std::to_string(n), t, preset("gpt3-175b"));
+        return 0;
+    }
+    if (argc > 2 && std::strcmp(argv[1], "layers") == 0) {
+        const int n = std::atoi(argv[2]);
+        row("gpt3-175b-shape " + std::to_string(n) + " blocks", clusterPreset("paper-spineleaf-1024").value(),
+            withLayers("gpt3-175b", n));
+        return 0;
+    }
+    if (argc > 2 && std::strcmp(argv[1], "ops") == 0) {
+        const int blocks = std::atoi(argv[2]);
+        const int parts = argc > 3 ? std::atoi(argv[3]) : 4;
+        row("gpt3-175b-shape " + std::to_string(blocks) + "x" + std::to_string(parts) + " ops",
+            clusterPreset("paper-spineleaf-1024").value(), opLevel("gpt3-175b", blocks, parts));
+        return 0;
+    }
+    if (argc > 2 && std::strcmp(argv[1], "pods") == 0) {
+        const int n = std::atoi(argv[2]);
+        row("gpt3-175b  pods-" + std::to_string(n), podCluster(n), preset("gpt3-175b"));
         return 0;
     }
     std::printf("%-34s %7s %5s %9s %10s %11s %8s %9s  %s\n", "case", "devices", "layers", "wall_s",
