@@ -574,7 +574,16 @@ private:
                 ++m_stats.pruned;
                 continue;
             }
-            for (int p = 0; p < count; ++p) {
+            // The suffix front has t strictly ascending and e strictly descending. Paired
+            // with (o.t, o.e), the points with t <= o.t all take o.t (only the last of them,
+            // and those whose e is <= o.e, which tie with it, can be on the front) and the
+            // points with e <= o.e all take o.e (only the first can be): every pair outside
+            // [first, last] is strictly dominated by one inside (docs/planner.md, "Pairing").
+            const int lo = firstAbove(count, o.t, [&](int p) { return suffixAt(p).t; });
+            const int r = firstAtMost(count, o.e, [&](int p) { return suffixAt(p).e; });
+            const int first = std::max(0, std::min(r, lo - 1));
+            const int last = std::min(count - 1, std::max(r, lo));
+            for (int p = first; p <= last; ++p) {
                 const SuffixPoint next = suffixAt(p);
                 ++m_stats.transitions;
                 const double t = std::max(o.t, next.t), extra = std::max(o.e, next.e);
@@ -587,8 +596,37 @@ private:
         }
     }
 
+    // On a front of `count` points (t strictly ascending, e strictly descending): the first
+    // index whose t is above `t` / whose e is at most `e` (count when none).
+    template <typename Key>
+    static int firstAbove(int count, double t, Key key)
+    {
+        int lo = 0, hi = count;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (key(mid) <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    template <typename Key>
+    static int firstAtMost(int count, double e, Key key)
+    {
+        int lo = 0, hi = count;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (key(mid) > e)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+
     // The Pareto front of `candidates` appended to the pool; ties in (t, e) keep the first by
-    // (end layer, next width, option).
+    // (end layer, next width, option, successor).
     Span appendFront(std::vector<Point> &candidates)
     {
         Span span;
@@ -598,7 +636,9 @@ private:
                 return x.jEnd < y.jEnd;
             if (x.w2 != y.w2)
                 return x.w2 < y.w2;
-            return x.opt < y.opt;
+            if (x.opt != y.opt)
+                return x.opt < y.opt;
+            return x.succ < y.succ;
         });
         span.count = static_cast<int>(m_points.size()) - span.begin;
         return span;
