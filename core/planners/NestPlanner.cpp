@@ -70,10 +70,20 @@ public:
     Plan bestPlan;
     MemoryObstacle obstacle;
 
+    // planWithBound(): `value` becomes the incumbent without a plan; if nothing beats it,
+    // nothing is found.
+    void bound(double value)
+    {
+        if (value < best) {
+            best = value;
+            m_bestHasPlan = false;
+        }
+    }
+
     // What the search leaves (SearchRun.h).
     SearchIncumbent incumbent() const
     {
-        SearchIncumbent r{best, bestPlan, obstacle, {}};
+        SearchIncumbent r{m_bestHasPlan ? best : kInf, bestPlan, obstacle, {}};
         if (m_keep > 1) {
             r.value = m_top.empty() ? kInf : m_top.front().value;
             r.plan = m_top.empty() ? Plan() : m_top.front().plan;
@@ -175,6 +185,7 @@ private:
     StageCostCache m_cache;    // stage costs in parts, placement facts, the current point
     const int m_L;
     const int m_keep;          // SearchOptions::topK (>= 1)
+    bool m_bestHasPlan = true; // false while `best` is planWithBound()'s bound
     const bool m_has1F1B;
 
     // topK > 1 (docs/planner.md, "The best K plans"): the best plan of each signature seen,
@@ -217,6 +228,7 @@ private:
         if (m_keep == 1) {
             best = t;
             bestPlan = std::move(plan);
+            m_bestHasPlan = true;
             return;
         }
         std::vector<int> sig = planSignature(plan, m_topo);
@@ -905,6 +917,13 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
                              const SearchOptions &options, const ProgressFn &progress,
                              const CancelToken &cancel) const
 {
+    return planWithBound(topo, model, options, kInf, progress, cancel);
+}
+
+PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &model,
+                                      const SearchOptions &options, double bound, const ProgressFn &progress,
+                                      const CancelToken &cancel) const
+{
     if (cancel.cancelled())
         return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
@@ -917,6 +936,10 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
                               [](const OuterConfig &c) { return c.schedule == Schedule::Interleaved; });
         for (const OuterConfig &c : configs)
             search.seed(c);
+        // A known value, strictly above it: every plan the search would return without it
+        // (value <= bound) still passes every `>= best` cut, and the same one is first.
+        if (options.topK <= 1 && bound < kInf)
+            search.bound(std::nextafter(bound, kInf));
         for (size_t i = 0; i < configs.size(); ++i) {
             search.setProgress(&progress, i, configs.size());
             search.run(configs[i]);

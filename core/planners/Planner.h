@@ -69,6 +69,7 @@ struct SearchOptions {
     // The K best distinct plans (PlanSignature.h; NestPlanner only, issue 24): PlanResult::top
     // holds them, best first. 1 = the best plan only, at no extra cost.
     int topK = 1;
+    bool operator==(const SearchOptions &) const = default;
 };
 
 struct SearchStats {
