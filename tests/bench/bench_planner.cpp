@@ -4,6 +4,12 @@
 //   bench_planner            the whole table
 //   bench_planner quick      the 1024-GPU GPT3-175B point only
 //   bench_planner devices N  GPT3-175B on the spine-leaf template with N devices only
+//   bench_planner layers N   GPT-3 shape with N blocks on paper-spineleaf-1024 (issue 24)
+//   bench_planner ops N P    the same with every block split into P entries
+//   bench_planner pods N     GPT3-175B on a 4-tier H100 tree of N devices (up to 1,048,576)
+//   bench_planner replan CLUSTER MODEL [REPS]  PlanningSession vs from scratch after edits
+//   bench_planner top CLUSTER K                 --top K on GPT3-175B
+//   (each prints the peak RSS of its process: run one row per process)
 //   ... narrow               (last argument) the space before issue 10: cp {1}, interleaving
 //                            depth 2 only, recompute none / full (to measure what the larger
 //                            default space costs on the same cost model)
@@ -11,8 +17,16 @@
 #include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
+// The rows of issue 24's points 3 and 4 need PlanningSession and SearchOptions::topK; the
+// others also build against the tree before them (for before / after tables).
+#if __has_include("PlanningSession.h")
+#include "PlanningSession.h"
+#define NEST_BENCH_SESSION 1
+#endif
 
 #include <algorithm>
+#include <chrono>
+#include <vector>
 
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +98,58 @@ void row(const std::string &label, const Topology &topo, const ModelProfile &mod
     std::printf("    objective %a  peak %.0f MB\n", r.objective, peakMegabytes());
     std::fflush(stdout);
 }
+
+#ifdef NEST_BENCH_SESSION
+// Incremental vs from scratch (issue 24.3): one plan of the cluster, then `reps` edits of
+// the rack level's bandwidth (x0.5 .. x0.9 of the original), each re-planned by a
+// PlanningSession and by NestPlanner::plan(); median ms of each, DP cells of each, whether
+// the two results are the same plan with the same objective bit for bit.
+void replanRow(const std::string &label, const Topology &base, const ModelProfile &model, int reps)
+{
+    SearchOptions o;
+    PlanningSession session;
+    session.replan(base, model, o);
+    std::vector<double> inc, scratch;
+    long long incStates = 0, scratchStates = 0;
+    bool same = true;
+    int bounded = 0;
+    for (int k = 0; k < reps; ++k) {
+        Topology t = base;
+        t.levels[1].link.bandwidth *= 0.5 + 0.1 * (k % 5);
+        auto t0 = std::chrono::steady_clock::now();
+        const PlanResult a = session.replan(t, model, o);
+        auto t1 = std::chrono::steady_clock::now();
+        const PlanResult b = NestPlanner().plan(t, model, o);
+        auto t2 = std::chrono::steady_clock::now();
+        inc.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        scratch.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+        incStates += a.stats.states;
+        scratchStates += b.stats.states;
+        bounded += session.lastReuse().boundedByPrevious ? 1 : 0;
+        same = same && a.found == b.found && a.plan == b.plan && a.objective == b.objective;
+    }
+    std::sort(inc.begin(), inc.end());
+    std::sort(scratch.begin(), scratch.end());
+    std::printf("%-40s %7d  incremental %8.1f ms (%lld cells)  scratch %8.1f ms (%lld cells)  bounded %d/%d  %s"
+                "  peak %.0f MB\n",
+                label.c_str(), base.deviceCount(), inc[inc.size() / 2], incStates / reps, scratch[scratch.size() / 2],
+                scratchStates / reps, bounded, reps, same ? "identical" : "DIFFERENT", peakMegabytes());
+    std::fflush(stdout);
+}
+
+// --top 1 vs --top K (issue 24.4): wall time, DP cells, and the spread of the K plans.
+void topRow(const std::string &label, const Topology &topo, const ModelProfile &model, int keep)
+{
+    SearchOptions o;
+    o.topK = keep;
+    const PlanResult r = NestPlanner().plan(topo, model, o);
+    const double last = r.top.empty() ? r.objective : r.top.back().objective;
+    std::printf("%-40s top %2d  %8.3f s  %10lld cells  %zu plans  best %.4f s  last +%.2f %%  peak %.0f MB\n",
+                label.c_str(), keep, r.stats.wallSeconds, r.stats.states, std::max<size_t>(1, r.top.size()),
+                r.objective, 100 * (last - r.objective) / r.objective, peakMegabytes());
+    std::fflush(stdout);
+}
+#endif
 
 ModelProfile preset(const std::string &name)
 {
@@ -169,6 +235,18 @@ int main(int argc, char **argv)
             clusterPreset("paper-spineleaf-1024").value(), opLevel("gpt3-175b", blocks, parts));
         return 0;
     }
+#ifdef NEST_BENCH_SESSION
+    if (argc > 3 && std::strcmp(argv[1], "replan") == 0) {
+        replanRow(std::string(argv[2]) + " " + argv[3], clusterPreset(argv[2]).value(), preset(argv[3]),
+                  argc > 4 ? std::atoi(argv[4]) : 5);
+        return 0;
+    }
+    if (argc > 3 && std::strcmp(argv[1], "top") == 0) {
+        topRow(std::string("gpt3-175b ") + argv[2], clusterPreset(argv[2]).value(), preset("gpt3-175b"),
+               std::atoi(argv[3]));
+        return 0;
+    }
+#endif
     if (argc > 2 && std::strcmp(argv[1], "pods") == 0) {
         const int n = std::atoi(argv[2]);
         row("gpt3-175b  pods-" + std::to_string(n), podCluster(n), preset("gpt3-175b"));
