@@ -119,6 +119,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"plan.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
         {"plan.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
         {"plan.out", {"FILE", "write the plan as JSON"}},
+        {"plan.top", {"K", "the K best distinct plans (shape or the tier a stage boundary crosses; "
+                           "nest planner), each with its time and difference to the best (default 1)"}},
         {"compare.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
         {"compare.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
         {"compare.cp", {"LIST", "context-parallel degrees, searched as given"}},

@@ -78,10 +78,59 @@ Json statsToJson(const SearchStats &s)
 
 } // namespace
 
+// --top K: one line per plan, best first, with its time and its difference to the best.
+void printTop(const PlanResult &r, const ErrorBand &band)
+{
+    std::printf("\nthe %zu best distinct plans (model error %s):\n", r.top.size(), band.text().c_str());
+    std::printf("%4s %12s %10s %8s  %s\n", "rank", "time_s", "delta_s", "delta_%", "layout");
+    const double best = r.top.empty() ? 0 : r.top.front().objective;
+    for (size_t i = 0; i < r.top.size(); ++i) {
+        const RankedPlan &t = r.top[i];
+        const Plan &p = t.plan;
+        std::string shape = std::string(toString(p.schedule)) + " mb " + std::to_string(p.microBatch) + " dp " +
+                            std::to_string(p.dp) + " pp " + std::to_string(p.pipelineDepth());
+        if (p.virtualStages > 1)
+            shape += " v " + std::to_string(p.virtualStages);
+        shape += " | tp/zero/recompute per stage:";
+        // Runs of equal stages as "option x count".
+        for (size_t s = 0; s < p.stages.size();) {
+            const StagePlan &st = p.stages[s];
+            size_t n = 1;
+            while (s + n < p.stages.size() && p.stages[s + n].config() == st.config())
+                ++n;
+            shape += " " + std::to_string(st.tp) + (st.cp > 1 ? "x" + std::to_string(st.cp) : "") +
+                     (st.ep > 1 ? "e" + std::to_string(st.ep) : "") + "/" + std::to_string(st.zero) + "/" +
+                     toString(st.recompute) + (n > 1 ? " x" + std::to_string(n) : "");
+            s += n;
+        }
+        std::printf("%4zu %12.4f %10.4f %8.2f  %s%s\n", i + 1, t.objective, t.objective - best,
+                    best > 0 ? 100 * (t.objective - best) / best : 0.0, shape.c_str(), t.verified ? "" : "  (MISMATCH)");
+    }
+}
+
+// --top K as JSON: rank, objective_s, delta_s, delta_pct, verified, plan, report (docs/formats.md).
+Json topToJson(const PlanResult &r)
+{
+    Json list = Json::array();
+    const double best = r.top.empty() ? 0 : r.top.front().objective;
+    for (size_t i = 0; i < r.top.size(); ++i) {
+        const RankedPlan &t = r.top[i];
+        list.push_back({{"rank", i + 1},
+                        {"objective_s", t.objective},
+                        {"delta_s", t.objective - best},
+                        {"delta_pct", best > 0 ? 100 * (t.objective - best) / best : 0.0},
+                        {"verified", t.verified},
+                        {"plan", planToJson(t.plan)},
+                        {"report", reportToJson(t.report)}});
+    }
+    return list;
+}
+
 int cmdPlan(const Args &argv)
 {
     std::set<std::string> values, flags;
     searchCommandOptions(values, flags);
+    values.insert("top");
     const CliArgs args(argv, values, flags, "plan");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
@@ -101,7 +150,12 @@ int cmdPlan(const Args &argv)
             std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
         progress.update(fraction, detail);
     };
-    const PlanResult r = planner->plan(job.topology, job.model, job.options, onProgress, CancelToken{});
+    // --top K (issue 24): the K best distinct plans; nest only, 1 = the best plan alone.
+    SearchOptions options = job.options;
+    options.topK = args.intValue("top", 1, 1);
+    if (options.topK > 1 && settings.planner != "nest")
+        throw UsageError{"--top needs the nest planner, found '" + settings.planner + "'"};
+    const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, CancelToken{});
     progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
@@ -128,9 +182,14 @@ int cmdPlan(const Args &argv)
                      {"search", searchSettingsToJson(settings)},
                      {"stats", statsToJson(r.stats)},
                      {"error_band", errorBandJson(band)}};
-        std::cout << j.dump(2) << "\n";
+        Json out = j;
+        if (options.topK > 1)
+            out["top"] = topToJson(r);
+        std::cout << out.dump(2) << "\n";
     } else {
         printPlan(r, band);
+        if (options.topK > 1)
+            printTop(r, band);
     }
     return r.verified ? 0 : 1;
 }

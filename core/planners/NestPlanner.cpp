@@ -1,6 +1,7 @@
 #include "NestPlanner.h"
 
 #include "Limits.h"
+#include "PlanSignature.h"
 #include "Pipeline.h"
 #include "SearchEstimate.h"
 #include "SearchRun.h"
@@ -39,6 +40,11 @@ struct Point {
     int succ;   // index of the successor point in the pool, -1 for the last stage,
                 // kLastStage - o when the successor is the last stage with option o
 };
+// topK > 1: a point with the id of its suffix's signature (stage choices and boundary tiers).
+struct SignedPoint {
+    Point point;
+    int sig;
+};
 constexpr int kLastStage = -2;
 
 struct Span {
@@ -49,16 +55,43 @@ class Search {
 public:
     Search(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats)
         : m_space(space), m_topo(space.topology()), m_model(space.model()), m_cancel(cancel),
-          m_stats(stats), m_cache(space, cancel, stats, obstacle), m_L(space.layerCount()),
+          m_stats(stats), m_cache(space, cancel, stats, obstacle, std::max(1, space.options().topK)),
+          m_L(space.layerCount()), m_keep(std::max(1, space.options().topK)),
           m_has1F1B(std::find(space.options().schedules.begin(), space.options().schedules.end(),
                               Schedule::OneFOneB) != space.options().schedules.end()),
           m_widths(m_cache.widths())
     {
     }
 
+    // The incumbent: with topK = 1 the best value found and its plan; with topK = K > 1 the
+    // K-th best value among the best plans of distinct signatures (PlanSignature.h), +inf
+    // while fewer are known. Every bound below prunes against it.
     double best = kInf;
     Plan bestPlan;
     MemoryObstacle obstacle;
+
+    // planWithBound(): `value` becomes the incumbent without a plan; if nothing beats it,
+    // nothing is found.
+    void bound(double value)
+    {
+        if (value < best) {
+            best = value;
+            m_bestHasPlan = false;
+        }
+    }
+
+    // What the search leaves (SearchRun.h).
+    SearchIncumbent incumbent() const
+    {
+        SearchIncumbent r{m_bestHasPlan ? best : kInf, bestPlan, obstacle, {}};
+        if (m_keep > 1) {
+            r.value = m_top.empty() ? kInf : m_top.front().value;
+            r.plan = m_top.empty() ? Plan() : m_top.front().plan;
+            for (const Ranked &t : m_top)
+                r.top.push_back({t.value, t.plan});
+        }
+        return r;
+    }
 
     // Progress within the outer loop: point `index` of `count`, `within` its own fraction.
     void setProgress(const ProgressFn *progress, size_t index, size_t count)
@@ -71,7 +104,7 @@ public:
     {
         if (m_progress && *m_progress && m_pointCount > 0)
             (*m_progress)((double(m_pointIndex) + std::clamp(within, 0.0, 1.0)) / double(m_pointCount),
-                          best < kInf ? best : 0.0);
+                          bestValue() < kInf ? bestValue() : 0.0);
     }
 
     // Search order: smallest lower bound first, ties broken towards pipelines just large
@@ -138,10 +171,8 @@ public:
             if (!costSeedStages(wIdx, weight) || !pickSeedOptions(wIdx, maxT, maxE))
                 continue;
             const double t = iterationSeconds(weight, maxT, maxE);
-            if (t < best) {
-                best = t;
-                bestPlan = m_space.makePlan(cfg, m_seedChunks);
-            }
+            if (t < best)
+                offer(t, m_space.makePlan(cfg, m_seedChunks));
         }
     }
 
@@ -153,7 +184,25 @@ private:
     SearchStats &m_stats;
     StageCostCache m_cache;    // stage costs in parts, placement facts, the current point
     const int m_L;
+    const int m_keep;          // SearchOptions::topK (>= 1)
+    bool m_bestHasPlan = true; // false while `best` is planWithBound()'s bound
     const bool m_has1F1B;
+
+    // topK > 1 (docs/planner.md, "The best K plans"): the best plan of each signature seen,
+    // by value, at most m_keep; the signature ids of the pool's points (parallel to
+    // m_points) and of the candidates (parallel to m_scratch); the ids themselves.
+    struct Ranked {
+        double value;
+        std::vector<int> sig;
+        Plan plan;
+    };
+    std::vector<Ranked> m_top;
+    std::vector<int> m_sig;
+    std::vector<std::vector<int>> m_scratchSig;
+    std::vector<SignedPoint> m_signedTmp;
+    FlatHashMap<int> m_sigIds;     // (stage config id, boundary tier, successor id) -> id
+    FlatHashMap<int> m_configIds;  // StageConfig::key() -> id
+    int m_sigCount = 0, m_configCount = 0;
 
     // Per outer point.
     OuterConfig m_cfg;
@@ -169,6 +218,54 @@ private:
 
     // Per (micro-batch, widest width that fits the positions): the bound's options.
     std::map<std::pair<int, int>, LayerComputeBound> m_bounds;
+
+    double bestValue() const { return m_keep > 1 ? (m_top.empty() ? kInf : m_top.front().value) : best; }
+
+    // A plan of value t < best: with topK = 1 the new incumbent; with topK > 1 the best of its
+    // signature unless one as good is known, and `best` the K-th best value then.
+    void offer(double t, Plan plan)
+    {
+        if (m_keep == 1) {
+            best = t;
+            bestPlan = std::move(plan);
+            m_bestHasPlan = true;
+            return;
+        }
+        std::vector<int> sig = planSignature(plan, m_topo);
+        auto same = std::find_if(m_top.begin(), m_top.end(), [&](const Ranked &r) { return r.sig == sig; });
+        if (same != m_top.end()) {
+            if (!(t < same->value))
+                return;
+            m_top.erase(same);
+        }
+        auto at = std::upper_bound(m_top.begin(), m_top.end(), t,
+                                   [](double v, const Ranked &r) { return v < r.value; });
+        m_top.insert(at, Ranked{t, std::move(sig), std::move(plan)});
+        if (static_cast<int>(m_top.size()) > m_keep)
+            m_top.pop_back();
+        best = static_cast<int>(m_top.size()) == m_keep ? m_top.back().value : kInf;
+    }
+
+    // topK > 1: the id of a suffix whose first stage has option `c`, whose boundary to the
+    // next stage crosses `tier` (-1: none, the last stage) and whose rest has id `next`.
+    int suffixSig(const StageConfig &c, int tier, int next)
+    {
+        const FlatKey ck = c.key();
+        int config = -1;
+        if (!m_configIds.find(ck, config)) {
+            config = m_configCount++;
+            m_configIds.insert(ck, config);
+        }
+        const FlatKey key{(static_cast<uint64_t>(config) << 32) | static_cast<uint32_t>(tier + 1),
+                          static_cast<uint64_t>(static_cast<uint32_t>(next))};
+        int id = -1;
+        if (!m_sigIds.find(key, id)) {
+            id = ++m_sigCount;
+            m_sigIds.insert(key, id);
+        }
+        return id;
+    }
+    int tierOf(int link) const { return link == 0 ? -1 : m_cache.link(link).level; }
 
     void poll() const
     {
@@ -205,6 +302,32 @@ private:
             return 0;
         const double usable = std::min<double>(m_cfg.positions - q, double(stages) * m_widths.back());
         return std::max(m_bound->suffixDeviceSeconds[j] / usable, m_bound->suffixSlowest[j]);
+    }
+
+    // Whether the k stages after the cell's first can be wide enough (docs/planner.md,
+    // "Narrow stages"): each holds a layer of [j+1, L) and a stage of width w has
+    // weight * t >= weight * d / w for each of its layers' device-seconds d, which must stay
+    // below the incumbent. One of them may hold the lightest layer, the others a layer at
+    // least as heavy as the second lightest; each needs the narrowest width that allows it.
+    bool suffixFits(const Cell &cell, double weight) const
+    {
+        if (!m_bound || cell.stagesAfter == 0)
+            return true;
+        const int j = cell.firstLayer + 1;
+        const int narrowest = narrowestWidth(weight * m_bound->suffixLightest[j]);
+        const int narrowOthers = cell.stagesAfter > 1 ? narrowestWidth(weight * m_bound->suffixSecondLightest[j]) : 0;
+        if (narrowest < 0 || narrowOthers < 0)
+            return false;
+        return double(cell.position) + m_widths[cell.width] + narrowest + double(cell.stagesAfter - 1) * narrowOthers <=
+               m_cfg.positions;
+    }
+    // The narrowest width w of the point with weightedDeviceSeconds / w < best; -1 if none.
+    int narrowestWidth(double weightedDeviceSeconds) const
+    {
+        for (int w = 0; w < m_nW; ++w)
+            if (weightedDeviceSeconds / m_widths[w] < best)
+                return m_widths[w];
+        return -1;
     }
 
     const LayerComputeBound &bounds(const OuterConfig &cfg)
@@ -245,8 +368,11 @@ private:
         m_nW = m_cache.widthCount();
         m_memo.clear();
         m_points.clear();
+        m_sig.clear();
         m_cells = 0;
         m_scratch.resize(m_space.maxStages() + 1);
+        if (m_keep > 1)
+            m_scratchSig.resize(m_space.maxStages() + 1);
         m_bound = m_topo.deviceTypes.size() == 1 ? &bounds(cfg) : nullptr;
     }
 
@@ -375,7 +501,8 @@ private:
         if ((++m_cells & 4095) == 0)
             checkMemory();
         const double weight = pipelineWeight(m_cfg.numMicroBatches, cell.stagesAfter + 1);
-        if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best) {
+        if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best ||
+            !suffixFits(cell, weight)) {
             // No suffix from here can beat the incumbent (docs/planner.md, "bounds").
             ++m_stats.pruned;
             const Span none{static_cast<int>(m_points.size()), 0};
@@ -385,11 +512,21 @@ private:
         // One scratch list per depth: solve() of the next cell (one stage fewer) uses another.
         std::vector<Point> &candidates = m_scratch[cell.stagesAfter];
         candidates.clear();
-        collectCandidates(cell, weight, candidates);
-        const Span span = appendFront(candidates);
+        std::vector<int> *sigs = nullptr;
+        if (m_keep > 1) {
+            sigs = &m_scratchSig[cell.stagesAfter];
+            sigs->clear();
+        }
+        collectCandidates(cell, weight, candidates, sigs);
+        const Span span = m_keep > 1 ? appendKeptPoints(candidates, *sigs) : appendFront(candidates);
         m_memo.insert(key, span);
         return span;
     }
+
+    // The first stage of a pairing: width index and layers (its options, for signatures).
+    struct StageOf {
+        int width, first, end;
+    };
 
     // The cell's first stage [firstLayer, end) and, found on first use, its block of options.
     struct FirstStage {
@@ -415,7 +552,7 @@ private:
     // Every end layer of the cell's first stage, in order, each adding its candidates; two
     // monotone cuts end the scan (more layers never need less memory nor less compute,
     // docs/planner.md).
-    void collectCandidates(const Cell &cell, double weight, std::vector<Point> &out)
+    void collectCandidates(const Cell &cell, double weight, std::vector<Point> &out, std::vector<int> *sigs)
     {
         const int k = cell.stagesAfter;
         const int width = m_widths[cell.width];
@@ -430,15 +567,16 @@ private:
                 break;
             }
             FirstStage first{end, placement};
-            const EndLayerFacts facts =
-                k == 0 ? addLastStage(cell, first, weight, out) : addStageBeforeSuffixes(cell, first, weight, out);
+            const EndLayerFacts facts = k == 0 ? addLastStage(cell, first, weight, out, sigs)
+                                               : addStageBeforeSuffixes(cell, first, weight, out, sigs);
             if ((k == 0 || facts.costed) && (!facts.anyFit || facts.computeCut))
                 break;
         }
     }
 
     // stagesAfter = 0: the cell is the last stage; each feasible option below the incumbent.
-    EndLayerFacts addLastStage(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out)
+    EndLayerFacts addLastStage(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out,
+                               std::vector<int> *sigs)
     {
         EndLayerFacts facts;
         const OptEntry e = m_cache.entry(blockOf(cell, first), cell.firstLayer, first.end, cell.width, 0,
@@ -453,13 +591,16 @@ private:
                 continue;
             }
             out.push_back({o.t, o.e, first.end, o.opt, -1, -1});
+            if (sigs)
+                sigs->push_back(suffixSig(m_cache.options(cell.width, cell.firstLayer, first.end)[o.opt], -1, 0));
         }
         return facts;
     }
 
     // stagesAfter >= 1: the first stage before every next cell (width index w2 at the next
     // position, behind the link u between them) that can still beat the incumbent.
-    EndLayerFacts addStageBeforeSuffixes(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out)
+    EndLayerFacts addStageBeforeSuffixes(const Cell &cell, FirstStage &first, double weight, std::vector<Point> &out,
+                                         std::vector<int> *sigs)
     {
         EndLayerFacts facts;
         const int k = cell.stagesAfter;
@@ -491,10 +632,11 @@ private:
                 continue;
             }
             const Cell suffix{k - 1, first.end, next, u, w2};
+            const StageOf stageOf{cell.width, cell.firstLayer, first.end};
             if (k == 1)
-                combineWithLastStage(suffix, e, weight, out);
+                combineWithLastStage(suffix, e, weight, out, stageOf, sigs);
             else
-                combineWithSuffixes(suffix, e, weight, out);
+                combineWithSuffixes(suffix, e, weight, out, stageOf, sigs);
         }
         return facts;
     }
@@ -502,7 +644,8 @@ private:
     // stagesAfter = 1: the last stage `last` inline. Its feasible non-dominated options are
     // the front solve(last) would return (the bound there is implied by the one below),
     // without a DP cell.
-    void combineWithLastStage(const Cell &last, const OptEntry &e, double weight, std::vector<Point> &out)
+    void combineWithLastStage(const Cell &last, const OptEntry &e, double weight, std::vector<Point> &out,
+                              const StageOf &stageOf, std::vector<int> *sigs)
     {
         if (m_bound && weight * (m_bound->suffixDeviceSeconds[last.firstLayer] / m_widths[last.width]) >= best) {
             ++m_stats.pruned;
@@ -512,20 +655,24 @@ private:
                                       m_cache.placementClass(last.position, last.width), last.firstLayer, m_L,
                                       last.position, last.width);
         const OptEntry lastOptions = m_cache.entry(blk, last.firstLayer, m_L, last.width, 0, last.prevLink, 0);
-        combine(e, lastOptions.count, last, weight, out, [&](int p) {
+        combine(e, lastOptions.count, last, weight, out, stageOf, sigs, [&](int p) {
             const OptCost o2 = m_cache.optCost(lastOptions.begin + p);
             return SuffixPoint{o2.t, o2.e, kLastStage - o2.opt};
+        }, [&](int p) {
+            const OptCost o2 = m_cache.optCost(lastOptions.begin + p);
+            return suffixSig(m_cache.options(last.width, last.firstLayer, m_L)[o2.opt], -1, 0);
         });
     }
 
     // stagesAfter >= 2: the first stage's options against the front of the next cell.
-    void combineWithSuffixes(const Cell &suffix, const OptEntry &e, double weight, std::vector<Point> &out)
+    void combineWithSuffixes(const Cell &suffix, const OptEntry &e, double weight, std::vector<Point> &out,
+                             const StageOf &stageOf, std::vector<int> *sigs)
     {
         const Span sub = solve(suffix);
-        combine(e, sub.count, suffix, weight, out, [&](int p) {
+        combine(e, sub.count, suffix, weight, out, stageOf, sigs, [&](int p) {
             const Point &sp = m_points[sub.begin + p];
             return SuffixPoint{sp.t, sp.e, sub.begin + p};
-        });
+        }, [&](int p) { return m_sig[static_cast<size_t>(sub.begin + p)]; });
     }
 
     // What combine() pairs a first-stage option with: a suffix's (t, e) and the successor
@@ -537,9 +684,11 @@ private:
 
     // Every option of the first stage (entry e) with each of `count` suffix points
     // (suffixAt(p)), kept when the pair can still beat the incumbent.
-    template <typename SuffixAt>
+    // With topK > 1 (sigs given) every suffix point is paired (the fronts are not strict
+    // then) and each new point's signature id goes to sigs (suffixSigAt(p): the suffix's).
+    template <typename SuffixAt, typename SuffixSigAt>
     void combine(const OptEntry &e, int count, const Cell &suffix, double weight, std::vector<Point> &out,
-                 SuffixAt suffixAt)
+                 const StageOf &stageOf, std::vector<int> *sigs, SuffixAt suffixAt, SuffixSigAt suffixSigAt)
     {
         for (int i = 0; i < e.count; ++i) {
             const OptCost o = m_cache.optCost(e.begin + i);
@@ -547,7 +696,19 @@ private:
                 ++m_stats.pruned;
                 continue;
             }
-            for (int p = 0; p < count; ++p) {
+            // The suffix front has t strictly ascending and e strictly descending. Paired
+            // with (o.t, o.e), the points with t <= o.t all take o.t (only the last of them,
+            // and those whose e is <= o.e, which tie with it, can be on the front) and the
+            // points with e <= o.e all take o.e (only the first can be): every pair outside
+            // [first, last] is strictly dominated by one inside (docs/planner.md, "Pairing").
+            int first = 0, last = count - 1;
+            if (!sigs) {
+                const int lo = firstAbove(count, o.t, [&](int p) { return suffixAt(p).t; });
+                const int r = firstAtMost(count, o.e, [&](int p) { return suffixAt(p).e; });
+                first = std::max(0, std::min(r, lo - 1));
+                last = std::min(count - 1, std::max(r, lo));
+            }
+            for (int p = first; p <= last; ++p) {
                 const SuffixPoint next = suffixAt(p);
                 ++m_stats.transitions;
                 const double t = std::max(o.t, next.t), extra = std::max(o.e, next.e);
@@ -556,12 +717,44 @@ private:
                     continue;
                 }
                 out.push_back({t, extra, suffix.firstLayer, o.opt, suffix.width, next.succ});
+                if (sigs)
+                    sigs->push_back(suffixSig(m_cache.options(stageOf.width, stageOf.first, stageOf.end)[o.opt],
+                                              tierOf(suffix.prevLink), suffixSigAt(p)));
             }
         }
     }
 
+    // On a front of `count` points (t strictly ascending, e strictly descending): the first
+    // index whose t is above `t` / whose e is at most `e` (count when none).
+    template <typename Key>
+    static int firstAbove(int count, double t, Key key)
+    {
+        int lo = 0, hi = count;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (key(mid) <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    template <typename Key>
+    static int firstAtMost(int count, double e, Key key)
+    {
+        int lo = 0, hi = count;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (key(mid) > e)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+
     // The Pareto front of `candidates` appended to the pool; ties in (t, e) keep the first by
-    // (end layer, next width, option).
+    // (end layer, next width, option, successor).
     Span appendFront(std::vector<Point> &candidates)
     {
         Span span;
@@ -571,8 +764,62 @@ private:
                 return x.jEnd < y.jEnd;
             if (x.w2 != y.w2)
                 return x.w2 < y.w2;
-            return x.opt < y.opt;
+            if (x.opt != y.opt)
+                return x.opt < y.opt;
+            return x.succ < y.succ;
         });
+        span.count = static_cast<int>(m_points.size()) - span.begin;
+        return span;
+    }
+
+    // topK > 1: of `candidates` (signature ids in `sigs`), those that fewer than m_keep
+    // candidates of pairwise distinct signatures dominate and none of their own signature
+    // does, appended to the pool with their ids (docs/planner.md, "The best K plans": any
+    // completion of a dropped one is matched by m_keep distinct ones at least as good).
+    Span appendKeptPoints(const std::vector<Point> &candidates, const std::vector<int> &sigs)
+    {
+        m_signedTmp.clear();
+        for (size_t i = 0; i < candidates.size(); ++i)
+            m_signedTmp.push_back({candidates[i], sigs[i]});
+        std::sort(m_signedTmp.begin(), m_signedTmp.end(), [](const SignedPoint &a, const SignedPoint &b) {
+            const Point &x = a.point, &y = b.point;
+            if (x.t != y.t)
+                return x.t < y.t;
+            if (x.e != y.e)
+                return x.e < y.e;
+            if (x.jEnd != y.jEnd)
+                return x.jEnd < y.jEnd;
+            if (x.w2 != y.w2)
+                return x.w2 < y.w2;
+            if (x.opt != y.opt)
+                return x.opt < y.opt;
+            return x.succ < y.succ;
+        });
+        Span span;
+        span.begin = static_cast<int>(m_points.size());
+        // The m_keep smallest least-e of distinct signatures seen so far, ascending.
+        std::vector<std::pair<double, int>> least;
+        std::map<int, double> own;  // least e per signature seen
+        for (const SignedPoint &c : m_signedTmp) {
+            const auto mine = own.find(c.sig);
+            const bool dominatedInClass = mine != own.end() && mine->second <= c.point.e;
+            const bool dominatedByK =
+                static_cast<int>(least.size()) == m_keep && least.back().first <= c.point.e;
+            if (!dominatedInClass && !dominatedByK) {
+                m_points.push_back(c.point);
+                m_sig.push_back(c.sig);
+            }
+            if (mine == own.end() || c.point.e < mine->second) {
+                own[c.sig] = c.point.e;
+                auto in = std::find_if(least.begin(), least.end(), [&](const auto &l) { return l.second == c.sig; });
+                if (in != least.end())
+                    least.erase(in);
+                least.insert(std::upper_bound(least.begin(), least.end(), std::make_pair(c.point.e, c.sig)),
+                             {c.point.e, c.sig});
+                if (static_cast<int>(least.size()) > m_keep)
+                    least.pop_back();
+            }
+        }
         span.count = static_cast<int>(m_points.size()) - span.begin;
         return span;
     }
@@ -591,10 +838,8 @@ private:
                 for (int p = 0; p < s.count; ++p) {
                     const Point &pt = m_points[s.begin + p];
                     const double t = iterationSeconds(pipelineWeight(m, k + 1), pt.t, pt.e);
-                    if (t < best) {
-                        best = t;
-                        bestPlan = reconstruct(w, s.begin + p);
-                    }
+                    if (t < best)
+                        offer(t, reconstruct(w, s.begin + p));
                 }
                 // Deeper pipelines reuse the shallower cells: progress by pipeline depth.
                 report((double(k) + double(w + 1) / m_nW) / m_space.maxStages());
@@ -660,10 +905,8 @@ private:
                 ++m_stats.pruned;
                 continue;
             }
-            if (r.iterationTime < best) {
-                best = r.iterationTime;
-                bestPlan = plan;
-            }
+            if (r.iterationTime < best)
+                offer(r.iterationTime, plan);
         }
     }
 };
@@ -674,19 +917,35 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
                              const SearchOptions &options, const ProgressFn &progress,
                              const CancelToken &cancel) const
 {
+    return planWithBound(topo, model, options, kInf, progress, cancel);
+}
+
+PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &model,
+                                      const SearchOptions &options, double bound, const ProgressFn &progress,
+                                      const CancelToken &cancel) const
+{
     if (cancel.cancelled())
         return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         Search search(space, cancel, stats);
-        const std::vector<OuterConfig> configs = search.order(space.configs());
+        // Interleaved points first: each is a short list of closed forms, and its optimum
+        // is often the incumbent that lets the bounds cut the 1F1B recurrence (any order gives
+        // the same optimum, docs/planner.md).
+        std::vector<OuterConfig> configs = search.order(space.configs());
+        std::stable_partition(configs.begin(), configs.end(),
+                              [](const OuterConfig &c) { return c.schedule == Schedule::Interleaved; });
         for (const OuterConfig &c : configs)
             search.seed(c);
+        // A known value, strictly above it: every plan the search would return without it
+        // (value <= bound) still passes every `>= best` cut, and the same one is first.
+        if (options.topK <= 1 && bound < kInf)
+            search.bound(std::nextafter(bound, kInf));
         for (size_t i = 0; i < configs.size(); ++i) {
             search.setProgress(&progress, i, configs.size());
             search.run(configs[i]);
             search.report(1.0);
         }
-        return SearchIncumbent{search.best, search.bestPlan, search.obstacle};
+        return search.incumbent();
     }, SearchKind::Nest);
 }
 

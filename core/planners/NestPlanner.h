@@ -15,6 +15,14 @@ public:
     PlanResult plan(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                     const ProgressFn &progress, const CancelToken &cancel) const override;
     std::string name() const override { return "nest"; }
+
+    // The same search, started with the incumbent bound `bound`: a value some plan of the
+    // space is known to reach (PlanningSession: the previous optimum re-valued). With
+    // bound >= the optimum the result (plan, objective) is the one plan() returns; with a
+    // bound below it nothing is found (found = false) and the caller must search without
+    // it. topK > 1 ignores the bound.
+    PlanResult planWithBound(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                             double bound, const ProgressFn &progress, const CancelToken &cancel) const;
 };
 
 } // namespace nest

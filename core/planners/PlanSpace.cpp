@@ -449,6 +449,8 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     cfg.positions = std::min(cfgIn.positions, space.topology().deviceCount());
     b.suffixDeviceSeconds.assign(layers + 1, 0.0);
     b.suffixSlowest.assign(layers + 1, 0.0);
+    b.suffixLightest.assign(layers + 1, std::numeric_limits<double>::infinity());
+    b.suffixSecondLightest.assign(layers + 1, std::numeric_limits<double>::infinity());
     std::vector<double> dev(layers, 0.0), time(layers, 0.0);
     StageContext ctx = makeContext(space, cfg);
     ctx.stageIndex = 0;
@@ -477,6 +479,8 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
             LayerComputeBound none;
             none.suffixDeviceSeconds.assign(layers + 1, 0.0);
             none.suffixSlowest.assign(layers + 1, 0.0);
+            none.suffixLightest.assign(layers + 1, 0.0);
+            none.suffixSecondLightest.assign(layers + 1, 0.0);
             return none;
         }
         dev[i] = minDev;
@@ -485,6 +489,8 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     for (int i = layers - 1; i >= 0; --i) {
         b.suffixDeviceSeconds[i] = b.suffixDeviceSeconds[i + 1] + dev[i];
         b.suffixSlowest[i] = std::max(b.suffixSlowest[i + 1], time[i]);
+        b.suffixLightest[i] = std::min(b.suffixLightest[i + 1], dev[i]);
+        b.suffixSecondLightest[i] = std::min(b.suffixSecondLightest[i + 1], std::max(b.suffixLightest[i + 1], dev[i]));
     }
     b.deviceSeconds = b.suffixDeviceSeconds[0];
     b.slowestLayer = b.suffixSlowest[0];

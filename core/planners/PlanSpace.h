@@ -171,6 +171,12 @@ struct LayerComputeBound {
     double slowestLayer = 0;   // max over layers of min over options of compute
     // The same over the suffix [j, L) (size L + 1; 0 at L).
     std::vector<double> suffixDeviceSeconds, suffixSlowest;
+    // The smallest and the second smallest (with multiplicity) per-layer device-seconds
+    // over the layers i >= j (+infinity where there are too few; 0 everywhere when there
+    // is no bound). Every stage of a suffix [j, L) holds one of these layers, so a stage of
+    // width w has t >= suffixLightest[j] / w, and of several stages at most one has t below
+    // suffixSecondLightest[j] / w.
+    std::vector<double> suffixLightest, suffixSecondLightest;
 };
 LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &cfg,
                                     SearchStats &stats);

@@ -66,6 +66,10 @@ struct SearchOptions {
     // machine's RAM; kDefaultMaxStates).
     double memoryBudgetBytes = 0;
     double maxStates = 0;
+    // The K best distinct plans (PlanSignature.h; NestPlanner only, issue 24): PlanResult::top
+    // holds them, best first. 1 = the best plan only, at no extra cost.
+    int topK = 1;
+    bool operator==(const SearchOptions &) const = default;
 };
 
 struct SearchStats {
@@ -78,6 +82,14 @@ struct SearchStats {
     double wallSeconds = 0;
 };
 
+// One of the K best distinct plans (SearchOptions::topK).
+struct RankedPlan {
+    Plan plan;
+    Report report;
+    double objective = 0;        // the iteration time the planner optimised (seconds)
+    bool verified = false;       // as PlanResult::verified
+};
+
 struct PlanResult {
     bool found = false;
     bool cancelled = false;
@@ -87,6 +99,9 @@ struct PlanResult {
     bool verified = false;       // |report.iterationTime - objective| <= 1e-9 * objective
     SearchStats stats;
     std::string message;         // why nothing was found (memory obstacle, bad options...)
+    // topK > 1: the best distinct plans, best first (top[0] is `plan`), at most topK; empty
+    // with topK = 1.
+    std::vector<RankedPlan> top;
 };
 
 // fraction in [0, 1], monotone; bestSoFar = best iteration time so far (0 = none yet).

@@ -43,6 +43,13 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
             result.plan = best.plan;
             result.objective = best.value;
             finishResult(result, topo, model, options);
+            for (const auto &[value, plan] : best.top) {
+                PlanResult one;
+                one.plan = plan;
+                one.objective = value;
+                finishResult(one, topo, model, options);
+                result.top.push_back({plan, one.report, value, one.verified});
+            }
         } else {
             result.message = best.obstacle.message(space);
         }

@@ -9,6 +9,8 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nest {
 
@@ -28,6 +30,8 @@ struct SearchIncumbent {
     double value = std::numeric_limits<double>::infinity();
     Plan plan;
     MemoryObstacle obstacle;
+    // SearchOptions::topK > 1: the best distinct plans with their values, best first.
+    std::vector<std::pair<double, Plan>> top;
 };
 
 // Builds the space (or reports why it is empty), runs `search` on it, and turns what it

@@ -3,14 +3,15 @@
 #include "Pipeline.h"
 #include "SearchRun.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace nest {
 
 StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel,
-                               SearchStats &stats, MemoryObstacle &obstacle)
+                               SearchStats &stats, MemoryObstacle &obstacle, int keep)
     : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
-      m_obstacle(obstacle), m_classes(space)
+      m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space)
 {
 }
 
@@ -183,7 +184,22 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
     }
     // The Pareto front on (t, e); of equal options the lowest index.
     entry.begin = static_cast<int>(m_optPool.size());
-    appendParetoFront(m_tmp, m_optPool, [](const OptCost &x, const OptCost &y) { return x.opt < y.opt; });
+    if (m_keep == 1) {
+        appendParetoFront(m_tmp, m_optPool, [](const OptCost &x, const OptCost &y) { return x.opt < y.opt; });
+    } else {
+        // The options fewer than m_keep others dominate: sorted by (t, e, index), each is
+        // dominated by the ones before it with e at most its own.
+        std::sort(m_tmp.begin(), m_tmp.end(), [](const OptCost &x, const OptCost &y) {
+            return x.t != y.t ? x.t < y.t : x.e != y.e ? x.e < y.e : x.opt < y.opt;
+        });
+        std::vector<double> seen;  // e of the options before, ascending
+        for (const OptCost &o : m_tmp) {
+            const auto at = std::upper_bound(seen.begin(), seen.end(), o.e);
+            if (at - seen.begin() < m_keep)
+                m_optPool.push_back(o);
+            seen.insert(at, o.e);
+        }
+    }
     entry.count = static_cast<int>(m_optPool.size()) - entry.begin;
     m_optMemo.insert(key, entry);
     return entry;

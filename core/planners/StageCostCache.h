@@ -38,8 +38,11 @@ class StageCostCache {
 public:
     // Options that do not fit in memory are counted in stats.pruned and offered to
     // `obstacle`; stats.stageCostCalls counts finishStageCost() calls made by entry().
+    // keep > 1 (SearchOptions::topK): entry() keeps every feasible option that fewer than
+    // `keep` others dominate in (t, e), instead of the Pareto front (options differ in their
+    // StageConfig, so those others make `keep` distinct plans at least as good).
     StageCostCache(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats,
-                   MemoryObstacle &obstacle);
+                   MemoryObstacle &obstacle, int keep = 1);
 
     // Makes `cfg` the current outer point.
     void setConfig(const OuterConfig &cfg);
@@ -88,7 +91,8 @@ public:
         return m_bases[static_cast<size_t>(blk)][static_cast<size_t>(opt)];
     }
 
-    // Feasible, mutually non-dominated options of the stage [j, jEnd) of width wIdx whose
+    // Feasible, mutually non-dominated options (keep > 1: see the constructor; t ascending
+    // either way) of the stage [j, jEnd) of width wIdx whose
     // base costs are block `blk`, with k stages after it, prev link v and next link u
     // (0 = none), costed as stage (v ? 1 : 0) of (v ? 1 : 0) + k + 1. Depends on k only
     // through the stashed micro-batches. Ties keep the lowest option index.
@@ -122,6 +126,7 @@ private:
     const CancelToken &m_cancel;
     SearchStats &m_stats;
     MemoryObstacle &m_obstacle;
+    const int m_keep;
     SearchClasses m_classes;
 
     // The current outer point.

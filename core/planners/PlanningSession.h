@@ -1,0 +1,55 @@
+#pragma once
+// Incremental re-planning (issue 24, point 3): what the window's live mode calls after each
+// edit (a link class, a rack, a search setting). A session remembers the last inputs and
+// result; replan() returns exactly what NestPlanner::plan() returns for the new inputs
+// (plan, objective, report), reusing what is still valid:
+//  - the same inputs as last time: the last result, without a search;
+//  - otherwise the previous optimum, rebuilt in the new plan space (its outer point, cuts,
+//    widths and options placed by the new PlanSpace) and re-valued by evaluate(), bounds the
+//    search (NestPlanner::planWithBound): every cell, option and outer point that cannot
+//    beat it is cut from the start. A plan of the space reaches that value, so the optimum
+//    is at most it and the search returns the same plan as one from scratch
+//    (docs/planner.md, "Incremental re-planning"); when the previous plan is not in the new
+//    space (a setting excludes it) the search runs from scratch.
+// One session per window (not thread-safe: one replan() at a time).
+#include "Planner.h"
+
+#include <optional>
+
+namespace nest {
+
+class PlanningSession {
+public:
+    // How the last replan() was answered.
+    struct Reuse {
+        bool sameInputs = false;     // the previous result, no search
+        bool boundedByPrevious = false;  // the previous optimum bounded the search
+        double bound = 0;            // its value on the new inputs (seconds), when bounded
+        double seconds = 0;          // wall time of replan()
+    };
+
+    PlanResult replan(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                      const ProgressFn &progress = {}, const CancelToken &cancel = CancelToken{});
+    const Reuse &lastReuse() const { return m_reuse; }
+    // Forgets the previous inputs and result (the next replan() searches from scratch).
+    void reset();
+
+private:
+    struct Inputs {
+        Topology topo;
+        ModelProfile model;
+        SearchOptions options;
+    };
+    std::optional<Inputs> m_inputs;
+    PlanResult m_result;
+    Reuse m_reuse;
+};
+
+// The value of `previous` rebuilt in the plan space of (topo, model, options): the same
+// micro-batch, schedule, dp, cuts, widths and stage options placed by PlanSpace (either
+// layout the options allow), evaluated; nullopt when it is not a feasible plan of that
+// space.
+std::optional<double> valueInSpace(const Plan &previous, const Topology &topo, const ModelProfile &model,
+                                   const SearchOptions &options);
+
+} // namespace nest
