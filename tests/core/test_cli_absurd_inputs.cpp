@@ -7,7 +7,10 @@
 #include "CoreTestSupport.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+
+#include <sys/wait.h>
 
 namespace {
 
@@ -206,4 +209,24 @@ TEST(CliAbsurdInputs, aMillionMicroBatchCandidatesLoadInLinearTime)
     const coretest::Run d = runCli({"plan", "--workspace", ws2}, 60000);
     EXPECT_TRUE(refused(d));
     EXPECT_TRUE(contains(d.err, "at search.micro_batches[65536]: duplicate value 4096")) << d.err;
+}
+
+TEST(CliWrites, stdoutThatCannotBeWrittenIsExit2)
+{
+    // `nest-cli plan --json > FILE` on a full disk exited 0 with a truncated FILE (issue 25,
+    // point 7): what the command printed is flushed and checked before the exit status.
+    if (!std::ifstream("/dev/full").good())
+        GTEST_SKIP() << "no /dev/full";
+    coretest::TempDir dir;
+    const std::string err = dir.filePath("err.txt");
+    const int status = std::system((std::string("'") + NEST_CLI_PATH + "' presets > /dev/full 2> '" + err + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    EXPECT_TRUE(contains(coretest::readFile(err), "nest-cli presets: writing the output failed (No space left on device)"))
+        << coretest::readFile(err);
+    // The same command to a writable stdout still exits 0.
+    const int ok = std::system((std::string("'") + NEST_CLI_PATH + "' presets > '" + dir.filePath("out.txt") + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(ok));
+    EXPECT_EQ(WEXITSTATUS(ok), 0);
+    EXPECT_FALSE(coretest::readFile(dir.filePath("out.txt")).empty());
 }
