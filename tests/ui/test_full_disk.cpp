@@ -17,6 +17,7 @@
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <QTemporaryDir>
+#include <QTextStream>
 #include <QtTest>
 
 #include "UiTestSupport.h"
@@ -162,6 +163,25 @@ private slots:
         // Nothing is left behind: no temporary beside the file.
         for (const QString &name : QDir(m_mount).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot))
             QVERIFY2(name == QFileInfo(file).fileName() || name.startsWith(QStringLiteral("filler")), qPrintable(name));
+    }
+
+    void diskFillsMidway()
+    {
+        // A writer that ignores its stream's status (as QSvgGenerator does) on a disk that
+        // fills during the write: the engine's short write dropped the rest through
+        // QTextStream, and a 174 kB SVG became a 64 kB file reported as written.
+        const QString file = previous(QStringLiteral("midway.svg"));
+        QVERIFY(!file.isEmpty());
+        const QByteArray before = uitest::bytesOf(file);
+        QString error;
+        const bool ok = writeFileAtomically(file, [](QIODevice *device, QString *) {
+            QTextStream out(device);
+            for (int i = 0; i < 100; ++i)
+                out << QString(10000, QLatin1Char('x'));
+            out.flush();
+            return true;   // the status is not looked at, as QSvgGenerator does not
+        }, &error);
+        checkRefused(ok, error, file, before);
     }
 
     void windowSaveAutosaveAndExports()
