@@ -2,6 +2,9 @@
 #include "CliArgs.h"
 #include "CliCommands.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -104,8 +107,20 @@ int main(int argc, char **argv)
         std::cerr << "nest-cli: unknown command '" << name << "'\n\n" << kUsage;
         return 2;
     }
+    // What went to stdout must have reached it: `nest-cli plan --json > FILE` on a full disk
+    // exited 0 with a truncated FILE. A failed flush is exit 2 with the reason.
+    const auto flushed = [&name](int rc) {
+        std::cout.flush();
+        if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+            const int e = errno;
+            std::cerr << "nest-cli " << name << ": writing the output failed (" << std::strerror(e != 0 ? e : EIO)
+                      << ")\n";
+            return 2;
+        }
+        return rc;
+    };
     try {
-        return it->second(Args(argv + 2, argv + argc));
+        return flushed(it->second(Args(argv + 2, argv + argc)));
     } catch (const HelpRequested &h) {
         std::cout << h.text;
         return 0;

@@ -92,9 +92,9 @@ bool addShapeErrors(std::vector<std::string> &errors, const Plan &plan, const Mo
         add("virtual_stages must be at least 1");
     if (!errors.empty())
         return false;
-    if (plan.globalBatch % (plan.microBatch * plan.dp) != 0)
+    if (plan.globalBatch % (1LL * plan.microBatch * plan.dp) != 0)  // 64 bits: the product overflows an int
         add("global_batch " + std::to_string(plan.globalBatch) + " is not a multiple of micro_batch x dp = " +
-            std::to_string(plan.microBatch * plan.dp));
+            std::to_string(1LL * plan.microBatch * plan.dp));
     if (plan.seqLength != model.seqLength)
         add("plan seq_length " + std::to_string(plan.seqLength) + " differs from the model profile's " +
             std::to_string(model.seqLength) + " (build the model with the plan's sequence length)");

@@ -64,7 +64,12 @@ struct Plan {
                                  : static_cast<int>(stages.size());
     }
     // Micro-batches per replica per iteration.
-    int numMicroBatches() const { return globalBatch / (microBatch * dp); }
+    // In 64 bits (micro_batch x dp can pass INT_MAX); 0 for a plan whose product is not positive.
+    int numMicroBatches() const
+    {
+        const long long perIteration = static_cast<long long>(microBatch) * dp;
+        return perIteration > 0 ? static_cast<int>(globalBatch / perIteration) : 0;
+    }
     // Number of distinct devices the plan uses (dp * sum of widths of the physical stages).
     int deviceCount() const;
     bool operator==(const Plan &) const = default;

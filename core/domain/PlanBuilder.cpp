@@ -85,9 +85,9 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     if (u.dp % u.ep != 0)
         return R::failure("ep " + std::to_string(u.ep) + " does not divide dp " + std::to_string(u.dp) +
                           " (expert parallelism shards experts over data-parallel replicas)");
-    if (u.globalBatch % (u.microBatch * u.dp) != 0)
+    if (u.globalBatch % (1LL * u.microBatch * u.dp) != 0)  // 64 bits: the product overflows an int
         return R::failure("global batch " + std::to_string(u.globalBatch) + " is not a multiple of micro-batch x dp = " +
-                          std::to_string(u.microBatch * u.dp));
+                          std::to_string(1LL * u.microBatch * u.dp));
     auto dims = parseRankOrder(u.order);
     if (!dims)
         return R::failure(dims.error());

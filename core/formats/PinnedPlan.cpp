@@ -1,6 +1,7 @@
 #include "PinnedPlan.h"
 
 #include "ClusterIO.h"
+#include "Limits.h"
 #include "ModelIO.h"
 #include "PlanIO.h"
 
@@ -50,6 +51,9 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
         requireKnownKeys(j, path, {"label", "planner", "plan", "search", "cluster", "model", "search_time_s"});
         PinnedPlan p;
         p.label = getString(j, "label", path, "");
+        if (p.label.size() > static_cast<size_t>(limits::labelChars.max))
+            throw JsonError(childPath(path, "label"), "must be at most " + std::to_string(static_cast<int>(limits::labelChars.max)) +
+                                                         " characters, found " + std::to_string(p.label.size()));
         p.planner = getString(j, "planner", path, "file");
         const Json &planJson = requireKey(j, "plan", path);
         Result<Plan> plan = planFromJson(planJson, origin);
@@ -66,8 +70,18 @@ Result<PinnedPlan> pinnedPlanFromJson(const Json &j, const std::string &origin, 
         } else {
             p.cluster = fallbackCluster;
         }
-        if (has(j, "model"))
-            p.model = modelSourceFromJson(j.at("model"), childPath(path, "model"));
+        if (has(j, "model")) {
+            // The pin's own model must load (with the plan's sequence length and batch, as
+            // the window evaluates it): a preset that does not exist or a broken profile is
+            // refused here with its path, not when the pin is shown.
+            const std::string mpath = childPath(path, "model");
+            p.model = modelSourceFromJson(j.at("model"), mpath);
+            ModelOptions mo;
+            mo.seqLength = p.plan.seqLength;
+            mo.globalBatch = p.plan.globalBatch;
+            if (const Result<ModelProfile> m = p.model->profile(origin, mo); !m)
+                return Result<PinnedPlan>::failure(nested(m.error(), origin, mpath));
+        }
         if (has(j, "search_time_s"))
             p.searchSeconds = getInRange(j, "search_time_s", path, Range{0, 1e9, "s"}, 0);
         return p;

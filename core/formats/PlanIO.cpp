@@ -37,6 +37,9 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
 {
     try {
         requireObject(j, "");
+        // Unknown keys are errors (docs/formats.md): exactly what planToJson writes.
+        requireKnownKeys(j, "", {"format", "version", "global_batch", "micro_batch", "seq_length", "schedule",
+                                 "virtual_stages", "dp", "pipeline_units", "stages"});
         if (has(j, "format") && getString(j, "format", "") != kFormat)
             throw JsonError("format", "expected \"nest-plan\", found \"" + getString(j, "format", "") + "\"");
         if (has(j, "version") && getInt(j, "version", "", 1, kMaxInt) > kVersion)
@@ -67,7 +70,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
         for (size_t i = 0; i < stages.size(); ++i) {
             const std::string path = childPath("stages", i);
             const Json &s = stages[i];
-            requireObject(s, path);
+            requireKnownKeys(s, path, {"first_layer", "end_layer", "tp", "cp", "ep", "sp", "zero", "recompute", "devices"});
             StagePlan st;
             st.firstLayer = static_cast<int>(getInt(s, "first_layer", path, 0, kMaxInt));
             st.endLayer = static_cast<int>(getInt(s, "end_layer", path, 1, kMaxInt));
@@ -99,9 +102,11 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
                                           std::to_string(p.virtualStages) + ")");
         if (p.schedule != Schedule::Interleaved && p.virtualStages != 1)
             throw JsonError("virtual_stages", "must be 1 unless the schedule is interleaved");
-        if (p.globalBatch % (p.microBatch * p.dp) != 0)
-            throw JsonError("global_batch", "must be a multiple of micro_batch x dp = " +
-                                                std::to_string(p.microBatch * p.dp));
+        // In 64 bits: micro_batch (up to 65,536) x dp (up to 1,048,576) overflows an int, and
+        // a product that wrapped to 0 ended `evaluate --plan` in SIGFPE (issue 25).
+        const long long perIteration = static_cast<long long>(p.microBatch) * p.dp;
+        if (p.globalBatch % perIteration != 0)
+            throw JsonError("global_batch", "must be a multiple of micro_batch x dp = " + std::to_string(perIteration));
         return p;
     } catch (const JsonError &e) {
         return Result<Plan>::failure(formatError(origin, e.path(), e.reason()));

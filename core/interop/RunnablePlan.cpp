@@ -218,7 +218,7 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
     if (u.cp > 1 && !rules.contextParallel) {
         const int cp = u.cp;
         u.cp = 1;
-        if (u.globalBatch % (u.microBatch * u.dp * cp) == 0 && u.dp * cp <= topo.deviceCount()) {
+        if (u.globalBatch % (1LL * u.microBatch * u.dp * cp) == 0 && u.dp * cp <= topo.deviceCount()) {
             u.dp *= cp;
             out.changes.push_back(fw + " has no context parallelism; exported cp 1 with dp " + std::to_string(u.dp) +
                                   " (the cp " + std::to_string(cp) + " ranks become data-parallel replicas)");
@@ -472,7 +472,7 @@ Result<RunnablePlan> nearestRunnablePlan(const Plan &plan, const Topology &topo,
     for (WidthChoice c : withZero) {
         // Fewer replicas when the cluster does not hold this width at the plan's dp.
         while (c.dp >= 1 && (1LL * c.tp * c.cp * c.dp * plan.pipelineDepth() > topo.deviceCount() ||
-                             plan.globalBatch % (plan.microBatch * c.dp) != 0 || c.dp % c.ep != 0))
+                             plan.globalBatch % (1LL * plan.microBatch * c.dp) != 0 || c.dp % c.ep != 0))
             --c.dp;
         if (c.dp >= 1)
             fitting.push_back(c);

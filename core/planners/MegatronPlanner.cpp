@@ -134,7 +134,7 @@ private:
             if (width > n)
                 break;
             int dp = n / width;
-            while (dp >= 1 && (m_space.globalBatch() % (u.microBatch * dp) != 0 || dp % u.ep != 0))
+            while (dp >= 1 && (m_space.globalBatch() % (1LL * u.microBatch * dp) != 0 || dp % u.ep != 0))
                 --dp;
             if (dp < 1)
                 continue;

@@ -129,7 +129,10 @@ SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind)
             // w over the widths; the reachable positions and links grow like log(q).
             // Memory: an upper-side count of the cells one outer point may hold.
             const double cells = layers * stages * widths * log2AtLeast1(q) / 8;
-            e.bytes = std::max(e.bytes, cells * kBytesPerSearchCell);
+            // Plus the stage-cost cache's index of layer ranges, (L + 1)^2 ints allocated
+            // up front whatever the search visits (40 GB at 100,000 layers: issue 25).
+            const double rangeIndex = (layers + 1) * (layers + 1) * sizeof(int);
+            e.bytes = std::max(e.bytes, cells * kBytesPerSearchCell + rangeIndex);
             // Time: the cells the bounds let through grow about like L^2 (calibrated on the
             // sample clusters with 96 to 1000 layers, 64 to 1024 devices).
             const double visited = std::min(cells, layers * layers * widths * log2AtLeast1(q) * kVisitedFraction);
@@ -166,6 +169,14 @@ std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptio
                " states), above the budget of " + gigabytes(budget) +
                " (fewer layers or devices, a smaller --max-stages, or a larger memory budget)";
     const double maxStates = maxStatesOf(options);
+    // The time a search at the state limit takes (2e9 cells x 8 us: about 4.4 h). An
+    // exhaustive search whose layouts are under the state limit can still cost hours
+    // (every layout evaluates every option of every stage): refused the same way.
+    const double maxSeconds = maxStates * kSecondsPerCell;
+    if (estimate.seconds > maxSeconds && estimate.states <= maxStates)
+        return "search would take about " + count(estimate.seconds) + " s (" + count(estimate.states) +
+               " states), above the limit of about " + count(maxSeconds) +
+               " s (fewer layers, devices or micro-batch sizes, a smaller --max-stages, or the nest planner)";
     if (estimate.states > maxStates)
         return "search would visit ~" + count(estimate.states) + " states (about " +
                count(estimate.seconds) + " s), above the limit of " + count(maxStates) +

@@ -1,11 +1,14 @@
 #include "PlannerRuns.h"
 
 #include "PlannerRegistry.h"
+#include "SearchEstimate.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
+#include <new>
 #include <thread>
 
 namespace nest {
@@ -17,6 +20,14 @@ std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &mo
 {
     std::vector<PlannerRun> runs(planners.size());
     std::atomic<size_t> next{0};
+    if (threads <= 0)
+        threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = std::min<int>(threads, static_cast<int>(planners.size()));
+    // The planners that run at once share the memory budget: each one's search is held to
+    // its share, so that two 3.6 GB searches side by side are refused instead of killed
+    // for memory (issue 25: compare on a 30,000-layer model).
+    SearchOptions shared = options;
+    shared.memoryBudgetBytes = memoryBudgetOf(options) / std::max(1, threads);
     auto worker = [&]() {
         for (size_t i = next++; i < planners.size(); i = next++) {
             runs[i].planner = planners[i];
@@ -30,7 +41,17 @@ std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &mo
             if (progress)
                 fn = [&progress, index](double f, double best) { progress(index, f, best); };
             const auto start = std::chrono::steady_clock::now();
-            runs[i].result = planner->plan(topo, model, options, fn, cancel);
+            // A planner that throws ends its own row, not the process (a thread's uncaught
+            // exception is std::terminate): the message says what happened.
+            try {
+                runs[i].result = planner->plan(topo, model, shared, fn, cancel);
+            } catch (const std::bad_alloc &) {
+                runs[i].result = PlanResult{};
+                runs[i].result.message = "ran out of memory (the search needed more than the machine could give)";
+            } catch (const std::exception &e) {
+                runs[i].result = PlanResult{};
+                runs[i].result.message = std::string("failed: ") + e.what();
+            }
             if (runs[i].result.stats.wallSeconds <= 0)   // planners that do not time themselves
                 runs[i].result.stats.wallSeconds =
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -38,9 +59,6 @@ std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &mo
                 progress(index, 1.0, runs[i].result.found ? runs[i].result.report.iterationTime : 0.0);
         }
     };
-    if (threads <= 0)
-        threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    threads = std::min<int>(threads, static_cast<int>(planners.size()));
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t)
         pool.emplace_back(worker);

@@ -179,6 +179,8 @@ Result<bool> writeFileAtomically(const std::string &file, std::string_view data)
             const int e = errno;
             return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
         }
+        if (n == 0)  // no progress and no error: never spin, never rename a short file
+            return cleanup(fail(file, "write failed (" + errnoText(ENOSPC) + ")" + unchanged));
         done += static_cast<size_t>(n);
     }
     if (::fsync(fd.get()) != 0) {

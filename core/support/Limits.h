@@ -75,6 +75,10 @@ inline constexpr Range layerFlops{0, 1e21, "FLOP"};                 // per layer
 
 inline constexpr Range virtualStages{1, 1'024, "", false, true};    // interleaved chunks per device (plans)
 
+// Names a user types: a pinned plan's label, in characters (UTF-8 bytes). A 5,000,000-character
+// label took the window 66 s and 1.6 GB to lay out (issue 25).
+inline constexpr Range labelChars{0, 1'000, "characters", false, true};
+
 // Search.
 inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction of capacity kept free
 inline constexpr Range searchDepths{1, 64, "", false, true};        // interleaving depths searched (--vpp)

@@ -95,6 +95,11 @@ TEST(PlanIO, errors)
          "at stages[1].devices[0][1]: expected a number"},
         {"batch split", replaceAll(good, "\"global_batch\":8", "\"global_batch\":6"),
          "at global_batch: must be a multiple"},
+        // Unknown keys are errors (docs/formats.md), at the top and in a stage (issue 25).
+        {"unknown key", replaceAll(good, "\"dp\":2", "\"dp\":2,\"colour\":\"red\""),
+         "at colour: unknown key"},
+        {"unknown stage key", replaceAll(good, "\"first_layer\":1", "\"first_layer\":1,\"tpp\":2"),
+         "at stages[1].tpp: unknown key"},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);
@@ -155,3 +160,46 @@ TEST(PlanIO, reportKeys)
     ASSERT_QFUZZY_EQ(j["iteration_time_s"].get<double>(), r.iterationTime);
     ASSERT_QFUZZY_EQ(j["stages"][1]["time_s"]["forward"].get<double>(), r.stages[1].cost.forward);
 }
+
+TEST(PlanIO, microBatchTimesDpIsCheckedIn64Bits)
+{
+    // micro_batch 65,536 x dp 65,536 = 2^32: an int product wrapped to 0 and the divisibility
+    // check ended the process with SIGFPE (issue 25). Now the plan is refused with the product.
+    Json plan = planToJson(samplePlan());
+    plan["schedule"] = "1f1b";
+    plan["virtual_stages"] = 1;
+    plan["micro_batch"] = 65536;
+    plan["dp"] = 65536;
+    plan["global_batch"] = 512;
+    Json stage = plan["stages"][0];
+    stage["tp"] = 1;
+    stage["devices"] = Json::array();
+    for (int r = 0; r < 65536; ++r)
+        stage["devices"].push_back(Json::array({0}));
+    plan["stages"] = Json::array({stage});
+    const auto r = planFromJson(plan, "plan.json");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find("plan.json: at global_batch: must be a multiple of micro_batch x dp = 4294967296"),
+              std::string::npos)
+        << r.error();
+    // A plan built in memory the same way: 0 micro-batches, never a division by zero.
+    Plan p;
+    p.globalBatch = 512;
+    p.microBatch = 65536;
+    p.dp = 65536;
+    EXPECT_EQ(p.numMicroBatches(), 0);
+}
+
+TEST(PlanIO, everyPlanTheToolWritesHasOnlyKnownKeys)
+{
+    // The keys planToJson writes (every optional one set) are the keys planFromJson accepts:
+    // exported plans, pinned plans and the samples keep loading with unknown keys refused.
+    Plan p = samplePlan();
+    p.pipelineUnits = PipelineUnits::LayersEmbedding;
+    const Json j = planToJson(p);
+    ASSERT_TRUE(j.contains("pipeline_units"));
+    const auto back = planFromJson(j, "mem");
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_TRUE(*back == p);
+}
+

@@ -35,6 +35,8 @@ Target targetFor(const std::string &fileName)
         return fuzz::workspace;
     if (kind == "pipeline")
         return fuzz::pipeline;
+    if (kind == "search")
+        return fuzz::search;
     return nullptr;
 }
 
@@ -74,7 +76,7 @@ TEST(ReliabilityRegressions, keptInputs)
         [&] {
             const Target target = targetFor(file);
             ASSERT_TRUE(target) << "unknown target prefix in " << file
-                                << " (cluster-, model-, hfconfig-, profile-, plan-, workspace-, pipeline-)";
+                                << " (cluster-, model-, hfconfig-, profile-, plan-, workspace-, pipeline-, search-)";
             ASSERT_TRUE(std::ifstream(kRegressions + "/" + file, std::ios::binary).is_open());
             ASSERT_EQ(runOn(target, kRegressions + "/" + file), 0);
         }();

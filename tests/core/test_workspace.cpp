@@ -162,3 +162,83 @@ TEST(Workspace, everySampleLoads)
     }
     ASSERT_TRUE(count >= 1);
 }
+
+// Issue 25, point 8: a pinned plan's own model must load, and its label has a bound.
+namespace {
+Json pinnedPlanJson()
+{
+    // One stage over 2 of the 8 devices, bert-large's 24 blocks + embedding + head.
+    return Json{{"global_batch", 8}, {"micro_batch", 1}, {"seq_length", 512}, {"dp", 1},
+                {"stages", Json::array({Json{{"first_layer", 0}, {"end_layer", 26}, {"tp", 2}, {"devices", {{0, 1}}}}})}};
+}
+} // namespace
+
+TEST(Workspace, pinnedModelsMustLoad)
+{
+    struct Row {
+        const char *name;
+        Json model;
+        std::string expected;
+    };
+    const Row rows[] = {
+        {"unknown preset", Json{{"preset", "no-such-model"}}, "w.json: at plans[0].model"},
+        {"unknown preset by name", Json("gpt-9000"), "w.json: at plans[0].model"},
+        {"bad hyperparameter", Json{{"preset", "bert-large"}, {"hidden", -4}}, "w.json: at plans[0].model.hidden"},
+        {"empty profile", Json{{"format", "nest-profile"}, {"layers", Json::array()}}, "w.json: at plans[0].model"},
+    };
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.name);
+        Json pin{{"label", "p"}, {"plan", pinnedPlanJson()}, {"model", row.model}};
+        const Json ws{{"cluster", clusterJson()}, {"plans", Json::array({pin})}};
+        const auto w = workspaceFromJson(ws, "w.json");
+        ASSERT_FALSE(w.ok());
+        EXPECT_NE(w.error().find(row.expected), std::string::npos) << w.error();
+    }
+    // A pin whose model loads is kept with it.
+    Json pin{{"label", "p"}, {"plan", pinnedPlanJson()}, {"model", Json{{"preset", "bert-large"}}}};
+    const auto w = workspaceFromJson(Json{{"cluster", clusterJson()}, {"plans", Json::array({pin})}}, "w.json");
+    ASSERT_TRUE(w.ok()) << w.error();
+    ASSERT_EQ(w->plans.size(), 1u);
+    ASSERT_TRUE(w->plans[0].model.has_value());
+    EXPECT_TRUE(w->plans[0].model->isPreset());
+}
+
+TEST(Workspace, pinLabelsAreBounded)
+{
+    // 5,000,000 characters took the window 66 s and 1.6 GB to open (issue 25).
+    for (const size_t length : {size_t(1000), size_t(1001), size_t(5000000)}) {
+        SCOPED_TRACE(length);
+        Json pin{{"label", std::string(length, 'x')}, {"plan", pinnedPlanJson()}};
+        const auto w = workspaceFromJson(Json{{"cluster", clusterJson()}, {"plans", Json::array({pin})}}, "w.json");
+        if (length <= 1000) {
+            ASSERT_TRUE(w.ok()) << w.error();
+            EXPECT_EQ(w->plans[0].label.size(), length);
+        } else {
+            ASSERT_FALSE(w.ok());
+            EXPECT_NE(w.error().find("w.json: at plans[0].label: must be at most 1000 characters, found " +
+                                     std::to_string(length)),
+                      std::string::npos)
+                << w.error().substr(0, 300);
+        }
+    }
+}
+
+TEST(Workspace, searchListDuplicatesAreFoundInOnePass)
+{
+    // 65,536 distinct micro-batch sizes (the whole range) load; one more value repeats one.
+    Json list = Json::array();
+    for (int i = 1; i <= 65536; ++i)
+        list.push_back(i);
+    const auto ok = workspaceFromJson(Json{{"cluster", clusterJson()}, {"search", {{"micro_batches", list}}}}, "w.json");
+    ASSERT_TRUE(ok.ok()) << ok.error();
+    EXPECT_EQ(ok->search.microBatches.size(), 65536u);
+    list.push_back(77);
+    const auto dup = workspaceFromJson(Json{{"cluster", clusterJson()}, {"search", {{"micro_batches", list}}}}, "w.json");
+    ASSERT_FALSE(dup.ok());
+    EXPECT_NE(dup.error().find("w.json: at search.micro_batches[65536]: duplicate value 77"), std::string::npos)
+        << dup.error();
+    // The micro-batch range is the CLI's (1 .. 65,536), not 2^20.
+    const auto big = workspaceFromJson(Json{{"cluster", clusterJson()}, {"search", {{"micro_batches", {1, 65537}}}}}, "w.json");
+    ASSERT_FALSE(big.ok());
+    EXPECT_NE(big.error().find("search.micro_batches[1]"), std::string::npos) << big.error();
+}

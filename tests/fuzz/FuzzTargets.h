@@ -12,7 +12,9 @@
 #include "PlanAnalysis.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
+#include "PlannerRuns.h"
 #include "ProfileIO.h"
+#include "SearchSettings.h"
 #include "Workspace.h"
 
 #include <chrono>
@@ -20,8 +22,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <atomic>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nest::fuzz {
 
@@ -224,6 +228,61 @@ inline int pipeline(const uint8_t *data, size_t size)
             std::abort();
     } else if (!r.cancelled && r.message.empty()) {
         std::abort();  // a search that finds nothing says why
+    }
+    return 0;
+}
+
+// A search as `plan --workspace` and `compare` run it (issue 25): {"cluster": ..., "model":
+// (a workspace's model value), "search": (search settings), "planners": [names] (default: the
+// settings' planner)}, every planner through runPlanners on two threads, with the default
+// state limit and a 1 GB memory budget. Contract: the estimate refuses what it cannot afford,
+// so no planner throws (std::bad_alloc in a thread is std::terminate), every planner ends
+// with a plan, a refusal or a reason, and none runs for minutes (a watchdog cancels after
+// 120 s and aborts: the estimate let through a search that does not end).
+inline int search(const uint8_t *data, size_t size)
+{
+    const auto j = parse(data, size);
+    if (!j || !j->is_object() || !j->contains("cluster") || !j->contains("model"))
+        return 0;
+    const Result<Topology> topo = clusterFromJson(j->at("cluster"), "cluster.json");
+    if (!accepted(topo))
+        return 0;
+    SearchSettings settings;
+    std::vector<std::string> planners;
+    try {
+        if (j->contains("search"))
+            settings = searchSettingsFromJson(j->at("search"), "search");
+        const ModelSource source = modelSourceFromJson(j->at("model"), "model");
+        if (j->contains("planners"))
+            for (const Json &name : j->at("planners"))
+                planners.push_back(name.is_string() ? name.get<std::string>() : std::string());
+        const Result<ModelProfile> model = source.profile("model.json");
+        if (!accepted(model))
+            return 0;
+        if (planners.empty())
+            planners.push_back(settings.planner);
+        SearchOptions options = searchOptionsFrom(settings, *model);
+        options.memoryBudgetBytes = 1e9;
+        CancelToken cancel;
+        std::atomic<bool> overran{false};
+        const auto start = std::chrono::steady_clock::now();
+        const ComparisonProgressFn progress = [&](int, double, double) {
+            if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
+                overran = true;
+                cancel.cancel();
+            }
+        };
+        const std::vector<PlannerRun> runs = runPlanners(*topo, *model, options, planners, 2, progress, cancel);
+        if (overran)
+            std::abort();
+        for (const PlannerRun &run : runs) {
+            if (run.result.found)
+                checkReport(run.result.report);
+            else if (run.result.message.empty())
+                std::abort();  // a planner that finds nothing says why
+        }
+    } catch (const JsonError &) {
+        return 0;  // bad settings: the loader's message (searchSettingsFromJson throws it)
     }
     return 0;
 }

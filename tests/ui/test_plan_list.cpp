@@ -12,7 +12,12 @@
 #include "Settings.h"
 
 #include "Evaluator.h"
+#include "PlanBuilder.h"
 #include "PlanComparison.h"
+#include "PlanIO.h"
+#include "Workspace.h"
+
+#include <fstream>
 
 #include <QPushButton>
 #include <QSignalSpy>
@@ -193,6 +198,44 @@ private slots:
             QVERIFY(b->document()->plans()[i].plan == plans[i].plan);
             QCOMPARE(b->document()->plans()[i].searchSeconds, plans[i].searchSeconds);
         }
+    }
+
+    void pinnedPlansAreShownWithTheirOwnModel()
+    {
+        // Issue 25: showPinned took the pin's cluster and settings but the workspace's model.
+        // A workspace on llama2-7b with a pin planned for bert-large: the pin is evaluated
+        // with bert-large (its layers, its time), and marked as not today's inputs.
+        auto w = quickstart();
+        const Topology topo = w->document()->topology();
+        const ModelSource bertSource = ModelSource::preset("bert-large", 512, 64);
+        const Result<ModelProfile> bert = bertSource.profile("bert");
+        QVERIFY2(bert.ok(), bert.error().c_str());
+        UniformLayout u = uitest::layout(1, 2, 4);
+        u.globalBatch = 64;
+        u.seqLength = 512;
+        const Result<Plan> plan = buildUniformPlan(u, topo, *bert);
+        QVERIFY2(plan.ok(), plan.error().c_str());
+        const Result<ModelProfile> llama = w->document()->workspace().model.profile("ws");
+        QVERIFY(llama.ok());
+        QVERIFY(llama->layerCount() != bert->layerCount());
+
+        Json ws = workspaceToJson(w->document()->workspace());
+        ws["plans"] = Json::array({Json{{"label", "bert pin"}, {"plan", planToJson(*plan)}, {"model", bertSource.toJson()}}});
+        const QString file = m_dir.filePath("bertpin.nestws.json");
+        std::ofstream(file.toStdString()) << ws.dump(1);
+        QString error;
+        QVERIFY2(w->openFile(file, &error), qPrintable(error));
+        QTRY_VERIFY(w->planning()->current() != nullptr && !w->planning()->isRunning());
+        w->planning()->showPinned(0);
+        QTRY_VERIFY(w->planning()->current() != nullptr && w->planning()->current()->label == "bert pin");
+        const PlanSnapshotPtr shown = w->planning()->current();
+        QCOMPARE(shown->model.name, bert->name);
+        QCOMPARE(shown->model.layerCount(), bert->layerCount());
+        QVERIFY(shown->report().feasible || !shown->report().reasons.empty());
+        const Report direct = evaluate(*plan, topo, *bert, CostOptions{});
+        QVERIFY(!shown->report().stages.empty());
+        QCOMPARE(shown->report().stages.size(), direct.stages.size());
+        QCOMPARE(shown->report().stages.back().endLayer, bert->layerCount());
     }
 };
 

@@ -91,10 +91,15 @@ void PlanSession::showPinned(int index)
         return;
     const PinnedPlan &pin = plans[index];
     Workspace inputs = m_document->workspace();
+    // Evaluated on the cluster, settings and model it was planned with (a pin without its
+    // own model was planned with the workspace's).
+    const bool ownModel = pin.model && !(*pin.model == inputs.model);
     inputs.cluster = pin.cluster;
     inputs.search = pin.settings;
-    // Evaluated on the cluster it was planned on: stale when that is not today's cluster.
-    const quint64 revision = pin.cluster == m_document->topology() ? m_revision : ~quint64(0);
+    if (pin.model)
+        inputs.model = *pin.model;
+    // Stale when that is not today's cluster or model.
+    const quint64 revision = pin.cluster == m_document->topology() && !ownModel ? m_revision : ~quint64(0);
     m_runner->evaluate(inputs, pin.plan, revision, QString::fromStdString(pin.label),
                        QString::fromStdString(pin.planner));
     emit runStarted(tr("Evaluating the pinned plan %1…").arg(QString::fromStdString(pin.label)));

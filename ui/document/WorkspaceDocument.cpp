@@ -1,6 +1,7 @@
 #include "WorkspaceDocument.h"
 
 #include "ClusterCommands.h"
+#include "Limits.h"
 
 #include <QUndoStack>
 
@@ -451,6 +452,12 @@ bool WorkspaceDocument::renamePlan(int index, const QString &label)
         emit editRefused(tr("a plan needs a name"));
         return false;
     }
+    if (name.size() > static_cast<size_t>(limits::labelChars.max)) {   // what the workspace loader accepts
+        emit editRefused(tr("a plan's name may have at most %1 characters (this one has %2)")
+                             .arg(static_cast<int>(limits::labelChars.max))
+                             .arg(name.size()));
+        return false;
+    }
     if (name == m_plans[index].label)
         return false;
     std::vector<PinnedPlan> after = m_plans;
@@ -466,7 +473,8 @@ bool WorkspaceDocument::duplicatePlan(int index)
         return false;
     std::vector<PinnedPlan> after = m_plans;
     PinnedPlan copy = m_plans[index];
-    copy.label += " (copy)";
+    if (copy.label.size() + 7 <= static_cast<size_t>(limits::labelChars.max))  // stays loadable
+        copy.label += " (copy)";
     after.insert(after.begin() + index + 1, std::move(copy));
     m_undo->push(new ChangePinnedPlans(this, m_plans, std::move(after),
                                        tr("Duplicate plan %1").arg(QString::fromStdString(m_plans[index].label))));

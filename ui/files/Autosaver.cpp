@@ -22,6 +22,10 @@ Autosaver::Autosaver(WorkspaceDocument *document, const QString &directory, int 
     connect(document, &WorkspaceDocument::clusterChanged, this, changed);
     connect(document, &WorkspaceDocument::modelChanged, this, changed);
     connect(document, &WorkspaceDocument::searchChanged, this, changed);
+    // Pinned plans (pin, rename, delete) and the calibration are saved in the workspace too:
+    // an edit of only those was never autosaved (found by test_full_disk, issue 25).
+    connect(document, &WorkspaceDocument::plansChanged, this, changed);
+    connect(document, &WorkspaceDocument::calibrationChanged, this, changed);
     connect(document, &WorkspaceDocument::fileNameChanged, this, &Autosaver::documentRenamed);
     connect(m_timer, &QTimer::timeout, this, &Autosaver::tick);
     if (m_interval > 0) {
