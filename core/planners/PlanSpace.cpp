@@ -91,7 +91,9 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
         if (globalBatch % mb != 0)
             continue;
         for (int dp = 1; dp <= devices; ++dp) {
-            if (globalBatch % (mb * dp) != 0 && !(options.padBatch && mb * dp <= globalBatch))
+            // 64-bit: mb x dp reaches 2^32 at 65,536 x 65,536 and would wrap to 0 in int.
+            const long long perStep = static_cast<long long>(mb) * dp;
+            if (globalBatch % perStep != 0 && !(options.padBatch && perStep <= globalBatch))
                 continue;
             if (!options.dpCandidates.empty() &&
                 std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) == options.dpCandidates.end())
@@ -107,7 +109,7 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
                     c.schedule = s;
                     c.dp = dp;
                     c.layout = l;
-                    c.numMicroBatches = (globalBatch + mb * dp - 1) / (mb * dp);  // exact when dp divides
+                    c.numMicroBatches = static_cast<int>((globalBatch + perStep - 1) / perStep);  // exact when dp divides
                     c.positions = devices / dp;
                     configs.push_back(c);
                 }
