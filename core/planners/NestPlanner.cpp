@@ -753,21 +753,25 @@ private:
         return lo;
     }
 
+    // Among points equal in (t, e): by end layer, next width, option, successor.
+    static bool tieOrder(const Point &x, const Point &y)
+    {
+        if (x.jEnd != y.jEnd)
+            return x.jEnd < y.jEnd;
+        if (x.w2 != y.w2)
+            return x.w2 < y.w2;
+        if (x.opt != y.opt)
+            return x.opt < y.opt;
+        return x.succ < y.succ;
+    }
+
     // The Pareto front of `candidates` appended to the pool; ties in (t, e) keep the first by
     // (end layer, next width, option, successor).
     Span appendFront(std::vector<Point> &candidates)
     {
         Span span;
         span.begin = static_cast<int>(m_points.size());
-        appendParetoFront(candidates, m_points, [](const Point &x, const Point &y) {
-            if (x.jEnd != y.jEnd)
-                return x.jEnd < y.jEnd;
-            if (x.w2 != y.w2)
-                return x.w2 < y.w2;
-            if (x.opt != y.opt)
-                return x.opt < y.opt;
-            return x.succ < y.succ;
-        });
+        appendParetoFront(candidates, m_points, tieOrder);
         span.count = static_cast<int>(m_points.size()) - span.begin;
         return span;
     }
@@ -787,13 +791,7 @@ private:
                 return x.t < y.t;
             if (x.e != y.e)
                 return x.e < y.e;
-            if (x.jEnd != y.jEnd)
-                return x.jEnd < y.jEnd;
-            if (x.w2 != y.w2)
-                return x.w2 < y.w2;
-            if (x.opt != y.opt)
-                return x.opt < y.opt;
-            return x.succ < y.succ;
+            return tieOrder(x, y);
         });
         Span span;
         span.begin = static_cast<int>(m_points.size());

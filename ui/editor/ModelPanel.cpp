@@ -328,15 +328,15 @@ bool ModelPanel::importFile(const QString &fileName)
     auto j = readJsonFile(fileName.toStdString());
     const ModelSource file = j ? ModelSource(*j) : ModelSource();
     auto profile = j ? file.profile(fileName.toStdString()) : Result<ModelProfile>::failure(j.error());
-    if (!profile && j && file.kind() == ModelFileKind::Artifact &&
-        importedModel(*j, fileName.toStdString(), {}, std::nullopt)
-            .withRunSettings(m_seq->value(), m_batch->value(), "model")
-            .ok()) {
-        // A NEST artifact input whose sequence length neither its name nor its keys give: take
-        // it in with the Sequence length shown (editable; ModelSource::withRunSettings).
-        m_document->setModel(importedModel(*j, fileName.toStdString(), {}, std::nullopt)
-                                 .withRunSettings(m_seq->value(), m_batch->value(), "model")
-                                 .value());
+    // A NEST artifact input whose sequence length neither its name nor its keys give: take it
+    // in with the Sequence length shown (editable; ModelSource::withRunSettings).
+    const Result<ModelSource> withSeq =
+        !profile && j && file.kind() == ModelFileKind::Artifact
+            ? importedModel(*j, fileName.toStdString(), {}, std::nullopt)
+                  .withRunSettings(m_seq->value(), m_batch->value(), "model")
+            : Result<ModelSource>::failure("");
+    if (withSeq) {
+        m_document->setModel(*withSeq);
         emit statusMessage(tr("Imported %1: it does not give its sequence length, so %2 tokens are assumed; "
                               "change Sequence length if it was measured at another")
                                .arg(QFileInfo(fileName).fileName())
