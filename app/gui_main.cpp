@@ -4,15 +4,16 @@
 // --run-baselines runs NEST and the baseline planners, pins them and compares them (the
 // Compare tab exports its multi-page report as .pdf, and .png, .json, .csv).
 // Opens the editor with FILE (a workspace, a cluster, or a plan evaluated on the sample
-// workspace), or the quick-start sample when none is given. --run plans before anything
+// workspace), or the welcome page when none is given (a batch run with no FILE shows the
+// quick-start sample). --run plans before anything
 // else; --tab selects the central tab. With --screenshot the window is shown at 1400x900
 // with the default layout (the user's settings are neither read nor written), rendered to
 // PNG, and the program exits; --export writes the current tab by extension (.png, .svg,
 // .pdf) or the plan (.json) and exits. Both wait for the planning (or the pinned plan's
 // evaluation) to finish first. Exit codes: 0 success, 1 a file could not be written,
 // 2 bad arguments or a file that cannot be loaded, 3 fail-safe timeout, 4 planning failed
-// or there is no plan to export. Without --screenshot/--export, a recovery file left by a
-// crash is offered once the window is shown.
+// or there is no plan to export. Without --screenshot/--export, the recovery files left by a
+// crash are listed once the window is shown, and opening a file offers its own.
 #include "DocumentFiles.h"
 #include "MainWindow.h"
 #include "PlanSession.h"
@@ -142,8 +143,8 @@ int answerWithoutDisplay(int argc, char **argv)
     return -1;
 }
 
-// Opens FILE, or the quick-start sample when none is given; a plan file is evaluated on the
-// sample workspace. In a batch run a file that cannot be opened ends the program (exit 2,
+// Opens FILE; with none, the welcome page (a batch run: the quick-start sample); a plan file
+// is evaluated on the sample workspace. In a batch run a file that cannot be opened ends the program (exit 2,
 // returned), otherwise it is reported in a dialog. -1 to go on.
 int openInputs(nest::ui::MainWindow &window, const Options &o, bool batch)
 {
@@ -153,7 +154,9 @@ int openInputs(nest::ui::MainWindow &window, const Options &o, bool batch)
         fileIsPlan = peek && peek->kind == nest::ui::LoadedFile::Kind::Plan;
     }
     QStringList toOpen;
-    if (o.file.isEmpty() || fileIsPlan)
+    // With no file the window starts on its welcome page; a batch run has something to
+    // show, and a plan is evaluated on the sample's cluster and model.
+    if ((o.file.isEmpty() && batch) || fileIsPlan)
         toOpen << nest::ui::sampleWorkspacePath();
     if (!o.file.isEmpty())
         toOpen << o.file;
@@ -318,6 +321,7 @@ int main(int argc, char **argv)
         settings->setRecoveryDirectory(scratch->filePath(QStringLiteral("recovery")));
     }
     nest::ui::MainWindow window(nullptr, std::move(settings));
+    window.setOffersRecovery(!batch);   // a batch run asks nothing
     nest::ui::PlanSession *planning = window.planning();
     if (const int code = openInputs(window, o, batch); code >= 0)
         return code;

@@ -1,7 +1,9 @@
 // Autosave and recovery: the recovery file (its name, format and errors), when start-up
 // offers it (newer than the document), autosave on a timer only while modified, never over
 // the user's file, removal on a clean save or close, restore after a "crash" (a window
-// destroyed without closing), decline, untitled documents, and a second live instance.
+// destroyed without closing), decline, untitled documents, and a second live instance; the
+// list offered at every start (also with no file, and for documents other than the one
+// opened), and the offer made by File ▸ Open Recent.
 // Prompts are answered through MainWindow::setPrompts (no modal dialog).
 #include "Autosaver.h"
 #include "WorkspaceDocument.h"
@@ -10,6 +12,8 @@
 #include "Settings.h"
 
 #include <QDateTime>
+#include <QMenu>
+#include <QMenuBar>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUndoStack>
@@ -48,6 +52,9 @@ private:
     RecoveryOffer m_lastOffer;
     bool m_restore = true;
     int m_counter = 0;
+    // The start-up list: what it offered each time, and the answers given in turn.
+    QList<QList<RecoveryOffer>> m_lists;
+    QList<RecoveryAnswer> m_answers;
 
     // A window whose settings put recovery files in m_recoveryDir, autosaving every
     // `interval` seconds; prompts answered from the members.
@@ -62,6 +69,10 @@ private:
             ++m_offers;
             m_lastOffer = offer;
             return m_restore;
+        };
+        p.chooseRecovery = [this](const QList<RecoveryOffer> &offers) {
+            m_lists.append(offers);
+            return m_answers.isEmpty() ? RecoveryAnswer{} : m_answers.takeFirst();
         };
         p.unsavedChanges = [](const QString &) { return UnsavedChoice::Discard; };
         p.warning = [](const QString &t, const QString &m) { qWarning("%s: %s", qPrintable(t), qPrintable(m)); };
@@ -104,6 +115,8 @@ private slots:
     {
         m_offers = 0;
         m_restore = true;
+        m_lists.clear();
+        m_answers.clear();
         QDir(m_recoveryDir).removeRecursively();
     }
 
@@ -290,8 +303,9 @@ private slots:
         QVERIFY(QFile::exists(rec));
         auto b = makeWindow();
         QString error;
-        QVERIFY(b->openFile(doc, &error));
-        QVERIFY(b->offerRecovery());
+        QVERIFY(b->openFile(doc, &error));   // opening the file offers its recovery
+        QVERIFY(!b->offerRecovery());        // ...so start-up has nothing more to list
+        QVERIFY(m_lists.isEmpty());
         QCOMPARE(m_offers, 1);
         QCOMPARE(m_lastOffer.documentFile, doc);
         QCOMPARE(m_lastOffer.recoveryFile, rec);
@@ -368,11 +382,14 @@ private slots:
             QVERIFY(a->autosaver()->autosaveNow(&error));
             QCOMPARE(a->autosaver()->recoveryFile(), recoveryFileFor(m_recoveryDir, QString()));
         }
-        // Start-up opened some other file: the untitled work is offered as well.
+        // Start-up opened some other file: the untitled work is listed.
         auto b = makeWindow();
         openCopy(b.get(), QStringLiteral("other.nestws.json"));
+        m_answers = {{RecoveryAnswer::Action::Restore, 0}};
         QVERIFY(b->offerRecovery());
-        QCOMPARE(m_lastOffer.documentFile, QString());
+        QCOMPARE(m_lists.size(), 1);
+        QCOMPARE(m_lists[0].size(), 1);
+        QCOMPARE(m_lists[0][0].documentFile, QString());
         QVERIFY(b->document()->topology() == made);
         QVERIFY(b->document()->fileName().isEmpty());
         QVERIFY(b->document()->isModified());
@@ -412,6 +429,121 @@ private slots:
         QCOMPARE(m_offers, 0);
         QVERIFY(QFile::exists(rec));   // never deleted unasked
         QVERIFY2(b->lastStatus().contains(QFileInfo(rec).fileName()), qPrintable(b->lastStatus()));
+    }
+
+    // kill -9 while editing a named file, then a start with no file at all: the list names
+    // it (and other work), and Restore brings the edit back under the file's name.
+    void aStartWithNoFileListsEveryRecovery()
+    {
+        QString doc;
+        Topology edited;
+        {
+            auto a = makeWindow();
+            doc = openCopy(a.get(), QStringLiteral("nofile.nestws.json"));
+            edit(a->document());
+            edited = a->document()->topology();
+            QString error;
+            QVERIFY2(a->autosaver()->autosaveNow(&error), qPrintable(error));
+        }
+        {
+            auto u = makeWindow();
+            u->newDocument(edited);
+            QVERIFY(u->document()->setModel(ModelSource(Json{{"preset", "gpt3-35b"}})));
+            QString error;
+            QVERIFY2(u->autosaver()->autosaveNow(&error), qPrintable(error));
+        }
+        const QString rec = recoveryFileFor(m_recoveryDir, doc);
+        QVERIFY(QFile::exists(rec));
+        auto b = makeWindow();   // nothing opened: the welcome page
+        QCOMPARE(b->document()->topology().deviceCount(), 0);
+        // First "Later": nothing changes and both files stay for the next start.
+        QVERIFY(!b->offerRecovery());
+        QCOMPARE(m_lists.size(), 1);
+        QCOMPARE(m_lists[0].size(), 2);
+        QStringList documents;
+        for (const RecoveryOffer &o : m_lists[0])
+            documents << o.documentFile;
+        QVERIFY(documents.contains(doc));
+        QVERIFY(documents.contains(QString()));
+        QVERIFY(QFile::exists(rec));
+        QCOMPARE(b->document()->topology().deviceCount(), 0);
+        // Then restore the named one.
+        const int index = documents.indexOf(doc);
+        m_answers = {{RecoveryAnswer::Action::Restore, index}};
+        QVERIFY(b->offerRecovery());
+        WorkspaceDocument *d = b->document();
+        QCOMPARE(d->fileName(), doc);
+        QVERIFY(d->topology() == edited);
+        QVERIFY(d->isModified());
+        QCOMPARE(m_offers, 0);   // the list, not the single question
+        // A clean save removes it; the untitled one is still offered at the next start.
+        QString error;
+        QVERIFY2(b->saveWorkspace(doc, &error), qPrintable(error));
+        QVERIFY(!QFile::exists(rec));
+        auto c = makeWindow();
+        QVERIFY(!c->offerRecovery());
+        QCOMPARE(m_lists.last().size(), 1);
+        QCOMPARE(m_lists.last()[0].documentFile, QString());
+    }
+
+    // Discard removes the chosen file and asks again with what is left.
+    void discardFromTheListAsksAgain()
+    {
+        QStringList docs;
+        for (const char *name : {"d1.nestws.json", "d2.nestws.json"}) {
+            auto a = makeWindow();
+            docs << openCopy(a.get(), QString::fromLatin1(name));
+            edit(a->document());
+            QString error;
+            QVERIFY2(a->autosaver()->autosaveNow(&error), qPrintable(error));
+        }
+        auto b = makeWindow();
+        m_answers = {{RecoveryAnswer::Action::Discard, 0}};   // then Later
+        QVERIFY(!b->offerRecovery());
+        QCOMPARE(m_lists.size(), 2);
+        QCOMPARE(m_lists[0].size(), 2);
+        QCOMPARE(m_lists[1].size(), 1);
+        const QString discarded = m_lists[0][0].documentFile;
+        QVERIFY(!QFile::exists(recoveryFileFor(m_recoveryDir, discarded)));
+        QVERIFY(m_lists[1][0].documentFile != discarded);
+        QVERIFY(QFile::exists(recoveryFileFor(m_recoveryDir, m_lists[1][0].documentFile)));
+    }
+
+    // File ▸ Open Recent on a file with a recovery offers it, as a file named on the command
+    // line does.
+    void openRecentOffersTheRecovery()
+    {
+        QString doc;
+        Topology edited;
+        {
+            auto a = makeWindow();
+            doc = openCopy(a.get(), QStringLiteral("recent.nestws.json"));
+            edit(a->document());
+            edited = a->document()->topology();
+            QString error;
+            QVERIFY2(a->autosaver()->autosaveNow(&error), qPrintable(error));
+        }
+        auto b = makeWindow();
+        b->settings().addRecentFile(doc);
+        openCopy(b.get(), QStringLiteral("recent-other.nestws.json"));   // refreshes the menu
+        QMenu *recent = nullptr;
+        for (QAction *a : b->menuBar()->actions())
+            if (a->menu())
+                for (QAction *sub : a->menu()->actions())
+                    if (sub->menu() && sub->text().remove(QLatin1Char('&')) == QStringLiteral("Open Recent"))
+                        recent = sub->menu();
+        QVERIFY(recent);
+        QAction *entry = nullptr;
+        for (QAction *a : recent->actions())
+            if (a->toolTip() == doc)
+                entry = a;
+        QVERIFY(entry);
+        entry->trigger();
+        QCOMPARE(m_offers, 1);
+        QCOMPARE(m_lastOffer.documentFile, doc);
+        QCOMPARE(b->document()->fileName(), doc);
+        QVERIFY(b->document()->topology() == edited);
+        QVERIFY(b->document()->isModified());
     }
 };
 

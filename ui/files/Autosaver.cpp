@@ -68,6 +68,11 @@ bool Autosaver::adopt(const QString &recoveryFile)
     return true;
 }
 
+bool Autosaver::owns(const QString &recoveryFile) const
+{
+    return !m_written.isEmpty() && QFileInfo(m_written).absoluteFilePath() == QFileInfo(recoveryFile).absoluteFilePath();
+}
+
 void Autosaver::release()
 {
     if (m_lock)

@@ -47,6 +47,8 @@ public:
     // Takes over a recovery file restored at start-up: it is this process's to update and
     // to remove on a clean save or close.
     bool adopt(const QString &recoveryFile);
+    // Whether `recoveryFile` is the one this process wrote or adopted.
+    bool owns(const QString &recoveryFile) const;
 
 signals:
     void autosaved(const QString &recoveryFile);

@@ -3,11 +3,17 @@
 #include "Settings.h"
 
 #include <QDateTime>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLabel>
+#include <QListWidget>
 #include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QVBoxLayout>
 
 namespace nest::ui {
 
@@ -58,6 +64,47 @@ Prompts dialogPrompts(QWidget *parent, const Settings &settings)
                      offer.recoveryFile),
             QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
         return answer == QMessageBox::Yes;
+    };
+    prompts.chooseRecovery = [parent](const QList<RecoveryOffer> &offers) {
+        QDialog dialog(parent);
+        dialog.setWindowTitle(QObject::tr("Recover unsaved work"));
+        auto *layout = new QVBoxLayout(&dialog);
+        auto *text = new QLabel(QObject::tr("NEST Planner did not close cleanly. Unsaved work was autosaved "
+                                            "for these documents. Restore one, discard one, or decide later "
+                                            "(they are offered again at the next start, and when the file is "
+                                            "opened)."));
+        text->setWordWrap(true);
+        layout->addWidget(text);
+        auto *list = new QListWidget;
+        for (const RecoveryOffer &offer : offers) {
+            const QString what = offer.documentFile.isEmpty() ? QObject::tr("an untitled workspace")
+                                                              : QDir::toNativeSeparators(offer.documentFile);
+            auto *item = new QListWidgetItem(
+                QObject::tr("%1 — autosaved %2")
+                    .arg(what, QLocale().toString(QFileInfo(offer.recoveryFile).lastModified(), QLocale::ShortFormat)),
+                list);
+            item->setToolTip(QDir::toNativeSeparators(offer.recoveryFile));
+        }
+        list->setCurrentRow(0);
+        layout->addWidget(list);
+        auto *buttons = new QDialogButtonBox;
+        QPushButton *restore = buttons->addButton(QObject::tr("Restore"), QDialogButtonBox::AcceptRole);
+        QPushButton *discard = buttons->addButton(QObject::tr("Discard"), QDialogButtonBox::DestructiveRole);
+        QPushButton *later = buttons->addButton(QObject::tr("Later"), QDialogButtonBox::RejectRole);
+        restore->setDefault(true);
+        layout->addWidget(buttons);
+        RecoveryAnswer answer;
+        QObject::connect(buttons, &QDialogButtonBox::clicked, &dialog, [&](QAbstractButton *b) {
+            answer.index = list->currentRow();
+            answer.action = b == restore   ? RecoveryAnswer::Action::Restore
+                            : b == discard ? RecoveryAnswer::Action::Discard
+                                           : RecoveryAnswer::Action::Later;
+            dialog.done(b == later ? QDialog::Rejected : QDialog::Accepted);
+        });
+        QObject::connect(list, &QListWidget::itemDoubleClicked, restore, &QPushButton::click);
+        if (dialog.exec() != QDialog::Accepted)
+            return RecoveryAnswer{};
+        return answer;
     };
     prompts.warning = [parent](const QString &title, const QString &message) {
         QMessageBox::warning(parent, title, message);

@@ -13,6 +13,8 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 
+#include <optional>
+
 namespace nest::ui {
 
 Result<LoadedFile> readDocumentFile(const QString &fileName)
@@ -118,8 +120,10 @@ bool DocumentFiles::openFile(const QString &fileName, QString *error)
         f.workspace.search = m_document->search();
     }
     m_autosaver->discardRecovery();   // the document it belonged to is being replaced
-    m_document->load(std::move(f.workspace), QFileInfo(fileName).absoluteFilePath(), kind);
+    const QString path = QFileInfo(fileName).absoluteFilePath();
+    m_document->load(std::move(f.workspace), path, kind);
     emit status(tr("Opened %1").arg(QFileInfo(fileName).fileName()));
+    offerRecoveryOf(path);   // unsaved work on it from a session that did not close cleanly
     return true;
 }
 
@@ -218,44 +222,113 @@ bool DocumentFiles::maybeSave()
     return answer == UnsavedChoice::Discard;
 }
 
+std::optional<RecoveryData> DocumentFiles::claimRecovery(const QString &file)
+{
+    if (m_autosaver->owns(file))
+        return std::nullopt;   // this process's own autosave of the open document
+    if (!m_autosaver->lock(file))
+        return std::nullopt;   // another running NEST Planner owns it
+    Result<RecoveryData> data = readRecoveryFile(file);
+    if (!data) {
+        m_autosaver->release();
+        emit status(tr("Recovery file not used: %1").arg(QString::fromStdString(data.error())));
+        return std::nullopt;
+    }
+    if (QFileInfo(recoveryFileFor(m_autosaver->directory(), data->documentFile)).absoluteFilePath() !=
+        QFileInfo(file).absoluteFilePath()) {
+        m_autosaver->release();
+        emit status(tr("Recovery file not used: %1: it belongs to %2").arg(file, data->documentFile));
+        return std::nullopt;
+    }
+    if (!recoveryIsNewer(file, data->documentFile)) {
+        m_autosaver->release();   // the document was saved after it: nothing to recover
+        return std::nullopt;
+    }
+    return std::move(data).value();
+}
+
+void DocumentFiles::restoreRecovery(RecoveryData data, const QString &file)
+{
+    const QString document = data.documentFile;
+    if (document.isEmpty()) {
+        m_document->load(std::move(data.workspace), QString(), WorkspaceDocument::FileKind::Workspace);
+        m_document->markUnsaved();
+    } else if (document == m_document->fileName()) {
+        // Over the file it belongs to: "modified" compares with what is on disk.
+        m_document->replaceContent(std::move(data.workspace));
+    } else if (Result<LoadedFile> onDisk = readDocumentFile(document);
+               onDisk && onDisk->kind != LoadedFile::Kind::Plan) {
+        const auto kind = onDisk->kind == LoadedFile::Kind::Cluster ? WorkspaceDocument::FileKind::Cluster
+                                                                     : WorkspaceDocument::FileKind::Workspace;
+        m_document->load(std::move(onDisk).value().workspace, document, kind);
+        m_document->replaceContent(std::move(data.workspace));
+    } else {
+        // Its file is gone or unreadable: the recovered work under its name, unsaved.
+        m_document->load(std::move(data.workspace), document, data.kind);
+        m_document->markUnsaved();
+    }
+    m_autosaver->adopt(file);
+    emit status(tr("Restored unsaved changes to %1 from %2")
+                    .arg(document.isEmpty() ? tr("an untitled workspace") : QFileInfo(document).fileName(), file));
+}
+
+bool DocumentFiles::offerRecoveryOf(const QString &document)
+{
+    if (!m_offersRecovery || !m_prompts.restoreRecovery)
+        return false;
+    const QString file = recoveryFileFor(m_autosaver->directory(), document);
+    if (!QFileInfo::exists(file))
+        return false;
+    std::optional<RecoveryData> data = claimRecovery(file);
+    if (!data || data->documentFile != document)
+        return false;
+    if (!m_prompts.restoreRecovery({file, document})) {
+        QFile::remove(file);
+        m_autosaver->release();
+        emit status(tr("Recovery file removed"));
+        return false;
+    }
+    restoreRecovery(std::move(*data), file);
+    return true;
+}
+
 bool DocumentFiles::offerRecovery()
 {
-    const QString dir = m_autosaver->directory();
-    QStringList documents{m_document->fileName()};
-    if (!m_document->fileName().isEmpty())
-        documents.append(QString());   // an untitled document's work, too
-    for (const QString &document : documents) {
-        const QString file = recoveryFileFor(dir, document);
-        if (!recoveryIsNewer(file, document))
-            continue;
-        if (!m_autosaver->lock(file))
-            continue;   // another running NEST Planner owns it
-        Result<RecoveryData> data = readRecoveryFile(file);
-        if (!data || data->documentFile != document) {
-            m_autosaver->release();
-            emit status(tr("Recovery file not used: %1")
-                            .arg(data ? tr("%1: it belongs to %2").arg(file, data->documentFile)
-                                      : QString::fromStdString(data.error())));
+    if (!m_offersRecovery || !m_prompts.chooseRecovery)
+        return false;
+    for (;;) {
+        QList<RecoveryOffer> offers;
+        for (const QString &file : recoveryFilesIn(m_autosaver->directory())) {
+            std::optional<RecoveryData> data = claimRecovery(file);
+            if (!data)
+                continue;
+            m_autosaver->release();   // taken again when restored
+            // The name autosave uses for that document, so that its lock is the same one.
+            offers.append({recoveryFileFor(m_autosaver->directory(), data->documentFile), data->documentFile});
+        }
+        if (offers.isEmpty())
+            return false;
+        const RecoveryAnswer answer = m_prompts.chooseRecovery(offers);
+        if (answer.action == RecoveryAnswer::Action::Later || answer.index < 0 || answer.index >= offers.size())
+            return false;
+        const RecoveryOffer &chosen = offers.at(answer.index);
+        if (answer.action == RecoveryAnswer::Action::Discard) {
+            if (m_autosaver->lock(chosen.recoveryFile)) {
+                QFile::remove(chosen.recoveryFile);
+                m_autosaver->release();
+                emit status(tr("Recovery file removed: %1").arg(chosen.recoveryFile));
+            }
             continue;
         }
-        if (!m_prompts.restoreRecovery({file, document})) {
-            QFile::remove(file);
-            m_autosaver->release();
-            emit status(tr("Recovery file removed"));
-            continue;
-        }
-        if (document.isEmpty()) {
-            m_document->load(std::move(data->workspace), QString(), WorkspaceDocument::FileKind::Workspace);
-            m_document->markUnsaved();
-        } else {
-            // Over the file it belongs to: "modified" compares with what is on disk.
-            m_document->replaceContent(std::move(data->workspace));
-        }
-        m_autosaver->adopt(file);
-        emit status(tr("Restored unsaved changes from %1").arg(file));
+        if (!maybeSave())
+            return false;
+        m_autosaver->discardRecovery();   // the open document's own, if any, is being replaced
+        std::optional<RecoveryData> data = claimRecovery(chosen.recoveryFile);
+        if (!data)
+            continue;   // gone or taken meanwhile: ask again with what is left
+        restoreRecovery(std::move(*data), chosen.recoveryFile);
         return true;
     }
-    return false;
 }
 
 bool DocumentFiles::save()

@@ -7,10 +7,13 @@
 // questions go through Prompts so that tests answer them.
 #include "WorkspaceDocument.h"
 #include "Plan.h"
+#include "Recovery.h"
 #include "SavePolicy.h"
 
 #include <QObject>
 #include <QString>
+
+#include <optional>
 
 namespace nest::ui {
 
@@ -55,8 +58,12 @@ public:
     bool saveAs();
     // Asks Save / Discard / Cancel when there are unsaved changes; true to go on.
     bool maybeSave();
-    // At start-up: offers a recovery file newer than the document; true when restored.
+    // At start-up: lists every recovery file newer than its document and not held by a
+    // running NEST Planner (Prompts::chooseRecovery); true when one was restored. Opening a
+    // file offers its own recovery file (Prompts::restoreRecovery) in openFile().
     bool offerRecovery();
+    // Off in a batch run (--export, --screenshot): nothing is offered, nothing asked.
+    void setOffersRecovery(bool on) { m_offersRecovery = on; }
     // A file name for a save or export dialog: the document's (or cluster's) name with
     // `suffix` ("-memory.png", ".nestws.json"), next to the document or in
     // Settings::saveDirectory() (never in a sample folder).
@@ -71,11 +78,17 @@ private:
     void warn(const QString &title, const QString &message);
     void afterSave();
     bool validate(const QString &fileName, QString *error) const;
+    // Locks and reads a recovery file that may be offered: readable, named after its
+    // document, newer than it, not this process's own. Unlocked again when it is not.
+    std::optional<RecoveryData> claimRecovery(const QString &file);
+    void restoreRecovery(RecoveryData data, const QString &file);
+    bool offerRecoveryOf(const QString &document);
 
     WorkspaceDocument *m_document;
     Settings &m_settings;
     Autosaver *m_autosaver;
     Prompts m_prompts;
+    bool m_offersRecovery = true;
 };
 
 } // namespace nest::ui

@@ -79,4 +79,14 @@ bool recoveryIsNewer(const QString &recoveryFile, const QString &documentFile)
     return recovery.lastModified() > document.lastModified();
 }
 
+QStringList recoveryFilesIn(const QString &directory)
+{
+    const QFileInfoList found = QDir(directory).entryInfoList({QStringLiteral("*.recovery.json")}, QDir::Files,
+                                                              QDir::Time);
+    QStringList files;
+    for (const QFileInfo &f : found)
+        files << f.absoluteFilePath();
+    return files;
+}
+
 } // namespace nest::ui

@@ -13,6 +13,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 namespace nest::ui {
 
@@ -34,5 +35,8 @@ Result<RecoveryData> readRecoveryFile(const QString &file);
 // Whether start-up should offer `recoveryFile` for `documentFile`: it exists and is newer
 // than the document (always, when the document is untitled or its file is gone).
 bool recoveryIsNewer(const QString &recoveryFile, const QString &documentFile);
+
+// Every recovery file in `directory` (*.recovery.json), newest first.
+QStringList recoveryFilesIn(const QString &directory);
 
 } // namespace nest::ui

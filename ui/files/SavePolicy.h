@@ -7,6 +7,7 @@
 // them silently, so it asks "Save Workspace As… / Save Cluster Only / Cancel".
 #include "WorkspaceDocument.h"
 
+#include <QList>
 #include <QString>
 
 #include <functional>
@@ -25,10 +26,17 @@ SaveAction decideSave(const QString &fileName, WorkspaceDocument::FileKind kind,
 enum class ClusterSaveChoice { SaveWorkspaceAs, SaveClusterOnly, Cancel };
 enum class UnsavedChoice { Save, Discard, Cancel };
 
-// A recovery file the window may offer at start-up (see Recovery.h).
+// A recovery file the window may offer (see Recovery.h).
 struct RecoveryOffer {
     QString recoveryFile;
     QString documentFile;   // "" = an untitled document
+};
+
+// What to do with the recovery files listed at start-up.
+struct RecoveryAnswer {
+    enum class Action { Restore, Discard, Later };
+    Action action = Action::Later;
+    int index = -1;   // the offer restored or discarded
 };
 
 // The questions the window asks. Each member has a default that shows a dialog; tests
@@ -40,8 +48,11 @@ struct Prompts {
     std::function<UnsavedChoice(const QString &documentName)> unsavedChanges;
     // A file name for Save As (a workspace); `suggested` may be empty; "" = cancelled.
     std::function<QString(const QString &suggested)> workspaceFileName;
-    // Restore the recovery file? (false = discard it)
+    // Restore the recovery file of the document being opened? (false = discard it)
     std::function<bool(const RecoveryOffer &offer)> restoreRecovery;
+    // At start-up: every recovery file that can be restored, newest first; restore one,
+    // discard one (the list is asked again without it), or leave them all for later.
+    std::function<RecoveryAnswer(const QList<RecoveryOffer> &offers)> chooseRecovery;
     // A failure to report (save or open failed).
     std::function<void(const QString &title, const QString &message)> warning;
 };

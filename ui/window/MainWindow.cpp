@@ -140,6 +140,8 @@ void MainWindow::setPrompts(const Prompts &prompts)
         p.workspaceFileName = prompts.workspaceFileName;
     if (prompts.restoreRecovery)
         p.restoreRecovery = prompts.restoreRecovery;
+    if (prompts.chooseRecovery)
+        p.chooseRecovery = prompts.chooseRecovery;
     if (prompts.warning)
         p.warning = prompts.warning;
 }
@@ -893,6 +895,11 @@ bool MainWindow::maybeSave()
 bool MainWindow::offerRecovery()
 {
     return m_files->offerRecovery();
+}
+
+void MainWindow::setOffersRecovery(bool on)
+{
+    m_files->setOffersRecovery(on);
 }
 
 bool MainWindow::setCurrentTab(const QString &name)

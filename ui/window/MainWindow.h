@@ -114,6 +114,8 @@ public:
     bool saveAs();
     bool maybeSave();
     bool offerRecovery();
+    // Off in a batch run: no recovery is offered (DocumentFiles::setOffersRecovery).
+    void setOffersRecovery(bool on);
 
     // Selects a tab by name (tabNames()); false for an unknown name.
     bool setCurrentTab(const QString &name);
