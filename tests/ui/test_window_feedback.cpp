@@ -6,7 +6,11 @@
 #include "DocumentFiles.h"
 #include "MainWindow.h"
 #include "ModelPanel.h"
+#include "PlanSession.h"
+#include "SearchPanel.h"
 #include "Settings.h"
+#include "SweepView.h"
+#include "ClusterSweep.h"
 #include "TopologyView.h"
 #include "WelcomePage.h"
 
@@ -177,6 +181,65 @@ private slots:
         for (QLabel *l : w->findChildren<QLabel *>())
             labelled = labelled || l->text().startsWith(QStringLiteral("Autosaved"));
         QVERIFY(labelled);
+    }
+
+    // Issue 25 point 4: New, Open and New from Template leave nothing of the last document
+    // on screen: the Search dock's last result, the autosave label, the Sweep tab.
+    void anotherDocumentLeavesNothingOfTheLastOne()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        // The sample's pinned plan is evaluated and named in the Search dock.
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 30000);
+        QTRY_VERIFY(!w->searchPanel()->runStatus().isEmpty());
+        QVERIFY(w->document()->setClusterName(QStringLiteral("renamed")));
+        QVERIFY2(w->autosaver()->autosaveNow(&error), qPrintable(error));
+        auto autosaveLabelText = [&w] {
+            QString text;
+            for (QLabel *l : w->findChildren<QLabel *>())
+                if (l->text().startsWith(QStringLiteral("Autosaved")))
+                    text = l->text();
+            return text;
+        };
+        QVERIFY(!autosaveLabelText().isEmpty());
+        SweepResult sweep;
+        sweep.planners = {"nest"};
+        sweep.values = {1, 2};
+        sweep.points = {SweepPoint{1, {}}, SweepPoint{2, {}}};
+        w->sweepView()->setResult(sweep, w->document()->topology());
+        QVERIFY(w->sweepView()->result());
+
+        // New from Template (the same path as File ▸ New): a new cluster.
+        w->newDocument(w->document()->topology());
+        QCOMPARE(w->searchPanel()->runStatus(), QString());
+        QCOMPARE(autosaveLabelText(), QString());
+        QVERIFY(!w->sweepView()->result());
+        QCOMPARE(w->sweepView()->placeholder()->text(), SweepView::noSweepText());
+        QVERIFY(!w->planning()->current());
+
+        // Open: the same for a file.
+        w->sweepView()->setResult(sweep, w->document()->topology());
+        w->searchPanel()->setRunStatus(QStringLiteral("stale words"));
+        QVERIFY(w->openFile(kClusterSample, &error));
+        QCOMPARE(w->searchPanel()->runStatus(), QString());
+        QVERIFY(!w->sweepView()->result());
+    }
+
+    // An edit after a sweep makes it stale.
+    void aSweepGoesStaleOnAnEdit()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        SweepResult sweep;
+        sweep.planners = {"nest"};
+        sweep.values = {1};
+        sweep.points = {SweepPoint{1, {}}};
+        w->sweepView()->setResult(sweep, w->document()->topology());
+        QVERIFY(!w->sweepView()->isStale());
+        QVERIFY(w->document()->setClusterName(QStringLiteral("renamed")));
+        QVERIFY(w->sweepView()->isStale());
     }
 
     void saveAsHasItsShortcut()

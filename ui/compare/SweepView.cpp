@@ -95,6 +95,25 @@ QString SweepView::noSweepText()
     return tr("No sweep yet: Plan > Sweep Cluster Parameter…");
 }
 
+QString SweepView::runningText()
+{
+    return tr("Sweeping… the chart and table appear when the sweep finishes; progress is above.");
+}
+
+void SweepView::clear()
+{
+    setRunning(false);
+    m_result.reset();
+    setStale(false);
+    m_status->clear();
+    m_table->clear();
+    m_table->setRowCount(0);
+    m_table->setColumnCount(0);
+    rebuildChart();
+    m_placeholder->setText(noSweepText());
+    m_stack->setCurrentIndex(0);
+}
+
 void SweepView::setRunner(SweepRunner *runner)
 {
     if (m_runner)
@@ -120,6 +139,8 @@ void SweepView::setRunning(bool running)
         m_progress->setValue(0);
         m_status->setText(tr("Sweeping…"));
     }
+    if (m_stack->currentIndex() == 0)
+        m_placeholder->setText(running ? runningText() : noSweepText());
 }
 
 void SweepView::setProgress(int point, int planner, double fraction)

@@ -42,6 +42,10 @@ public:
     // Null before the first result.
     const SweepResult *result() const { return m_result ? &*m_result : nullptr; }
 
+    // Back to "No sweep yet" (another document was opened); a running sweep is the
+    // runner's to cancel.
+    void clear();
+
     // The cluster changed since this sweep.
     void setStale(bool stale);
     bool isStale() const { return m_stale; }
@@ -61,6 +65,7 @@ public:
     bool isRunning() const { return m_running; }
 
     static QString noSweepText();  // "No sweep yet: Plan > Sweep Cluster Parameter…"
+    static QString runningText();  // "Sweeping… the chart appears as the points finish"
 
 public slots:
     void setRunning(bool running);

@@ -267,7 +267,7 @@ QString PlacementView::subtitleText() const
                        .arg(plan.pipelineDepth())
                        .arg(plan.dp)
                        .arg(m_snapshot->report().devicesUsed)
-                       .arg(m_document->topology().deviceCount())
+                       .arg(m_snapshot->topology.deviceCount())   // the cluster it was planned on
                        .arg(m_by == ByStage ? tr("stage") : tr("replica"));
     if (!m_snapshot->planner.empty())
         text = QString::fromStdString(m_snapshot->planner) + QStringLiteral(" · ") + text;

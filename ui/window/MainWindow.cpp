@@ -234,9 +234,25 @@ void MainWindow::createPlanList()
         showStatus(tr("Sweep failed: %1").arg(reason));
     });
     connect(m_document, &WorkspaceDocument::clusterReset, this, [this] {
+        // Another document (New, Open, New from Template, a sample): nothing of the last one
+        // may stay on screen as if it belonged to this one.
         m_baselines->cancel();
         m_sweepRunner->cancel();
+        m_sweepView->clear();
+        m_searchPanel->setRunStatus(QString());
+        m_searchPanel->progressBar()->setValue(0);
+        m_progress->hide();
+        m_autosaveLabel->clear();
+        m_autosaveLabel->setToolTip(QString());
     });
+    // A sweep varied the cluster as it was: an edit since makes it stale.
+    auto sweepInputsChanged = [this] {
+        if (m_sweepView->result())
+            m_sweepView->setStale(true);
+    };
+    connect(m_document, &WorkspaceDocument::clusterChanged, this, sweepInputsChanged);
+    connect(m_document, &WorkspaceDocument::modelChanged, this, sweepInputsChanged);
+    connect(m_document, &WorkspaceDocument::calibrationChanged, this, sweepInputsChanged);
 }
 
 void MainWindow::runBaselines()
