@@ -160,6 +160,17 @@ const char *toString(Better b)
     return "none";
 }
 
+namespace {
+
+double clusterMfu(const ComparedPlan &p)
+{
+    if (p.clusterDevices <= 0 || p.report->devicesUsed <= 0)
+        return kNaN;
+    return p.report->mfu * p.report->devicesUsed / p.clusterDevices;
+}
+
+} // namespace
+
 std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, int reference)
 {
     const auto share = [](double part, const Report &r) { return r.iterationTime > 0 ? part / r.iterationTime : kNaN; };
@@ -169,7 +180,10 @@ std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, in
          [](const ComparedPlan &p) { return p.report->samplesPerSecond; }, significant},
         {"tokens_per_s", "Token throughput", "tokens/s", "tokens/s", Better::Higher,
          [](const ComparedPlan &p) { return p.report->tokensPerSecond; }, significant},
-        {"mfu", "MFU", "%", "fraction", Better::Higher, [](const ComparedPlan &p) { return p.report->mfu; }, percent},
+        {"mfu", "MFU of the devices used", "%", "fraction", Better::Higher,
+         [](const ComparedPlan &p) { return p.report->mfu; }, percent},
+        {"cluster_mfu", "MFU over the cluster", "%", "fraction", Better::Higher,
+         [](const ComparedPlan &p) { return clusterMfu(p); }, percent},
         {"iteration_time", "Iteration time", "s", "s", Better::Lower,
          [](const ComparedPlan &p) { return p.report->iterationTime; }, significant},
         {"peak_memory", "Peak memory", "GB", "bytes", Better::Lower,
@@ -193,6 +207,12 @@ std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, in
         }
         rows.push_back(std::move(row));
     }
+    for (MetricRow &row : rows)
+        if (row.key == "cluster_mfu")
+            for (size_t i = 0; i < plans.size(); ++i)
+                if (!std::isnan(row.values[i]))
+                    row.texts[i] += " (" + std::to_string(plans[i].report->devicesUsed) + " of " +
+                                    std::to_string(plans[i].clusterDevices) + " devices)";
     MetricRow shape{"shape", "Shape", "", "", Better::None, {}, {}, {}, {}, -1};
     for (const ComparedPlan &p : plans) {
         shape.values.push_back(kNaN);
@@ -212,10 +232,16 @@ std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, in
         band.texts.push_back(p.band.basis.empty() ? "n/a" : p.band.text());
     }
     rows.push_back(std::move(band));
+    // The MFU of the devices used ranks nothing when the plans use different numbers of
+    // devices: the cluster-wide row does.
+    bool sameDevices = true;
+    for (const ComparedPlan &p : plans)
+        if (feasible(p) && feasible(plans.front()) && p.report->devicesUsed != plans.front().report->devicesUsed)
+            sameDevices = false;
     for (MetricRow &row : rows) {
         if (n > 0)
             fillComparisons(row, ref);
-        row.best = bestOf(row, plans);
+        row.best = row.key == "mfu" && !sameDevices ? -1 : bestOf(row, plans);
         row.withinModelError.assign(n, false);
         if (row.key != "throughput" && row.key != "tokens_per_s" && row.key != "iteration_time")
             continue;

@@ -9,7 +9,11 @@
 // the display texts):
 //   throughput      Report::samplesPerSecond         samples/s   higher is better
 //   tokens_per_s    Report::tokensPerSecond          tokens/s    higher
-//   mfu             Report::mfu (fraction)           text in %   higher
+//   mfu             Report::mfu (fraction): of the devices the plan uses   text in %   higher;
+//                   no best when the plans use different numbers of devices (a plan that
+//                   leaves devices idle can have the higher MFU and the lower throughput)
+//   cluster_mfu     mfu x devicesUsed / clusterDevices: over the whole cluster   higher
+//                   (NaN when clusterDevices is unknown); text "28.3 (48 of 56 devices)"
 //   iteration_time  Report::iterationTime (s)        text in s   lower
 //   peak_memory     Report::peakMemoryBytes (bytes)  text in GB  lower
 //   comm_share      split.communication() / iterationTime (fraction)   lower
@@ -50,6 +54,7 @@ struct ComparedPlan {           // what one column of the comparison shows
     const Report *report = nullptr;
     double searchSeconds = 0;   // 0 = unknown / not searched
     ErrorBand band;             // the error band of its times (none: fraction 0)
+    int clusterDevices = 0;     // devices of the cluster it was planned on (0 = unknown)
 };
 
 enum class Better { Higher, Lower, None };

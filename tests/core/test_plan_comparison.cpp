@@ -51,7 +51,7 @@ Evaluated evaluated(UniformLayout u, const char *modelName = "bert-large")
 
 ComparedPlan compared(const Evaluated &e, const char *label, double searchSeconds = 0)
 {
-    return {label, "manual", &e.plan, &e.report, searchSeconds};
+    return {label, "manual", &e.plan, &e.report, searchSeconds, {}, 16};   // paper-v100-16
 }
 
 const MetricRow &row(const std::vector<MetricRow> &rows, const std::string &key)
@@ -83,7 +83,7 @@ std::vector<std::string> splitLine(const std::string &line)
     return out;
 }
 
-const std::vector<std::string> kKeys = {"throughput", "tokens_per_s", "mfu", "iteration_time", "peak_memory",
+const std::vector<std::string> kKeys = {"throughput", "tokens_per_s", "mfu", "cluster_mfu", "iteration_time", "peak_memory",
                                         "comm_share", "bubble_share", "shape", "search_time",
                                         "model_error"};
 
@@ -155,6 +155,7 @@ TEST(PlanComparison, valuesAreTheReportFields)
         ASSERT_QFUZZY_EQ(row(rows, "throughput").values[i], r.samplesPerSecond);
         ASSERT_QFUZZY_EQ(row(rows, "tokens_per_s").values[i], r.tokensPerSecond);
         ASSERT_QFUZZY_EQ(row(rows, "mfu").values[i], r.mfu);
+        ASSERT_QFUZZY_EQ(row(rows, "cluster_mfu").values[i], r.mfu * r.devicesUsed / 16);
         ASSERT_QFUZZY_EQ(row(rows, "iteration_time").values[i], r.iterationTime);
         ASSERT_QFUZZY_EQ(row(rows, "peak_memory").values[i], r.peakMemoryBytes);
         const IterationSplit s = iterationSplit(plans[i]->plan, r);
@@ -207,6 +208,36 @@ TEST(PlanComparison, differenceRatioAndBestByHand)
     ASSERT_EQ(row(compareMetrics({compared(a, "A")}, 0), "throughput").best, -1);
     // An out-of-range reference is clamped.
     ASSERT_QFUZZY_EQ(row(compareMetrics({compared(a, "A"), compared(b, "B")}, 7), "throughput").ratio[1], 1.0);
+}
+
+// Issue 25 point 5: a plan that leaves devices idle may have the higher MFU of its own
+// devices; the cluster-wide MFU (mfu x used / cluster, by hand) ranks the plans, and the
+// per-device row marks no best.
+TEST(PlanComparison, clusterMfuCountsIdleDevices)
+{
+    const Evaluated all = evaluated(layout({.tp = 2}, 2, 4));    // 16 of 16 devices
+    const Evaluated half = evaluated(layout({.tp = 2}, 2, 2));   // 8 of 16
+    ASSERT_EQ(all.report.devicesUsed, 16);
+    ASSERT_EQ(half.report.devicesUsed, 8);
+    const ComparedPlan a = compared(all, "all"), h = compared(half, "half");   // a 16-device cluster
+    const std::vector<MetricRow> rows = compareMetrics({a, h}, 0);
+    const MetricRow &cluster = row(rows, "cluster_mfu");
+    ASSERT_QFUZZY_EQ(cluster.values[0], all.report.mfu);
+    ASSERT_QFUZZY_EQ(cluster.values[1], half.report.mfu * 8 / 16);
+    ASSERT_EQ(cluster.best, all.report.mfu > half.report.mfu / 2 ? 0 : 1);
+    ASSERT_TRUE(cluster.texts[1].find("(8 of 16 devices)") != std::string::npos);
+    ASSERT_EQ(row(rows, "mfu").best, -1);
+    // Same device count: the per-device row ranks again; unknown cluster size: NaN.
+    ComparedPlan a2 = compared(all, "all'");
+    a2.clusterDevices = 0;
+    const std::vector<MetricRow> same = compareMetrics({a2, compared(all, "all")}, 0);
+    ASSERT_TRUE(std::isnan(row(same, "cluster_mfu").values[0]));
+    ASSERT_EQ(row(same, "mfu").best, -1);   // a tie
+    const Evaluated other = evaluated(layout({.tp = 4}, 2, 2));  // 16 devices, another shape
+    ASSERT_EQ(other.report.devicesUsed, 16);
+    ASSERT_TRUE(other.report.mfu != all.report.mfu);
+    ASSERT_EQ(row(compareMetrics({compared(all, "a"), compared(other, "o")}, 0), "mfu").best,
+              all.report.mfu > other.report.mfu ? 0 : 1);
 }
 
 TEST(PlanComparison, infeasiblePlanIsNaNAndNeverBest)

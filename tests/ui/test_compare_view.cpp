@@ -161,7 +161,7 @@ private slots:
         view.setSnapshots(m_plans);
         QTableWidget *t = view.metricTable();
         QCOMPARE(t->columnCount(), 3);
-        QCOMPARE(t->rowCount(), 10);
+        QCOMPARE(t->rowCount(), 11);
         // The model's error band of each plan, as a text row.
         QCOMPARE(t->item(rowOf(view, "model_error"), 0)->text(),
                  QString::fromStdString(validationErrorBand(Framework::MegatronCore).text()));

@@ -11,7 +11,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -54,6 +56,9 @@ CompareView::CompareView(QWidget *parent)
     m_table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->setWordWrap(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Narrower than this, the table scrolls sideways under its fixed metric names.
+    m_table->horizontalHeader()->setMinimumSectionSize(190);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this] { fitTableHeight(); });
 
     auto *top = new QHBoxLayout;
@@ -75,6 +80,7 @@ CompareView::CompareView(QWidget *parent)
     contentLayout->addStretch(1);
     m_scroll->setWidget(content);  // the scroll area owns it
     m_scroll->setWidgetResizable(true);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);   // the columns wrap instead
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -135,8 +141,8 @@ void CompareView::rebuildColumns()
     m_memoryCharts.clear();
     m_breakdownCharts.clear();
     m_thumbnails.clear();
-    for (int c = 0; c < m_columns->columnCount(); ++c)
-        m_columns->setColumnStretch(c, 0);  // columns of an earlier, wider comparison
+    m_planWidgets.clear();
+    m_perRow = 0;
     QWidget *content = m_scroll->widget();
     QList<PlotView *> memory, breakdown;
     for (int i = 0; i < m_plans.size(); ++i) {
@@ -152,9 +158,6 @@ void CompareView::rebuildColumns()
         header->setToolTip(settingsSummary(s));
         auto *thumb = new PlacementThumbnail(content);
         thumb->setSnapshot(m_plans[i]);
-        m_columns->setColumnStretch(i, 1);  // equal columns, feasible or not
-        m_columns->addWidget(header, 0, i);
-        m_columns->addWidget(thumb, 1, i);
         m_columnWidgets << header << thumb;
         m_headers << header;
         m_thumbnails << thumb;
@@ -165,8 +168,8 @@ void CompareView::rebuildColumns()
             reason->setWordWrap(true);
             reason->setAlignment(Qt::AlignTop | Qt::AlignLeft);
             reason->setStyleSheet(QStringLiteral("QLabel { color: #a01c1c; }"));
-            m_columns->addWidget(reason, 2, i, 2, 1);
             m_columnWidgets << reason;
+            m_planWidgets.append({header, thumb, reason, nullptr});
             continue;
         }
         auto *mem = new MemoryChartView(content);
@@ -175,9 +178,8 @@ void CompareView::rebuildColumns()
         time->setSnapshot(m_plans[i]);
         mem->setMinimumHeight(320);
         time->setMinimumHeight(320);
-        m_columns->addWidget(mem, 2, i);
-        m_columns->addWidget(time, 3, i);
         m_columnWidgets << mem << time;
+        m_planWidgets.append({header, thumb, mem, time});
         m_memoryCharts << mem;
         m_breakdownCharts << time;
         memory << mem;
@@ -185,6 +187,44 @@ void CompareView::rebuildColumns()
     }
     shareValueAxes(memory, 1.1);
     shareValueAxes(breakdown, 1.05);
+    layoutColumns();
+}
+
+void CompareView::layoutColumns()
+{
+    const int n = int(m_planWidgets.size());
+    const int width = m_scroll->viewport()->width();
+    const int perRow = n == 0 ? 0 : std::clamp(width / kMinChartWidth, 1, n);
+    if (perRow == m_perRow)
+        return;
+    m_perRow = perRow;
+    for (const auto &widgets : m_planWidgets)
+        for (QWidget *w : widgets)
+            if (w)
+                m_columns->removeWidget(w);
+    for (int c = 0; c < m_columns->columnCount(); ++c)
+        m_columns->setColumnStretch(c, c < perRow ? 1 : 0);   // equal columns, feasible or not
+    for (int i = 0; i < n; ++i) {
+        const auto &w = m_planWidgets[i];
+        const int row = 4 * (i / perRow), column = i % perRow;
+        m_columns->addWidget(w[0], row, column);
+        m_columns->addWidget(w[1], row + 1, column);
+        if (w[3]) {
+            m_columns->addWidget(w[2], row + 2, column);
+            m_columns->addWidget(w[3], row + 3, column);
+        } else {
+            m_columns->addWidget(w[2], row + 2, column, 2, 1);
+        }
+    }
+    for (int c = 0; c < perRow; ++c)
+        m_columns->setColumnStretch(c, 1);
+}
+
+void CompareView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    layoutColumns();
+    fitTableHeight();
 }
 
 void CompareView::fillTable()
@@ -229,6 +269,10 @@ void CompareView::fitTableHeight()
     int height = m_table->horizontalHeader()->sizeHint().height() + 2 * m_table->frameWidth();
     for (int r = 0; r < m_table->rowCount(); ++r)
         height += m_table->rowHeight(r);
+    // Room for the sideways scroll bar when the plan columns do not fit.
+    const int columns = m_table->columnCount() * m_table->horizontalHeader()->minimumSectionSize();
+    if (columns + m_table->verticalHeader()->width() + 2 * m_table->frameWidth() > m_table->width())
+        height += m_table->horizontalScrollBar()->sizeHint().height();
     m_table->setFixedHeight(height);
 }
 

@@ -7,12 +7,16 @@
 // cluster and its device count), its placement thumbnail, its memory and breakdown charts
 // (memory charts share one value axis, breakdown charts another) or, for an infeasible plan,
 // why. The view computes no cost: numbers come from the snapshots and core.
+// On a narrow window nothing scrolls sideways but the metric table itself (its metric names,
+// the vertical header, stay put), and the plan columns wrap (chartsPerRow()) so that no
+// chart is narrower than kMinChartWidth.
 #include "PlanComparison.h"
 #include "PlanSnapshot.h"
 
 #include <QList>
 #include <QWidget>
 
+#include <array>
 #include <vector>
 
 class QComboBox;
@@ -59,13 +63,19 @@ public:
     // false + "FILE: reason" on failure (fewer than two plans, unknown extension, ...).
     bool exportTo(const QString &fileName, QString *error);
 
+    // Plans per row of charts at the current width (1..number of plans).
+    int chartsPerRow() const { return m_perRow; }
+    static constexpr int kMinChartWidth = 330;
+
 signals:
     void referenceChanged(int index);
 
 private:
     void rebuildColumns();
     void fillTable();
-    void fitTableHeight();  // rows to their contents, the table to its rows (no scroll bar)
+    void fitTableHeight();  // rows to their contents, the table to its rows (no vertical scroll bar)
+    void layoutColumns();   // the plans' widgets in the grid, chartsPerRow() per row
+    void resizeEvent(QResizeEvent *event) override;
 
     QList<PlanSnapshotPtr> m_plans;
     int m_reference = 0;
@@ -82,6 +92,10 @@ private:
     QList<MemoryChartView *> m_memoryCharts;
     QList<BreakdownChartView *> m_breakdownCharts;
     QList<PlacementThumbnail *> m_thumbnails;
+    // Per plan: header, thumbnail, then the memory and breakdown charts (or the reason an
+    // infeasible plan has none, and nullptr).
+    QList<std::array<QWidget *, 4>> m_planWidgets;
+    int m_perRow = 0;
 };
 
 } // namespace nest::ui

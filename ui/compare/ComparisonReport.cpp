@@ -264,7 +264,8 @@ std::vector<ComparedPlan> comparedPlans(const QList<PlanSnapshotPtr> &plans)
 {
     std::vector<ComparedPlan> out;
     for (const PlanSnapshotPtr &s : plans)
-        out.push_back({s->label, s->planner, &s->plan(), &s->report(), s->stats.wallSeconds, s->band});
+        out.push_back({s->label, s->planner, &s->plan(), &s->report(), s->stats.wallSeconds, s->band,
+                       s->topology.deviceCount()});
     return out;
 }
 

@@ -30,9 +30,10 @@ ClusterTreeView::ClusterTreeView(WorkspaceDocument *document, QWidget *parent)
     setUniformRowHeights(true);
     setAlternatingRowColors(true);
     setEditTriggers(EditKeyPressed | SelectedClicked);
-    header()->setStretchLastSection(false);
-    header()->setSectionResizeMode(ClusterTreeModel::NameColumn, QHeaderView::Stretch);
-    for (int c = ClusterTreeModel::KindColumn; c < ClusterTreeModel::ColumnCount; ++c)
+    // Names are never squeezed: in a narrow dock the tree scrolls sideways instead, and
+    // spare width goes to the last column.
+    header()->setStretchLastSection(true);
+    for (int c = ClusterTreeModel::NameColumn; c < ClusterTreeModel::ColumnCount; ++c)
         header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     // Names first: the device column ("8 × h100-sxm-80gb") elides at a fixed width
     // (its tooltip has it all) so a 370 px dock still shows "node12" whole.

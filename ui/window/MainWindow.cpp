@@ -57,6 +57,9 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTime>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QTabBar>
 #include <QTimer>
 #include <QUrl>
 #include <QUndoStack>
@@ -103,7 +106,14 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     connectDocument();
     connectPlanning();
 
-    resize(1400, 900);
+    m_defaultState = saveState();
+    if (const QScreen *screen = QGuiApplication::primaryScreen()) {
+        const QRect available = screen->availableGeometry();
+        resize(initialSize(available));
+        move(available.center() - QPoint(width() / 2, height() / 2));
+    } else {
+        resize(1400, 900);
+    }
     restoreGeometry(m_settings->windowGeometry());
     restoreState(m_settings->windowState());
     updateTitle();
@@ -178,7 +188,7 @@ void MainWindow::createPlanList()
     m_sweepView->setRunner(m_sweepRunner);
     m_planList = new PlanListView(m_library);
     m_planList->setBaselineRunner(m_baselines);
-    auto *dock = new QDockWidget(tr("Plans"), this);
+    auto *dock = m_plansDock = new QDockWidget(tr("Plans"), this);
     dock->setObjectName(QStringLiteral("plansDock"));
     dock->setWidget(m_planList);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
@@ -360,7 +370,7 @@ void MainWindow::createDocks()
     addDockWidget(Qt::LeftDockWidgetArea, clusterDock);
 
     m_modelPanel = new ModelPanel(m_document);
-    auto *modelDock = new QDockWidget(tr("Model"), this);
+    auto *modelDock = m_modelDock = new QDockWidget(tr("Model"), this);
     modelDock->setObjectName(QStringLiteral("modelDock"));
     // In a scroll area like the search panel: the panel's form never sets the dock's (and so
     // the window's) minimum width; on a narrow screen the dock scrolls instead.
@@ -384,6 +394,40 @@ void MainWindow::createDocks()
     searchDock->raise();
 }
 
+QSize MainWindow::initialSize(const QRect &available)
+{
+    // Room for a window manager's frame and a panel: 96 % of the width, 90 % of the height.
+    return QSize(1400, 900).boundedTo(QSize(available.width() * 96 / 100, available.height() * 90 / 100));
+}
+
+void MainWindow::applyDefaultLayout()
+{
+    restoreState(m_defaultState);
+    for (QDockWidget *dock : {m_clusterDock, m_plansDock, m_modelDock, m_rightDock})
+        dock->show();
+    if (width() >= kCompactWidth) {
+        m_clusterDock->raise();
+        m_rightDock->raise();
+        sizeDocksToWindow();
+        return;
+    }
+    // A small screen: one column of tabbed docks leaves the canvas (and all eight tabs)
+    // about 70 % of the width.
+    addDockWidget(Qt::LeftDockWidgetArea, m_modelDock);
+    addDockWidget(Qt::LeftDockWidgetArea, m_rightDock);
+    tabifyDockWidget(m_plansDock, m_modelDock);
+    tabifyDockWidget(m_modelDock, m_rightDock);
+    m_clusterDock->raise();
+    resizeDocks({m_clusterDock}, {std::clamp(width() * 29 / 100, 240, 330)}, Qt::Horizontal);
+}
+
+void MainWindow::resetLayout()
+{
+    applyDefaultLayout();
+    fitLater();
+    showStatus(tr("Layout reset"));
+}
+
 void MainWindow::sizeDocksToWindow()
 {
     // Docks sized to their content but never more than about a quarter of the window
@@ -401,6 +445,10 @@ void MainWindow::createCentralArea()
     m_view = new TopologyView(m_scene);
     m_tabs = new QTabWidget;
     m_tabs->setDocumentMode(true);
+    // A narrow window keeps every tab reachable: scroll arrows rather than clipped tabs
+    // (and View ▸ Topology … Sweep, Alt+1..8).
+    m_tabs->setUsesScrollButtons(true);
+    m_tabs->tabBar()->setExpanding(false);
     m_welcome = new WelcomePage;
     m_topologyStack = new QStackedWidget;
     m_topologyStack->addWidget(m_view);
@@ -702,7 +750,7 @@ void MainWindow::createPlanToolBar()
     bar->addAction(m_baselinesAction);
 }
 
-// View: zoom, fit, the tabs (Alt+1..6) and the docks.
+// View: zoom, fit, the tabs (Alt+1..8), the docks and Reset Layout.
 void MainWindow::createViewMenu()
 {
     QAction *a = nullptr;
@@ -717,7 +765,7 @@ void MainWindow::createViewMenu()
     a->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F));
     view->addSeparator();
     const QStringList titles{tr("&Topology"), tr("&Placement"), tr("&Memory"), tr("&Breakdown"), tr("T&imeline"),
-                             tr("S&ummary")};
+                             tr("S&ummary"), tr("&Compare"), tr("S&weep")};
     for (int i = 0; i < titles.size(); ++i) {
         a = view->addAction(titles[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::ALT | (Qt::Key_1 + i)));
@@ -725,6 +773,10 @@ void MainWindow::createViewMenu()
     view->addSeparator();
     for (QDockWidget *dock : findChildren<QDockWidget *>())
         view->addAction(dock->toggleViewAction());
+    view->addSeparator();
+    a = view->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+    a->setObjectName(QStringLiteral("resetLayout"));
+    a->setStatusTip(tr("Show every dock again, in its default place and size for this window"));
 }
 
 // Help: the documentation and About.
@@ -831,7 +883,7 @@ void MainWindow::showEvent(QShowEvent *event)
     if (!m_fitted) {
         m_fitted = true;
         if (m_settings->windowState().isEmpty())
-            sizeDocksToWindow();   // the user's own layout, when saved, wins
+            applyDefaultLayout();   // the user's own layout, when saved, wins
         fitLater();
     }
 }

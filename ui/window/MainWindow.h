@@ -117,6 +117,14 @@ public:
     // Off in a batch run: no recovery is offered (DocumentFiles::setOffersRecovery).
     void setOffersRecovery(bool on);
 
+    // The first window's size on a screen whose available area is `available`: 1400 x 900,
+    // or less so that the window, its docks and status bar fit on the screen.
+    static QSize initialSize(const QRect &available);
+    // Below this width the default layout tabs the four docks in one column.
+    static constexpr int kCompactWidth = 1200;
+    // View ▸ Reset Layout: every dock shown again, in its default place and size.
+    void resetLayout();
+
     // Selects a tab by name (tabNames()); false for an unknown name.
     bool setCurrentTab(const QString &name);
     // Exports the current tab by extension (.png, .svg, .pdf), with its title and legend.
@@ -188,6 +196,9 @@ private:
     void updateEmptyState();
     void showAbout();
     void sizeDocksToWindow();
+    // The default dock layout for the window's width: beside the canvas on a wide window,
+    // all four docks tabbed in one column below kCompactWidth.
+    void applyDefaultLayout();
 
     WorkspaceDocument *m_document;
     std::unique_ptr<Settings> m_settings;
@@ -201,7 +212,10 @@ private:
     QStackedWidget *m_topologyStack = nullptr;
     WelcomePage *m_welcome = nullptr;
     QDockWidget *m_clusterDock = nullptr;
-    QDockWidget *m_rightDock = nullptr;
+    QDockWidget *m_rightDock = nullptr;   // Search
+    QDockWidget *m_modelDock = nullptr;
+    QDockWidget *m_plansDock = nullptr;
+    QByteArray m_defaultState;            // the docks as created, for View ▸ Reset Layout
     QLabel *m_autosaveLabel = nullptr;
     int m_undoIndex = 0;
     ClusterTreeView *m_tree = nullptr;
