@@ -412,10 +412,10 @@ private slots:
         QVERIFY2(view.exportTo(json, &error), qPrintable(error));
         const QJsonObject root = QJsonDocument::fromJson(uitest::bytesOf(json)).object();
         const QJsonArray metrics = root.value("metrics").toArray();
-        QCOMPARE(metrics.size(), 10);
-        const QStringList keys = {"throughput", "tokens_per_s", "mfu", "iteration_time", "peak_memory",
+        QCOMPARE(metrics.size(), 11);
+        const QStringList keys = {"throughput", "tokens_per_s", "mfu", "cluster_mfu", "iteration_time", "peak_memory",
                                   "comm_share", "bubble_share", "shape", "search_time", "model_error"};
-        for (int i = 0; i < 10; ++i)
+        for (int i = 0; i < 11; ++i)
             QCOMPARE(metrics[i].toObject().value("key").toString(), keys[i]);
         QCOMPARE(metrics[0].toObject().value("values").toArray()[0].toDouble(), m_plans[0]->report().samplesPerSecond);
         QCOMPARE(root.value("plans").toArray().size(), 3);

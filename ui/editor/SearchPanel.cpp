@@ -134,11 +134,13 @@ QWidget *SearchPanel::createStrategies()
     m_rcNone->setToolTip(tr("Stages may keep every activation"));
     m_rcSelective->setToolTip(tr("Stages may recompute the attention core in backward (Megatron-LM selective)"));
     m_rcFull->setToolTip(tr("Stages may keep only each block's input and rerun its forward"));
-    modes->addWidget(new QLabel(tr("Recompute modes:")));
+    // The label on its own line: the dock stays narrow enough for a 1366 px screen.
     for (QCheckBox *b : {m_rcNone, m_rcSelective, m_rcFull})
         modes->addWidget(b);
     modes->addStretch(1);
-    grid->addLayout(modes, static_cast<int>(boxes.size() + 1) / 2, 0, 1, 2);
+    const int row = static_cast<int>(boxes.size() + 1) / 2;
+    grid->addWidget(new QLabel(tr("Recompute modes:")), row, 0, 1, 2);
+    grid->addLayout(modes, row + 1, 0, 1, 2);
     return strategies;
 }
 
@@ -210,6 +212,9 @@ QWidget *SearchPanel::createSchedules()
     m_units->setToolTip(tr("What a pipeline stage boundary counts: the transformer layers only, or also the "
                            "embedding and the output layer with the loss as units of their own (as NeMo and "
                            "DeepSpeed can split them)"));
+    // Its longest entry must not widen the dock: the popup shows it whole.
+    m_units->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_units->setMinimumContentsLength(10);
     auto *unitsLabel = new QLabel(tr("Pipeline units"));
     unitsLabel->setBuddy(m_units);
     sgrid->addWidget(unitsLabel, 3, 0);

@@ -59,6 +59,7 @@
 #include <QTime>
 #include <QGuiApplication>
 #include <QScreen>
+#include <QStyle>
 #include <QTabBar>
 #include <QTimer>
 #include <QUrl>
@@ -418,7 +419,11 @@ void MainWindow::applyDefaultLayout()
     tabifyDockWidget(m_plansDock, m_modelDock);
     tabifyDockWidget(m_modelDock, m_rightDock);
     m_clusterDock->raise();
-    resizeDocks({m_clusterDock}, {std::clamp(width() * 29 / 100, 240, 330)}, Qt::Horizontal);
+    // Wide enough for the Search form when the tabs leave room for it.
+    const int form = m_searchPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 12;
+    const int tabs = m_tabs->tabBar()->sizeHint().width() + 24;
+    resizeDocks({m_clusterDock}, {std::clamp(std::min(std::max(form, width() * 29 / 100), width() - tabs), 240, 340)},
+                Qt::Horizontal);
 }
 
 void MainWindow::resetLayout()
@@ -432,10 +437,18 @@ void MainWindow::sizeDocksToWindow()
 {
     // Docks sized to their content but never more than about a quarter of the window
     // each, so the canvas keeps about half (1400 px: 364 + 360, the property table and the
-    // model form fit without scrolling; 1024 px: 266 + 266, the docks scroll).
+    // model form fit without scrolling), and never so wide that the central tabs need their
+    // scroll arrows (1311 px, a 1366 x 768 screen: 330 + 320).
     const int w = width();
-    resizeDocks({m_clusterDock, m_rightDock}, {std::clamp(w * 26 / 100, 240, 370), std::clamp(w * 26 / 100, 220, 360)},
-                Qt::Horizontal);
+    int left = std::clamp(w * 26 / 100, 240, 370), right = std::clamp(w * 26 / 100, 220, 360);
+    const int tabs = m_tabs->tabBar()->sizeHint().width() + 24;
+    // The Search form whole, beside its vertical scroll bar; the cluster tree scrolls
+    // sideways more gracefully than a form.
+    const int form = m_searchPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 12;
+    right = std::max(right, std::min(form, 380));
+    if (const int over = left + right + tabs - w; over > 0)
+        left = std::max(240, left - over);
+    resizeDocks({m_clusterDock, m_rightDock}, {left, right}, Qt::Horizontal);
 }
 
 // The central tabs, with the topology canvas (or the welcome page) first.
