@@ -144,7 +144,7 @@ private slots:
         QCOMPARE(view.valueText("recompute"), QStringLiteral("none"));
         QCOMPARE(view.valueText("sp"), QStringLiteral("off"));
         // 64 samples / (micro-batch 2 x dp 4) = 8 micro-batches per replica.
-        QCOMPARE(view.valueText("microbatch"), QStringLiteral("2 x 8 micro-batches (global batch 64)"));
+        QCOMPARE(view.valueText("microbatch"), QStringLiteral("8 micro-batches of 2 samples per replica (global batch 64)"));
         QCOMPARE(view.valueText("schedule"), QStringLiteral("1f1b"));
         const double gap = 100 * (s->simulation().makespan - r.iterationTime) / r.iterationTime;
         QCOMPARE(view.valueText("simulation"), fixed(s->simulation().makespan, 4) + " s simulated, " +

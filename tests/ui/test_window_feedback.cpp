@@ -23,6 +23,7 @@
 #include <QMenuBar>
 #include <QPushButton>
 #include <QStackedWidget>
+#include <QStatusBar>
 #include <QHeaderView>
 #include <QTabWidget>
 #include <QTableView>
@@ -224,6 +225,34 @@ private slots:
         QVERIFY(w->openFile(kClusterSample, &error));
         QCOMPARE(w->searchPanel()->runStatus(), QString());
         QVERIFY(!w->sweepView()->result());
+    }
+
+    // Issue 25 point 5: a long status message is elided left of the permanent fields
+    // (it used to run under them); the whole text is the status bar's tooltip.
+    void longStatusMessagesStopBeforeThePermanentFields()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        w->resize(1024, 700);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        const QString longText = QStringLiteral("Refused: ") + QString(400, QLatin1Char('x'));
+        w->showStatus(longText);
+        QCOMPARE(w->lastStatus(), longText);
+        const QString shown = w->shownStatus();
+        QVERIFY2(shown.endsWith(QChar(0x2026)), qPrintable(shown));
+        QStatusBar *bar = w->statusBar();
+        int permanentLeft = bar->width();
+        for (QLabel *l : bar->findChildren<QLabel *>())
+            if (l->isVisible() && !l->text().isEmpty())
+                permanentLeft = std::min(permanentLeft, l->x());
+        QVERIFY2(bar->fontMetrics().horizontalAdvance(shown) < permanentLeft,
+                 qPrintable(QStringLiteral("%1 px of text, fields from %2 px")
+                                .arg(bar->fontMetrics().horizontalAdvance(shown)).arg(permanentLeft)));
+        QCOMPARE(bar->toolTip(), longText);
+        w->showStatus(QStringLiteral("short"));
+        QCOMPARE(w->shownStatus(), QStringLiteral("short"));
     }
 
     // An edit after a sweep makes it stale.

@@ -2,6 +2,7 @@
 
 #include "BreakdownChartView.h"
 #include "ComparisonReport.h"
+#include "Glossary.h"
 #include "MemoryChartView.h"
 #include "PlacementThumbnail.h"
 
@@ -242,6 +243,8 @@ void CompareView::fillTable()
         rows << metricRowTitle(row);
     m_table->setHorizontalHeaderLabels(columns);
     m_table->setVerticalHeaderLabels(rows);
+    for (int r = 0; r < int(m_metrics.size()); ++r)
+        m_table->verticalHeaderItem(r)->setToolTip(termTip(QString::fromStdString(m_metrics[size_t(r)].key)));
     for (int r = 0; r < int(m_metrics.size()); ++r) {
         const MetricRow &row = m_metrics[size_t(r)];
         for (int i = 0; i < n; ++i) {

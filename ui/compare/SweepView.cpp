@@ -1,5 +1,7 @@
 #include "SweepView.h"
 
+#include "WindowWording.h"
+
 #include "PlotExport.h"
 #include "SaveFile.h"
 #include "SeriesChart.h"
@@ -268,9 +270,9 @@ void SweepView::updateStatus()
     if (r.cancelled)
         m_status->setText(tr("Cancelled after %1 of %2 points").arg(done).arg(asked));
     else
-        m_status->setText(tr("%1 points × %2 planners: %3")
-                              .arg(done)
-                              .arg(r.planners.size())
+        m_status->setText(tr("%1 × %2: %3")
+                              .arg(counted(done, tr("point"), tr("points")))
+                              .arg(counted(static_cast<long long>(r.planners.size()), tr("planner"), tr("planners")))
                               .arg(SweepDialog::parameterText(r.parameter, m_base)));
 }
 

@@ -1,5 +1,7 @@
 #include "SearchPanel.h"
 
+#include "Glossary.h"
+
 #include "WorkspaceDocument.h"
 
 #include <QAction>
@@ -123,6 +125,9 @@ QWidget *SearchPanel::createStrategies()
     m_cpOn = new QCheckBox(tr("Context (CP)"));
     m_zeroOn = new QCheckBox(tr("ZeRO 1-3"));
     m_recomputeOn = new QCheckBox(tr("Recompute"));
+    m_zeroOn->setToolTip(termTip(QStringLiteral("zero")));
+    m_spOn->setToolTip(termTip(QStringLiteral("sp")));
+    m_recomputeOn->setToolTip(termTip(QStringLiteral("recompute")));
     const QList<QCheckBox *> boxes{m_tpOn, m_ppOn, m_dpOn, m_epOn, m_spOn, m_cpOn, m_zeroOn, m_recomputeOn};
     for (int i = 0; i < boxes.size(); ++i)
         grid->addWidget(boxes[i], i / 2, i % 2);

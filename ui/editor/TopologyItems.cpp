@@ -1,5 +1,7 @@
 #include "TopologyItems.h"
 
+#include "WindowWording.h"
+
 #include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "TopologyScene.h"
@@ -203,8 +205,8 @@ QStringList GroupItem::blockLines() const
     QString name = QString::fromStdString(t.groups[m_group].name);
     if (t.groups[m_group].linkOverride)
         name += QStringLiteral(" *");
-    return {name, QObject::tr("%1 devices").arg(t.deviceCountUnder(m_group)), type,
-            QObject::tr("%1 nodes").arg(nodes)};
+    return {name, counted(t.deviceCountUnder(m_group), QObject::tr("device"), QObject::tr("devices")), type,
+            counted(nodes, QObject::tr("node"), QObject::tr("nodes"))};
 }
 
 void GroupItem::paintBlock(QPainter *p, double lod) const

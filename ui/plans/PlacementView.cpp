@@ -1,5 +1,7 @@
 #include "PlacementView.h"
 
+#include "WindowWording.h"
+
 #include "WorkspaceDocument.h"
 #include "DiagramExport.h"
 #include "TopologyScene.h"
@@ -263,9 +265,9 @@ QString PlacementView::titleText() const
 QString PlacementView::subtitleText() const
 {
     const Plan &plan = m_snapshot->plan();
-    QString text = tr("%1 stages × %2 replicas on %3 of %4 devices · coloured by %5")
-                       .arg(plan.pipelineDepth())
-                       .arg(plan.dp)
+    QString text = tr("%1 × %2 on %3 of %4 devices · coloured by %5")
+                       .arg(counted(plan.pipelineDepth(), tr("stage"), tr("stages")))
+                       .arg(counted(plan.dp, tr("replica"), tr("replicas")))
                        .arg(m_snapshot->report().devicesUsed)
                        .arg(m_snapshot->topology.deviceCount())   // the cluster it was planned on
                        .arg(m_by == ByStage ? tr("stage") : tr("replica"));

@@ -1,5 +1,8 @@
 #include "PlanSummaryView.h"
 
+#include "Glossary.h"
+#include "WindowWording.h"
+
 #include "DiagramExport.h"
 #include "MonospaceFont.h"
 
@@ -85,7 +88,7 @@ QString onOffText(const std::vector<StagePlan> &stages, bool StagePlan::*flag)
         return QObject::tr("off");
     if (on == static_cast<long>(stages.size()))
         return QObject::tr("on");
-    return QObject::tr("on for %1 of %2 stages").arg(on).arg(stages.size());
+    return QObject::tr("on for %1 of %2").arg(on).arg(counted(static_cast<long long>(stages.size()), QObject::tr("stage"), QObject::tr("stages")));
 }
 
 // "none", "full" or "none on 1, full on 1 (of 2 stages)".
@@ -102,7 +105,8 @@ QString recomputeText(const std::vector<StagePlan> &stages)
     }
     if (parts.size() <= 1)
         return only;
-    return QObject::tr("%1 (of %2 stages)").arg(parts.join(QStringLiteral(", "))).arg(stages.size());
+    return QObject::tr("%1 (of %2)").arg(parts.join(QStringLiteral(", ")))
+        .arg(counted(static_cast<long long>(stages.size()), QObject::tr("stage"), QObject::tr("stages")));
 }
 
 QString zeroText(const std::vector<StagePlan> &stages)
@@ -234,6 +238,9 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
         grid->addWidget(name, row, 0, Qt::AlignTop);
         grid->addWidget(value, row, 1);
         m_values.insert(QLatin1String(key), value);
+        const QString tip = termTip(QLatin1String(key));
+        name->setToolTip(tip);
+        value->setToolTip(tip);
     }
     grid->setColumnStretch(1, 1);
     m_delta = new QLabel(m_content);
@@ -369,9 +376,10 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     set("zero", zeroText(p.stages));
     set("recompute", recomputeText(p.stages));
     set("sp", onOffText(p.stages, &StagePlan::sp));
-    set("microbatch", tr("%1 x %2 micro-batches (global batch %3)")
-                          .arg(p.microBatch)
-                          .arg(p.numMicroBatches())
+    // "8 micro-batches of 4 samples per replica (global batch 512)"
+    set("microbatch", tr("%1 of %2 per replica (global batch %3)")
+                          .arg(counted(p.numMicroBatches(), tr("micro-batch"), tr("micro-batches")))
+                          .arg(counted(p.microBatch, tr("sample"), tr("samples")))
                           .arg(p.globalBatch));
     QString schedule = QString::fromLatin1(toString(p.schedule));
     if (p.schedule == Schedule::Interleaved)

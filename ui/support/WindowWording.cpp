@@ -51,4 +51,9 @@ QString windowWording(const QString &message)
     return out;
 }
 
+QString counted(long long n, const QString &singular, const QString &plural)
+{
+    return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? singular : plural);
+}
+
 } // namespace nest::ui

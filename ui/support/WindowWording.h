@@ -11,4 +11,8 @@ namespace nest::ui {
 // dashes ("the 'budget' setting").
 QString windowWording(const QString &message);
 
+// "1 stage", "4 stages": a count with the noun in the right number (English; `singular` and
+// `plural` are translatable words).
+QString counted(long long n, const QString &singular, const QString &plural);
+
 } // namespace nest::ui

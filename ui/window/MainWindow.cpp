@@ -32,6 +32,7 @@
 #include "TopologyScene.h"
 #include "TopologyView.h"
 #include "WelcomePage.h"
+#include "WindowWording.h"
 
 #include <QAction>
 #include <QApplication>
@@ -230,7 +231,7 @@ void MainWindow::createPlanList()
                 m_library->pinSnapshots(plans, tr("Run baselines"));
                 compareRows({});
                 updateRunActions();
-                showStatus(tr("Baselines: %1 plans pinned%2").arg(plans.size())
+                showStatus(tr("Baselines: %1 pinned%2").arg(counted(plans.size(), tr("plan"), tr("plans")))
                                .arg(failures.isEmpty() ? QString() : QStringLiteral("; ") + failures.join(QStringLiteral("; "))));
             });
     connect(m_baselines, &BaselineRunner::failed, this, [this](const QString &reason) {
@@ -557,7 +558,7 @@ void MainWindow::connectDocument()
     connect(m_scene, &TopologyScene::dropRefused, this,
             [this](const QString &reason) { showStatus(tr("Drop refused: %1").arg(reason)); });
     connect(m_scene, &TopologyScene::hoverMessage, this,
-            [this](const QString &message) { statusBar()->showMessage(message, 3000); });
+            [this](const QString &message) { showStatusText(message, 3000); });
     connect(m_modelPanel, &ModelPanel::statusMessage, this, [this](const QString &m) { showStatus(m); });
     connect(m_view, &TopologyView::zoomChanged, this,
             [this](double z) { m_zoom->setText(tr("Zoom %1%").arg(qRound(z * 100))); });
@@ -849,7 +850,10 @@ void MainWindow::updateCounts()
     int nodes = 0;
     for (const TopoGroup &g : t.groups)
         nodes += g.level == 0 ? 1 : 0;
-    m_counts->setText(tr("%1 devices · %2 nodes · %3 levels").arg(t.deviceCount()).arg(nodes).arg(t.levelCount()));
+    m_counts->setText(tr("%1 · %2 · %3")
+                          .arg(counted(t.deviceCount(), tr("device"), tr("devices")))
+                          .arg(counted(nodes, tr("node"), tr("nodes")))
+                          .arg(counted(t.levelCount(), tr("level"), tr("levels"))));
 }
 
 void MainWindow::updateEditActions()
@@ -881,7 +885,28 @@ void MainWindow::updateRecentMenu()
 void MainWindow::showStatus(const QString &message, int timeoutMs)
 {
     m_lastStatus = message;
-    statusBar()->showMessage(message, timeoutMs);
+    showStatusText(message, timeoutMs);
+}
+
+QString MainWindow::shownStatus() const
+{
+    return statusBar()->currentMessage();
+}
+
+void MainWindow::showStatusText(const QString &message, int timeoutMs)
+{
+    // Elided to the room left of the permanent fields (a temporary message is otherwise
+    // drawn under them); the whole text is the status bar's tooltip.
+    int room = statusBar()->width() - 24;
+    for (QWidget *permanent : {static_cast<QWidget *>(m_planLabel), static_cast<QWidget *>(m_autosaveLabel),
+                               static_cast<QWidget *>(m_calibrationLabel), static_cast<QWidget *>(m_counts),
+                               static_cast<QWidget *>(m_zoom), static_cast<QWidget *>(m_progress)})
+        if (permanent && permanent->isVisible())
+            room -= permanent->width() + 8;
+    const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
+    const QString shown = statusBar()->fontMetrics().elidedText(firstLine, Qt::ElideRight, std::max(room, 80));
+    statusBar()->setToolTip(shown == message ? QString() : message);
+    statusBar()->showMessage(shown, timeoutMs);
 }
 
 void MainWindow::fitLater()

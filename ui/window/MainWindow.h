@@ -139,6 +139,8 @@ public:
     // Shows a message in the status bar (and keeps the last one for tests).
     void showStatus(const QString &message, int timeoutMs = 8000);
     QString lastStatus() const { return m_lastStatus; }
+    // The message as the status bar shows it: elided to fit left of the permanent fields.
+    QString shownStatus() const;
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -196,6 +198,7 @@ private:
     void updateEmptyState();
     void showAbout();
     void sizeDocksToWindow();
+    void showStatusText(const QString &message, int timeoutMs);
     // The default dock layout for the window's width: beside the canvas on a wide window,
     // all four docks tabbed in one column below kCompactWidth.
     void applyDefaultLayout();
