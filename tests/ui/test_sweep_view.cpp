@@ -6,6 +6,7 @@
 #include "SeriesChart.h"
 #include "SweepDialog.h"
 #include "SweepRunner.h"
+#include "Settings.h"
 #include "SweepView.h"
 #include "UiTestSupport.h"
 
@@ -98,6 +99,8 @@ private slots:
     void dialogDefaults();
     void dialogValidation();
     void exports();
+    void dialogRemembersItsSettings();
+    void geometricSweepOnALogAxisWithRoundedTicks();
 };
 
 void TestSweepView::runnerDeliversOneResultPerPoint()
@@ -359,6 +362,77 @@ void TestSweepView::exports()
     QVERIFY(error.startsWith(dir.filePath("sweep.bmp") + ": "));
     QVERIFY(!view.exportTo(dir.filePath("missing/dir/sweep.csv"), &error));
     QVERIFY(error.startsWith(dir.filePath("missing/dir/sweep.csv") + ": "));
+}
+
+// Issue 25 point 5: the dialog's choices survive to the next time (through Settings), and
+// fall back to the defaults on a cluster without that tier.
+void TestSweepView::dialogRemembersItsSettings()
+{
+    QTemporaryDir dir;
+    QVariantMap saved;
+    {
+        SweepDialog dialog(spineLeaf16());
+        QVERIFY(dialog.selectParameter({1, LinkField::Bandwidth}));
+        dialog.geometricBox()->setChecked(true);
+        dialog.fromBox()->setValue(10);
+        dialog.toBox()->setValue(80);
+        dialog.stepsBox()->setValue(7);
+        dialog.plannerBox("mcmc")->setChecked(true);
+        dialog.plannerBox("megatron")->setChecked(false);
+        Settings settings(dir.filePath(QStringLiteral("s.ini")));
+        settings.setSweepDialog(dialog.state());
+    }
+    const Settings settings(dir.filePath(QStringLiteral("s.ini")));
+    saved = settings.sweepDialog();
+    SweepDialog again(spineLeaf16());
+    again.restoreState(saved);
+    const SweepRequest r = again.request();
+    QCOMPARE(r.parameter, (SweepParameter{1, LinkField::Bandwidth}));
+    QCOMPARE(r.values.size(), size_t(7));
+    QCOMPARE(r.values.front(), 10e9);
+    QVERIFY(std::fabs(r.values.back() - 80e9) < 1);
+    QVERIFY(std::fabs(r.values[1] / r.values[0] - std::pow(8.0, 1.0 / 6)) < 1e-9);   // geometric
+    QCOMPARE(r.planners, (std::vector<std::string>{"nest", "mcmc"}));
+    // A two-tier cluster has no level 2: the defaults stay.
+    const DeviceSpec d = devicePreset("h100-sxm-80gb").value();
+    SweepDialog small(Topology::uniform("two", d, {{"node", 4, {400e9, 1e-6, 1}}, {"rack", 2, {50e9, 3e-6, 1}}}));
+    const SweepRequest before = small.request();
+    QVariantMap spine = saved;
+    spine[QStringLiteral("level")] = 2;
+    small.restoreState(spine);
+    QCOMPARE(small.request().values, before.values);
+}
+
+// A geometric sweep is drawn on a log axis (its points evenly spaced), with at most eight
+// tick labels rounded to 3 significant digits.
+void TestSweepView::geometricSweepOnALogAxisWithRoundedTicks()
+{
+    SweepResult r;
+    r.parameter = {2, LinkField::Bandwidth};
+    r.planners = {"nest"};
+    r.values = sweepValues(3.125e9, 25e9, 13, true);
+    for (double v : r.values)
+        r.points.push_back({v, {}});
+    SweepView view;
+    view.setResult(r, spineLeaf16());
+    QCOMPARE(view.plot()->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    auto ticker = view.plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QVERIFY2(ticker->ticks().size() <= 8, qPrintable(QString::number(ticker->ticks().size())));
+    for (const QString &label : ticker->ticks()) {
+        int digits = 0;
+        for (QChar c : label)
+            digits += c.isDigit();
+        QVERIFY2(digits <= 3, qPrintable(label));
+    }
+    // A linear sweep stays linear.
+    r.values = sweepValues(1, 4, 4, false);
+    r.points.clear();
+    for (double v : r.values)
+        r.points.push_back({v, {}});
+    r.parameter = kSpineOversub;
+    view.setResult(r, spineLeaf16());
+    QCOMPARE(view.plot()->xAxis->scaleType(), QCPAxis::stLinear);
 }
 
 QTEST_MAIN(TestSweepView)

@@ -34,7 +34,7 @@ void drawSeriesChart(QCustomPlot *plot, const SeriesChartData &data)
     if (!data.xTicks.empty()) {
         QSharedPointer<QCPAxisTickerText> text(new QCPAxisTickerText);
         for (double t : data.xTicks)
-            text->addTick(t, QLocale().toString(t, 'g', 6));
+            text->addTick(t, QLocale().toString(t, 'g', 3));   // 1.41, not 1.41421
         plot->xAxis->setTicker(text);
     }
     double xMin = INFINITY, xMax = -INFINITY, yMax = 0;

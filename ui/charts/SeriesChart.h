@@ -19,7 +19,7 @@ struct ChartSeries {
 struct SeriesChartData {
     QString title, xLabel, yLabel;
     bool logX = false;         // log2 axis (device counts 64 ... 1024)
-    std::vector<double> xTicks;  // explicit ticks (empty = automatic)
+    std::vector<double> xTicks;  // explicit ticks (empty = automatic), labelled to 3 significant digits
     std::vector<ChartSeries> series;
 };
 

@@ -147,6 +147,43 @@ bool SweepDialog::selectParameter(const SweepParameter &p)
     return false;
 }
 
+QVariantMap SweepDialog::state() const
+{
+    const SweepParameter p = currentParameter();
+    QStringList planners;
+    for (const auto &[name, box] : m_planners)
+        if (box->isChecked())
+            planners << QString::fromStdString(name);
+    return {{QStringLiteral("level"), p.level},
+            {QStringLiteral("field"), static_cast<int>(p.field)},
+            {QStringLiteral("from"), m_from->value()},
+            {QStringLiteral("to"), m_to->value()},
+            {QStringLiteral("steps"), m_steps->value()},
+            {QStringLiteral("geometric"), m_geometric->isChecked()},
+            {QStringLiteral("planners"), planners}};
+}
+
+void SweepDialog::restoreState(const QVariantMap &state)
+{
+    if (state.isEmpty())
+        return;
+    const int field = state.value(QStringLiteral("field"), -1).toInt();
+    if (field < 0 || field > static_cast<int>(LinkField::Oversubscription))
+        return;
+    if (!selectParameter({state.value(QStringLiteral("level")).toInt(), static_cast<LinkField>(field)}))
+        return;   // not a tier of this cluster: its defaults stay
+    m_geometric->setChecked(state.value(QStringLiteral("geometric")).toBool());
+    m_from->setValue(state.value(QStringLiteral("from"), m_from->value()).toDouble());
+    m_to->setValue(state.value(QStringLiteral("to"), m_to->value()).toDouble());
+    m_steps->setValue(state.value(QStringLiteral("steps"), m_steps->value()).toInt());
+    if (state.contains(QStringLiteral("planners"))) {
+        const QStringList planners = state.value(QStringLiteral("planners")).toStringList();
+        for (const auto &[name, box] : m_planners)
+            box->setChecked(planners.contains(QString::fromStdString(name)));
+    }
+    validate();
+}
+
 void SweepDialog::applyDefaults()
 {
     const int i = m_parameter->currentIndex();

@@ -9,6 +9,7 @@
 #include "ClusterSweep.h"
 
 #include <QDialog>
+#include <QVariantMap>
 
 #include <map>
 
@@ -37,6 +38,11 @@ public:
 
     // Picks the parameter (and applies its defaults); false when the cluster has none such.
     bool selectParameter(const SweepParameter &p);
+    // What the dialog was last set to ("level", "field", "from", "to", "steps", "geometric",
+    // "planners"), for Settings to remember; restoreState applies what fits this cluster
+    // (an unknown parameter keeps the defaults, values are validated as if typed).
+    QVariantMap state() const;
+    void restoreState(const QVariantMap &state);
 
     // For tests.
     QComboBox *parameterCombo() const { return m_parameter; }

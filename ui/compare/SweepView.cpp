@@ -30,7 +30,26 @@ namespace nest::ui {
 namespace {
 
 // Explicit ticks at the swept values while they stay legible.
-constexpr size_t kMaxExplicitTicks = 12;
+constexpr size_t kMaxExplicitTicks = 8;
+
+// A constant ratio (not 1) between at least three positive values, and not a constant step.
+bool isGeometric(const std::vector<double> &v)
+{
+    if (v.size() < 3)
+        return false;
+    for (double x : v)
+        if (!(x > 0))
+            return false;
+    const double ratio = v[1] / v[0], step = v[1] - v[0];
+    if (std::abs(ratio - 1) < 1e-9)
+        return false;
+    bool sameRatio = true, sameStep = true;
+    for (size_t i = 1; i < v.size(); ++i) {
+        sameRatio = sameRatio && std::abs(v[i] / v[i - 1] - ratio) <= 1e-6 * ratio;
+        sameStep = sameStep && std::abs((v[i] - v[i - 1]) - step) <= 1e-6 * std::abs(step);
+    }
+    return sameRatio && !sameStep;
+}
 
 } // namespace
 
@@ -203,9 +222,13 @@ void SweepView::rebuildChart()
             }
             data.series.push_back(std::move(s));
         }
-        if (r.points.size() <= kMaxExplicitTicks)
-            for (const SweepPoint &pt : r.points)
-                data.xTicks.push_back(displayValue(r.parameter.field, pt.value));
+        // Geometric spacing (a constant ratio) on a log axis, where its points are evenly spaced.
+        data.logX = isGeometric(r.values);
+        // Ticks at the swept values, every k-th so that at most kMaxExplicitTicks labels share
+        // the axis (labels rounded to 3 significant digits, SeriesChart.h).
+        const size_t stride = (r.points.size() + kMaxExplicitTicks - 1) / kMaxExplicitTicks;
+        for (size_t i = 0; i < r.points.size(); i += std::max<size_t>(stride, 1))
+            data.xTicks.push_back(displayValue(r.parameter.field, r.points[i].value));
     }
     *m_chart = data;
     // drawSeriesChart lays out a fresh plot (title and legend rows): a new one each time.

@@ -15,6 +15,7 @@ const char *const kState = "window/state";
 const char *const kLastDir = "files/lastDirectory";
 const char *const kAutosaveInterval = "autosave/intervalSeconds";
 const char *const kRecoveryDir = "autosave/directory";
+const char *const kSweepDialog = "sweep/dialog";
 } // namespace
 
 Settings::Settings()
@@ -113,6 +114,16 @@ QString Settings::recoveryDirectory() const
 void Settings::setRecoveryDirectory(const QString &dir)
 {
     m_settings.setValue(kRecoveryDir, dir);
+}
+
+QVariantMap Settings::sweepDialog() const
+{
+    return m_settings.value(kSweepDialog).toMap();
+}
+
+void Settings::setSweepDialog(const QVariantMap &state)
+{
+    m_settings.setValue(kSweepDialog, state);
 }
 
 } // namespace nest::ui

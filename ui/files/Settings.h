@@ -4,6 +4,7 @@
 #include <QByteArray>
 #include <QSettings>
 #include <QStringList>
+#include <QVariantMap>
 
 namespace nest::ui {
 
@@ -36,6 +37,10 @@ public:
     void setAutosaveIntervalSeconds(int seconds);
     // Key "autosave/directory": where recovery files go; default
     // QStandardPaths::AppDataLocation + "/recovery".
+    // Plan ▸ Sweep Cluster Parameter…'s last choices (SweepDialog::state).
+    QVariantMap sweepDialog() const;
+    void setSweepDialog(const QVariantMap &state);
+
     QString recoveryDirectory() const;
     void setRecoveryDirectory(const QString &dir);
 

@@ -280,8 +280,10 @@ void MainWindow::startSweep()
     if (isEmptyState())
         return;
     SweepDialog dialog(m_document->topology(), this);
+    dialog.restoreState(m_settings->sweepDialog());
     if (dialog.exec() != QDialog::Accepted)
         return;
+    m_settings->setSweepDialog(dialog.state());
     if (m_sweepRunner->start(m_document->workspace(), dialog.request()))
         m_tabs->setCurrentIndex(SweepTab);
 }
