@@ -483,8 +483,11 @@ SearchJob loadSearchJob(const CliArgs &args)
         job.options.cost = artifactCostOptions(job.options.cost, job.model);
         job.options.padBatch = true;  // the artifact's ceil(mbsInBatch / d) micro-batches per replica
     }
-    job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
-    job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
+    // The workspace's mcmc_budget and seed (searchOptionsFrom), the flags on top.
+    if (args.has("budget"))
+        job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
+    if (args.has("seed"))
+        job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;
 }
 

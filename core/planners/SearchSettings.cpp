@@ -4,6 +4,7 @@
 #include "ModelProfile.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_set>
 
 namespace nest {
@@ -18,6 +19,8 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.virtualStages = s.virtualStages;
     o.maxStages = s.allowPp ? s.maxStages : 1;
     o.pipelineUnits = s.pipelineUnits;
+    o.evaluationBudget = s.mcmcBudget;
+    o.seed = static_cast<unsigned long long>(s.seed);
     o.allowZero = s.allowZero;
     o.allowRecompute = s.allowRecompute;
     o.recomputeModes = s.recomputeModes;
@@ -78,7 +81,9 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"cp_candidates", s.cpCandidates},
                 {"cp_min_tokens_per_rank", s.cpMinTokensPerRank},
                 {"layouts", layouts},
-                {"pipeline_units", toString(s.pipelineUnits)}};
+                {"pipeline_units", toString(s.pipelineUnits)},
+                {"mcmc_budget", s.mcmcBudget},
+                {"seed", s.seed}};
     return out;
 }
 
@@ -117,7 +122,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts", "pipeline_units"});
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed"});
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
@@ -145,6 +150,8 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
         s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, 2));  // an old file
     }
     s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
+    s.mcmcBudget = static_cast<int>(getInt(j, "mcmc_budget", path, 0, static_cast<long long>(limits::evaluationBudget.max), 0));
+    s.seed = getInt(j, "seed", path, 0, std::numeric_limits<int>::max(), 1);
     const std::string units = getString(j, "pipeline_units", path, "layers");
     if (!pipelineUnitsFromString(units, s.pipelineUnits))
         throw JsonError(childPath(path, "pipeline_units"),

@@ -12,7 +12,10 @@
 //    "recompute_modes": ["none", "selective", "full"],
 //    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
 //    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
-//    "layouts": ["outside", "inside"], "pipeline_units": "layers"}
+//    "layouts": ["outside", "inside"], "pipeline_units": "layers",
+//    "mcmc_budget": 0, "seed": 1}
+// "mcmc_budget" is the mcmc planner's plan evaluations (0 = its default, 2000), "seed" its
+// random seed (nest-cli's --budget and --seed, which override them).
 // "virtual_stages" also accepts one whole number (files written before it was a list).
 #include "JsonUtil.h"
 #include "Plan.h"
@@ -63,6 +66,8 @@ struct SearchSettings {
     std::vector<Layout> layouts{Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;                     // fraction of device memory kept free
     Framework framework = Framework::MegatronCore;   // what the cost model overlaps (FrameworkProfile.h)
+    int mcmcBudget = 0;                              // mcmc plan evaluations; 0 = the planner's default
+    long long seed = 1;                              // mcmc seed
 
     bool operator==(const SearchSettings &) const = default;
 };

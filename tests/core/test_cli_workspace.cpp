@@ -157,6 +157,35 @@ TEST(CliWorkspace, tpCandidatesRestrictThePlan)
     ASSERT_EQ(j.at("search").at("tp_candidates").dump(), std::string("[1]"));
 }
 
+// The workspace's mcmc budget and seed (issue 25: settable in the window) reach the mcmc
+// planner: it spends exactly that many evaluations (its "states"), and --budget / --seed
+// override them.
+TEST(CliWorkspace, mcmcBudgetAndSeedFromTheWorkspace)
+{
+    Json ws = quickstartJson();
+    ws["search"]["planner"] = "mcmc";
+    ws["search"]["mcmc_budget"] = 60;
+    ws["search"]["seed"] = 7;
+    const coretest::TempDir dir;
+    const std::string file = dir.filePath("mcmc.nestws.json");
+    ASSERT_TRUE(writeJson(file, ws));
+    const coretest::Run r = runCli({"plan", "--workspace", file, "--json"});
+    ASSERT_TRUE(r.exitCode == 0) << r.err;
+    ASSERT_EQ(outJson(r).at("stats").at("states").get<long long>(), 60);
+    const coretest::Run same = runCli({"plan", "--workspace", kQuickstart, "--planner", "mcmc", "--budget", "60",
+                                       "--seed", "7", "--json"});
+    ASSERT_TRUE(same.exitCode == 0) << same.err;
+    ASSERT_EQ(outJson(same).at("plan").dump(), outJson(r).at("plan").dump());
+    const coretest::Run flag = runCli({"plan", "--workspace", file, "--budget", "40", "--json"});
+    ASSERT_TRUE(flag.exitCode == 0) << flag.err;
+    ASSERT_EQ(outJson(flag).at("stats").at("states").get<long long>(), 40);
+    ws["search"]["mcmc_budget"] = -1;
+    ASSERT_TRUE(writeJson(file, ws));
+    const coretest::Run bad = runCli({"plan", "--workspace", file});
+    ASSERT_EQ(bad.exitCode, 2);
+    ASSERT_TRUE(bad.err.find("mcmc_budget") != std::string::npos) << bad.err;
+}
+
 TEST(CliWorkspace, workspaceFrameworkCostsThePlan)
 {
     // The workspace's framework profile is the cost model of plan and evaluate alike;

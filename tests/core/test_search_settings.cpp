@@ -70,6 +70,8 @@ SearchSettings everyFieldChanged()
     s.memoryHeadroom = 0.125;
     s.framework = Framework::Fsdp;
     s.pipelineUnits = PipelineUnits::LayersEmbeddingLoss;
+    s.mcmcBudget = 750;
+    s.seed = 42;
     return s;
 }
 
@@ -206,6 +208,8 @@ TEST(SearchSettings, optionsMapEveryField)
     ASSERT_TRUE(o.dpCandidates.empty());  // every dp that divides the batch
     ASSERT_EQ(o.layouts, (std::vector<Layout>{Layout::ReplicasInside}));
     ASSERT_EQ(o.pipelineUnits, PipelineUnits::LayersEmbeddingLoss);
+    ASSERT_EQ(o.evaluationBudget, 750);
+    ASSERT_EQ(o.seed, 42u);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
     // The headroom and the framework reach the evaluator; every other cost option keeps its
     // default.
@@ -222,6 +226,8 @@ TEST(SearchSettings, optionsMapEveryField)
     ASSERT_EQ(p.maxStages, 0);
     // The defaults of the settings are the planner's defaults.
     const SearchOptions plannerDefaults;
+    ASSERT_EQ(p.evaluationBudget, plannerDefaults.evaluationBudget);
+    ASSERT_EQ(p.seed, plannerDefaults.seed);
     ASSERT_EQ(p.virtualStages, plannerDefaults.virtualStages);
     ASSERT_EQ(p.recomputeModes, plannerDefaults.recomputeModes);
     ASSERT_EQ(p.cpCandidates, plannerDefaults.cpCandidates);
@@ -287,7 +293,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(22));
+    ASSERT_EQ(fields, std::size_t(24));
     ASSERT_EQ(d.size(), fields);
 }
 

@@ -19,6 +19,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <limits>
+
 namespace nest::ui {
 
 namespace {
@@ -182,6 +185,19 @@ QWidget *SearchPanel::createCandidates()
                                "(tensor-parallel, gradient, parameter and pipeline traffic), its "
                                "gradient precision and kernels (docs/cost-model.md)"));
     sform->addRow(tr("Framework"), m_framework);
+    // The mcmc planner's budget and seed (enabled when it is the planner).
+    m_budget = new QSpinBox;
+    m_budget->setObjectName(QStringLiteral("mcmcBudget"));
+    m_budget->setRange(0, 1'000'000);
+    m_budget->setSingleStep(500);
+    m_budget->setSpecialValueText(tr("default (2000)"));
+    m_budget->setToolTip(tr("Plan evaluations the mcmc planner may spend: more finds better plans, slowly"));
+    sform->addRow(tr("MCMC budget"), m_budget);
+    m_seed = new QSpinBox;
+    m_seed->setObjectName(QStringLiteral("mcmcSeed"));
+    m_seed->setRange(0, std::numeric_limits<int>::max());
+    m_seed->setToolTip(tr("The mcmc planner's random seed: the same seed gives the same plan"));
+    sform->addRow(tr("MCMC seed"), m_seed);
     return space;
 }
 
@@ -241,6 +257,11 @@ void SearchPanel::connectEdits()
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
+    for (QSpinBox *box : {m_budget, m_seed}) {
+        box->setKeyboardTracking(false);
+        connect(box, &QSpinBox::valueChanged, this, &SearchPanel::commit);
+    }
     connect(m_document, &WorkspaceDocument::searchChanged, this, &SearchPanel::refresh);
 }
 
@@ -343,6 +364,10 @@ void SearchPanel::refresh()
     m_headroom->setValue(100.0 * s.memoryHeadroom);
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
     m_units->setCurrentIndex(m_units->findData(QString::fromLatin1(toString(s.pipelineUnits))));
+    m_budget->setValue(s.mcmcBudget);
+    m_seed->setValue(static_cast<int>(std::min<long long>(s.seed, std::numeric_limits<int>::max())));
+    m_budget->setEnabled(s.planner == "mcmc");
+    m_seed->setEnabled(s.planner == "mcmc");
     m_problem.clear();
     m_error->hide();
     m_updating = false;
@@ -422,6 +447,8 @@ void SearchPanel::commit()
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;
     pipelineUnitsFromString(m_units->currentData().toString().toStdString(), s.pipelineUnits);
+    s.mcmcBudget = m_budget->value();
+    s.seed = m_seed->value();
     m_problem.clear();
     m_error->hide();
     m_document->setSearch(s);

@@ -49,6 +49,8 @@ public:
     QDoubleSpinBox *headroomSpin() const { return m_headroom; }
     QComboBox *frameworkCombo() const { return m_framework; }  // item data: the profile name
     QComboBox *pipelineUnitsCombo() const { return m_units; }  // item data: "layers", ...
+    QSpinBox *mcmcBudgetBox() const { return m_budget; }
+    QSpinBox *seedBox() const { return m_seed; }
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
@@ -80,6 +82,8 @@ private:
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
     QComboBox *m_framework;
+    QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
+    QSpinBox *m_seed;
     QLabel *m_error;
     QWidget *m_buttons;
     QProgressBar *m_progress;
