@@ -18,6 +18,7 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
@@ -253,6 +254,38 @@ private slots:
         QCOMPARE(bar->toolTip(), longText);
         w->showStatus(QStringLiteral("short"));
         QCOMPARE(w->shownStatus(), QStringLiteral("short"));
+    }
+
+    // Issue 25 point 5: Ctrl+Z right after a value was committed in a spin box undoes that
+    // edit (the spin box's line edit used to swallow the key); while a value is being typed
+    // the key stays the line edit's.
+    void ctrlZAfterASpinBoxCommitUndoesTheEdit()
+    {
+        auto w = window();
+        QString error;
+        QVERIFY(w->openSample(kQuickstart, &error));
+        w->resize(1400, 900);
+        w->show();
+        w->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(w.get()));
+        auto *spin = w->findChild<QDoubleSpinBox *>(QStringLiteral("levelBandwidth1"));
+        QVERIFY(spin);
+        const double before = w->document()->topology().levels[1].link.bandwidth;
+        spin->setFocus();
+        spin->selectAll();
+        QTest::keyClicks(spin, QStringLiteral("75"));
+        QTest::keyClick(spin, Qt::Key_Return);
+        QTRY_COMPARE(w->document()->topology().levels[1].link.bandwidth, 75e9);
+        QVERIFY(spin->hasFocus());
+        QTest::keyClick(spin, Qt::Key_Z, Qt::ControlModifier);
+        QTRY_COMPARE(w->document()->topology().levels[1].link.bandwidth, before);
+        // Typing without committing: Ctrl+Z is the text's, the document does not change.
+        const int index = w->document()->undoStack()->index();
+        spin->selectAll();
+        QTest::keyClicks(spin, QStringLiteral("12"));
+        QTest::keyClick(spin, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w->document()->undoStack()->index(), index);
+        QCOMPARE(w->document()->topology().levels[1].link.bandwidth, before);
     }
 
     // An edit after a sweep makes it stale.

@@ -32,6 +32,7 @@
 #include "TopologyScene.h"
 #include "TopologyView.h"
 #include "WelcomePage.h"
+#include "UndoShortcutFilter.h"
 #include "WindowWording.h"
 
 #include <QAction>
@@ -89,6 +90,8 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     , m_settings(settings ? std::move(settings) : std::make_unique<Settings>())
 {
     initNestResources();
+    // Ctrl+Z / Ctrl+Shift+Z reach Edit ▸ Undo / Redo after a spin box committed its value.
+    qApp->installEventFilter(new UndoShortcutFilter(this));
     setWindowIcon(QIcon(QStringLiteral(":/icons/nest.svg")));
     setDockOptions(AnimatedDocks | AllowTabbedDocks);
     setAcceptDrops(true);
