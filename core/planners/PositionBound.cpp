@@ -271,6 +271,7 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         m_summaryIdx.clear();
         m_summaries.clear();
         m_rows.assign(static_cast<size_t>(m_L), {});
+        m_candidates.resize(static_cast<size_t>(m_maxStages));
         m_needStamp = -1;
         m_ready = true;
     }
@@ -298,6 +299,18 @@ bool PositionBound::tooHeavy(int k, int j, double best) const
                                                m_compute->suffixSlowest[j]) >= best;
 }
 
+// Positions of any suffix [j, L) in k + 1 stages that passes the tests: at least one per
+// stage, and each stage's width exceeds weight * its layers' device-seconds / best (its
+// t >= device-seconds / width and weight * t < best), with weight >= weightOf(0).
+int PositionBound::restAtLeast(int k, int j, double best) const
+{
+    const int perStage = (k + 1) * m_cache.widths().front();
+    if (!m_compute)
+        return perStage;
+    const double devices = weightOf(0) * m_compute->suffixDeviceSeconds[j] / best * (1 - 1e-9);
+    return std::max(perStage, devices < double(kNone) ? static_cast<int>(std::floor(devices)) : kNone);
+}
+
 int PositionBound::solve(int k, int j, double best)
 {
     if (k < 0)
@@ -311,13 +324,24 @@ int PositionBound::solve(int k, int j, double best)
         memo = kNone;
         return memo;
     }
+    // Values above the point's positions decide the same as any larger one: the search
+    // stops at positions + 1 ("more than there are").
+    const int beyond = m_cache.config().positions + 1;
+    if (restAtLeast(k, j, best) >= beyond) {
+        memo = beyond;
+        return memo;
+    }
     const double widest = m_cache.widths().back();
-    int result = kNone;
+    int result = beyond;
     bool anyFits = false;
     if (k == 0) {
         result = narrowest(j, m_L, 0, best, anyFits);
     } else {
+        // The first stage's candidates (end, narrowest width), scanned by end ascending so
+        // that the two monotone cuts end the scan ...
         const double weight = weightOf(k);
+        std::vector<std::pair<int, int>> &candidates = m_candidates[static_cast<size_t>(k)];
+        candidates.clear();
         for (int end = j + 1; end <= m_L - k; ++end) {
             // Compute alone (t >= device-seconds / width) too slow on the widest width: so
             // is every longer stage.
@@ -329,13 +353,23 @@ int PositionBound::solve(int k, int j, double best)
             const int width = narrowest(j, end, k, best, anyFits);
             if (!anyFits)
                 break;  // more layers never need less memory (docs/planner.md)
-            if (width == kNone)
-                continue;
-            const int rest = solve(k - 1, end, best);
+            if (width != kNone)
+                candidates.push_back({end, width});
+        }
+        // ... then by end descending: the rest needs at least restAtLeast(end) positions,
+        // which only grows as the first stage shrinks, so once that and the narrowest width
+        // cannot improve on the best found, no shorter first stage can (branch and bound:
+        // the value of this entry stays exact).
+        const int narrowestWidth = m_cache.widths().front();
+        for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+            if (narrowestWidth + restAtLeast(k - 1, it->first, best) >= result)
+                break;
+            const int rest = solve(k - 1, it->first, best);
             if (rest != kNone)
-                result = std::min(result, width + rest);
+                result = std::min(result, it->second + rest);
         }
     }
+    result = std::min(result, beyond);
     memo = result;
     return result;
 }

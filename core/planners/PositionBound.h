@@ -37,9 +37,10 @@ public:
     void setConfig(const LayerComputeBound *compute);
 
     // A lower bound on the positions of a suffix [j, L) in k + 1 stages that can beat
-    // `best` in a pipeline whose weight is at least `weight` (kNone: none can): the fewest
-    // positions of the relaxation, for these values or, when that is already above `limit`,
-    // for an earlier, larger incumbent and smaller weight (recomputing costs a table).
+    // `best` in a pipeline whose weight is at least `weight`: the fewest positions of the
+    // relaxation (any value above the point's positions, or kNone when no suffix passes,
+    // means "more than there are"), for these values or, when that is already above
+    // `limit`, for an earlier, larger incumbent and smaller weight (a new table costs).
     int need(int k, int j, double best, double weight, int limit);
 
 private:
@@ -103,6 +104,8 @@ private:
     int narrowest(int j, int jEnd, int k, double best, bool &anyFits);
     int solve(int k, int j, double best);
     bool tooHeavy(int k, int j, double best) const;
+    int restAtLeast(int k, int j, double best) const;
+    std::vector<std::vector<std::pair<int, int>>> m_candidates;  // solve(): per k, (end, width)
 };
 
 } // namespace nest
