@@ -88,6 +88,10 @@ public:
     SearchIncumbent incumbent() const
     {
         SearchIncumbent r{m_bestHasPlan ? best : kInf, bestPlan, obstacle, {}};
+        if (!m_bestHasPlan && m_balancedValue < kInf && best == std::nextafter(m_balancedValue, kInf)) {
+            r.value = m_balancedValue;  // nothing else reached it (see seed())
+            r.plan = m_balancedPlan;
+        }
         if (m_keep > 1) {
             r.value = m_top.empty() ? kInf : m_top.front().value;
             r.plan = m_top.empty() ? Plan() : m_top.front().plan;
@@ -181,10 +185,26 @@ public:
         }
         // The best width again, cut by the stages' real times (deep models: the first
         // stages stash more micro-batches and may need recomputation, so equal compute is
-        // not equal time).
-        if (bestWidth >= 0 &&
-            balancedCuts(bestWidth, std::min(m_space.maxStages(), cfg.positions / m_widths[bestWidth]), bestSeedT))
+        // not equal time). With topK = 1 its value only bounds the search, just above it
+        // (as planWithBound()): the plan returned is the one the search meets first at the
+        // optimum, as without this seed, and this one only if nothing else reaches it.
+        if (bestWidth < 0 ||
+            !balancedCuts(bestWidth, std::min(m_space.maxStages(), cfg.positions / m_widths[bestWidth]), bestSeedT))
+            return;
+        if (m_keep > 1) {
             seedValue(bestWidth);
+            return;
+        }
+        const double weight = pipelineWeight(m_cfg.numMicroBatches, static_cast<int>(m_seedChunks.size()));
+        double maxT = 0, maxE = 0;
+        if (!costSeedStages(bestWidth, weight) || !pickSeedOptions(bestWidth, maxT, maxE))
+            return;
+        const double t = iterationSeconds(weight, maxT, maxE);
+        if (t < best && std::nextafter(t, kInf) < best) {
+            m_balancedValue = t;
+            m_balancedPlan = m_space.makePlan(m_cfg, m_seedChunks);
+            bound(std::nextafter(t, kInf));
+        }
     }
 
 private:
@@ -197,6 +217,8 @@ private:
     const int m_L;
     const int m_keep;          // SearchOptions::topK (>= 1)
     bool m_bestHasPlan = true; // false while `best` is planWithBound()'s bound
+    double m_balancedValue = kInf;  // seed(): the best balanced seed, a bound (topK = 1)
+    Plan m_balancedPlan;
     const bool m_has1F1B;
 
     // topK > 1 (docs/planner.md, "The best K plans"): the best plan of each signature seen,
