@@ -1,8 +1,10 @@
 #include "NestPlanner.h"
+#include "NestTuning.h"
 
 #include "Limits.h"
 #include "PlanSignature.h"
 #include "Pipeline.h"
+#include "PositionBound.h"
 #include "SearchEstimate.h"
 #include "SearchRun.h"
 #include "StageCostCache.h"
@@ -52,14 +54,16 @@ struct Span {
 };
 
 class Search {
+    const NestTuning m_tuning;
+
 public:
-    Search(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats)
-        : m_space(space), m_topo(space.topology()), m_model(space.model()), m_cancel(cancel),
+    Search(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats, const NestTuning &tuning)
+        : m_tuning(tuning), m_space(space), m_topo(space.topology()), m_model(space.model()), m_cancel(cancel),
           m_stats(stats), m_cache(space, cancel, stats, obstacle, std::max(1, space.options().topK)),
           m_L(space.layerCount()), m_keep(std::max(1, space.options().topK)),
           m_has1F1B(std::find(space.options().schedules.begin(), space.options().schedules.end(),
                               Schedule::OneFOneB) != space.options().schedules.end()),
-          m_widths(m_cache.widths())
+          m_widths(m_cache.widths()), m_positionBound(m_cache, m_L, space.maxStages(), stats)
     {
     }
 
@@ -84,6 +88,10 @@ public:
     SearchIncumbent incumbent() const
     {
         SearchIncumbent r{m_bestHasPlan ? best : kInf, bestPlan, obstacle, {}};
+        if (!m_bestHasPlan && m_balancedValue < kInf && best == std::nextafter(m_balancedValue, kInf)) {
+            r.value = m_balancedValue;  // nothing else reached it (see seed())
+            r.plan = m_balancedPlan;
+        }
         if (m_keep > 1) {
             r.value = m_top.empty() ? kInf : m_top.front().value;
             r.plan = m_top.empty() ? Plan() : m_top.front().plan;
@@ -161,18 +169,41 @@ public:
         if (cfg.schedule == Schedule::Interleaved || (cfg.schedule == Schedule::GPipe && m_has1F1B))
             return;
         setupConfig(cfg);
+        int bestWidth = -1;
+        double bestSeed = kInf, bestSeedT = 0;
         for (int wIdx = 0; wIdx < m_nW; ++wIdx) {
             const int stages = std::min(m_space.maxStages(), cfg.positions / m_widths[wIdx]);
             if (stages < 1)
                 continue;
             cutByCompute(stages);
-            const double weight = pipelineWeight(cfg.numMicroBatches, stages);
-            double maxT = 0, maxE = 0;
-            if (!costSeedStages(wIdx, weight) || !pickSeedOptions(wIdx, maxT, maxE))
-                continue;
-            const double t = iterationSeconds(weight, maxT, maxE);
-            if (t < best)
-                offer(t, m_space.makePlan(cfg, m_seedChunks));
+            const double t = seedValue(wIdx);
+            if (t < bestSeed) {
+                bestSeed = t;
+                bestSeedT = m_seedT;
+                bestWidth = wIdx;
+            }
+        }
+        // The best width again, cut by the stages' real times (deep models: the first
+        // stages stash more micro-batches and may need recomputation, so equal compute is
+        // not equal time). With topK = 1 its value only bounds the search, just above it
+        // (as planWithBound()): the plan returned is the one the search meets first at the
+        // optimum, as without this seed, and this one only if nothing else reaches it.
+        if (bestWidth < 0 ||
+            !balancedCuts(bestWidth, std::min(m_space.maxStages(), cfg.positions / m_widths[bestWidth]), bestSeedT))
+            return;
+        if (m_keep > 1) {
+            seedValue(bestWidth);
+            return;
+        }
+        const double weight = pipelineWeight(m_cfg.numMicroBatches, static_cast<int>(m_seedChunks.size()));
+        double maxT = 0, maxE = 0;
+        if (!costSeedStages(bestWidth, weight) || !pickSeedOptions(bestWidth, maxT, maxE))
+            return;
+        const double t = iterationSeconds(weight, maxT, maxE);
+        if (t < best && std::nextafter(t, kInf) < best) {
+            m_balancedValue = t;
+            m_balancedPlan = m_space.makePlan(m_cfg, m_seedChunks);
+            bound(std::nextafter(t, kInf));
         }
     }
 
@@ -186,6 +217,8 @@ private:
     const int m_L;
     const int m_keep;          // SearchOptions::topK (>= 1)
     bool m_bestHasPlan = true; // false while `best` is planWithBound()'s bound
+    double m_balancedValue = kInf;  // seed(): the best balanced seed, a bound (topK = 1)
+    Plan m_balancedPlan;
     const bool m_has1F1B;
 
     // topK > 1 (docs/planner.md, "The best K plans"): the best plan of each signature seen,
@@ -215,6 +248,9 @@ private:
     std::vector<std::vector<OptCost>> m_seedCosts;    // seed(): feasible options per stage
     double m_seedT = 0;                               // seed(): the pipeline's max t
     StagePlan m_seedStage;                            // seed(): scratch
+
+    // The positions a suffix needs at least (docs/planner.md, "Positions needed").
+    PositionBound m_positionBound;
 
     // Per (micro-batch, widest width that fits the positions): the bound's options.
     std::map<std::pair<int, int>, LayerComputeBound> m_bounds;
@@ -374,6 +410,108 @@ private:
         if (m_keep > 1)
             m_scratchSig.resize(m_space.maxStages() + 1);
         m_bound = m_topo.deviceTypes.size() == 1 ? &bounds(cfg) : nullptr;
+        m_positionBound.setConfig(m_bound);
+        m_rootWeight = 0;
+    }
+
+    // Whether a suffix [j, L) in k + 1 stages from position q needs more positions than the
+    // point has (docs/planner.md, "Positions needed").
+    // Only once the point's recurrence has grown past NestTuning::relaxAfterCells cells: on
+    // the many small points the relaxation would cost more than the cells it saves.
+    bool tooFewPositions(int k, int j, int q)
+    {
+        if (m_cells <= m_tuning.relaxAfterCells ||
+            q + m_positionBound.need(k, j, best, m_rootWeight, m_cfg.positions - q) <= m_cfg.positions)
+            return false;
+        ++relaxationCuts;
+        return true;
+    }
+
+public:
+    long long relaxationCuts = 0;  // cells and transitions the relaxation ruled out
+
+private:
+
+    // The pipeline weight the bounds use in a cell with k stages after its first: every plan
+    // through it has at least k + 1 stages, and at least as many as the root being solved
+    // (runDp() solves the roots by depth, ascending, so a cell is only ever reused by roots
+    // at least as deep as the one that created it; docs/planner.md, "Root weight").
+    double cellWeight(int k) const { return std::max(pipelineWeight(m_cfg.numMicroBatches, k + 1), m_rootWeight); }
+    double m_rootWeight = 0;
+
+    // seed(): the value of the pipeline m_seedChunks of width index wIdx (+inf when a stage
+    // has no feasible option), offered when it beats the incumbent.
+    double seedValue(int wIdx)
+    {
+        const int stages = static_cast<int>(m_seedChunks.size());
+        const double weight = pipelineWeight(m_cfg.numMicroBatches, stages);
+        double maxT = 0, maxE = 0;
+        if (!costSeedStages(wIdx, weight) || !pickSeedOptions(wIdx, maxT, maxE))
+            return kInf;
+        const double t = iterationSeconds(weight, maxT, maxE);
+        if (t < best)
+            offer(t, m_space.makePlan(m_cfg, m_seedChunks));
+        return t;
+    }
+
+    // seed(): the least per-micro-batch time of a feasible option of the stage [j, jEnd) as
+    // stage s of `stages` of width index wIdx at positions 0, w, 2w, ... (+inf: none fits).
+    double fastestOption(int wIdx, int s, int stages, int j, int jEnd)
+    {
+        const int w = m_widths[wIdx];
+        const int q = s * w;
+        const int blk = m_cache.block(m_cache.rangeClass(j, jEnd), m_cache.placementClass(q, wIdx), j, jEnd, q, wIdx);
+        const int v = s > 0 ? m_cache.linkId(q, wIdx, wIdx) : 0;
+        const int u = s + 1 < stages ? m_cache.linkId(q + w, wIdx, wIdx) : 0;
+        const OptEntry e = m_cache.entry(blk, j, jEnd, wIdx, stages - 1 - s, v, u);
+        return e.count > 0 ? m_cache.optCost(e.begin).t : kInf;  // t ascending
+    }
+
+    // seed(): cuts into m_seedChunks for `stages` stages of width index wIdx whose largest
+    // fastest-option time is (nearly) the least: bisection on that time `limit` below
+    // `high` (a time the compute cut reached), each stage filled greedily while its fastest
+    // feasible option stays within the limit. False when no limit up to `high` works.
+    bool balancedCuts(int wIdx, int stages, double high)
+    {
+        if (stages < 2 || !(high < kInf))
+            return false;
+        std::vector<int> cuts, found;
+        auto fill = [&](double limit) {
+            cuts.clear();
+            int j = 0;
+            for (int s = 0; s + 1 < stages; ++s) {
+                int end = j + 1;
+                if (fastestOption(wIdx, s, stages, j, end) > limit)
+                    return false;
+                while (end + 1 <= m_L - (stages - 1 - s) && fastestOption(wIdx, s, stages, j, end + 1) <= limit)
+                    ++end;
+                cuts.push_back(end);
+                j = end;
+            }
+            return fastestOption(wIdx, stages - 1, stages, j, m_L) <= limit;
+        };
+        double low = 0;
+        if (!fill(high))
+            return false;
+        found = cuts;
+        for (int i = 0; i < 24 && high - low > 1e-6 * high; ++i) {
+            poll();
+            const double mid = 0.5 * (low + high);
+            if (fill(mid)) {
+                high = mid;
+                found = cuts;
+            } else {
+                low = mid;
+            }
+        }
+        m_seedChunks.clear();
+        int first = 0;
+        for (int s = 0; s < stages; ++s) {
+            const int end = s + 1 < stages ? found[static_cast<size_t>(s)] : m_L;
+            m_seedChunks.push_back({first, end, StageConfig()});
+            first = end;
+        }
+        return true;
     }
 
     // seed(): `stages` non-empty stages cut where the compute (the bound's per-layer
@@ -500,9 +638,9 @@ private:
         ++m_stats.states;
         if ((++m_cells & 4095) == 0)
             checkMemory();
-        const double weight = pipelineWeight(m_cfg.numMicroBatches, cell.stagesAfter + 1);
+        const double weight = cellWeight(cell.stagesAfter);
         if (weight * suffixBound(cell.firstLayer, cell.position, cell.stagesAfter + 1) >= best ||
-            !suffixFits(cell, weight)) {
+            !suffixFits(cell, weight) || tooFewPositions(cell.stagesAfter, cell.firstLayer, cell.position)) {
             // No suffix from here can beat the incumbent (docs/planner.md, "bounds").
             ++m_stats.pruned;
             const Span none{static_cast<int>(m_points.size()), 0};
@@ -605,15 +743,17 @@ private:
         EndLayerFacts facts;
         const int k = cell.stagesAfter;
         const int next = cell.position + m_widths[cell.width];
+        // Too slow or too wide from here on whatever the next width: nothing to cost.
+        if (weight * suffixBound(first.end, next, k) >= best || next + k * m_widths.front() > m_cfg.positions ||
+            tooFewPositions(k - 1, first.end, next)) {
+            ++m_stats.pruned;
+            return facts;
+        }
         int lastU = -1;
         OptEntry lastEntry;
         for (int w2 = 0; w2 < m_nW; ++w2) {
             if (next + m_widths[w2] + (k - 1) * m_widths.front() > m_cfg.positions)
                 break;
-            if (weight * suffixBound(first.end, next, k) >= best) {
-                ++m_stats.pruned;
-                continue;  // nothing after this stage can be fast enough
-            }
             const int u = m_cache.linkId(next, cell.width, w2);
             if (u != lastU) {
                 lastEntry = m_cache.entry(blockOf(cell, first), cell.firstLayer, first.end, cell.width, k,
@@ -829,6 +969,7 @@ private:
             return;
         const int m = cfg.numMicroBatches;
         for (int k = 0; k < m_space.maxStages(); ++k) {
+            m_rootWeight = pipelineWeight(m, k + 1);
             for (int w = 0; w < m_nW; ++w) {
                 if (m_widths[w] + k * m_widths.front() > cfg.positions)
                     break;
@@ -911,21 +1052,16 @@ private:
 
 } // namespace
 
-PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
-                             const SearchOptions &options, const ProgressFn &progress,
-                             const CancelToken &cancel) const
-{
-    return planWithBound(topo, model, options, kInf, progress, cancel);
-}
+namespace {
 
-PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &model,
-                                      const SearchOptions &options, double bound, const ProgressFn &progress,
-                                      const CancelToken &cancel) const
+PlanResult runNest(const Topology &topo, const ModelProfile &model, const SearchOptions &options, double bound,
+                   const ProgressFn &progress, const CancelToken &cancel, const NestTuning &tuning,
+                   long long *relaxationCuts)
 {
     if (cancel.cancelled())
         return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
-        Search search(space, cancel, stats);
+        Search search(space, cancel, stats, tuning);
         // Interleaved points first: each is a short list of closed forms, and its optimum
         // is often the incumbent that lets the bounds cut the 1F1B recurrence (any order gives
         // the same optimum, docs/planner.md).
@@ -943,8 +1079,32 @@ PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &
             search.run(configs[i]);
             search.report(1.0);
         }
+        if (relaxationCuts)
+            *relaxationCuts = search.relaxationCuts;
         return search.incumbent();
     }, SearchKind::Nest);
+}
+
+} // namespace
+
+PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
+                             const SearchOptions &options, const ProgressFn &progress,
+                             const CancelToken &cancel) const
+{
+    return planWithBound(topo, model, options, kInf, progress, cancel);
+}
+
+PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &model,
+                                      const SearchOptions &options, double bound, const ProgressFn &progress,
+                                      const CancelToken &cancel) const
+{
+    return runNest(topo, model, options, bound, progress, cancel, NestTuning(), nullptr);
+}
+
+PlanResult planNestTuned(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
+                         const NestTuning &tuning, long long *relaxationCuts)
+{
+    return runNest(topo, model, options, kInf, ProgressFn(), CancelToken(), tuning, relaxationCuts);
 }
 
 } // namespace nest

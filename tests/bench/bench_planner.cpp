@@ -10,6 +10,8 @@
 //   bench_planner replan CLUSTER MODEL [REPS]  PlanningSession vs from scratch after edits
 //   bench_planner top CLUSTER K                 --top K on GPT3-175B
 //   (each prints the peak RSS of its process: run one row per process)
+//   NEST_BENCH_PLANS=DIR     (environment) also write each row's plan and objective as JSON to
+//                            DIR/<case>.json, to compare plans before / after a planner change
 //   ... narrow               (last argument) the space before issue 10: cp {1}, interleaving
 //                            depth 2 only, recompute none / full (to measure what the larger
 //                            default space costs on the same cost model)
@@ -17,6 +19,7 @@
 #include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
+#include "PlanIO.h"
 // The rows of issue 24's points 3 and 4 need PlanningSession and SearchOptions::topK; the
 // others also build against the tree before them (for before / after tables).
 #if __has_include("PlanningSession.h")
@@ -25,12 +28,14 @@
 #endif
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <vector>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include <sys/resource.h>
@@ -66,6 +71,27 @@ Topology podCluster(int devices)
                               {"cluster", pods, linkFromUnits(50, 8, 4)}});
 }
 
+// NEST_BENCH_PLANS=DIR: the row's objective (to the last bit) and plan as DIR/<label>.json.
+void writePlan(const std::string &label, const PlanResult &r)
+{
+    const char *dir = std::getenv("NEST_BENCH_PLANS");
+    if (!dir || !*dir)
+        return;
+    std::string name;
+    for (char c : label)
+        name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+    char objective[64];
+    std::snprintf(objective, sizeof objective, "%a", r.objective);
+    Json j{{"found", r.found}, {"objective", objective}, {"plan", r.found ? planToJson(r.plan) : Json()}};
+#ifdef NEST_BENCH_SESSION
+    for (const RankedPlan &t : r.top) {
+        std::snprintf(objective, sizeof objective, "%a", t.objective);
+        j["top"].push_back(Json{{"objective", objective}, {"plan", planToJson(t.plan)}});
+    }
+#endif
+    std::ofstream(std::string(dir) + "/" + name + ".json") << j.dump(1) << "\n";
+}
+
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
     SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
@@ -75,6 +101,7 @@ void row(const std::string &label, const Topology &topo, const ModelProfile &mod
         o.recomputeModes = {Recompute::None, Recompute::Full};
     }
     const PlanResult r = NestPlanner().plan(topo, model, o);
+    writePlan(label, r);
     if (!r.found) {
         std::printf("%-34s %7d %5d %9.3f  no plan: %s\n", label.c_str(), topo.deviceCount(),
                     model.layerCount(), r.stats.wallSeconds, r.message.c_str());
@@ -121,6 +148,7 @@ void replanRow(const std::string &label, const Topology &base, const ModelProfil
         auto t1 = std::chrono::steady_clock::now();
         const PlanResult b = NestPlanner().plan(t, model, o);
         auto t2 = std::chrono::steady_clock::now();
+        writePlan(label + " edit " + std::to_string(k), b);
         inc.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         scratch.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
         incStates += a.stats.states;
@@ -143,6 +171,7 @@ void topRow(const std::string &label, const Topology &topo, const ModelProfile &
     SearchOptions o;
     o.topK = keep;
     const PlanResult r = NestPlanner().plan(topo, model, o);
+    writePlan(label + " top " + std::to_string(keep), r);
     const double last = r.top.empty() ? r.objective : r.top.back().objective;
     std::printf("%-40s top %2d  %8.3f s  %10lld cells  %zu plans  best %.4f s  last +%.2f %%  peak %.0f MB\n",
                 label.c_str(), keep, r.stats.wallSeconds, r.stats.states, std::max<size_t>(1, r.top.size()),

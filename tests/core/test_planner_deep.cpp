@@ -7,6 +7,7 @@
 #include "ExhaustivePlanner.h"
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
+#include "NestTuning.h"
 
 #include <gtest/gtest.h>
 
@@ -74,7 +75,13 @@ struct Counts {
     int found = 0, deep = 0, narrow = 0;
 };
 
-void checkSeed(int seed, Counts &counts)
+struct Instance {
+    Topology topo;
+    ModelProfile model;
+    SearchOptions options;
+};
+
+Instance makeInstance(int seed)
 {
     std::mt19937 rng(static_cast<unsigned>(seed) * 104729u + 3u);
     ModelConfig c = familyDefaults("gpt");
@@ -114,7 +121,15 @@ void checkSeed(int seed, Counts &counts)
     o.cpCandidates = {1};
     o.allowZero = seed % 2 == 0;
     o.recomputeModes = {Recompute::None, Recompute::Full};
+    return {topo, model, o};
+}
 
+void checkSeed(int seed, Counts &counts)
+{
+    const Instance in = makeInstance(seed);
+    const Topology &topo = in.topo;
+    const ModelProfile &model = in.model;
+    const SearchOptions &o = in.options;
     const PlanResult nest = NestPlanner().plan(topo, model, o);
     const PlanResult ex = ExhaustivePlanner().plan(topo, model, o);
     const std::string info = "layers " + std::to_string(model.layerCount()) + " devices " +
@@ -149,4 +164,61 @@ TEST(PlannerDeep, nestEqualsExhaustiveOnDeepInstances)
     // The instances must be deep ones: most optima are pipelines of several stages.
     EXPECT_GE(counts.found, 20);
     EXPECT_GE(counts.deep, 10);
+}
+
+// The positions relaxation and the root weight (docs/planner.md, "Positions needed", "Root
+// weight") on every cell: the planner consults the relaxation only past 2,048 cells of an
+// outer point, which these instances never reach, so here it runs from the first cell. The
+// instances are the ones above plus tighter ones (fewer devices per node, memory cut so
+// that the stash of deep pipelines decides), and the test asserts that the relaxation did
+// cut on many of them, including ones whose optimum uses every position or whose
+// value it cut cells of by less than 1 %. Making the relaxation ask one position too many, or
+// its weight or the root weight one stage too large, fails it (tried by hand, see
+// docs/planner.md).
+TEST(PlannerDeep, positionsRelaxationOnEveryCellEqualsExhaustive)
+{
+    NestTuning eager;
+    eager.relaxAfterCells = 0;
+    int found = 0, cutInstances = 0, fullInstances = 0;
+    long long cuts = 0;
+    for (int seed = 1; seed <= 120; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        Instance in = makeInstance(seed);
+        if (seed > 40) {
+            // Tighter: less memory, so that deep pipelines with their larger stash decide.
+            const double scale = 0.7 + 0.05 * (seed % 7);
+            for (DeviceSpec &d : in.topo.deviceTypes)
+                d.memoryBytes *= scale;
+            in.options.microBatches = {1};
+            in.options.globalBatch = seed % 3 == 0 ? 4 : 8;
+        }
+        long long relaxed = 0;
+        const PlanResult nest = planNestTuned(in.topo, in.model, in.options, eager, &relaxed);
+        const PlanResult ex = ExhaustivePlanner().plan(in.topo, in.model, in.options);
+        const std::string info = "layers " + std::to_string(in.model.layerCount()) + " devices " +
+                                 std::to_string(in.topo.deviceCount()) + " nest " + std::to_string(nest.objective) +
+                                 " (" + nest.message + ") ex " + std::to_string(ex.objective) + " (" + ex.message +
+                                 ") relaxation cuts " + std::to_string(relaxed);
+        ASSERT_EQ(nest.found, ex.found) << info;
+        cuts += relaxed;
+        cutInstances += relaxed > 0 ? 1 : 0;
+        if (!ex.found)
+            continue;
+        ++found;
+        int used = 0;
+        for (const StagePlan &st : ex.plan.stages)
+            used += st.width();
+        if (relaxed > 0 && used * ex.plan.dp == in.topo.deviceCount() && ex.plan.pipelineDepth() >= 3)
+            ++fullInstances;
+        ASSERT_TRUE(nest.verified) << info;
+        ASSERT_LE(std::abs(nest.objective - ex.objective), 1e-9 * ex.objective) << info;
+        // The same search with the planner's own threshold finds the same value.
+        const PlanResult plain = NestPlanner().plan(in.topo, in.model, in.options);
+        ASSERT_EQ(plain.objective, nest.objective) << info;
+    }
+    std::cerr << "found " << found << ", relaxation cut on " << cutInstances << " instances (" << cuts
+              << " cuts), " << fullInstances << " deep optima on every device among them\n";
+    EXPECT_GE(found, 45);
+    EXPECT_GE(cutInstances, 40);
+    EXPECT_GE(fullInstances, 12);
 }
