@@ -4,6 +4,7 @@
 // "search" (the settings searched). With --workspace FILE the cluster, the model and the
 // search settings come from the workspace and go through searchOptionsFrom(), exactly as
 // the window plans; explicit flags override the workspace's settings.
+#include "BatchHint.h"
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
 #include "CliProgress.h"
@@ -185,11 +186,15 @@ int cmdPlan(const Args &argv)
         Json out = j;
         if (options.topK > 1)
             out["top"] = topToJson(r);
+        if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
+            out["hint"] = hint;
         std::cout << out.dump(2) << "\n";
     } else {
         printPlan(r, band);
         if (options.topK > 1)
             printTop(r, band);
+        if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
+            std::printf("\nhint: %s\n", hint.c_str());
     }
     return r.verified ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 #include "PlanSummaryView.h"
 
+#include "BatchHint.h"
 #include "Glossary.h"
 #include "WindowWording.h"
 
@@ -216,6 +217,13 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     bold.setBold(true);
     m_feasibility->setFont(bold);
     content->addWidget(m_feasibility);
+    m_hint = new QLabel(m_content);
+    m_hint->setObjectName(QStringLiteral("batchHint"));
+    m_hint->setTextFormat(Qt::PlainText);
+    m_hint->setWordWrap(true);
+    m_hint->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #3a2c00; padding: 4px; }"));
+    m_hint->hide();
+    content->addWidget(m_hint);
 
     auto *grid = new QGridLayout;
     content->addLayout(grid);
@@ -301,6 +309,8 @@ QString PlanSummaryView::valueText(const QString &key) const
 {
     if (key == QLatin1String("feasibility"))
         return m_feasibility->text();
+    if (key == QLatin1String("hint"))
+        return m_hint->isHidden() ? QString() : m_hint->text();
     const QLabel *label = m_values.value(key);
     return label ? label->text() : QString();
 }
@@ -328,6 +338,8 @@ void PlanSummaryView::rebuild()
     if (!has) {
         m_title->setText(tr("Plan summary"));
         m_feasibility->clear();
+        m_hint->clear();
+        m_hint->hide();
         for (QLabel *l : std::as_const(m_values))
             l->clear();
         m_table->setRowCount(0);
@@ -350,6 +362,9 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     const Plan &p = s.plan();
     const bool feasible = r.feasible;
     m_feasibility->setText(feasibilityText(s));
+    const QString hint = QString::fromStdString(batchSizeHint(p, r, s.topology.deviceCount()));
+    m_hint->setText(hint.isEmpty() ? QString() : tr("Hint: %1.").arg(hint));
+    m_hint->setVisible(!hint.isEmpty());
     QPalette pal = m_feasibility->palette();
     pal.setColor(QPalette::WindowText, feasible ? palette().color(QPalette::WindowText) : infeasibleColor());
     m_feasibility->setPalette(pal);

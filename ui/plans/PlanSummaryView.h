@@ -86,6 +86,7 @@ private:
     QLabel *m_placeholder = nullptr;
     QWidget *m_content = nullptr;
     QLabel *m_feasibility = nullptr;
+    QLabel *m_hint = nullptr;   // batchSizeHint (core): why a large cluster's MFU is low
     QLabel *m_delta = nullptr;
     QHash<QString, QLabel *> m_values;
     QTableWidget *m_table = nullptr;
