@@ -440,6 +440,33 @@ private slots:
         QVERIFY(m_view->scene()->selectedItems().isEmpty());
     }
 
+    // Issue 25 point 5: after a plan on a small cluster, a plan on a 1,024-device cluster
+    // used to open at the small one's zoom, showing a corner; a new diagram is fitted whole.
+    void aNewClusterIsFittedWhole()
+    {
+        const Topology quickstart = topo();
+        openView(quickstart);   // the quickstart cluster, fitted to its first plan
+        m_view->setSnapshot(m_snapshot);
+        QTest::qWait(20);
+        auto cluster = resolveCluster("paper-spineleaf-1024");
+        QVERIFY(cluster.ok());
+        Workspace w = m_workspace;
+        w.cluster = *cluster;
+        m_doc->load(w, QString(), WorkspaceDocument::FileKind::Workspace);
+        UniformLayout u;
+        u.tp = 4;
+        u.pp = 8;
+        u.dp = 16;
+        m_view->setSnapshot(makeSnapshot(topo(), m_model, u, "1024"));
+        QTest::qWait(20);
+        const QRectF shown = m_view->view()->mapToScene(m_view->view()->viewport()->rect()).boundingRect();
+        const QRectF diagram = m_view->scene()->diagramRect();
+        QVERIFY2(shown.adjusted(-2, -2, 2, 2).contains(diagram),
+                 qPrintable(QStringLiteral("shown %1 x %2 at (%3, %4), diagram %5 x %6")
+                                .arg(shown.width()).arg(shown.height()).arg(shown.x()).arg(shown.y())
+                                .arg(diagram.width()).arg(diagram.height())));
+    }
+
     void bandsOn1024Devices()
     {
         auto cluster = resolveCluster("paper-spineleaf-1024");

@@ -97,6 +97,8 @@ private:
     std::shared_ptr<const PlacementOverlay> m_overlay;
     bool m_forcedStale = false;
     bool m_fitted = false;   // fitted to the first plan once the canvas had a size
+    QRectF m_fittedRect;     // the diagram it was fitted to: a new cluster's diagram refits
+    void fitToDiagram();     // now, and remembers what
     ColourBy m_by = ByStage;
 };
 
