@@ -18,7 +18,9 @@ namespace nest::ui {
 
 namespace {
 
-constexpr int kMaxLabelledBlocks = 400;  // visible blocks of a kind, above which no numbers
+// Visible blocks of a kind above which no numbers are drawn (a bound on the paint time; below
+// it every block wide enough for its number gets one, in a smaller font if need be).
+constexpr int kMaxLabelledBlocks = 6000;
 constexpr int kMaxOutlinedBlocks = 2000; // visible blocks of a kind, above which no outlines
 
 struct KindStyle {
@@ -122,13 +124,21 @@ protected:
             return;
         QFont font = painter->font();
         font.setPointSizeF(7.5);
-        painter->setFont(font);
+        QFont small = font;
+        small.setPointSizeF(5.5);
         painter->setPen(mBrush.color().lightness() < 150 ? Qt::white : Qt::black);
         const QFontMetrics metrics(font, painter->device());
+        const QFontMetrics smallMetrics(small, painter->device());
         for (int i = 0; i < rects.size(); ++i) {
             const QString text = QString::number(shown[static_cast<size_t>(i)]->microBatch);
-            if (rects[i].width() >= metrics.horizontalAdvance(text) + 4 && rects[i].height() >= metrics.ascent())
-                painter->drawText(rects[i], Qt::AlignCenter, text);
+            const QRectF &r = rects[i];
+            if (r.width() >= metrics.horizontalAdvance(text) + 4 && r.height() >= metrics.ascent()) {
+                painter->setFont(font);
+                painter->drawText(r, Qt::AlignCenter, text);
+            } else if (r.width() >= smallMetrics.horizontalAdvance(text) + 2 && r.height() >= smallMetrics.ascent()) {
+                painter->setFont(small);
+                painter->drawText(r, Qt::AlignCenter, text);
+            }
         }
     }
     void drawLegendIcon(QCPPainter *painter, const QRectF &rect) const override
