@@ -114,12 +114,34 @@ private slots:
         QCOMPARE(t.groups[groupNamed(t, "node2")].parent, groupNamed(t, "rack1"));
     }
 
+    // Issue 25 point 5: a node dropped onto another rack's node, or one of its devices, goes
+    // into that rack (it used to be refused unless it landed in the rack's thin free slot).
+    void dropOnAnotherRacksNodeMovesIntoThatRack_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::newRow("a node's title") << "node4";
+        QTest::newRow("a device of a node") << "device-of-node5";
+    }
+
+    void dropOnAnotherRacksNodeMovesIntoThatRack()
+    {
+        QFETCH(QString, target);
+        const Topology &t = doc()->topology();
+        const QPointF to = target == "node4" ? grip("node4")
+                                             : deviceRect(scene()->groupRect(groupNamed(t, "node5")), 8, 3).center();
+        QSignalSpy refused(scene(), &TopologyScene::dropRefused);
+        drag(view(), grip("node0"), to);
+        QCOMPARE(refused.count(), 0);
+        const Topology &after = doc()->topology();
+        QCOMPARE(after.groups[groupNamed(after, "node0")].parent, groupNamed(after, "rack1"));
+        QCOMPARE(doc()->undoStack()->count(), 1);
+    }
+
     void invalidDropsAreRefused_data()
     {
         QTest::addColumn<QString>("target");
         QTest::addColumn<QString>("reason");  // a word the message must contain
-        QTest::newRow("another node") << "node4" << "another node";
-        QTest::newRow("a device") << "device-of-node5" << "device";
+        QTest::newRow("a node of its own rack") << "node1" << "already in";
         QTest::newRow("empty space") << "empty" << "empty space";
         QTest::newRow("its own rack") << "rack0" << "already in";
         QTest::newRow("the spine switch") << "spine0" << "only be dropped";
@@ -131,10 +153,8 @@ private slots:
         QFETCH(QString, reason);
         const Topology &t = doc()->topology();
         QPointF to;
-        if (target == "node4")
-            to = grip("node4");
-        else if (target == "device-of-node5")
-            to = deviceRect(scene()->groupRect(groupNamed(t, "node5")), 8, 3).center();
+        if (target == "node1")
+            to = grip("node1");
         else if (target == "empty")
             to = scene()->diagramRect().bottomRight() - QPointF(5, 5);
         else if (target == "rack0")

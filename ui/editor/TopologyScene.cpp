@@ -412,18 +412,28 @@ int TopologyScene::dropTarget(const QPointF &scenePos, int node, QString *reason
     const Topology &t = m_document->topology();
     const QString rackName = t.levelCount() > 1 ? QString::fromStdString(t.levels[1].name)
                                                 : tr("rack");
+    const auto intoRack = [&](int g) {
+        bool allThere = true;
+        for (NodeItem *dragged : m_drag.items)
+            allThere = allThere && t.groups[dragged->group()].parent == g;
+        if (m_drag.items.isEmpty() ? t.groups[node].parent == g : allThere) {
+            *reason = tr("%1 is already in %2")
+                          .arg(QString::fromStdString(t.groups[node].name), QString::fromStdString(t.groups[g].name));
+            return -1;
+        }
+        return g;
+    };
     for (QGraphicsItem *item : items(scenePos)) {
         if (item->type() == LinkItemType ||
             (item->type() == NodeItemType && m_drag.items.contains(static_cast<NodeItem *>(item))))
             continue;
         if (item->type() == NodeItemType) {
-            auto *other = static_cast<NodeItem *>(item);
-            const QString name = QString::fromStdString(t.groups[other->group()].name);
-            *reason = other->deviceAt(scenePos - other->pos()) >= 0
-                          ? tr("cannot drop a node onto a device of %1; drop it on a %2")
-                                .arg(name, rackName)
-                          : tr("cannot drop a node onto another node (%1); drop it on a %2's "
-                               "free slot").arg(name, rackName);
+            // Dropped on (or beside, overlapping) a node of a rack: into that rack, as when
+            // it lands in the rack's free slot.
+            const int parent = t.groups[static_cast<NodeItem *>(item)->group()].parent;
+            if (parent >= 0 && t.groups[parent].level == 1)
+                return intoRack(parent);
+            *reason = tr("drop the node on a %1").arg(rackName);
             return -1;
         }
         if (item->type() == GroupItemType) {
@@ -435,16 +445,7 @@ int TopologyScene::dropTarget(const QPointF &scenePos, int node, QString *reason
                                    QString::fromStdString(t.levels[group->level()].name));
                 return -1;
             }
-            bool allThere = true;
-            for (NodeItem *dragged : m_drag.items)
-                allThere = allThere && t.groups[dragged->group()].parent == g;
-            if (m_drag.items.isEmpty() ? t.groups[node].parent == g : allThere) {
-                *reason = tr("%1 is already in %2")
-                              .arg(QString::fromStdString(t.groups[node].name),
-                                   QString::fromStdString(t.groups[g].name));
-                return -1;
-            }
-            return g;
+            return intoRack(g);
         }
     }
     *reason = tr("dropped on empty space: drop the node on a %1").arg(rackName);
