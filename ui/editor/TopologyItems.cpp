@@ -227,22 +227,35 @@ void GroupItem::paintBlock(QPainter *p, double lod) const
     p->setBrush(QColor::fromRgbF(fill.redF() * 0.35f + 0.65f, fill.greenF() * 0.35f + 0.65f,
                                  fill.blueF() * 0.35f + 0.65f));
     p->drawRoundedRect(m_box.rect, 8, 8);
-    // Text of a readable size on screen, shrunk to fit the block.
-    const QStringList lines = blockLines();
+    // Text of a readable size on screen, shrunk to fit the block. When all four lines (name,
+    // devices, device type, nodes) would be too small to read, the last ones go first, and a
+    // line still too wide is elided rather than clipped mid-glyph.
+    const QStringList all = blockLines();
     const QRectF inner = m_box.rect.adjusted(4, 4, -4, -4);
-    double pixels = 11 / lod;
-    double widest = 0;
-    for (int i = 0; i < lines.size(); ++i)
-        widest = std::max(widest, QFontMetricsF(font(100, i == 0)).horizontalAdvance(lines[i]) / 100.0);
-    pixels = std::min({pixels, inner.width() / std::max(widest, 1e-6), inner.height() / (lines.size() * 1.3)});
+    constexpr double kReadablePixels = 8;
+    QStringList lines;
+    double pixels = 0;
+    for (qsizetype n = all.size(); n >= 1; --n) {
+        lines = all.first(n);
+        double widest = 0;
+        for (int i = 0; i < lines.size(); ++i)
+            widest = std::max(widest, QFontMetricsF(font(100, i == 0)).horizontalAdvance(lines[i]) / 100.0);
+        pixels = std::min({11 / lod, inner.width() / std::max(widest, 1e-6), inner.height() / (lines.size() * 1.3)});
+        if (pixels * lod >= kReadablePixels)
+            break;
+        if (n == 1)   // the name alone, as large as the height allows, elided to the width
+            pixels = std::min(11 / lod, inner.height() / 1.3);
+    }
     if (pixels * lod < kSmallestPixels)
         return;
     const double lineH = pixels * 1.3;
     double y = inner.center().y() - lineH * lines.size() / 2;
     for (int i = 0; i < lines.size(); ++i) {
-        p->setFont(font(pixels, i == 0));
+        const QFont f = font(pixels, i == 0);
+        p->setFont(f);
         p->setPen(i == 0 ? kText : kMuted);
-        p->drawText(QRectF(inner.left(), y, inner.width(), lineH), Qt::AlignCenter, lines[i]);
+        const QString text = QFontMetricsF(f).elidedText(lines[i], Qt::ElideRight, inner.width());
+        p->drawText(QRectF(inner.left(), y, inner.width(), lineH), Qt::AlignCenter, text);
         y += lineH;
     }
 }
