@@ -15,6 +15,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace nest::ui {
 
 Prompts dialogPrompts(QWidget *parent, const Settings &settings)
@@ -102,6 +104,7 @@ Prompts dialogPrompts(QWidget *parent, const Settings &settings)
             dialog.done(b == later ? QDialog::Rejected : QDialog::Accepted);
         });
         QObject::connect(list, &QListWidget::itemDoubleClicked, restore, &QPushButton::click);
+        dialog.resize(std::max(dialog.sizeHint().width(), list->sizeHintForColumn(0) + 48), dialog.sizeHint().height());
         if (dialog.exec() != QDialog::Accepted)
             return RecoveryAnswer{};
         return answer;

@@ -343,6 +343,7 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
         const Report &r = current->report();
         m_planLabel->setText(r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
                                         : tr("infeasible plan"));
+        refitStatus();
         if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
             m_tabs->setCurrentIndex(PlacementTab);
     }
@@ -515,6 +516,7 @@ void MainWindow::createFileHandling()
         // A permanent label: a transient message would hide the last refusal or result.
         m_lastAutosaveError.clear();
         m_autosaveLabel->setText(tr("Autosaved %1").arg(QTime::currentTime().toString(QStringLiteral("HH:mm"))));
+        refitStatus();
         m_autosaveLabel->setToolTip(file);
     });
     connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString &error) {
@@ -906,12 +908,21 @@ void MainWindow::showStatusText(const QString &message, int timeoutMs)
     for (QWidget *permanent : {static_cast<QWidget *>(m_planLabel), static_cast<QWidget *>(m_autosaveLabel),
                                static_cast<QWidget *>(m_calibrationLabel), static_cast<QWidget *>(m_counts),
                                static_cast<QWidget *>(m_zoom), static_cast<QWidget *>(m_progress)})
-        if (permanent && permanent->isVisible())
-            room -= permanent->width() + 8;
+        if (permanent && !permanent->isHidden())
+            room -= std::max(permanent->width(), permanent->sizeHint().width()) + 8;
     const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
     const QString shown = statusBar()->fontMetrics().elidedText(firstLine, Qt::ElideRight, std::max(room, 80));
     statusBar()->setToolTip(shown == message ? QString() : message);
     statusBar()->showMessage(shown, timeoutMs);
+    m_statusFull = message;
+    m_statusShown = shown;
+}
+
+void MainWindow::refitStatus()
+{
+    // A permanent field changed its text: the message on show may now run under it.
+    if (!m_statusShown.isEmpty() && statusBar()->currentMessage() == m_statusShown)
+        showStatusText(m_statusFull, 8000);
 }
 
 void MainWindow::fitLater()

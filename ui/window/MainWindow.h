@@ -199,6 +199,8 @@ private:
     void showAbout();
     void sizeDocksToWindow();
     void showStatusText(const QString &message, int timeoutMs);
+    void refitStatus();
+    QString m_statusFull, m_statusShown;   // the temporary message and its elided form
     // The default dock layout for the window's width: beside the canvas on a wide window,
     // all four docks tabbed in one column below kCompactWidth.
     void applyDefaultLayout();
