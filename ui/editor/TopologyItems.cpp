@@ -243,8 +243,9 @@ void GroupItem::paintBlock(QPainter *p, double lod) const
         pixels = std::min({11 / lod, inner.width() / std::max(widest, 1e-6), inner.height() / (lines.size() * 1.3)});
         if (pixels * lod >= kReadablePixels)
             break;
-        if (n == 1)   // the name alone, as large as the height allows, elided to the width
-            pixels = std::min(11 / lod, inner.height() / 1.3);
+        if (n == 1)   // the name alone: fitted to the width down to the smallest size, then elided
+            pixels = std::min({11 / lod, inner.height() / 1.3,
+                               std::max(inner.width() / std::max(widest, 1e-6), kSmallestPixels / lod)});
     }
     if (pixels * lod < kSmallestPixels)
         return;
@@ -255,7 +256,9 @@ void GroupItem::paintBlock(QPainter *p, double lod) const
         p->setFont(f);
         p->setPen(i == 0 ? kText : kMuted);
         const QString text = QFontMetricsF(f).elidedText(lines[i], Qt::ElideRight, inner.width());
-        p->drawText(QRectF(inner.left(), y, inner.width(), lineH), Qt::AlignCenter, text);
+        // Elided only while most of it stays readable: never "…" or "rac…".
+        if (text == lines[i] || text.size() - 1 >= std::max<qsizetype>(4, lines[i].size() * 6 / 10))
+            p->drawText(QRectF(inner.left(), y, inner.width(), lineH), Qt::AlignCenter, text);
         y += lineH;
     }
 }
