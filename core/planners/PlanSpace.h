@@ -24,6 +24,7 @@
 #include "PlanBuilder.h"
 #include "Planner.h"
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
@@ -148,13 +149,47 @@ private:
 //    link), and whose consecutive devices (in id order) meet at the same levels. Device ids
 //    below every group are contiguous, so these determine every pair's level, link,
 //    every group's member count and contention share.
+//
+// placementClassAt() and boundaryKey() give the same classes without building the device
+// matrix (issue 24, "Width"): the matrix's signature is hashed from per-device prefix
+// hashes, O(1) for a stage of the outside layout (one interval of ids) and O(dp) for the
+// inside layout (dp intervals), instead of O(dp * width * levels) per stage. The hash is
+// two independent 61-bit polynomial hashes of the signature's sequence (a false merge needs
+// both to collide, about 2^-120 per pair of distinct signatures); the classes are those of
+// placementClass() otherwise. Use one of the two for a search, not both.
 class SearchClasses {
 public:
     explicit SearchClasses(const PlanSpace &space);
     int rangeClass(int first, int end);
     int placementClass(const std::vector<std::vector<int>> &devices);
+    // The class of PlanSpace::stageDevices(cfg, position, width).
+    int placementClassAt(const OuterConfig &cfg, int position, int width);
+    // Equal for two boundaries (the stage of width wp ending at `position`, the one of
+    // width w starting there) whose two device matrices have the same signature together
+    // (the union of their devices in id order): boundaryLink() cannot tell them apart.
+    std::pair<uint64_t, uint64_t> boundaryKey(const OuterConfig &cfg, int position, int wp, int w);
 
 private:
+    struct Hash2 {
+        uint64_t a = 0, b = 0;
+    };
+    void prepareDeviceHashes();
+    // Appends `len` tokens whose hash is h to `acc`.
+    Hash2 append(Hash2 acc, Hash2 h, size_t len) const;
+    // The hash of devices [first, end) read as one matrix row: the first device's token
+    // with level entry `firstLevel`, the others with the level to the device before them.
+    Hash2 rowHash(int first, int end, int firstLevel) const;
+    // The signature hash of `dp` rows [start(r), start(r) + width), start ascending.
+    template <typename Start>
+    Hash2 matrixHash(int dp, int width, Start start) const;
+    int classOfHash(Hash2 h);
+    std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
+    std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)
+    std::vector<uint64_t> m_prefixA, m_prefixB, m_powA, m_powB;
+    int m_tokenBase = 1;                  // tokens: deviceToken * m_tokenBase + level entry + 2
+    bool m_hashesReady = false;
+    std::map<std::pair<uint64_t, uint64_t>, int> m_hashedPlacements;
+
     const Topology *m_topo;
     int m_layers;
     std::vector<int> m_layerType;

@@ -71,14 +71,22 @@ StagePlan StageCostCache::stageAt(int q, int wIdx) const
 int StageCostCache::newPlacementClass(int q, int wIdx)
 {
     int &s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
-    s = m_classes.placementClass(stageAt(q, wIdx).devices);
+    // From the device hashes, without building the matrix (SearchClasses).
+    s = m_classes.placementClassAt(m_cfg, q, m_widths[wIdx]);
     return s;
 }
 
 int StageCostCache::newLinkId(int q, int wp, int w)
 {
     int &id = m_pl->link[(static_cast<size_t>(q) * m_nW + wp) * m_nW + w];
-    id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+    // Boundaries whose two matrices have the same signature together have the same link:
+    // built and measured once per signature (SearchClasses::boundaryKey).
+    const auto bk = m_classes.boundaryKey(m_cfg, q, m_widths[wp], m_widths[w]);
+    const FlatKey key{bk.first, bk.second};
+    if (!m_boundaryIds.find(key, id)) {
+        id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+        m_boundaryIds.insert(key, id);
+    }
     if (id >= (1 << kLinkIdBits))
         throw SearchLimitExceeded{"the cluster has more than " + std::to_string(1 << kLinkIdBits) +
                                   " distinct pipeline boundary links; the planner's caches hold at most that many"};
