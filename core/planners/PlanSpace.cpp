@@ -388,6 +388,9 @@ SearchClasses::SearchClasses(const PlanSpace &space)
             types.push_back(anon);
     }
     m_rangeIdx.assign(static_cast<size_t>(m_layers + 1) * (m_layers + 1), -1);
+    const int widest = space.widths().empty() ? 1 : space.widths().back();
+    m_columnReach = static_cast<int>(std::min<long long>(space.topology().deviceCount(),
+                                                         (static_cast<long long>(space.maxStages()) + 1) * widest));
 
     // Group classes: (level, device count, child count, effective link).
     const Topology &t = *m_topo;
@@ -462,6 +465,22 @@ uint64_t addMod(uint64_t x, uint64_t y)
 uint64_t subMod(uint64_t x, uint64_t y)
 {
     return x >= y ? x - y : x + kHashPrime - y;
+}
+// Bases over the columns of an inside matrix, and the tag that keeps those hashes apart
+// from the row-by-row ones.
+constexpr uint64_t kColumnA = 0x3d1e7b5a9c2f4e83ULL % kHashPrime;
+constexpr uint64_t kColumnB = 0x15c9a3e7d2b8f461ULL % kHashPrime;
+constexpr uint64_t kInsideTag = 0x7a3c;
+uint64_t powMod(uint64_t base, size_t e)
+{
+    uint64_t r = 1;
+    while (e > 0) {
+        if (e & 1)
+            r = mulMod(r, base);
+        base = mulMod(base, base);
+        e >>= 1;
+    }
+    return r;
 }
 
 } // namespace
@@ -547,6 +566,68 @@ int SearchClasses::classOfHash(Hash2 h)
         .first->second;
 }
 
+const SearchClasses::InsideColumns &SearchClasses::insideColumns(int dp, int positions)
+{
+    auto it = m_inside.find(dp);
+    if (it != m_inside.end())
+        return it->second;
+    InsideColumns c;
+    // Aligned: step(r * positions) >= every step inside blocks r - 1 and r.
+    std::vector<int> inner(static_cast<size_t>(dp), -1);
+    for (int r = 0; r < dp; ++r)
+        for (int x = 1; x < positions; ++x)
+            inner[static_cast<size_t>(r)] =
+                std::max(inner[static_cast<size_t>(r)], m_stepLevel[static_cast<size_t>(r * positions + x)]);
+    c.aligned = true;
+    for (int r = 1; r < dp && c.aligned; ++r) {
+        const int boundary = m_stepLevel[static_cast<size_t>(r * positions)];
+        c.aligned = boundary >= inner[static_cast<size_t>(r - 1)] && boundary >= inner[static_cast<size_t>(r)];
+    }
+    if (c.aligned) {
+        const int columns = std::min(positions, m_columnReach);
+        c.prefixA.assign(static_cast<size_t>(columns) + 1, 0);
+        c.prefixB.assign(static_cast<size_t>(columns) + 1, 0);
+        c.first.assign(static_cast<size_t>(columns), Hash2{});
+        for (int x = 0; x < columns; ++x) {
+            Hash2 col, first;
+            for (int r = 0; r < dp; ++r) {
+                const size_t d = static_cast<size_t>(r) * static_cast<size_t>(positions) + static_cast<size_t>(x);
+                const uint64_t base = static_cast<uint64_t>(m_deviceToken[d]) * m_tokenBase + 1;
+                const uint64_t tok = base + static_cast<uint64_t>(m_stepLevel[d] + 2);
+                const int firstLevel = r == 0 ? -2 : m_stepLevel[static_cast<size_t>(r) * static_cast<size_t>(positions)];
+                const uint64_t firstTok = base + static_cast<uint64_t>(firstLevel + 2);
+                col = {addMod(mulMod(col.a, kBaseA), tok), addMod(mulMod(col.b, kBaseB), tok)};
+                first = {addMod(mulMod(first.a, kBaseA), firstTok), addMod(mulMod(first.b, kBaseB), firstTok)};
+            }
+            c.prefixA[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixA[static_cast<size_t>(x)], kColumnA), col.a);
+            c.prefixB[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixB[static_cast<size_t>(x)], kColumnB), col.b);
+            c.first[static_cast<size_t>(x)] = first;
+        }
+    }
+    return m_inside.emplace(dp, std::move(c)).first->second;
+}
+
+// The inside matrix of `dp` rows [r * positions + first, ... + width) read column by column
+// (the same tokens as row by row, so the same information) when the blocks are aligned;
+// nullopt otherwise or beyond the tabulated columns.
+std::optional<SearchClasses::Hash2> SearchClasses::insideHash(int dp, int positions, int first, int width)
+{
+    const InsideColumns &c = insideColumns(dp, positions);
+    if (!c.aligned || first + width > static_cast<int>(c.first.size()))
+        return std::nullopt;
+    const size_t a = static_cast<size_t>(first) + 1, b = static_cast<size_t>(first + width);
+    uint64_t ha = subMod(c.prefixA[b], mulMod(c.prefixA[a], powMod(kColumnA, b - a)));
+    uint64_t hb = subMod(c.prefixB[b], mulMod(c.prefixB[a], powMod(kColumnB, b - a)));
+    const Hash2 head = c.first[static_cast<size_t>(first)];
+    // Tag, shape, the first column, the others.
+    Hash2 h{addMod(mulMod(kInsideTag, kColumnA), static_cast<uint64_t>(dp)),
+            addMod(mulMod(kInsideTag, kColumnB), static_cast<uint64_t>(dp))};
+    h = {addMod(mulMod(h.a, kColumnA), static_cast<uint64_t>(width)), addMod(mulMod(h.b, kColumnB), static_cast<uint64_t>(width))};
+    h = {addMod(mulMod(h.a, kColumnA), head.a), addMod(mulMod(h.b, kColumnB), head.b)};
+    h = {addMod(mulMod(h.a, powMod(kColumnA, b - a)), ha), addMod(mulMod(h.b, powMod(kColumnB, b - a)), hb)};
+    return h;
+}
+
 int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int width)
 {
     prepareDeviceHashes();
@@ -559,6 +640,8 @@ int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int wi
         const size_t len = static_cast<size_t>(cfg.dp) * static_cast<size_t>(width);
         return classOfHash(append(shape, rowHash(first, first + static_cast<int>(len), -2), len));
     }
+    if (const auto h = insideHash(cfg.dp, cfg.positions, position, width))
+        return classOfHash(*h);
     return classOfHash(matrixHash(cfg.dp, width, [&](int r) { return r * cfg.positions + position; }));
 }
 
@@ -572,6 +655,8 @@ std::pair<uint64_t, uint64_t> SearchClasses::boundaryKey(const OuterConfig &cfg,
         const int first = cfg.dp * (position - wp);
         const size_t len = static_cast<size_t>(cfg.dp) * static_cast<size_t>(wp + w);
         h = rowHash(first, first + static_cast<int>(len), -2);
+    } else if (const auto c = insideHash(cfg.dp, cfg.positions, position - wp, wp + w)) {
+        h = *c;
     } else {
         h = matrixHash(cfg.dp, wp + w, [&](int r) { return r * cfg.positions + position - wp; });
     }

@@ -28,6 +28,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,21 @@ private:
     template <typename Start>
     Hash2 matrixHash(int dp, int width, Start start) const;
     int classOfHash(Hash2 h);
+    // The inside layout when every replica block's boundary is at least as high a level as
+    // any step inside the blocks on either side (aligned blocks: the level between the
+    // last device of a row and the first of the next is then the boundary's, whatever the
+    // position and widths). Per column x of the blocks (x below m_columnReach): the hash
+    // over the replicas of the tokens at r * positions + x (colPrefix: prefix hashes over
+    // x), and of the first-column tokens (level entry -2, then the block boundary's).
+    struct InsideColumns {
+        bool aligned = false;
+        std::vector<uint64_t> prefixA, prefixB;  // over x of the column hashes
+        std::vector<Hash2> first;
+    };
+    const InsideColumns &insideColumns(int dp, int positions);
+    std::optional<Hash2> insideHash(int dp, int positions, int first, int width);
+    std::map<int, InsideColumns> m_inside;  // per dp
+    int m_columnReach = 0;                   // maxStages * widest + widest
     std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
     std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)
     std::vector<uint64_t> m_prefixA, m_prefixB, m_powA, m_powB;
