@@ -645,6 +645,22 @@ int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int wi
     return classOfHash(matrixHash(cfg.dp, width, [&](int r) { return r * cfg.positions + position; }));
 }
 
+std::vector<int> SearchClasses::distinctReplicas(const OuterConfig &cfg, int first, int width)
+{
+    prepareDeviceHashes();
+    std::vector<int> out;
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    for (int r = 0; r < cfg.dp; ++r) {
+        const Hash2 h = rowHash(r * cfg.positions + first, r * cfg.positions + first + width, -2);
+        const std::pair<uint64_t, uint64_t> key{h.a, h.b};
+        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+            seen.push_back(key);
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
 std::pair<uint64_t, uint64_t> SearchClasses::boundaryKey(const OuterConfig &cfg, int position, int wp, int w)
 {
     prepareDeviceHashes();

@@ -169,6 +169,11 @@ public:
     // width w starting there) whose two device matrices have the same signature together
     // (the union of their devices in id order): boundaryLink() cannot tell them apart.
     std::pair<uint64_t, uint64_t> boundaryKey(const OuterConfig &cfg, int position, int wp, int w);
+    // Inside layout: the replicas r whose devices [r * positions + first, ... + width) differ
+    // (tokens and the levels between them) from every earlier replica's, ascending. Two
+    // stages of a boundary lie in the same replica block, so the pairs boundaryLink()
+    // compares in a replica omitted here repeat, in the same order, those of an earlier one.
+    std::vector<int> distinctReplicas(const OuterConfig &cfg, int first, int width);
 
 private:
     struct Hash2 {

@@ -84,7 +84,22 @@ int StageCostCache::newLinkId(int q, int wp, int w)
     const auto bk = m_classes.boundaryKey(m_cfg, q, m_widths[wp], m_widths[w]);
     const FlatKey key{bk.first, bk.second};
     if (!m_boundaryIds.find(key, id)) {
-        id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+        StagePlan before = stageAt(q - m_widths[wp], wp), after = stageAt(q, w);
+        if (m_cfg.layout == Layout::ReplicasInside) {
+            // The replicas whose pairs repeat an earlier replica's add nothing to the worst
+            // pair, nor change which one is met first (SearchClasses::distinctReplicas).
+            const std::vector<int> rows = m_classes.distinctReplicas(m_cfg, q - m_widths[wp], m_widths[wp] + m_widths[w]);
+            if (static_cast<int>(rows.size()) < m_cfg.dp) {
+                std::vector<std::vector<int>> a, b;
+                for (int r : rows) {
+                    a.push_back(before.devices[static_cast<size_t>(r)]);
+                    b.push_back(after.devices[static_cast<size_t>(r)]);
+                }
+                before.devices = std::move(a);
+                after.devices = std::move(b);
+            }
+        }
+        id = m_links.intern(boundaryLink(m_topo, before, after));
         m_boundaryIds.insert(key, id);
     }
     if (id >= (1 << kLinkIdBits))
