@@ -44,7 +44,11 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
         Placement p;
         p.dp = cfg.dp;
         p.layout = cfg.layout;
-        const size_t positions = static_cast<size_t>(cfg.positions) + 1;
+        // Positions a pipeline can reach: at most maxStages stages of the widest width
+        // (issue 24, "Width": a replica of a wide cluster has far more).
+        const long long reach = std::min<long long>(cfg.positions, static_cast<long long>(m_space.maxStages()) *
+                                                                       (m_nW > 0 ? m_widths.back() : 1));
+        const size_t positions = static_cast<size_t>(reach) + 1;
         p.sig.assign(positions * m_nW, -1);
         p.link.assign(positions * m_nW * m_nW, -1);
         m_placements.push_back(std::move(p));
