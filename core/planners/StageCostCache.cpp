@@ -88,20 +88,24 @@ int StageCostCache::newLinkId(int q, int wp, int w)
     const auto bk = m_classes.boundaryKey(m_cfg, q, m_widths[wp], m_widths[w]);
     const FlatKey key{bk.first, bk.second};
     if (!m_boundaryIds.find(key, id)) {
-        StagePlan before = stageAt(q - m_widths[wp], wp), after = stageAt(q, w);
+        StagePlan before, after;
         if (m_cfg.layout == Layout::ReplicasInside) {
             // The replicas whose pairs repeat an earlier replica's add nothing to the worst
-            // pair, nor change which one is met first (SearchClasses::distinctReplicas).
-            const std::vector<int> rows = m_classes.distinctReplicas(m_cfg, q - m_widths[wp], m_widths[wp] + m_widths[w]);
-            if (static_cast<int>(rows.size()) < m_cfg.dp) {
-                std::vector<std::vector<int>> a, b;
-                for (int r : rows) {
-                    a.push_back(before.devices[static_cast<size_t>(r)]);
-                    b.push_back(after.devices[static_cast<size_t>(r)]);
-                }
-                before.devices = std::move(a);
-                after.devices = std::move(b);
+            // pair, nor change which one is met first (SearchClasses::distinctReplicas):
+            // only the others are built.
+            const int first = q - m_widths[wp];
+            for (int r : m_classes.distinctReplicas(m_cfg, first, m_widths[wp] + m_widths[w])) {
+                std::vector<int> a(static_cast<size_t>(m_widths[wp])), b(static_cast<size_t>(m_widths[w]));
+                for (size_t j = 0; j < a.size(); ++j)
+                    a[j] = r * m_cfg.positions + first + static_cast<int>(j);
+                for (size_t j = 0; j < b.size(); ++j)
+                    b[j] = r * m_cfg.positions + q + static_cast<int>(j);
+                before.devices.push_back(std::move(a));
+                after.devices.push_back(std::move(b));
             }
+        } else {
+            before = stageAt(q - m_widths[wp], wp);
+            after = stageAt(q, w);
         }
         id = m_links.intern(boundaryLink(m_topo, before, after));
         m_boundaryIds.insert(key, id);
