@@ -612,6 +612,8 @@ const SearchClasses::InsideColumns &SearchClasses::insideColumns(int dp, int pos
 // nullopt otherwise or beyond the tabulated columns.
 std::optional<SearchClasses::Hash2> SearchClasses::insideHash(int dp, int positions, int first, int width)
 {
+    if (dp < m_columnHashReplicas)
+        return std::nullopt;
     const InsideColumns &c = insideColumns(dp, positions);
     if (!c.aligned || first + width > static_cast<int>(c.first.size()))
         return std::nullopt;

@@ -174,6 +174,12 @@ public:
     // stages of a boundary lie in the same replica block, so the pairs boundaryLink()
     // compares in a replica omitted here repeat, in the same order, those of an earlier one.
     std::vector<int> distinctReplicas(const OuterConfig &cfg, int first, int width);
+    // The inside layout's column hashes are a second encoding of the signature (one
+    // signature may then have a class from each, costed twice): used from this many
+    // replicas on, where the row-by-row hash (O(dp)) costs more than the duplicates. Tests
+    // lower it to reach the column hashes on small trees.
+    static constexpr int kColumnHashReplicas = 32;
+    void setColumnHashReplicas(int replicas) { m_columnHashReplicas = replicas; }
 
 private:
     struct Hash2 {
@@ -204,6 +210,7 @@ private:
     std::optional<Hash2> insideHash(int dp, int positions, int first, int width);
     std::map<int, InsideColumns> m_inside;  // per dp
     int m_columnReach = 0;                   // maxStages * widest + widest
+    int m_columnHashReplicas = kColumnHashReplicas;
     std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
     std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)
     std::vector<uint64_t> m_prefixA, m_prefixB, m_powA, m_powB;

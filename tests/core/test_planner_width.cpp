@@ -121,6 +121,7 @@ void checkClasses(const Topology &topo, Checked &checked)
     const PlanSpace space(topo, model, o);
     ASSERT_EQ(space.problem(), "");
     SearchClasses hashed(space), full(space);
+    hashed.setColumnHashReplicas(2);  // the inside layout's column hashes on a small tree too
     std::map<int, int> hashedToFull, fullToHashed;
     std::map<std::pair<uint64_t, uint64_t>, BoundaryLink> byKey;
     const int n = topo.deviceCount();
