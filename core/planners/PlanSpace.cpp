@@ -388,6 +388,9 @@ SearchClasses::SearchClasses(const PlanSpace &space)
             types.push_back(anon);
     }
     m_rangeIdx.assign(static_cast<size_t>(m_layers + 1) * (m_layers + 1), -1);
+    const int widest = space.widths().empty() ? 1 : space.widths().back();
+    m_columnReach = static_cast<int>(std::min<long long>(space.topology().deviceCount(),
+                                                         (static_cast<long long>(space.maxStages()) + 1) * widest));
 
     // Group classes: (level, device count, child count, effective link).
     const Topology &t = *m_topo;
@@ -437,6 +440,248 @@ int SearchClasses::placementClass(const std::vector<std::vector<int>> &devices)
         }
     }
     return m_placements.emplace(m_sig, static_cast<int>(m_placements.size())).first->second;
+}
+
+namespace {
+
+__extension__ typedef unsigned __int128 U128;  // GCC / Clang
+
+// Arithmetic modulo the Mersenne prime 2^61 - 1 for the signature hashes.
+constexpr uint64_t kHashPrime = (uint64_t{1} << 61) - 1;
+constexpr uint64_t kBaseA = 0x1f3a5c7e9b2d4f61ULL % kHashPrime;
+constexpr uint64_t kBaseB = 0x2c6b8e1f4a7d3b95ULL % kHashPrime;
+
+uint64_t mulMod(uint64_t x, uint64_t y)
+{
+    const U128 p = static_cast<U128>(x) * y;
+    uint64_t r = static_cast<uint64_t>(p & kHashPrime) + static_cast<uint64_t>(p >> 61);
+    return r >= kHashPrime ? r - kHashPrime : r;
+}
+uint64_t addMod(uint64_t x, uint64_t y)
+{
+    const uint64_t r = x + y;
+    return r >= kHashPrime ? r - kHashPrime : r;
+}
+uint64_t subMod(uint64_t x, uint64_t y)
+{
+    return x >= y ? x - y : x + kHashPrime - y;
+}
+// Bases over the columns of an inside matrix, and the tag that keeps those hashes apart
+// from the row-by-row ones.
+constexpr uint64_t kColumnA = 0x3d1e7b5a9c2f4e83ULL % kHashPrime;
+constexpr uint64_t kColumnB = 0x15c9a3e7d2b8f461ULL % kHashPrime;
+constexpr uint64_t kInsideTag = 0x7a3c;
+uint64_t powMod(uint64_t base, size_t e)
+{
+    uint64_t r = 1;
+    while (e > 0) {
+        if (e & 1)
+            r = mulMod(r, base);
+        base = mulMod(base, base);
+        e >>= 1;
+    }
+    return r;
+}
+
+} // namespace
+
+void SearchClasses::prepareDeviceHashes()
+{
+    if (m_hashesReady)
+        return;
+    const Topology &t = *m_topo;
+    const int n = t.deviceCount();
+    const int levels = t.levelCount();
+    // A device's token is its (type, ancestor classes) interned, as placementClass() lists
+    // them, times m_tokenBase, plus its level entry + 2 (-2: first of the matrix, else the
+    // level to the device before it in the matrix, which is the one before in id order
+    // within a row).
+    m_tokenBase = levels + 3;
+    std::map<std::vector<int>, int> tokens;
+    std::vector<int> key(static_cast<size_t>(levels) + 1);
+    m_deviceToken.assign(static_cast<size_t>(n), 0);
+    m_stepLevel.assign(static_cast<size_t>(n), -2);
+    for (int d = 0; d < n; ++d) {
+        key[0] = t.devices[d].type;
+        for (int l = 0; l < levels; ++l)
+            key[static_cast<size_t>(l) + 1] = m_groupClass[t.ancestor(d, l)];
+        m_deviceToken[static_cast<size_t>(d)] =
+            tokens.emplace(key, static_cast<int>(tokens.size())).first->second;
+        if (d > 0)
+            m_stepLevel[static_cast<size_t>(d)] = t.level(d - 1, d);
+    }
+    // Prefix hashes of the tokens of a single row through every device: device d with the
+    // level to d - 1.
+    m_prefixA.assign(static_cast<size_t>(n) + 1, 0);
+    m_prefixB.assign(static_cast<size_t>(n) + 1, 0);
+    m_powA.assign(static_cast<size_t>(n) + 1, 1);
+    m_powB.assign(static_cast<size_t>(n) + 1, 1);
+    for (int d = 0; d < n; ++d) {
+        const uint64_t tok = static_cast<uint64_t>(m_deviceToken[static_cast<size_t>(d)]) * m_tokenBase +
+                             static_cast<uint64_t>(m_stepLevel[static_cast<size_t>(d)] + 2) + 1;
+        m_prefixA[d + 1] = addMod(mulMod(m_prefixA[d], kBaseA), tok);
+        m_prefixB[d + 1] = addMod(mulMod(m_prefixB[d], kBaseB), tok);
+        m_powA[d + 1] = mulMod(m_powA[d], kBaseA);
+        m_powB[d + 1] = mulMod(m_powB[d], kBaseB);
+    }
+    m_hashesReady = true;
+}
+
+SearchClasses::Hash2 SearchClasses::append(Hash2 acc, Hash2 h, size_t len) const
+{
+    // len <= devices: the powers are tabulated.
+    return {addMod(mulMod(acc.a, m_powA[len]), h.a), addMod(mulMod(acc.b, m_powB[len]), h.b)};
+}
+
+SearchClasses::Hash2 SearchClasses::rowHash(int first, int end, int firstLevel) const
+{
+    const uint64_t tok = static_cast<uint64_t>(m_deviceToken[static_cast<size_t>(first)]) * m_tokenBase +
+                         static_cast<uint64_t>(firstLevel + 2) + 1;
+    Hash2 h{tok % kHashPrime, tok % kHashPrime};
+    const size_t len = static_cast<size_t>(end - first - 1);
+    const Hash2 rest{subMod(m_prefixA[end], mulMod(m_prefixA[first + 1], m_powA[len])),
+                     subMod(m_prefixB[end], mulMod(m_prefixB[first + 1], m_powB[len]))};
+    return append(h, rest, len);
+}
+
+template <typename Start>
+SearchClasses::Hash2 SearchClasses::matrixHash(int dp, int width, Start start) const
+{
+    // The shape first, as placementClass() lists it.
+    Hash2 h{addMod(mulMod(static_cast<uint64_t>(dp), kBaseA), static_cast<uint64_t>(width)),
+            addMod(mulMod(static_cast<uint64_t>(dp), kBaseB), static_cast<uint64_t>(width))};
+    int prevEnd = -1;
+    for (int r = 0; r < dp; ++r) {
+        const int first = start(r);
+        const int level = prevEnd < 0 ? -2 : m_topo->level(prevEnd - 1, first);
+        h = append(h, rowHash(first, first + width, level), static_cast<size_t>(width));
+        prevEnd = first + width;
+    }
+    return h;
+}
+
+int SearchClasses::classOfHash(Hash2 h)
+{
+    return m_hashedPlacements.emplace(std::make_pair(h.a, h.b), static_cast<int>(m_hashedPlacements.size()))
+        .first->second;
+}
+
+const SearchClasses::InsideColumns &SearchClasses::insideColumns(int dp, int positions)
+{
+    auto it = m_inside.find(dp);
+    if (it != m_inside.end())
+        return it->second;
+    InsideColumns c;
+    // Aligned: step(r * positions) >= every step inside blocks r - 1 and r.
+    std::vector<int> inner(static_cast<size_t>(dp), -1);
+    for (int r = 0; r < dp; ++r)
+        for (int x = 1; x < positions; ++x)
+            inner[static_cast<size_t>(r)] =
+                std::max(inner[static_cast<size_t>(r)], m_stepLevel[static_cast<size_t>(r * positions + x)]);
+    c.aligned = true;
+    for (int r = 1; r < dp && c.aligned; ++r) {
+        const int boundary = m_stepLevel[static_cast<size_t>(r * positions)];
+        c.aligned = boundary >= inner[static_cast<size_t>(r - 1)] && boundary >= inner[static_cast<size_t>(r)];
+    }
+    if (c.aligned) {
+        const int columns = std::min(positions, m_columnReach);
+        c.prefixA.assign(static_cast<size_t>(columns) + 1, 0);
+        c.prefixB.assign(static_cast<size_t>(columns) + 1, 0);
+        c.first.assign(static_cast<size_t>(columns), Hash2{});
+        for (int x = 0; x < columns; ++x) {
+            Hash2 col, first;
+            for (int r = 0; r < dp; ++r) {
+                const size_t d = static_cast<size_t>(r) * static_cast<size_t>(positions) + static_cast<size_t>(x);
+                const uint64_t base = static_cast<uint64_t>(m_deviceToken[d]) * m_tokenBase + 1;
+                const uint64_t tok = base + static_cast<uint64_t>(m_stepLevel[d] + 2);
+                const int firstLevel = r == 0 ? -2 : m_stepLevel[static_cast<size_t>(r) * static_cast<size_t>(positions)];
+                const uint64_t firstTok = base + static_cast<uint64_t>(firstLevel + 2);
+                col = {addMod(mulMod(col.a, kBaseA), tok), addMod(mulMod(col.b, kBaseB), tok)};
+                first = {addMod(mulMod(first.a, kBaseA), firstTok), addMod(mulMod(first.b, kBaseB), firstTok)};
+            }
+            c.prefixA[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixA[static_cast<size_t>(x)], kColumnA), col.a);
+            c.prefixB[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixB[static_cast<size_t>(x)], kColumnB), col.b);
+            c.first[static_cast<size_t>(x)] = first;
+        }
+    }
+    return m_inside.emplace(dp, std::move(c)).first->second;
+}
+
+// The inside matrix of `dp` rows [r * positions + first, ... + width) read column by column
+// (the same tokens as row by row, so the same information) when the blocks are aligned;
+// nullopt otherwise or beyond the tabulated columns.
+std::optional<SearchClasses::Hash2> SearchClasses::insideHash(int dp, int positions, int first, int width)
+{
+    if (dp < m_columnHashReplicas)
+        return std::nullopt;
+    const InsideColumns &c = insideColumns(dp, positions);
+    if (!c.aligned || first + width > static_cast<int>(c.first.size()))
+        return std::nullopt;
+    const size_t a = static_cast<size_t>(first) + 1, b = static_cast<size_t>(first + width);
+    uint64_t ha = subMod(c.prefixA[b], mulMod(c.prefixA[a], powMod(kColumnA, b - a)));
+    uint64_t hb = subMod(c.prefixB[b], mulMod(c.prefixB[a], powMod(kColumnB, b - a)));
+    const Hash2 head = c.first[static_cast<size_t>(first)];
+    // Tag, shape, the first column, the others.
+    Hash2 h{addMod(mulMod(kInsideTag, kColumnA), static_cast<uint64_t>(dp)),
+            addMod(mulMod(kInsideTag, kColumnB), static_cast<uint64_t>(dp))};
+    h = {addMod(mulMod(h.a, kColumnA), static_cast<uint64_t>(width)), addMod(mulMod(h.b, kColumnB), static_cast<uint64_t>(width))};
+    h = {addMod(mulMod(h.a, kColumnA), head.a), addMod(mulMod(h.b, kColumnB), head.b)};
+    h = {addMod(mulMod(h.a, powMod(kColumnA, b - a)), ha), addMod(mulMod(h.b, powMod(kColumnB, b - a)), hb)};
+    return h;
+}
+
+int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int width)
+{
+    prepareDeviceHashes();
+    if (cfg.layout == Layout::ReplicasOutside) {
+        // dp rows side by side: one interval, and a row's first device follows the last
+        // of the row before, so the whole matrix hashes like one row.
+        const int first = cfg.dp * position;
+        const Hash2 shape{addMod(mulMod(static_cast<uint64_t>(cfg.dp), kBaseA), static_cast<uint64_t>(width)),
+                          addMod(mulMod(static_cast<uint64_t>(cfg.dp), kBaseB), static_cast<uint64_t>(width))};
+        const size_t len = static_cast<size_t>(cfg.dp) * static_cast<size_t>(width);
+        return classOfHash(append(shape, rowHash(first, first + static_cast<int>(len), -2), len));
+    }
+    if (const auto h = insideHash(cfg.dp, cfg.positions, position, width))
+        return classOfHash(*h);
+    return classOfHash(matrixHash(cfg.dp, width, [&](int r) { return r * cfg.positions + position; }));
+}
+
+std::vector<int> SearchClasses::distinctReplicas(const OuterConfig &cfg, int first, int width)
+{
+    prepareDeviceHashes();
+    std::vector<int> out;
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    for (int r = 0; r < cfg.dp; ++r) {
+        const Hash2 h = rowHash(r * cfg.positions + first, r * cfg.positions + first + width, -2);
+        const std::pair<uint64_t, uint64_t> key{h.a, h.b};
+        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+            seen.push_back(key);
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+std::pair<uint64_t, uint64_t> SearchClasses::boundaryKey(const OuterConfig &cfg, int position, int wp, int w)
+{
+    prepareDeviceHashes();
+    // The union of the two matrices in id order, as one matrix, then the split and the
+    // layout (which decides how its rows pair up).
+    Hash2 h;
+    if (cfg.layout == Layout::ReplicasOutside) {
+        const int first = cfg.dp * (position - wp);
+        const size_t len = static_cast<size_t>(cfg.dp) * static_cast<size_t>(wp + w);
+        h = rowHash(first, first + static_cast<int>(len), -2);
+    } else if (const auto c = insideHash(cfg.dp, cfg.positions, position - wp, wp + w)) {
+        h = *c;
+    } else {
+        h = matrixHash(cfg.dp, wp + w, [&](int r) { return r * cfg.positions + position - wp; });
+    }
+    const uint64_t tail = (static_cast<uint64_t>(cfg.layout == Layout::ReplicasOutside ? 1 : 2) << 60) ^
+                          (static_cast<uint64_t>(cfg.dp) << 40) ^ (static_cast<uint64_t>(wp) << 20) ^
+                          static_cast<uint64_t>(w);
+    return {h.a ^ tail, addMod(mulMod(h.b, kBaseB), tail % kHashPrime)};
 }
 
 LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &cfgIn,

@@ -24,9 +24,11 @@
 #include "PlanBuilder.h"
 #include "Planner.h"
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,13 +150,74 @@ private:
 //    link), and whose consecutive devices (in id order) meet at the same levels. Device ids
 //    below every group are contiguous, so these determine every pair's level, link,
 //    every group's member count and contention share.
+//
+// placementClassAt() and boundaryKey() give the same classes without building the device
+// matrix (issue 24, "Width"): the matrix's signature is hashed from per-device prefix
+// hashes, O(1) for a stage of the outside layout (one interval of ids) and O(dp) for the
+// inside layout (dp intervals), instead of O(dp * width * levels) per stage. The hash is
+// two independent 61-bit polynomial hashes of the signature's sequence (a false merge needs
+// both to collide, about 2^-120 per pair of distinct signatures); the classes are those of
+// placementClass() otherwise. Use one of the two for a search, not both.
 class SearchClasses {
 public:
     explicit SearchClasses(const PlanSpace &space);
     int rangeClass(int first, int end);
     int placementClass(const std::vector<std::vector<int>> &devices);
+    // The class of PlanSpace::stageDevices(cfg, position, width).
+    int placementClassAt(const OuterConfig &cfg, int position, int width);
+    // Equal for two boundaries (the stage of width wp ending at `position`, the one of
+    // width w starting there) whose two device matrices have the same signature together
+    // (the union of their devices in id order): boundaryLink() cannot tell them apart.
+    std::pair<uint64_t, uint64_t> boundaryKey(const OuterConfig &cfg, int position, int wp, int w);
+    // Inside layout: the replicas r whose devices [r * positions + first, ... + width) differ
+    // (tokens and the levels between them) from every earlier replica's, ascending. Two
+    // stages of a boundary lie in the same replica block, so the pairs boundaryLink()
+    // compares in a replica omitted here repeat, in the same order, those of an earlier one.
+    std::vector<int> distinctReplicas(const OuterConfig &cfg, int first, int width);
+    // The inside layout's column hashes are a second encoding of the signature (one
+    // signature may then have a class from each, costed twice): used from this many
+    // replicas on, where the row-by-row hash (O(dp)) costs more than the duplicates. Tests
+    // lower it to reach the column hashes on small trees.
+    static constexpr int kColumnHashReplicas = 32;
+    void setColumnHashReplicas(int replicas) { m_columnHashReplicas = replicas; }
 
 private:
+    struct Hash2 {
+        uint64_t a = 0, b = 0;
+    };
+    void prepareDeviceHashes();
+    // Appends `len` tokens whose hash is h to `acc`.
+    Hash2 append(Hash2 acc, Hash2 h, size_t len) const;
+    // The hash of devices [first, end) read as one matrix row: the first device's token
+    // with level entry `firstLevel`, the others with the level to the device before them.
+    Hash2 rowHash(int first, int end, int firstLevel) const;
+    // The signature hash of `dp` rows [start(r), start(r) + width), start ascending.
+    template <typename Start>
+    Hash2 matrixHash(int dp, int width, Start start) const;
+    int classOfHash(Hash2 h);
+    // The inside layout when every replica block's boundary is at least as high a level as
+    // any step inside the blocks on either side (aligned blocks: the level between the
+    // last device of a row and the first of the next is then the boundary's, whatever the
+    // position and widths). Per column x of the blocks (x below m_columnReach): the hash
+    // over the replicas of the tokens at r * positions + x (colPrefix: prefix hashes over
+    // x), and of the first-column tokens (level entry -2, then the block boundary's).
+    struct InsideColumns {
+        bool aligned = false;
+        std::vector<uint64_t> prefixA, prefixB;  // over x of the column hashes
+        std::vector<Hash2> first;
+    };
+    const InsideColumns &insideColumns(int dp, int positions);
+    std::optional<Hash2> insideHash(int dp, int positions, int first, int width);
+    std::map<int, InsideColumns> m_inside;  // per dp
+    int m_columnReach = 0;                   // maxStages * widest + widest
+    int m_columnHashReplicas = kColumnHashReplicas;
+    std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
+    std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)
+    std::vector<uint64_t> m_prefixA, m_prefixB, m_powA, m_powB;
+    int m_tokenBase = 1;                  // tokens: deviceToken * m_tokenBase + level entry + 2
+    bool m_hashesReady = false;
+    std::map<std::pair<uint64_t, uint64_t>, int> m_hashedPlacements;
+
     const Topology *m_topo;
     int m_layers;
     std::vector<int> m_layerType;

@@ -23,15 +23,26 @@ void PositionBound::setConfig(const LayerComputeBound *compute)
     m_ready = false;
 }
 
+// The positions a plan of the current point can occupy at all: [0, S * widest) with at most
+// maxStages stages (issue 24, "Width": on a wide cluster a replica has far more positions
+// than any pipeline reaches, and the placement facts below are only needed where stages
+// can be).
+int PositionBound::reach() const
+{
+    const int widest = m_nW > 0 ? m_cache.widths()[static_cast<size_t>(m_nW) - 1] : 0;
+    return static_cast<int>(std::min<long long>(m_cache.config().positions, static_cast<long long>(m_maxStages) * widest));
+}
+
 // The distinct placement classes of width index wIdx at every position of the current
-// point where a stage of that width fits, each with one position where it occurs. Kept per
-// (dp, layout): the placements do not depend on the micro-batch or the schedule.
+// point where a stage of that width fits (below reach()), each with one position where it
+// occurs. Kept per (dp, layout): the placements do not depend on the micro-batch or the
+// schedule.
 const std::vector<std::pair<int, int>> &PositionBound::classesOf(int wIdx)
 {
     Placements &f = *m_facts;
     if (!f.classesKnown) {
         f.classes.assign(static_cast<size_t>(m_nW), {});
-        const int positions = m_cache.config().positions;
+        const int positions = reach();
         for (int w = 0; w < m_nW; ++w) {
             std::vector<std::pair<int, int>> &list = f.classes[static_cast<size_t>(w)];
             for (int q = 0; q + m_cache.widths()[static_cast<size_t>(w)] <= positions; ++q) {
@@ -54,7 +65,7 @@ void PositionBound::enumerateLinks()
     f.linksBefore.assign(static_cast<size_t>(m_nW), {});
     f.linksAfter.assign(static_cast<size_t>(m_nW), {});
     f.linksKnown = false;
-    const int positions = m_cache.config().positions;
+    const int positions = reach();
     if (double(positions) * m_nW * m_nW > kMaxBoundaries)
         return;
     auto add = [](std::vector<int> &list, int id) {

@@ -44,6 +44,7 @@ public:
     int need(int k, int j, double best, double weight, int limit);
 
 private:
+    int reach() const;
     // One option of a stage at one placement class, as the relaxation sees it.
     struct OptionBound {
         double last;    // per-micro-batch time as the last stage (no boundary after it)

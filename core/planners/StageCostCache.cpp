@@ -44,7 +44,11 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
         Placement p;
         p.dp = cfg.dp;
         p.layout = cfg.layout;
-        const size_t positions = static_cast<size_t>(cfg.positions) + 1;
+        // Positions a pipeline can reach: at most maxStages stages of the widest width
+        // (issue 24, "Width": a replica of a wide cluster has far more).
+        const long long reach = std::min<long long>(cfg.positions, static_cast<long long>(m_space.maxStages()) *
+                                                                       (m_nW > 0 ? m_widths.back() : 1));
+        const size_t positions = static_cast<size_t>(reach) + 1;
         p.sig.assign(positions * m_nW, -1);
         p.link.assign(positions * m_nW * m_nW, -1);
         m_placements.push_back(std::move(p));
@@ -71,14 +75,41 @@ StagePlan StageCostCache::stageAt(int q, int wIdx) const
 int StageCostCache::newPlacementClass(int q, int wIdx)
 {
     int &s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
-    s = m_classes.placementClass(stageAt(q, wIdx).devices);
+    // From the device hashes, without building the matrix (SearchClasses).
+    s = m_classes.placementClassAt(m_cfg, q, m_widths[wIdx]);
     return s;
 }
 
 int StageCostCache::newLinkId(int q, int wp, int w)
 {
     int &id = m_pl->link[(static_cast<size_t>(q) * m_nW + wp) * m_nW + w];
-    id = m_links.intern(boundaryLink(m_topo, stageAt(q - m_widths[wp], wp), stageAt(q, w)));
+    // Boundaries whose two matrices have the same signature together have the same link:
+    // built and measured once per signature (SearchClasses::boundaryKey).
+    const auto bk = m_classes.boundaryKey(m_cfg, q, m_widths[wp], m_widths[w]);
+    const FlatKey key{bk.first, bk.second};
+    if (!m_boundaryIds.find(key, id)) {
+        StagePlan before, after;
+        if (m_cfg.layout == Layout::ReplicasInside) {
+            // The replicas whose pairs repeat an earlier replica's add nothing to the worst
+            // pair, nor change which one is met first (SearchClasses::distinctReplicas):
+            // only the others are built.
+            const int first = q - m_widths[wp];
+            for (int r : m_classes.distinctReplicas(m_cfg, first, m_widths[wp] + m_widths[w])) {
+                std::vector<int> a(static_cast<size_t>(m_widths[wp])), b(static_cast<size_t>(m_widths[w]));
+                for (size_t j = 0; j < a.size(); ++j)
+                    a[j] = r * m_cfg.positions + first + static_cast<int>(j);
+                for (size_t j = 0; j < b.size(); ++j)
+                    b[j] = r * m_cfg.positions + q + static_cast<int>(j);
+                before.devices.push_back(std::move(a));
+                after.devices.push_back(std::move(b));
+            }
+        } else {
+            before = stageAt(q - m_widths[wp], wp);
+            after = stageAt(q, w);
+        }
+        id = m_links.intern(boundaryLink(m_topo, before, after));
+        m_boundaryIds.insert(key, id);
+    }
     if (id >= (1 << kLinkIdBits))
         throw SearchLimitExceeded{"the cluster has more than " + std::to_string(1 << kLinkIdBits) +
                                   " distinct pipeline boundary links; the planner's caches hold at most that many"};

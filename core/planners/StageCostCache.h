@@ -145,6 +145,7 @@ private:
     // (block, stashed micro-batches, prev link, next link).
     std::vector<Placement> m_placements;
     LinkTable m_links;
+    FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::map<std::pair<int, uint64_t>, int> m_geomIdx;  // (placement class, widthKey)
     std::vector<StageGeometry> m_geoms;
