@@ -151,25 +151,25 @@ void PlacementView::setSnapshot(PlanSnapshotPtr snapshot)
     // Another cluster's diagram (a new document, a template, a cluster grown to thousands of
     // devices): the zoom of the last one would show a corner of it. Refit; the user's zoom
     // stays while the diagram is the same.
-    if (m_fitted && m_scene->diagramRect().size() != m_fittedRect.size())
-        m_fitted = false;
-    if (!m_fitted && m_snapshot && m_view->isVisible())
+    if (needsFit() && m_snapshot && m_view->isVisible())
         fitToDiagram();
+}
+
+bool PlacementView::needsFit() const
+{
+    return !m_fittedRect.isValid() || m_fittedRect.size() != m_scene->diagramRect().size();
 }
 
 void PlacementView::fitToDiagram()
 {
     m_view->fitToView();
     m_fittedRect = m_scene->diagramRect();
-    m_fitted = true;
 }
 
 void PlacementView::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    if (m_fitted && m_scene->diagramRect().size() != m_fittedRect.size())
-        m_fitted = false;
-    if (!m_fitted && m_snapshot)
+    if (needsFit() && m_snapshot)
         QTimer::singleShot(0, this, [this] { fitToDiagram(); });
 }
 

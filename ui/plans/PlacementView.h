@@ -96,8 +96,10 @@ private:
     PlanSnapshotPtr m_snapshot;
     std::shared_ptr<const PlacementOverlay> m_overlay;
     bool m_forcedStale = false;
-    bool m_fitted = false;   // fitted to the first plan once the canvas had a size
-    QRectF m_fittedRect;     // the diagram it was fitted to: a new cluster's diagram refits
+    // The diagram last fitted to (invalid: none yet). Fitted once the canvas has a size and a
+    // plan; again when the diagram changes (another cluster), else the user's zoom stays.
+    QRectF m_fittedRect;
+    bool needsFit() const;
     void fitToDiagram();     // now, and remembers what
     ColourBy m_by = ByStage;
 };

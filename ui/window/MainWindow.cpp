@@ -59,7 +59,6 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTime>
-#include <QGuiApplication>
 #include <QScreen>
 #include <QStyle>
 #include <QTabBar>
@@ -427,10 +426,20 @@ void MainWindow::applyDefaultLayout()
     tabifyDockWidget(m_modelDock, m_rightDock);
     m_clusterDock->raise();
     // Wide enough for the Search form when the tabs leave room for it.
-    const int form = m_searchPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 12;
-    const int tabs = m_tabs->tabBar()->sizeHint().width() + 24;
-    resizeDocks({m_clusterDock}, {std::clamp(std::min(std::max(form, width() * 29 / 100), width() - tabs), 240, 340)},
+    resizeDocks({m_clusterDock},
+                {std::clamp(std::min(std::max(searchFormWidth(), width() * 29 / 100), width() - tabBarWidth()), 240, 340)},
                 Qt::Horizontal);
+}
+
+int MainWindow::searchFormWidth() const
+{
+    // The Search form beside its dock's vertical scroll bar.
+    return m_searchPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 12;
+}
+
+int MainWindow::tabBarWidth() const
+{
+    return m_tabs->tabBar()->sizeHint().width() + 24;   // all eight tabs, without scroll arrows
 }
 
 void MainWindow::resetLayout()
@@ -448,12 +457,9 @@ void MainWindow::sizeDocksToWindow()
     // scroll arrows (1311 px, a 1366 x 768 screen: 330 + 320).
     const int w = width();
     int left = std::clamp(w * 26 / 100, 240, 370), right = std::clamp(w * 26 / 100, 220, 360);
-    const int tabs = m_tabs->tabBar()->sizeHint().width() + 24;
-    // The Search form whole, beside its vertical scroll bar; the cluster tree scrolls
-    // sideways more gracefully than a form.
-    const int form = m_searchPanel->minimumSizeHint().width() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 12;
-    right = std::max(right, std::min(form, 380));
-    if (const int over = left + right + tabs - w; over > 0)
+    // The Search form whole; the cluster tree scrolls sideways more gracefully than a form.
+    right = std::max(right, std::min(searchFormWidth(), 380));
+    if (const int over = left + right + tabBarWidth() - w; over > 0)
         left = std::max(240, left - over);
     resizeDocks({m_clusterDock, m_rightDock}, {left, right}, Qt::Horizontal);
 }

@@ -204,6 +204,10 @@ private:
     // The default dock layout for the window's width: beside the canvas on a wide window,
     // all four docks tabbed in one column below kCompactWidth.
     void applyDefaultLayout();
+    // The widths the default layout keeps free: the Search form's (dock included) and the
+    // central tab bar's.
+    int searchFormWidth() const;
+    int tabBarWidth() const;
 
     WorkspaceDocument *m_document;
     std::unique_ptr<Settings> m_settings;
