@@ -3,6 +3,8 @@
 // absent): a temporary directory that removes itself, whole-file reads and writes, and
 // runCli(), which runs the real nest-cli (NEST_CLI_PATH, defined for every test_cli_* suite)
 // and keeps its exit code and output. The tests themselves use GoogleTest.
+#include "DeviceSpec.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -109,6 +111,17 @@ inline std::string rowName(const std::string &name)
 }
 
 inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+// The made-up accelerator of the planner tests: 100 TFLOP/s, 1 TB/s HBM, `memoryBytes` of it.
+inline nest::DeviceSpec testDevice(double memoryBytes = 80e9)
+{
+    nest::DeviceSpec d;
+    d.name = "test-gpu";
+    d.peakFlops = 100e12;
+    d.memoryBytes = memoryBytes;
+    d.memoryBandwidth = 1e12;
+    return d;
+}
 
 struct Run {
     int exitCode = -1;  // -2: crashed (killed by a signal); -1: did not finish in time

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 using namespace nest;
+using coretest::contains;
 
 namespace {
 
@@ -37,11 +38,6 @@ Evaluated evaluated(int tp, int pp, int dp, int batch, int microBatch = 1)
     Evaluated e{buildUniformPlan(u, topo, model).value(), {}};
     e.report = evaluate(e.plan, topo, model);
     return e;
-}
-
-bool contains(const std::string &text, const std::string &part)
-{
-    return text.find(part) != std::string::npos;
 }
 
 } // namespace

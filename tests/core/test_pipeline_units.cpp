@@ -12,6 +12,8 @@
 #include "PlanIO.h"
 #include "PlanSpace.h"
 
+#include "CoreTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,11 +43,7 @@ ModelProfile gptModel(int blocks, int vocab = 3072, int hidden = 256)
 
 Topology flatCluster(int nodes, int perNode, double memoryBytes)
 {
-    DeviceSpec d;
-    d.name = "test-gpu";
-    d.peakFlops = 100e12;
-    d.memoryBytes = memoryBytes;
-    d.memoryBandwidth = 1e12;
+    const DeviceSpec d = coretest::testDevice(memoryBytes);
     LinkParams inNode{200e9, 1e-6, 1.0};
     LinkParams across{25e9, 5e-6, 1.0};
     return Topology::uniform("flat", d, {{"node", perNode, inNode}, {"cluster", nodes, across}});

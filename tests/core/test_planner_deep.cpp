@@ -9,6 +9,8 @@
 #include "NestPlanner.h"
 #include "NestTuning.h"
 
+#include "CoreTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,11 +23,7 @@ namespace {
 
 Topology smallTree(int nodes, int perNode, double memoryBytes)
 {
-    DeviceSpec d;
-    d.name = "test-gpu";
-    d.peakFlops = 100e12;
-    d.memoryBytes = memoryBytes;
-    d.memoryBandwidth = 1e12;
+    const DeviceSpec d = coretest::testDevice(memoryBytes);
     LinkParams fast, slow;
     fast.bandwidth = 200e9;
     fast.latency = 1e-6;

@@ -7,6 +7,8 @@
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
 
+#include "CoreTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -50,12 +52,7 @@ Topology randomTopology(std::mt19937 &rng, double memoryBytes, bool mixedDevices
     for (int tries = 0; tries < 100; ++tries) {
         t = Topology();
         t.name = "random";
-        DeviceSpec d;
-        d.name = "test-gpu";
-        d.peakFlops = 100e12;
-        d.memoryBytes = memoryBytes;
-        d.memoryBandwidth = 1e12;
-        t.deviceTypes.push_back(d);
+        t.deviceTypes.push_back(coretest::testDevice(memoryBytes));
         const int levels = std::uniform_int_distribution<int>(1, 4)(rng);
         double bw = 200e9;
         for (int l = 0; l < levels; ++l) {

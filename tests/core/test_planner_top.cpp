@@ -11,6 +11,8 @@
 #include "NestPlanner.h"
 #include "PlanSpace.h"
 
+#include "CoreTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -100,11 +102,7 @@ std::map<std::vector<int>, double> bruteForce(const Topology &topo, const ModelP
 
 Topology tinyTree(std::mt19937 &rng, double memory)
 {
-    DeviceSpec d;
-    d.name = "test-gpu";
-    d.peakFlops = 100e12;
-    d.memoryBytes = memory;
-    d.memoryBandwidth = 1e12;
+    const DeviceSpec d = coretest::testDevice(memory);
     LinkParams fast, slow;
     fast.bandwidth = 200e9;
     fast.latency = 1e-6;

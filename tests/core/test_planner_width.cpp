@@ -15,6 +15,8 @@
 #include "NestPlanner.h"
 #include "PlanSpace.h"
 
+#include "CoreTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,18 +25,9 @@
 #include <vector>
 
 using namespace nest;
+using coretest::testDevice;
 
 namespace {
-
-DeviceSpec testDevice(double memory = 80e9)
-{
-    DeviceSpec d;
-    d.name = "test-gpu";
-    d.peakFlops = 100e12;
-    d.memoryBytes = memory;
-    d.memoryBandwidth = 1e12;
-    return d;
-}
 
 LinkParams linkOf(double bandwidth, double latency, double oversubscription = 1)
 {
