@@ -612,7 +612,8 @@ std::string nonFiniteTerm(const StageCost &c)
     return {};
 }
 
-// The memory of a device at pipeline position p: every chunk it holds; transient terms once.
+} // namespace
+
 DeviceReport positionMemory(const std::vector<StageCost> &costs, int p, int depth)
 {
     DeviceReport mem;
@@ -628,6 +629,8 @@ DeviceReport positionMemory(const std::vector<StageCost> &costs, int p, int dept
     mem.total = mem.weights + mem.gradients + mem.optimizerState + mem.stash + mem.activations + mem.overhead;
     return mem;
 }
+
+namespace {
 
 // One line per stage, each with its bubble: the iteration less its position's busy time (the
 // sum of its chunks when interleaved).

@@ -236,6 +236,12 @@ struct Report {
     std::vector<DeviceReport> devices;
 };
 
+// The memory of a device at pipeline position p of a plan `depth` positions deep whose
+// stage (chunk) costs are `costs`: every chunk it holds (k = p, p + depth, ...), the
+// transient terms once. evaluate() reports it per device and calls the plan infeasible where
+// its total exceeds a device's capacity; the planner asks the same before evaluate().
+DeviceReport positionMemory(const std::vector<StageCost> &costs, int p, int depth);
+
 Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &model,
                 const CostOptions &options = {});
 

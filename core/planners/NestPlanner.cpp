@@ -1036,8 +1036,13 @@ private:
                 ++m_stats.pruned;
                 continue;
             }
-            // Feasibility needs the per-device memory of all chunks: the full evaluator,
-            // only for a candidate that would improve the incumbent.
+            // Feasibility needs the per-device memory of all chunks. Most fast candidates
+            // do not fit; that is known from the chunk costs just computed. The full
+            // evaluator only for one that fits and would improve the incumbent.
+            if (!m_cache.interleavedFits()) {
+                ++m_stats.pruned;
+                continue;
+            }
             const Plan plan = m_space.makeInterleavedPlan(cfg, c);
             const Report r = evaluate(plan, m_topo, m_model, m_space.costOptions());
             if (!r.feasible) {

@@ -295,4 +295,18 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     return iterationTime(m_costs, m_ilPlan);
 }
 
+bool StageCostCache::interleavedFits() const
+{
+    const int pp = static_cast<int>(m_ilPlan.stages.size()) / std::max(1, m_ilPlan.virtualStages);
+    for (int p = 0; p < pp; ++p) {
+        // The chunks of one position share its devices, so their capacities are equal.
+        double capacity = std::numeric_limits<double>::infinity();
+        for (size_t k = static_cast<size_t>(p); k < m_costs.size(); k += static_cast<size_t>(pp))
+            capacity = std::min(capacity, m_costs[k].memoryCapacity);
+        if (positionMemory(m_costs, p, pp).total > capacity)
+            return false;
+    }
+    return true;
+}
+
 } // namespace nest

@@ -111,6 +111,11 @@ public:
     // device's partial sum of per-micro-batch times already reaches it.
     double interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
                            double cutoff = std::numeric_limits<double>::infinity());
+    // After interleavedTime() returned a finite time: whether every pipeline position's
+    // memory (positionMemory() of the same chunk costs, as evaluate() sums it) fits the
+    // smallest capacity of its devices. When it does not, evaluate() would find the plan
+    // infeasible for memory, so the search skips it without building and evaluating it.
+    bool interleavedFits() const;
 
 private:
     // Placement facts of one (dp, layout).

@@ -13,6 +13,8 @@
 #include "ModelBuilder.h"
 #include "ModelConfig.h"
 #include "PlanBuilder.h"
+#include "PlanSpace.h"
+#include "StageCostCache.h"
 #include "Simulator.h"
 
 #include <gtest/gtest.h>
@@ -200,3 +202,56 @@ TEST(InterleavedMemory, korthikanti175bSelective)
         params += r.stages[static_cast<size_t>(chunk * 8)].cost.paramsPerDevice;
     EXPECT_NEAR((d.weights + d.gradients + d.optimizerState) / params, 18.0, 1e-9);
 }
+
+// The planner skips an interleaved candidate without evaluating it when the chunk costs it
+// has just computed say a pipeline position does not fit (StageCostCache::interleavedFits).
+// That verdict must be evaluate()'s, candidate by candidate: on a cluster small enough in
+// memory that many candidates do not fit, every candidate with a finite time is checked
+// against the full evaluator of the plan it stands for.
+TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
+{
+    for (const double memory : {6e9, 12e9, 24e9}) {
+        DeviceSpec dev{"il", 100e12, memory, 1e12, 0.5, ""};
+        const Topology topo =
+            Topology::uniform("il", dev, {{"node", 4, {100e9, 1e-6, 1}}, {"cluster", 4, {10e9, 5e-6, 1}}});
+        ModelProfile model = blocks(12);
+        for (LayerProfile &l : model.layers) {
+            l.params = l.tpParams = 2e8;
+            l.stashTpBytes = 2e8;
+        }
+        SearchOptions o;
+        o.globalBatch = 32;
+        o.schedules = {Schedule::Interleaved};
+        const PlanSpace space(topo, model, o);
+        ASSERT_TRUE(space.problem().empty()) << space.problem();
+        SearchStats stats;
+        MemoryObstacle obstacle;
+        const CancelToken cancel;
+        StageCostCache cache(space, cancel, stats, obstacle);
+        int fits = 0, doesNot = 0;
+        for (const OuterConfig &cfg : space.configs()) {
+            if (cfg.schedule != Schedule::Interleaved)
+                continue;
+            cache.setConfig(cfg);
+            for (const InterleavedChoice &c : space.interleavedChoices(cfg)) {
+                const double t = cache.interleavedTime(c, space.interleavedChunks(c));
+                if (!(t >= 0) || !std::isfinite(t))
+                    continue;
+                const Report r = evaluate(space.makeInterleavedPlan(cfg, c), topo, model, space.costOptions());
+                const bool verdict = cache.interleavedFits();
+                EXPECT_EQ(verdict, r.feasible) << "memory " << memory << " mb " << cfg.microBatch << " dp "
+                                               << cfg.dp << " pp " << c.pp << " v " << c.virtualStages;
+                (verdict ? fits : doesNot) += 1;
+                if (r.feasible)
+                    EXPECT_EQ(t, r.iterationTime);
+            }
+        }
+        // Both verdicts occur, so the check can fail either way.
+        if (memory == 12e9) {
+            EXPECT_GT(fits, 0);
+            EXPECT_GT(doesNot, 0);
+        }
+        std::printf("memory %.0f GB: %d candidates fit, %d do not\n", memory / 1e9, fits, doesNot);
+    }
+}
+
