@@ -88,6 +88,11 @@ const std::vector<FrameworkProfile> &frameworkProfiles()
 
 const FrameworkProfile &frameworkProfile(Framework f)
 {
+    // The cost model asks this for every stage it costs: the profiles are made in the
+    // enum's order, so the index finds it without a scan (the scan stays for safety).
+    const std::vector<FrameworkProfile> &all = frameworkProfiles();
+    if (const size_t i = static_cast<size_t>(f); i < all.size() && all[i].id == f)
+        return all[i];
     for (const FrameworkProfile &p : frameworkProfiles())
         if (p.id == f)
             return p;

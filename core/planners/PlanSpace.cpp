@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <tuple>
 
 namespace nest {
@@ -702,7 +703,27 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     StageContext ctx = makeContext(space, cfg);
     ctx.stageIndex = 0;
     ctx.numStages = 1;
+    // A one-layer stage's cost is determined by its layer, the layer before it (its input)
+    // and whether it is the last: equal profiles (names aside) give equal costs, so each
+    // distinct (previous, own, last) is costed once (a model's blocks are mostly alike).
+    std::vector<int> type;
+    std::vector<LayerProfile> types;
+    for (const LayerProfile &l : space.model().layers) {
+        LayerProfile anon = l;
+        anon.name.clear();
+        const auto it = std::find(types.begin(), types.end(), anon);
+        type.push_back(static_cast<int>(it - types.begin()));
+        if (it == types.end())
+            types.push_back(std::move(anon));
+    }
+    std::map<std::tuple<int, int, bool>, std::pair<double, double>> costed;
     for (int i = 0; i < space.layerCount(); ++i) {
+        const std::tuple<int, int, bool> key{i > 0 ? type[i - 1] : -1, type[i], i + 1 == layers};
+        if (const auto known = costed.find(key); known != costed.end()) {
+            dev[i] = known->second.first;
+            time[i] = known->second.second;
+            continue;
+        }
         double minDev = std::numeric_limits<double>::infinity();
         double minTime = minDev;
         for (int w : space.widths()) {
@@ -732,6 +753,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
         }
         dev[i] = minDev;
         time[i] = minTime;
+        costed.emplace(key, std::make_pair(minDev, minTime));
     }
     for (int i = layers - 1; i >= 0; --i) {
         b.suffixDeviceSeconds[i] = b.suffixDeviceSeconds[i + 1] + dev[i];
