@@ -151,9 +151,11 @@ int cmdPlan(const Args &argv)
             std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
         progress.update(fraction, detail);
     };
-    // --top K (issue 24): the K best distinct plans; nest only, 1 = the best plan alone.
+    // --top K (issue 24): the K best distinct plans; nest only, 1 = the best plan alone. The
+    // workspace's "top_k" (searchOptionsFrom) unless the flag says otherwise.
     SearchOptions options = job.options;
-    options.topK = args.intValue("top", 1, 1);
+    if (args.has("top"))
+        options.topK = args.intValue("top", 1, limits::topPlans);
     if (options.topK > 1 && settings.planner != "nest")
         throw UsageError{"--top needs the nest planner, found '" + settings.planner + "'"};
     const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, CancelToken{});

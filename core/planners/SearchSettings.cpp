@@ -21,6 +21,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.pipelineUnits = s.pipelineUnits;
     o.evaluationBudget = s.mcmcBudget;
     o.seed = static_cast<unsigned long long>(s.seed);
+    o.topK = s.planner == "nest" ? s.topK : 1;
     o.allowZero = s.allowZero;
     o.allowRecompute = s.allowRecompute;
     o.recomputeModes = s.recomputeModes;
@@ -83,7 +84,8 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"layouts", layouts},
                 {"pipeline_units", toString(s.pipelineUnits)},
                 {"mcmc_budget", s.mcmcBudget},
-                {"seed", s.seed}};
+                {"seed", s.seed},
+                {"top_k", s.topK}};
     return out;
 }
 
@@ -122,7 +124,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed"});
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k"});
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
@@ -152,6 +154,8 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
     s.mcmcBudget = static_cast<int>(getInt(j, "mcmc_budget", path, 0, static_cast<long long>(limits::evaluationBudget.max), 0));
     s.seed = getInt(j, "seed", path, 0, std::numeric_limits<int>::max(), 1);
+    s.topK = static_cast<int>(getInt(j, "top_k", path, static_cast<long long>(limits::topPlans.min),
+                                     static_cast<long long>(limits::topPlans.max), 1));
     const std::string units = getString(j, "pipeline_units", path, "layers");
     if (!pipelineUnitsFromString(units, s.pipelineUnits))
         throw JsonError(childPath(path, "pipeline_units"),

@@ -13,9 +13,10 @@
 //    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
 //    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
 //    "layouts": ["outside", "inside"], "pipeline_units": "layers",
-//    "mcmc_budget": 0, "seed": 1}
+//    "mcmc_budget": 0, "seed": 1, "top_k": 1}
 // "mcmc_budget" is the mcmc planner's plan evaluations (0 = its default, 2000), "seed" its
-// random seed (nest-cli's --budget and --seed, which override them).
+// random seed (nest-cli's --budget and --seed, which override them). "top_k": the nest
+// planner keeps the best K distinct plans (1..100; nest-cli plan --top overrides it).
 // "virtual_stages" also accepts one whole number (files written before it was a list).
 #include "JsonUtil.h"
 #include "Plan.h"
@@ -68,6 +69,7 @@ struct SearchSettings {
     Framework framework = Framework::MegatronCore;   // what the cost model overlaps (FrameworkProfile.h)
     int mcmcBudget = 0;                              // mcmc plan evaluations; 0 = the planner's default
     long long seed = 1;                              // mcmc seed
+    int topK = 1;                                    // nest: keep the best K distinct plans
 
     bool operator==(const SearchSettings &) const = default;
 };

@@ -74,6 +74,9 @@ inline constexpr Range layerBytes{0, 1e15, "bytes"};                // up to 1 P
 inline constexpr Range layerFlops{0, 1e21, "FLOP"};                 // per layer and sample
 
 inline constexpr Range virtualStages{1, 1'024, "", false, true};    // interleaved chunks per device (plans)
+// The best K distinct plans a search keeps (nest-cli plan --top, the workspace's "top_k"): each
+// is evaluated and simulated for the window, so a handful, not thousands.
+inline constexpr Range topPlans{1, 100, "", false, true};
 
 // Names a user types: a pinned plan's label, in characters (UTF-8 bytes). A 5,000,000-character
 // label took the window 66 s and 1.6 GB to lay out (issue 25).

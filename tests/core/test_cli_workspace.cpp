@@ -186,6 +186,33 @@ TEST(CliWorkspace, mcmcBudgetAndSeedFromTheWorkspace)
     ASSERT_TRUE(bad.err.find("mcmc_budget") != std::string::npos) << bad.err;
 }
 
+// The workspace's top_k (the window's "Keep best"): `plan --workspace` lists that many best
+// plans, the same list `--top` gives, and --top overrides it; 0 is refused with its path.
+TEST(CliWorkspace, topKFromTheWorkspace)
+{
+    Json ws = quickstartJson();
+    ws["search"]["top_k"] = 3;
+    const coretest::TempDir dir;
+    const std::string file = dir.filePath("top.nestws.json");
+    ASSERT_TRUE(writeJson(file, ws));
+    const coretest::Run r = runCli({"plan", "--workspace", file, "--json"});
+    ASSERT_TRUE(r.exitCode == 0) << r.err;
+    ASSERT_EQ(outJson(r).at("top").size(), 3u);
+    ASSERT_EQ(outJson(r).at("search").at("top_k").get<int>(), 3);
+    const coretest::Run flag = runCli({"plan", "--workspace", kQuickstart, "--top", "3", "--json"});
+    ASSERT_TRUE(flag.exitCode == 0) << flag.err;
+    ASSERT_EQ(outJson(flag).at("top").dump(), outJson(r).at("top").dump());
+    const coretest::Run one = runCli({"plan", "--workspace", file, "--top", "1", "--json"});
+    ASSERT_TRUE(one.exitCode == 0) << one.err;
+    ASSERT_FALSE(outJson(one).contains("top"));
+    ASSERT_EQ(outJson(one).at("plan").dump(), outJson(r).at("plan").dump());
+    ws["search"]["top_k"] = 0;
+    ASSERT_TRUE(writeJson(file, ws));
+    const coretest::Run bad = runCli({"plan", "--workspace", file});
+    ASSERT_EQ(bad.exitCode, 2);
+    ASSERT_TRUE(bad.err.find("search.top_k") != std::string::npos) << bad.err;
+}
+
 TEST(CliWorkspace, workspaceFrameworkCostsThePlan)
 {
     // The workspace's framework profile is the cost model of plan and evaluate alike;

@@ -242,8 +242,9 @@ TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
                 EXPECT_EQ(verdict, r.feasible) << "memory " << memory << " mb " << cfg.microBatch << " dp "
                                                << cfg.dp << " pp " << c.pp << " v " << c.virtualStages;
                 (verdict ? fits : doesNot) += 1;
-                if (r.feasible)
+                if (r.feasible) {
                     EXPECT_EQ(t, r.iterationTime);
+                }
             }
         }
         // Both verdicts occur, so the check can fail either way.

@@ -72,6 +72,7 @@ SearchSettings everyFieldChanged()
     s.pipelineUnits = PipelineUnits::LayersEmbeddingLoss;
     s.mcmcBudget = 750;
     s.seed = 42;
+    s.topK = 5;
     return s;
 }
 
@@ -210,6 +211,10 @@ TEST(SearchSettings, optionsMapEveryField)
     ASSERT_EQ(o.pipelineUnits, PipelineUnits::LayersEmbeddingLoss);
     ASSERT_EQ(o.evaluationBudget, 750);
     ASSERT_EQ(o.seed, 42u);
+    ASSERT_EQ(o.topK, 1);  // top_k is the nest planner's; "exhaustive" returns one plan
+    SearchSettings nestK = s;
+    nestK.planner = "nest";
+    ASSERT_EQ(searchOptionsFrom(nestK, model).topK, 5);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
     // The headroom and the framework reach the evaluator; every other cost option keeps its
     // default.
@@ -228,6 +233,7 @@ TEST(SearchSettings, optionsMapEveryField)
     const SearchOptions plannerDefaults;
     ASSERT_EQ(p.evaluationBudget, plannerDefaults.evaluationBudget);
     ASSERT_EQ(p.seed, plannerDefaults.seed);
+    ASSERT_EQ(p.topK, plannerDefaults.topK);
     ASSERT_EQ(p.virtualStages, plannerDefaults.virtualStages);
     ASSERT_EQ(p.recomputeModes, plannerDefaults.recomputeModes);
     ASSERT_EQ(p.cpCandidates, plannerDefaults.cpCandidates);
@@ -293,7 +299,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(24));
+    ASSERT_EQ(fields, std::size_t(25));
     ASSERT_EQ(d.size(), fields);
 }
 
@@ -373,6 +379,9 @@ const std::vector<JsonErrorRow> jsonErrorRows = {
     {"recompute_modes not a list", R"({"recompute_modes": "full"})", "search.recompute_modes", "expected an array"},
     {"cp_min_tokens_per_rank -1", R"({"cp_min_tokens_per_rank": -1})", "search.cp_min_tokens_per_rank", "between 0"},
     {"max_stages -1", R"({"max_stages": -1})", "search.max_stages", "between 0"},
+    {"top_k 0", R"({"top_k": 0})", "search.top_k", "between 1 and 100"},
+    {"top_k 101", R"({"top_k": 101})", "search.top_k", "between 1 and 100"},
+    {"top_k 2.5", R"({"top_k": 2.5})", "search.top_k", "whole number"},
     {"pipeline_units unknown", R"({"pipeline_units": "layers+loss"})", "search.pipeline_units",
      "\"layers+embedding+loss\", found \"layers+loss\""},
     {"layouts entry", R"({"layouts": ["outside", "sideways"]})", "search.layouts[1]", "\"outside\" or \"inside\""},

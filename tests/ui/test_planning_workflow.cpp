@@ -7,6 +7,9 @@
 #include "MainWindow.h"
 #include "MemoryChartView.h"
 #include "PlacementView.h"
+#include "PlanLibrary.h"
+#include "PlanListModel.h"
+#include "PlanListView.h"
 #include "PlanRunner.h"
 #include "PlanSession.h"
 #include "PlanSummaryView.h"
@@ -15,15 +18,20 @@
 #include "TimelineView.h"
 
 #include "ClusterIO.h"
+#include "NestPlanner.h"
 #include "PlanIO.h"
 
 #include <QComboBox>
+#include <cmath>
 #include <QCheckBox>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QUrl>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLabel>
+#include <QSpinBox>
+#include <QStatusBar>
 #include <QProcess>
 #include <QProgressBar>
 #include <QSignalSpy>
@@ -309,6 +317,23 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 3, 60000);
         QTest::qWait(500);
         QCOMPARE(changed.count(), 3);
+        // Issue 24, point 3: this re-plan reused the one before (PlanningSession; the first
+        // live result may be the quick-start's pinned plan, evaluated, not searched), gives
+        // what a search from scratch gives on the same inputs, and the status bar says how
+        // long it took.
+        {
+            const PlanSnapshotPtr live = w->planning()->current();
+            QVERIFY(live->replanned);
+            const PlanResult scratch =
+                NestPlanner().plan(live->topology, live->model, searchOptionsFrom(live->settings, live->model));
+            QVERIFY(scratch.found);
+            QVERIFY(scratch.plan == live->plan());
+            QCOMPARE(scratch.objective, live->objective);
+            const auto *label = w->statusBar()->findChild<QLabel *>(QStringLiteral("planLabel"));
+            QVERIFY(label);
+            QVERIFY2(label->text().contains(QStringLiteral("re-planned in")), qPrintable(label->text()));
+            QVERIFY(label->text().contains(searchTimeText(*live)));
+        }
         // Dragging a node into another rack (the canvas pushes this command) and raising the
         // spine's oversubscription re-plan too; each result is fresh and shows a difference.
         w->planning()->setLiveDelayMs(50);
@@ -610,6 +635,59 @@ private slots:
         w->document()->undoStack()->undo();
         QVERIFY(w->document()->search().pipelineUnits == PipelineUnits::Layers);
         QCOMPARE(combo->currentData().toString(), QStringLiteral("layers"));
+    }
+
+    void keepBestListsTheGroup()
+    {
+        // Issue 24, point 4 in the window: "Keep best" K makes Run return the K best distinct
+        // plans, listed together under the best with their time above it.
+        auto w = quickstart();
+        QSpinBox *keep = w->searchPanel()->keepBestBox();
+        QVERIFY(keep->isEnabled());
+        keep->setValue(3);
+        QCOMPARE(w->document()->search().topK, 3);
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        waitIdle(w.get());
+        const PlanSnapshotPtr best = w->planning()->current();
+        QCOMPARE(best->rank, 1);
+        QCOMPARE(best->groupSize, 3);
+        QCOMPARE(static_cast<int>(best->alternatives.size()), 2);
+        // The best is the plan the planner returns alone (top 1), independently searched.
+        SearchOptions one = searchOptionsFrom(best->settings, best->model);
+        one.topK = 1;
+        const PlanResult alone = NestPlanner().plan(best->topology, best->model, one);
+        QVERIFY(alone.plan == best->plan());
+        QCOMPARE(alone.objective, best->objective);
+        // The list: the best first, then ranks 2 and 3, each slower by what its own report says.
+        PlanLibrary *library = w->planLibrary();
+        const int first = library->pinnedCount();
+        QVERIFY(library->rowCount() >= first + 3);
+        double last = best->report().iterationTime;
+        for (int k = 0; k < 3; ++k) {
+            const PlanSnapshotPtr s = library->snapshot(first + k);
+            QVERIFY(s);
+            QCOMPARE(s->rank, k + 1);
+            QVERIFY(s->report().feasible);
+            QVERIFY(s->report().iterationTime >= last);
+            last = s->report().iterationTime;
+            const double delta = 100 * (s->report().iterationTime / best->report().iterationTime - 1);
+            QVERIFY(std::abs(s->deltaPercent - delta) < 1e-9);
+            for (int j = 0; j < k; ++j)
+                QVERIFY(!(library->snapshot(first + j)->plan() == s->plan()));
+        }
+        const QAbstractItemModel *model = w->planList()->model();
+        const QString bestName = model->data(model->index(first, PlanListModel::NameColumn)).toString();
+        const QString secondName = model->data(model->index(first + 1, PlanListModel::NameColumn)).toString();
+        QVERIFY2(bestName.contains(QStringLiteral("best of 3")), qPrintable(bestName));
+        QVERIFY2(secondName.contains(QStringLiteral("└")) && secondName.contains(QStringLiteral("%")), qPrintable(secondName));
+        QVERIFY(w->lastStatus().contains(QStringLiteral("3 best distinct plans")));
+        // Back to one: a run adds one row.
+        const int rows = library->rowCount();
+        keep->setValue(1);
+        w->planning()->run();
+        QTRY_COMPARE_WITH_TIMEOUT(library->rowCount(), rows + 1, 60000);
+        QCOMPARE(library->snapshot(first)->groupSize, 0);
     }
 };
 

@@ -268,8 +268,12 @@ quint64 PlanLibrary::addRun(PlanSnapshotPtr snapshot)
     if (!snapshot)
         return 0;
     const quint64 id = m_nextRunId++;
-    m_runs.insert(m_runs.begin(), Run{id, std::move(snapshot)});
-    if (m_runs.size() > static_cast<size_t>(maxRuns()))
+    // The best K of one search stay together, best first, right below one another.
+    std::vector<Run> group{Run{id, snapshot}};
+    for (const auto &alternative : snapshot->alternatives)
+        group.push_back(Run{m_nextRunId++, alternative});
+    m_runs.insert(m_runs.begin(), group.begin(), group.end());
+    while (m_runs.size() > static_cast<size_t>(std::max<int>(maxRuns(), static_cast<int>(group.size()))))
         m_runs.pop_back();
     emit rowsChanged();
     return id;

@@ -73,7 +73,8 @@ public:
     void waitForEvaluations();
     const std::vector<Run> &runs() const { return m_runs; }
 
-    // A finished search: added at the top of the runs (not an undo step). Returns its id.
+    // A finished search: added at the top of the runs (not an undo step), followed by its
+    // alternatives (the best K: ranks 2..K, each a run of its own). Returns its id.
     quint64 addRun(PlanSnapshotPtr snapshot);
     // Pins several snapshots as one undo step (Run baselines); their snapshots are cached.
     bool pinSnapshots(const QList<PlanSnapshotPtr> &snapshots, const QString &text);

@@ -1,7 +1,9 @@
 #include "PlanRunner.h"
 
 #include "Calibration.h"
+#include "PlanningSession.h"
 
+#include <mutex>
 #include <stdexcept>
 
 namespace nest::ui {
@@ -19,8 +21,14 @@ ModelProfile modelOf(const Workspace &inputs)
 
 } // namespace
 
+struct PlanRunner::Session {
+    std::mutex mutex;
+    PlanningSession planning;
+};
+
 PlanRunner::PlanRunner(QObject *parent)
     : QObject(parent)
+    , m_session(std::make_shared<Session>())
 {
     qRegisterMetaType<nest::ui::PlanSnapshotPtr>();
     connect(&m_jobs, &JobTracker::failed, this, &PlanRunner::failed);
@@ -52,7 +60,7 @@ void PlanRunner::cancel()
 quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QString &label)
 {
     const std::string name = label.toStdString();
-    return launch([this, inputs, name](JobTracker::Job &job) -> PlanSnapshotPtr {
+    return launch([this, inputs, name, session = m_session](JobTracker::Job &job) -> PlanSnapshotPtr {
         const ModelProfile model = modelOf(inputs);
         const std::unique_ptr<Planner> planner = makePlanner(inputs.search.planner);
         if (!planner)
@@ -62,28 +70,62 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         const ProgressFn progress = [this, &job](double fraction, double best) {
             job.reportProgress(0, fraction, [this, id = job.id(), fraction, best] { emit this->progress(id, fraction, best); });
         };
-        const PlanResult r = planner->plan(inputs.cluster, model, options, progress, job.cancelToken());
+        PlanResult r;
+        bool replanned = false;
+        if (planner->name() == "nest") {
+            const std::lock_guard<std::mutex> lock(session->mutex);
+            if (job.cancelled())
+                return nullptr;
+            r = session->planning.replan(inputs.cluster, model, options, progress, job.cancelToken());
+            const PlanningSession::Reuse &reuse = session->planning.lastReuse();
+            replanned = reuse.sameInputs || reuse.boundedByPrevious;
+            if (reuse.sameInputs)
+                r.stats.wallSeconds = reuse.seconds;  // this answer's time, not the search it repeats
+        } else {
+            r = planner->plan(inputs.cluster, model, options, progress, job.cancelToken());
+        }
         if (r.cancelled || job.cancelled())
             return nullptr;
         if (!r.found)  // a refusal before work (SearchEstimate.h) is said as such, at once
             throw std::runtime_error((r.message.rfind("search would", 0) == 0 ? "search refused: " : "no plan found: ") +
                                      r.message);
-        auto snap = std::make_shared<PlanSnapshot>();
-        snap->jobId = job.id();
-        snap->label = name;
-        snap->planner = planner->name();
-        snap->topology = inputs.cluster;
-        snap->model = model;
-        snap->modelSource = inputs.model;
-        snap->settings = inputs.search;
-        snap->calibration = inputs.calibration;
-        snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
-        snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
-        snap->searched = true;
-        snap->stats = r.stats;
-        snap->objective = r.objective;
-        snap->verified = r.verified;
-        return snap;
+        auto snapshotOf = [&](const Plan &plan, const std::string &title, double objective, bool verified) {
+            auto snap = std::make_shared<PlanSnapshot>();
+            snap->jobId = job.id();
+            snap->label = title;
+            snap->planner = planner->name();
+            snap->topology = inputs.cluster;
+            snap->model = model;
+            snap->modelSource = inputs.model;
+            snap->settings = inputs.search;
+            snap->calibration = inputs.calibration;
+            snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
+            snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
+            snap->searched = true;
+            snap->stats = r.stats;
+            snap->objective = objective;
+            snap->verified = verified;
+            snap->replanned = replanned;
+            return snap;
+        };
+        std::shared_ptr<PlanSnapshot> best = snapshotOf(r.plan, name, r.objective, r.verified);
+        if (r.top.size() > 1) {
+            const int size = static_cast<int>(r.top.size());
+            best->rank = 1;
+            best->groupSize = size;
+            for (int i = 1; i < size; ++i) {
+                if (job.cancelled())
+                    return nullptr;
+                const RankedPlan &t = r.top[static_cast<size_t>(i)];
+                std::shared_ptr<PlanSnapshot> alt =
+                    snapshotOf(t.plan, name + " #" + std::to_string(i + 1), t.objective, t.verified);
+                alt->rank = i + 1;
+                alt->groupSize = size;
+                alt->deltaPercent = r.objective > 0 ? 100.0 * (t.objective - r.objective) / r.objective : 0.0;
+                best->alternatives.push_back(std::move(alt));
+            }
+        }
+        return best;
     }, revision);
 }
 

@@ -17,6 +17,7 @@
 #include <QString>
 
 #include <functional>
+#include <memory>
 
 namespace nest::ui {
 
@@ -26,6 +27,9 @@ public:
     explicit PlanRunner(QObject *parent = nullptr);
 
     // Plans `inputs` (cluster, model, search settings) with the planner its settings name.
+    // The nest planner re-plans incrementally (PlanningSession: the previous optimum bounds
+    // the search; the result is the one a search from scratch returns) and, with the
+    // settings' top_k > 1, returns the best K distinct plans (the snapshot's alternatives).
     // `revision` is handed back with the result. Returns the job id (> 0).
     quint64 plan(const Workspace &inputs, quint64 revision, const QString &label);
     // Evaluates and simulates a given plan on `inputs`' cluster and model (an opened plan
@@ -48,6 +52,11 @@ signals:
 
 private:
     quint64 launch(std::function<PlanSnapshotPtr(JobTracker::Job &)> work, quint64 revision);
+
+    // The nest planner's session, shared with the jobs (which outlive a cancel): one
+    // replan() at a time, so a new job waits for the cancelled one to return.
+    struct Session;
+    std::shared_ptr<Session> m_session;
 
     JobTracker m_jobs;   // last: destroyed (cancelled and waited for) first
 };

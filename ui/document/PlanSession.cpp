@@ -175,7 +175,20 @@ QString planHeadline(const PlanSnapshot &current, const PlanSnapshot *previous)
         const double delta = r.samplesPerSecond / previous->report().samplesPerSecond - 1;
         text += QObject::tr(" (%1%2 % vs the previous plan)").arg(delta >= 0 ? QStringLiteral("+") : QString()).arg(100 * delta, 0, 'f', 2);
     }
+    if (current.groupSize > 1)
+        text += QObject::tr("; the %1 best distinct plans are in the plan list").arg(current.groupSize);
     return text;
+}
+
+QString searchTimeText(const PlanSnapshot &snapshot)
+{
+    if (!snapshot.searched)
+        return {};
+    const double s = snapshot.stats.wallSeconds;
+    const QString time = s < 0.01   ? QObject::tr("%1 ms").arg(1000 * s, 0, 'f', 1)
+                         : s < 1.0 ? QObject::tr("%1 ms").arg(1000 * s, 0, 'f', 0)
+                                   : QObject::tr("%1 s").arg(s, 0, 'f', 2);
+    return snapshot.replanned ? QObject::tr("re-planned in %1").arg(time) : QObject::tr("planned in %1").arg(time);
 }
 
 } // namespace nest::ui

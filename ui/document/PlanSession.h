@@ -71,5 +71,8 @@ private:
 
 // "412.3 samples/s (+3.2 % vs the previous plan)" and the like, for the status bar.
 QString planHeadline(const PlanSnapshot &current, const PlanSnapshot *previous);
+// How long the search took: "re-planned in 48 ms" (the nest planner reused the previous
+// search, as after each edit in live mode), "planned in 1.23 s"; empty when not searched.
+QString searchTimeText(const PlanSnapshot &snapshot);
 
 } // namespace nest::ui

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace nest::ui {
 
@@ -35,6 +36,16 @@ struct PlanSnapshot {
     SearchStats stats;            // stats.wallSeconds: search time (also kept for pinned plans)
     double objective = 0;         // the value the planner optimised (seconds)
     bool verified = false;        // objective == report.iterationTime
+    // The nest search reused the previous one (PlanningSession: the same inputs, or the
+    // previous optimum as a bound); stats.wallSeconds is then the re-plan's time.
+    bool replanned = false;
+    // The best K distinct plans (the settings' top_k > 1): this plan's rank in its group
+    // (1 = the best; 0 = no group), the group's size, its time above the best (percent),
+    // and, on the best only, the others (ranks 2..K) as snapshots of their own.
+    int rank = 0;
+    int groupSize = 0;
+    double deltaPercent = 0;
+    std::vector<std::shared_ptr<const PlanSnapshot>> alternatives;
 
     const Plan &plan() const { return analysis.plan; }
     const Report &report() const { return analysis.report; }

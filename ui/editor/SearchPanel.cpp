@@ -1,6 +1,7 @@
 #include "SearchPanel.h"
 
 #include "Glossary.h"
+#include "Limits.h"
 
 #include "WorkspaceDocument.h"
 
@@ -198,6 +199,15 @@ QWidget *SearchPanel::createCandidates()
     m_seed->setRange(0, std::numeric_limits<int>::max());
     m_seed->setToolTip(tr("The mcmc planner's random seed: the same seed gives the same plan"));
     sform->addRow(tr("MCMC seed"), m_seed);
+    // The nest planner's best K distinct plans (the workspace's top_k).
+    m_keepBest = new QSpinBox;
+    m_keepBest->setObjectName(QStringLiteral("keepBest"));
+    m_keepBest->setRange(static_cast<int>(limits::topPlans.min), static_cast<int>(limits::topPlans.max));
+    m_keepBest->setSpecialValueText(tr("1 (the best plan)"));
+    m_keepBest->setToolTip(tr("Run keeps the best K distinct plans (another shape, or a stage boundary on another "
+                              "network tier) and lists them as one group, each with its time above the best: "
+                              "when they are within the model's error, pick the simpler or more robust layout"));
+    sform->addRow(tr("Keep best"), m_keepBest);
     return space;
 }
 
@@ -258,7 +268,7 @@ void SearchPanel::connectEdits()
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
-    for (QSpinBox *box : {m_budget, m_seed}) {
+    for (QSpinBox *box : {m_budget, m_seed, m_keepBest}) {
         box->setKeyboardTracking(false);
         connect(box, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     }
@@ -368,6 +378,8 @@ void SearchPanel::refresh()
     m_seed->setValue(static_cast<int>(std::min<long long>(s.seed, std::numeric_limits<int>::max())));
     m_budget->setEnabled(s.planner == "mcmc");
     m_seed->setEnabled(s.planner == "mcmc");
+    m_keepBest->setValue(s.topK);
+    m_keepBest->setEnabled(s.planner == "nest");
     m_problem.clear();
     m_error->hide();
     m_updating = false;
@@ -449,6 +461,7 @@ void SearchPanel::commit()
     pipelineUnitsFromString(m_units->currentData().toString().toStdString(), s.pipelineUnits);
     s.mcmcBudget = m_budget->value();
     s.seed = m_seed->value();
+    s.topK = m_keepBest->value();
     m_problem.clear();
     m_error->hide();
     m_document->setSearch(s);

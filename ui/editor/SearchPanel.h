@@ -51,6 +51,7 @@ public:
     QComboBox *pipelineUnitsCombo() const { return m_units; }  // item data: "layers", ...
     QSpinBox *mcmcBudgetBox() const { return m_budget; }
     QSpinBox *seedBox() const { return m_seed; }
+    QSpinBox *keepBestBox() const { return m_keepBest; }
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
@@ -84,6 +85,7 @@ private:
     QComboBox *m_framework;
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
     QSpinBox *m_seed;
+    QSpinBox *m_keepBest; // nest: the best K distinct plans (top_k)
     QLabel *m_error;
     QWidget *m_buttons;
     QProgressBar *m_progress;

@@ -108,11 +108,21 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
     const bool otherCluster = index.column() == ClusterColumn && !(cluster == m_library->document()->topology());
     if (role == Qt::ForegroundRole && otherCluster)
         return QBrush(QColor(0xb0, 0x5a, 0x00));
+    const bool grouped = !pinned && s && s->groupSize > 1;
     if (role == Qt::ToolTipRole) {
         QString tip = tr("%1 — %2, planned by %3 on %4 (%5 devices)")
                           .arg(pinned ? tr("pinned, saved in the workspace") : tr("run of this session, not saved"),
                                m_library->label(row), m_library->planner(row), QString::fromStdString(cluster.name))
                           .arg(cluster.deviceCount());
+        if (grouped)
+            tip += QLatin1Char('\n') +
+                   (s->rank == 1 ? tr("The best of the %1 best distinct plans of this search (Search ▸ Keep best).")
+                                       .arg(s->groupSize)
+                                 : tr("Plan %1 of the %2 best distinct plans of this search: %3 % slower than the best. "
+                                      "Within the model's error, a simpler or more robust layout may be worth it.")
+                                       .arg(s->rank)
+                                       .arg(s->groupSize)
+                                       .arg(s->deltaPercent, 0, 'f', 2));
         if (!error.isEmpty())
             tip += QLatin1Char('\n') + error;
         else if (r && !r->feasible && !r->reasons.empty())
@@ -126,7 +136,11 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
     const QString pending = error.isEmpty() ? QStringLiteral("…") : tr("error");
     switch (index.column()) {
     case PinnedColumn: return pinned ? QStringLiteral("★") : QString();
-    case NameColumn: return m_library->label(row);
+    case NameColumn:
+        if (role == Qt::DisplayRole && grouped)
+            return s->rank == 1 ? tr("%1  (best of %2)").arg(m_library->label(row)).arg(s->groupSize)
+                                : tr("    └ %1  (+%2 %)").arg(m_library->label(row)).arg(s->deltaPercent, 0, 'f', 2);
+        return m_library->label(row);
     case PlannerColumn: return m_library->planner(row);
     case ThroughputColumn:
         if (!r)

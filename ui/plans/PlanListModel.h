@@ -3,7 +3,9 @@
 // runs. Columns: pinned mark, name (editable: a rename, one undo step), planner,
 // samples/s, iteration time, peak memory, shape, the cluster it was planned on (marked when
 // it is not the document's current cluster), search time. Numbers are the evaluator's,
-// read from each row's snapshot; "…" while a pinned plan is being evaluated.
+// read from each row's snapshot; "…" while a pinned plan is being evaluated. The best K
+// plans of one search (the settings' top_k) are a group: the best says "best of K", the
+// others are indented under it with their time above the best.
 #include <QAbstractTableModel>
 
 namespace nest::ui {

@@ -340,8 +340,12 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
         m_planLabel->clear();
     } else {
         const Report &r = current->report();
-        m_planLabel->setText(r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
-                                        : tr("infeasible plan"));
+        QString text = r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
+                                  : tr("infeasible plan");
+        // The search's own time (live mode: each edit's re-plan), kept in view.
+        if (const QString took = searchTimeText(*current); !took.isEmpty())
+            text += QStringLiteral(" · ") + took;
+        m_planLabel->setText(text);
         refitStatus();
         if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
             m_tabs->setCurrentIndex(PlacementTab);
@@ -490,6 +494,7 @@ void MainWindow::createStatusBar()
     m_zoom = new QLabel;
     m_autosaveLabel = new QLabel;
     m_planLabel = new QLabel;
+    m_planLabel->setObjectName(QStringLiteral("planLabel"));
     m_calibrationLabel = new QLabel;
     m_calibrationLabel->setObjectName(QStringLiteral("calibrationLabel"));
     m_progress = new QProgressBar;
