@@ -6,6 +6,8 @@
 #include "WorkspaceDocument.h"
 #include "ClusterIO.h"
 #include "ClusterTemplates.h"
+#include "DeviceSpec.h"
+#include "TopologyLayout.h"
 #include "Workspace.h"
 #include "TopologyItems.h"
 #include "TopologyScene.h"
@@ -113,6 +115,7 @@ private slots:
     void nodeHeadersDoNotOverlap_data();
     void nodeHeadersDoNotOverlap();
     void largeClustersAreBlocks();
+    void podAndSpineNamesStayInTheirHeaders();
     void wideTreesFillTheView_data();
     void wideTreesFillTheView();
     void multiSelectionDragMovesAll();
@@ -284,6 +287,50 @@ void TestCanvasLegibility::largeClustersAreBlocks()
     c.view->setZoom(1.0);
     QVERIFY(!c.scene->isCollapsed(su, c.view->zoom()));
     QVERIFY(!c.scene->isHidden(node, c.view->zoom()));
+}
+
+void TestCanvasLegibility::podAndSpineNamesStayInTheirHeaders()
+{
+    // Issue 25: on a four-tier 16,384-device cluster (8 per node, 32 nodes per rack, 8 racks
+    // per pod, 8 pods) the pod and spine names were drawn over the racks' own names. Each
+    // switch group's name now has a band of its own: inside its box, above every child and
+    // the links into them, clear of every other group's band; and where the pods are not
+    // yet blocks, high enough on screen for a name of at least 5 px.
+    const Topology t = Topology::uniform("pods-16k", devicePreset("h100-sxm-80gb").value(),
+                                         {{"node", 8, {450e9, 1e-6, 1}},
+                                          {"rack", 32, {50e9, 2e-6, 1}},
+                                          {"pod", 8, {50e9, 4e-6, 2}},
+                                          {"spine", 8, {25e9, 8e-6, 4}}});
+    QCOMPARE(t.deviceCount(), 16384);
+    Canvas c(t, QSize(640, 560));
+    const TopologyLayout &l = c.scene->topologyLayout();
+    std::vector<int> switchGroups;
+    for (int g = 0; g < static_cast<int>(t.groups.size()); ++g)
+        if (t.groups[g].level >= 2)
+            switchGroups.push_back(g);
+    QCOMPARE(static_cast<int>(switchGroups.size()), 9);
+    for (int g : switchGroups) {
+        const TopologyLayout::Box &b = l.boxes[g];
+        QVERIFY2(!b.labelBand.isEmpty(), t.groups[g].name.c_str());
+        QVERIFY(b.rect.contains(b.labelBand));
+        QVERIFY(!b.labelBand.intersects(b.switchRect));
+        for (int child : t.groups[g].children)
+            QVERIFY2(b.labelBand.bottom() < l.boxes[child].rect.top() - 12,  // the bus into the children
+                     qPrintable(QStringLiteral("%1 over %2").arg(QString::fromStdString(t.groups[g].name),
+                                                                 QString::fromStdString(t.groups[child].name))));
+        for (int other : switchGroups)
+            if (other != g)
+                QVERIFY(!b.labelBand.intersects(l.boxes[other].labelBand));
+    }
+    // Zoomed in until the pods open into racks: the pods' bands hold a name of >= 5 px.
+    const int pod = firstAtLevel(t, 2);
+    double zoom = c.view->zoom();
+    while (c.scene->isCollapsed(pod, zoom) && zoom < 1)
+        zoom *= 1.25;
+    c.view->setZoom(zoom);
+    QVERIFY(!c.scene->isCollapsed(pod, c.view->zoom()));
+    const double onScreen = l.boxes[pod].labelBand.height() * c.view->zoom();
+    QVERIFY2(onScreen >= 5, qPrintable(QStringLiteral("%1 px at zoom %2").arg(onScreen).arg(c.view->zoom())));
 }
 
 void TestCanvasLegibility::wideTreesFillTheView_data()

@@ -552,7 +552,8 @@ void LabelItem::readGroup()
 
 bool LabelItem::sync(int group, const TopologyLayout::Box &box, bool refresh)
 {
-    const bool moved = box.rect != m_box.rect || box.switchRect != m_box.switchRect || box.container != m_box.container;
+    const bool moved = box.rect != m_box.rect || box.switchRect != m_box.switchRect || box.labelBand != m_box.labelBand ||
+                       box.container != m_box.container;
     if (!moved && !refresh) {
         m_group = group;   // renumbered only: it reads and looks the same
         return false;
@@ -594,10 +595,14 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     }
     // Zoomed out: keep the name readable on screen, but inside its box (a name wider than
     // its rack would cover the neighbours' names).
+    // A switch group's name stays in its header band, above its children (their blocks
+    // carry names of their own); a rack's below its switch.
     const QRectF &box = m_box.rect;
+    const QRectF &band = m_box.labelBand;
     double pixels = kReadablePixels / lod;
-    const double maxWidth = m_root ? box.right() - m_box.switchRect.right() - 20 : box.width() * 0.92;
-    const double maxHeight = m_root ? box.height() * 0.12 : box.height() * 0.3;
+    const double maxWidth = !band.isEmpty() ? band.width() * (m_root ? 1.0 : 0.92)
+                                            : box.width() * 0.92;
+    const double maxHeight = !band.isEmpty() ? band.height() : box.height() * 0.3;
     pixels = std::min({pixels, maxWidth / std::max(m_widthPerPixel, 1e-6), maxHeight});
     if (pixels * lod < kSmallestPixels)
         return;
@@ -606,7 +611,8 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     const QFont f = font(pixels, true);
     const QFontMetricsF fm(f);
     const double width = fm.horizontalAdvance(m_text);
-    const QPointF baseline = m_root ? QPointF(m_box.switchRect.right() + 10, box.top() + 2 + fm.ascent())
+    const QPointF baseline = m_root ? (band.isEmpty() ? QPointF(m_box.switchRect.right() + 10, box.top() + 2 + fm.ascent())
+                                                      : QPointF(band.left(), band.top() + fm.ascent()))
                                     : QPointF(box.center().x() - width / 2,
                                               m_box.switchRect.bottom() + 1 + fm.ascent());
     QPainterPath path;

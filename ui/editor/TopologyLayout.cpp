@@ -14,6 +14,7 @@ struct Measurer {
     const Topology &t;
     std::vector<QSizeF> size;
     std::vector<int> perRow;  // children per row (level >= 2)
+    std::vector<double> header;  // header height (level >= 2)
     int rackColumns = 1;      // node columns of racks with more than kColumnsFrom nodes
     int rootPerRow = 0;       // 0 = automatic
 
@@ -77,7 +78,11 @@ struct Measurer {
             perRow[g] = std::max(1, per);
             const int rows = n == 0 ? 0 : (n + perRow[g] - 1) / perRow[g];
             const double trunk = rows > 1 ? 18 : 0;
-            double w = 0, h = kGroupHeader;
+            double tallest = 0;
+            for (int c : group.children)
+                tallest = std::max(tallest, size[c].height());
+            header[g] = std::min(kGroupHeader + kHeaderShare * tallest, kMaxGroupHeader);
+            double w = 0, h = header[g];
             for (int r = 0; r < rows; ++r) {
                 double rowW = 0, rowH = 0;
                 for (int i = r * perRow[g]; i < std::min(n, (r + 1) * perRow[g]); ++i) {
@@ -268,7 +273,14 @@ private:
         const int rows = count == 0 ? 0 : (count + per - 1) / per;
         const double trunkX = box.rect.left() + pad + 8;
         const double inner = box.rect.left() + pad + (rows > 1 ? 18 : 0);
-        double y = box.rect.top() + kGroupHeader;
+        double y = box.rect.top() + m.header[g];
+        // The name's band: down to just above the first row's bus (busY = y - 12).
+        const double bandBottom = y - 16;
+        box.labelBand = box.container
+                            ? QRectF(box.rect.left() + pad, box.switchRect.bottom() + 1, box.rect.width() - 2 * pad,
+                                     bandBottom - box.switchRect.bottom() - 1)
+                            : QRectF(box.switchRect.right() + 10, box.rect.top() + 2,
+                                     box.rect.right() - box.switchRect.right() - 20, bandBottom - box.rect.top() - 2);
         TopologyLayout::Link link{g, group.level, t.link(g).bandwidth, group.linkOverride.has_value(), {}};
         const QPointF swBottom(box.switchRect.center().x(), box.switchRect.bottom());
         double firstBus = -1, lastBus = -1;
@@ -328,7 +340,7 @@ TopologyLayout computeLayout(const Topology &t, double aspect)
     out.boxes.resize(n);
     if (t.root < 0 || t.root >= n)
         return out;
-    Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1)};
+    Measurer m{t, std::vector<QSizeF>(n), std::vector<int>(n, 1), std::vector<double>(n, kGroupHeader)};
     if (aspect > 0)
         chooseShape(m, aspect);
     m.measure(t.root);

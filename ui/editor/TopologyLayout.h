@@ -21,6 +21,9 @@ struct TopologyLayout {
         QRectF rect;          // container frame (level >= 1) or node box (level 0)
         QRectF switchRect;    // the switch glyph (level >= 1), empty for nodes
         QRectF dropSlot;      // racks: the "drop a node here" slot at the bottom
+        // Level >= 2: the header band its name may fill when zoomed out (below its switch;
+        // the root's right of it), above its children's links; empty for racks and nodes.
+        QRectF labelBand;
         bool container = false;
     };
     struct Link {
@@ -50,6 +53,11 @@ inline constexpr double kSlot = 24;
 inline constexpr double kSwitchW = 76;
 inline constexpr double kSwitchH = 22;
 inline constexpr double kGroupHeader = 64;
+// A level >= 2 group's header grows with its children (kGroupHeader + kHeaderShare of the
+// tallest, up to kMaxGroupHeader): zoomed out far enough to see whole pods of tall racks, a
+// 64-unit header is a few pixels, and its name would spill over the racks' own names.
+inline constexpr double kHeaderShare = 0.25;
+inline constexpr double kMaxGroupHeader = 480;
 inline constexpr double kChildGap = 26;
 inline constexpr double kRowGap = 34;
 } // namespace layout

@@ -14,6 +14,19 @@
 
 namespace nest::ui {
 
+namespace {
+
+// A group member's time above the best: "+0.81 %", "+0.0042 %", or "same time" (plans that
+// differ only where it costs nothing, e.g. a ZeRO stage off the critical path).
+QString deltaText(double percent)
+{
+    if (percent == 0)
+        return PlanListModel::tr("same time");
+    return QStringLiteral("+%1 %").arg(percent < 0.01 ? QString::number(percent, 'g', 2) : QString::number(percent, 'f', 2));
+}
+
+} // namespace
+
 PlanListModel::PlanListModel(PlanLibrary *library, QObject *parent)
     : QAbstractTableModel(parent)
     , m_library(library)
@@ -118,11 +131,12 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
             tip += QLatin1Char('\n') +
                    (s->rank == 1 ? tr("The best of the %1 best distinct plans of this search (Search ▸ Keep best).")
                                        .arg(s->groupSize)
-                                 : tr("Plan %1 of the %2 best distinct plans of this search: %3 % slower than the best. "
-                                      "Within the model's error, a simpler or more robust layout may be worth it.")
+                                 : tr("Plan %1 of the %2 best distinct plans of this search (%3 against the best). "
+                                      "Within the model's error, a simpler or more robust layout may be worth it; "
+                                      "select it with the best and Compare to see what differs.")
                                        .arg(s->rank)
                                        .arg(s->groupSize)
-                                       .arg(s->deltaPercent, 0, 'f', 2));
+                                       .arg(deltaText(s->deltaPercent)));
         if (!error.isEmpty())
             tip += QLatin1Char('\n') + error;
         else if (r && !r->feasible && !r->reasons.empty())
@@ -139,7 +153,7 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
     case NameColumn:
         if (role == Qt::DisplayRole && grouped)
             return s->rank == 1 ? tr("%1  (best of %2)").arg(m_library->label(row)).arg(s->groupSize)
-                                : tr("    └ %1  (+%2 %)").arg(m_library->label(row)).arg(s->deltaPercent, 0, 'f', 2);
+                                : tr("    └ %1  (%2)").arg(m_library->label(row), deltaText(s->deltaPercent));
         return m_library->label(row);
     case PlannerColumn: return m_library->planner(row);
     case ThroughputColumn:
