@@ -58,7 +58,10 @@ GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, co
     GroupShape g;
     g.fanIn.fill(1.0);
     g.bandwidth.fill(std::numeric_limits<double>::infinity());
-    std::sort(ids, ids + n);
+    // Stages and groups are mostly listed in id order already (both layouts): skip the sort
+    // then (the sorted array, hence every number below, is the same).
+    if (!std::is_sorted(ids, ids + n))
+        std::sort(ids, ids + n);
     n = static_cast<int>(std::unique(ids, ids + n) - ids);
     g.size = n;
     if (n <= 1)
@@ -342,7 +345,8 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
         for (int d : row)
             if (d >= 0 && d < nDevices)
                 stageIds.push(d);
-    std::sort(stageIds.data(), stageIds.data() + stageIds.size());
+    if (!std::is_sorted(stageIds.data(), stageIds.data() + stageIds.size()))
+        std::sort(stageIds.data(), stageIds.data() + stageIds.size());
     const int *concurrent = stageIds.data();
     const int concurrentCount = stageIds.size();
 
