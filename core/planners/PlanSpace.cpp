@@ -647,19 +647,89 @@ int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int wi
     return classOfHash(matrixHash(cfg.dp, width, [&](int r) { return r * cfg.positions + position; }));
 }
 
+bool SearchClasses::sameTokens(int firstA, int firstB, int len) const
+{
+    // The first device's level entry is left out on both sides (-2), as in a row's hash.
+    const Hash2 a = rowHash(firstA, firstA + len, -2), b = rowHash(firstB, firstB + len, -2);
+    return a.a == b.a && a.b == b.b;
+}
+
+template <typename Repeats, typename Visit>
+void SearchClasses::skipRepeats(int dp, Repeats repeats, Visit visit)
+{
+    // Invariant: the key of every replica below `done` is the key of a visited replica at or
+    // before it. A run [done, done + k) that repeats [done - k, done) keeps it.
+    int done = 0, k = 1;
+    while (done < dp) {
+        k = std::min({k, done, dp - done});
+        if (k >= 1 && repeats(done, k)) {
+            done += k;
+            k *= 2;
+            continue;
+        }
+        if (k > 1) {
+            k /= 2;
+            continue;
+        }
+        visit(done);
+        ++done;
+        k = 1;
+    }
+}
+
 std::vector<int> SearchClasses::distinctReplicas(const OuterConfig &cfg, int first, int width)
 {
     prepareDeviceHashes();
     std::vector<int> out;
     std::vector<std::pair<uint64_t, uint64_t>> seen;
-    for (int r = 0; r < cfg.dp; ++r) {
-        const Hash2 h = rowHash(r * cfg.positions + first, r * cfg.positions + first + width, -2);
+    const int P = cfg.positions;
+    // Replicas [done, done + k): the ids from the first row's start to the last row's end
+    // repeat those of the k replicas before, so every row repeats its counterpart's.
+    auto repeats = [&](int done, int k) {
+        return sameTokens(done * P + first, (done - k) * P + first, (k - 1) * P + width);
+    };
+    skipRepeats(cfg.dp, repeats, [&](int r) {
+        const Hash2 h = rowHash(r * P + first, r * P + first + width, -2);
         const std::pair<uint64_t, uint64_t> key{h.a, h.b};
         if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
             seen.push_back(key);
             out.push_back(r);
         }
-    }
+    });
+    return out;
+}
+
+std::vector<int> SearchClasses::distinctOutsideReplicas(const OuterConfig &cfg, int position, int wp, int w)
+{
+    prepareDeviceHashes();
+    std::vector<int> out;
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    const int before = cfg.dp * (position - wp), after = cfg.dp * position;
+    // The bridge level(a + wp - 1, b) of replica r is max(down(r), level(after - 1, after),
+    // up(r)) (contiguous ids: a level is the highest step between): down(r), the highest
+    // step from its before row's end to the before stage's end, never rises with r; up(r),
+    // from the after stage's start to its after row's start, never falls. Both equal at the
+    // ends of a run of replicas: constant on it, and so is the bridge.
+    auto down = [&](int r) { return m_topo->level(before + (r + 1) * wp - 1, after - 1); };
+    auto up = [&](int r) { return m_topo->level(after, after + r * w); };
+    auto repeats = [&](int done, int k) {
+        return down(done - k) == down(done + k - 1) && up(done - k) == up(done + k - 1) &&
+               sameTokens(before + done * wp, before + (done - k) * wp, k * wp) &&
+               sameTokens(after + done * w, after + (done - k) * w, k * w);
+    };
+    skipRepeats(cfg.dp, repeats, [&](int r) {
+        const int a = before + r * wp, b = after + r * w;
+        // Both rows' tokens, then the bridge level (the row lengths are fixed, so the
+        // concatenation is unambiguous).
+        Hash2 h = append(rowHash(a, a + wp, -2), rowHash(b, b + w, -2), static_cast<size_t>(w));
+        const uint64_t bridge = static_cast<uint64_t>(m_topo->level(a + wp - 1, b) + 2);
+        h = append(h, Hash2{bridge, bridge}, 1);
+        const std::pair<uint64_t, uint64_t> key{h.a, h.b};
+        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+            seen.push_back(key);
+            out.push_back(r);
+        }
+    });
     return out;
 }
 

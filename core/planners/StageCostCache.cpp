@@ -104,8 +104,18 @@ int StageCostCache::newLinkId(int q, int wp, int w)
                 after.devices.push_back(std::move(b));
             }
         } else {
-            before = stageAt(q - m_widths[wp], wp);
-            after = stageAt(q, w);
+            // The same for the outside layout: the replicas whose pairs repeat an earlier
+            // one's in the same order (SearchClasses::distinctOutsideReplicas) are not built.
+            const int a0 = m_cfg.dp * (q - m_widths[wp]), b0 = m_cfg.dp * q;
+            for (int r : m_classes.distinctOutsideReplicas(m_cfg, q, m_widths[wp], m_widths[w])) {
+                std::vector<int> a(static_cast<size_t>(m_widths[wp])), b(static_cast<size_t>(m_widths[w]));
+                for (size_t j = 0; j < a.size(); ++j)
+                    a[j] = a0 + r * m_widths[wp] + static_cast<int>(j);
+                for (size_t j = 0; j < b.size(); ++j)
+                    b[j] = b0 + r * m_widths[w] + static_cast<int>(j);
+                before.devices.push_back(std::move(a));
+                after.devices.push_back(std::move(b));
+            }
         }
         id = m_links.intern(boundaryLink(m_topo, before, after));
         m_boundaryIds.insert(key, id);

@@ -1,6 +1,6 @@
 // Width (issue 24, point 2): the planner's placement classes and boundary links come from
 // per-device prefix hashes (SearchClasses::placementClassAt, boundaryKey,
-// distinctReplicas) instead of building every stage's device matrix. A wrong merge there
+// distinctReplicas, distinctOutsideReplicas) instead of building every stage's device matrix. A wrong merge there
 // would silently give two different placements one cost. These tests check, on trees where
 // merging by shape alone would be wrong (one rack with a slower link than its siblings, a
 // node of another device type, a rack with fewer nodes, replica blocks that straddle nodes),
@@ -8,7 +8,7 @@
 //  * the hashed classes are exactly the classes of the full signature
 //    (SearchClasses::placementClass of PlanSpace::stageDevices): the same partition;
 //  * two boundaries with the same key have the same boundaryLink(), and the links measured
-//    on the distinct replicas only equal those of all replicas;
+//    on the distinct replicas only equal those of all replicas, in both layouts;
 //  * NEST equals exhaustive search on small instances of those trees.
 #include "ExhaustivePlanner.h"
 #include "ModelBuilder.h"
@@ -102,7 +102,15 @@ ModelProfile tinyModel(int layers)
 
 struct Checked {
     long long placements = 0, boundaries = 0, reducedLinks = 0, splitClasses = 0;
+    long long reducedOutside = 0, worstBeyondFirst = 0;
 };
+
+StagePlan firstRow(const StagePlan &s)
+{
+    StagePlan out;
+    out.devices.push_back(s.devices.front());
+    return out;
+}
 
 // Classes of the hashed keys against the full signature on every (dp, layout, q, w).
 void checkClasses(const Topology &topo, Checked &checked)
@@ -155,15 +163,20 @@ void checkClasses(const Topology &topo, Checked &checked)
                         ++checked.boundaries;
                         ASSERT_EQ(it->second.level, link.level) << "one boundary key, two link levels";
                         ASSERT_TRUE(it->second.link == link.link) << "one boundary key, two links";
-                        if (layout == Layout::ReplicasInside) {
-                            const std::vector<int> rows = hashed.distinctReplicas(cfg, q - wp, wp + w);
+                        {
+                            const std::vector<int> rows = layout == Layout::ReplicasInside
+                                                              ? hashed.distinctReplicas(cfg, q - wp, wp + w)
+                                                              : hashed.distinctOutsideReplicas(cfg, q, wp, w);
                             StagePlan ra, rb;
                             for (int r : rows) {
                                 ra.devices.push_back(a.devices[static_cast<size_t>(r)]);
                                 rb.devices.push_back(b.devices[static_cast<size_t>(r)]);
                             }
                             const BoundaryLink reduced = boundaryLink(topo, ra, rb);
-                            checked.reducedLinks += static_cast<int>(rows.size()) < dp ? 1 : 0;
+                            const long long reduced1 = static_cast<int>(rows.size()) < dp ? 1 : 0;
+                            (layout == Layout::ReplicasInside ? checked.reducedLinks : checked.reducedOutside) += reduced1;
+                            // The worst pair may lie in any replica, not only the first.
+                            checked.worstBeyondFirst += link.level > boundaryLink(topo, firstRow(a), firstRow(b)).level ? 1 : 0;
                             ASSERT_EQ(reduced.level, link.level);
                             ASSERT_TRUE(reduced.link == link.link);
                         }
@@ -188,9 +201,12 @@ TEST(PlannerWidth, hashedClassesAreTheSignatureClasses)
         }
     }
     std::cerr << "placements " << checked.placements << " boundaries " << checked.boundaries
-              << " boundary links measured on fewer replicas " << checked.reducedLinks
-              << " signatures with a second hashed class " << checked.splitClasses << "\n";
-    EXPECT_GT(checked.reducedLinks, 100);  // the replica reduction was exercised
+              << " boundary links measured on fewer replicas " << checked.reducedLinks << " (inside), "
+              << checked.reducedOutside << " (outside), worst pair beyond the first replica "
+              << checked.worstBeyondFirst << " signatures with a second hashed class " << checked.splitClasses << "\n";
+    EXPECT_GT(checked.reducedLinks, 100);  // the replica reductions were exercised
+    EXPECT_GT(checked.reducedOutside, 100);
+    EXPECT_GT(checked.worstBeyondFirst, 100);  // and the kept replicas matter
 }
 
 // The planner on the same trees (a model that needs a pipeline on some of them): NEST's
