@@ -231,6 +231,7 @@ private:
     std::optional<Hash2> insideHash(int dp, int positions, int first, int width);
     std::map<int, InsideColumns> m_inside;  // per dp
     int m_columnReach = 0;                   // maxStages * widest + widest
+    std::vector<uint64_t> m_columnPowA, m_columnPowB;  // kColumnA^e, kColumnB^e, e <= m_columnReach
     int m_columnHashReplicas = kColumnHashReplicas;
     std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
     std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)
