@@ -238,14 +238,23 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
 std::vector<std::vector<int>> PlanSpace::stageDevices(const OuterConfig &cfg, int position,
                                                       int width) const
 {
-    std::vector<std::vector<int>> d(cfg.dp, std::vector<int>(width));
+    std::vector<std::vector<int>> d(static_cast<size_t>(cfg.dp), std::vector<int>(static_cast<size_t>(width)));
+    stageDevicesInto(cfg, position, width, d);
+    return d;
+}
+
+void PlanSpace::stageDevicesInto(const OuterConfig &cfg, int position, int width,
+                                 std::vector<std::vector<int>> &d) const
+{
+    d.resize(static_cast<size_t>(cfg.dp));
     for (int r = 0; r < cfg.dp; ++r) {
+        std::vector<int> &row = d[static_cast<size_t>(r)];
+        row.resize(static_cast<size_t>(width));
         const int base = cfg.layout == Layout::ReplicasOutside ? cfg.dp * position + r * width
                                                                : r * cfg.positions + position;
         for (int j = 0; j < width; ++j)
-            d[r][j] = base + j;
+            row[static_cast<size_t>(j)] = base + j;
     }
-    return d;
 }
 
 StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const

@@ -92,6 +92,9 @@ public:
     // devices[r][j] of a stage at `position` with `width` shards per replica.
     std::vector<std::vector<int>> stageDevices(const OuterConfig &cfg, int position,
                                                int width) const;
+    // The same into `out`, reusing its rows' storage (no allocation when the shape repeats).
+    void stageDevicesInto(const OuterConfig &cfg, int position, int width,
+                          std::vector<std::vector<int>> &out) const;
     StagePlan makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const;
     // The plan of a 1F1B/GPipe point: stages placed at consecutive positions from 0.
     Plan makePlan(const OuterConfig &cfg, const std::vector<StageChoice> &stages) const;

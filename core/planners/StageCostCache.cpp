@@ -133,7 +133,10 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
     auto it = m_geomIdx.find(key);
     if (it != m_geomIdx.end())
         return it->second;
-    StagePlan stage = stageAt(q, wIdx);
+    // The device matrix in a scratch stage kept between calls: a wide stage is thousands of
+    // rows, and rebuilding it allocated each one (the same ids either way).
+    StagePlan &stage = m_geomStage;
+    m_space.stageDevicesInto(m_cfg, q, m_widths[wIdx], stage.devices);
     stage.config() = o;
     m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
     const int id = static_cast<int>(m_geoms.size()) - 1;
