@@ -88,9 +88,11 @@ GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape
             int j = i + 1;
             while (j < count && topo.ancestor(below[j], l) == block)
                 ++j;
-            const LinkParams link = topo.link(block);
-            const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
             if (j - i > 1) {  // children: the blocks of the level below inside this one
+                // Only a block with several children is crossed: the link of the others
+                // (a gradient group's many single-member nodes) is never read.
+                const LinkParams link = topo.link(block);
+                const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
                 worstBw = std::min(worstBw, link.bandwidth * share);
                 worstLat = std::max(worstLat, link.latency);
             }
