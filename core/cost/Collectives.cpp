@@ -52,17 +52,87 @@ double concurrentShare(const Topology &topo, const int *ids, int n, int j, int l
 
 } // namespace
 
+namespace {
+
+// groupShape() under Contention::FullLoad, level by level over the blocks of the level below
+// instead of over the members (a gradient group of a wide stage has one member per node, so
+// the member-by-member loop read every member's ancestors at every level). Under full load
+// every child's share of an oversubscribed block is 1 / o, so a block's share needs no
+// member; its children are the blocks of the level below inside it (ids sorted, distinct,
+// contiguous below every group). The same numbers as the loop in groupShape(): the same
+// blocks and children per level, and the same min / max of the same products.
+GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape g)
+{
+    const int levels = std::min(topo.levelCount(), kMaxCostLevels);
+    // One member of each block of the level below (the members themselves at level 0),
+    // compacted in place level by level; on the stack for the usual sizes.
+    constexpr int kStack = 1024;
+    std::array<int, kStack> stack;
+    std::vector<int> heap;
+    int *below = stack.data();
+    if (n > kStack) {
+        heap.resize(static_cast<size_t>(n));
+        below = heap.data();
+    }
+    std::copy(ids, ids + n, below);
+    int count = n;
+    double prevBlocks = n;
+    for (int l = 0; l < levels; ++l) {
+        double worstBw = std::numeric_limits<double>::infinity();
+        double worstLat = 0;
+        int blocks = 0;
+        int i = 0;
+        while (i < count) {
+            const int member = below[i];
+            const int block = topo.ancestor(member, l);
+            int j = i + 1;
+            while (j < count && topo.ancestor(below[j], l) == block)
+                ++j;
+            if (j - i > 1) {  // children: the blocks of the level below inside this one
+                // Only a block with several children is crossed: the link of the others
+                // (a gradient group's many single-member nodes) is never read.
+                const LinkParams link = topo.link(block);
+                const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
+                worstBw = std::min(worstBw, link.bandwidth * share);
+                worstLat = std::max(worstLat, link.latency);
+            }
+            below[blocks++] = member;  // blocks <= i: nothing unread is overwritten
+            i = j;
+        }
+        g.blocks[l] = blocks;
+        if (blocks < prevBlocks) {
+            g.fanIn[l] = std::ceil(prevBlocks / blocks - 1e-12);
+            g.fraction[l] = prevBlocks / n;
+            g.bandwidth[l] = worstBw;
+            g.latency[l] = worstLat;
+            g.topLevel = l;
+        }
+        prevBlocks = blocks;
+        if (blocks == 1)
+            break;
+        count = blocks;
+    }
+    return g;
+}
+
+} // namespace
+
 GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, const int *concurrent,
                       int concurrentCount)
 {
     GroupShape g;
     g.fanIn.fill(1.0);
     g.bandwidth.fill(std::numeric_limits<double>::infinity());
-    std::sort(ids, ids + n);
+    // Stages and groups are mostly listed in id order already (both layouts): skip the sort
+    // then (the sorted array, hence every number below, is the same).
+    if (!std::is_sorted(ids, ids + n))
+        std::sort(ids, ids + n);
     n = static_cast<int>(std::unique(ids, ids + n) - ids);
     g.size = n;
     if (n <= 1)
         return g;
+    if (mode == Contention::FullLoad)
+        return fullLoadShape(topo, ids, n, g);
     const int levels = std::min(topo.levelCount(), kMaxCostLevels);
     double prevBlocks = n;
     for (int l = 0; l < levels; ++l) {
@@ -311,6 +381,31 @@ private:
     int m_size = 0;
 };
 
+// Groups that lie inside one node, in increasing id order and distinct (a stage's tp and cp
+// groups): repeats() is true when the group has the size and node link of the last such
+// group it saw, so that groupShape() would give it the same shape (only level 0 is crossed,
+// and contention applies above it).
+class SameNodeGroups {
+public:
+    bool repeats(const Topology &topo, const int *ids, int n)
+    {
+        if (n < 2 || !std::is_sorted(ids, ids + n) || std::adjacent_find(ids, ids + n) != ids + n)
+            return false;
+        const int node = topo.ancestor(ids[0], 0);
+        if (topo.ancestor(ids[n - 1], 0) != node)
+            return false;
+        const LinkParams link = topo.link(node);
+        const bool same = m_size == n && m_link == link;
+        m_size = n;
+        m_link = link;
+        return same;
+    }
+
+private:
+    int m_size = 0;
+    LinkParams m_link;
+};
+
 // Worst (largest) linear cost over several groups: per-byte and fixed parts separately,
 // exact when the groups are symmetric, an upper bound otherwise.
 void takeWorst(LinearCost &acc, const LinearCost &c)
@@ -342,16 +437,24 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
         for (int d : row)
             if (d >= 0 && d < nDevices)
                 stageIds.push(d);
-    std::sort(stageIds.data(), stageIds.data() + stageIds.size());
+    if (!std::is_sorted(stageIds.data(), stageIds.data() + stageIds.size()))
+        std::sort(stageIds.data(), stageIds.data() + stageIds.size());
     const int *concurrent = stageIds.data();
     const int concurrentCount = stageIds.size();
 
+    // A group inside one node crosses level 0 only, where contention plays no part: its shape
+    // is fixed by its size and the node's link. The tp, cp and ep costs are maxima, so a
+    // group with the (size, link) of the last such group computed adds nothing: skipped
+    // (every row of a wide stage, usually).
+    SameNodeGroups sameNode;
     if (tp > 1) {
         for (const auto &row : devices) {
             for (int cr = 0; cr < cp; ++cr) {
                 group.clear();
                 for (int t = 0; t < tp; ++t)
                     group.push(row[static_cast<size_t>(cr * tp + t)]);
+                if (sameNode.repeats(topo, group.data(), group.size()))
+                    continue;
                 const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
                                                 concurrent, concurrentCount);
                 takeWorst(out.tp, allReduceCost(g));
@@ -359,11 +462,14 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
         }
     }
     if (cp > 1) {
+        sameNode = {};
         for (const auto &row : devices) {
             for (int t = 0; t < tp; ++t) {
                 group.clear();
                 for (int cr = 0; cr < cp; ++cr)
                     group.push(row[static_cast<size_t>(cr * tp + t)]);
+                if (sameNode.repeats(topo, group.data(), group.size()))
+                    continue;
                 const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
                                                 concurrent, concurrentCount);
                 takeWorst(out.cp, allGatherCost(g));

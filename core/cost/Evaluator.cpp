@@ -119,10 +119,20 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     const DeviceSpec *slowest = nullptr;
     double slowRate = kInf;
     const FrameworkProfile &fw = frameworkProfile(opt.framework);
+    int lastType = -1;
     for (const auto &row : st.devices) {
         for (int d : row) {
             if (d < 0 || d >= nDevices)
                 continue;
+            // A device of the type just seen changes neither the slowest nor the capacity
+            // (the comparisons below are strict, the minimum idempotent): skip the spec
+            // comparison, which dominated wide stages.
+            const int type = topo.devices[static_cast<size_t>(d)].type;
+            if (type == lastType) {
+                ++g.devices;
+                continue;
+            }
+            lastType = type;
             const DeviceSpec &spec = topo.spec(d);
             if (slowest == nullptr || spec != *slowest) {
                 const ComputeRates r = computeRates(spec, opt.gemmEfficiencyFor(spec), fw.fusedAttention, fw.elementwisePasses);

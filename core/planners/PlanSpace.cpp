@@ -239,14 +239,23 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
 std::vector<std::vector<int>> PlanSpace::stageDevices(const OuterConfig &cfg, int position,
                                                       int width) const
 {
-    std::vector<std::vector<int>> d(cfg.dp, std::vector<int>(width));
+    std::vector<std::vector<int>> d(static_cast<size_t>(cfg.dp), std::vector<int>(static_cast<size_t>(width)));
+    stageDevicesInto(cfg, position, width, d);
+    return d;
+}
+
+void PlanSpace::stageDevicesInto(const OuterConfig &cfg, int position, int width,
+                                 std::vector<std::vector<int>> &d) const
+{
+    d.resize(static_cast<size_t>(cfg.dp));
     for (int r = 0; r < cfg.dp; ++r) {
+        std::vector<int> &row = d[static_cast<size_t>(r)];
+        row.resize(static_cast<size_t>(width));
         const int base = cfg.layout == Layout::ReplicasOutside ? cfg.dp * position + r * width
                                                                : r * cfg.positions + position;
         for (int j = 0; j < width; ++j)
-            d[r][j] = base + j;
+            row[static_cast<size_t>(j)] = base + j;
     }
-    return d;
 }
 
 StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const
@@ -472,17 +481,6 @@ uint64_t subMod(uint64_t x, uint64_t y)
 constexpr uint64_t kColumnA = 0x3d1e7b5a9c2f4e83ULL % kHashPrime;
 constexpr uint64_t kColumnB = 0x15c9a3e7d2b8f461ULL % kHashPrime;
 constexpr uint64_t kInsideTag = 0x7a3c;
-uint64_t powMod(uint64_t base, size_t e)
-{
-    uint64_t r = 1;
-    while (e > 0) {
-        if (e & 1)
-            r = mulMod(r, base);
-        base = mulMod(base, base);
-        e >>= 1;
-    }
-    return r;
-}
 
 } // namespace
 
@@ -502,7 +500,14 @@ void SearchClasses::prepareDeviceHashes()
     std::vector<int> key(static_cast<size_t>(levels) + 1);
     m_deviceToken.assign(static_cast<size_t>(n), 0);
     m_stepLevel.assign(static_cast<size_t>(n), -2);
+    // A device of the node and type of the device before it has that device's key (same
+    // ancestors at every level): its token, without interning the key again.
     for (int d = 0; d < n; ++d) {
+        if (d > 0 && t.devices[d].node == t.devices[d - 1].node && t.devices[d].type == t.devices[d - 1].type) {
+            m_deviceToken[static_cast<size_t>(d)] = m_deviceToken[static_cast<size_t>(d) - 1];
+            m_stepLevel[static_cast<size_t>(d)] = 0;  // level(d - 1, d): the same node
+            continue;
+        }
         key[0] = t.devices[d].type;
         for (int l = 0; l < levels; ++l)
             key[static_cast<size_t>(l) + 1] = m_groupClass[t.ancestor(d, l)];
@@ -619,15 +624,26 @@ std::optional<SearchClasses::Hash2> SearchClasses::insideHash(int dp, int positi
     if (!c.aligned || first + width > static_cast<int>(c.first.size()))
         return std::nullopt;
     const size_t a = static_cast<size_t>(first) + 1, b = static_cast<size_t>(first + width);
-    uint64_t ha = subMod(c.prefixA[b], mulMod(c.prefixA[a], powMod(kColumnA, b - a)));
-    uint64_t hb = subMod(c.prefixB[b], mulMod(c.prefixB[a], powMod(kColumnB, b - a)));
+    // b - a < columns <= m_columnReach: the powers are tabulated (the same values as
+    // powMod's, without its ~40 multiplications per hash).
+    if (m_columnPowA.empty()) {
+        m_columnPowA.assign(static_cast<size_t>(m_columnReach) + 1, 1);
+        m_columnPowB.assign(static_cast<size_t>(m_columnReach) + 1, 1);
+        for (size_t e = 1; e < m_columnPowA.size(); ++e) {
+            m_columnPowA[e] = mulMod(m_columnPowA[e - 1], kColumnA);
+            m_columnPowB[e] = mulMod(m_columnPowB[e - 1], kColumnB);
+        }
+    }
+    const uint64_t powA = m_columnPowA[b - a], powB = m_columnPowB[b - a];
+    uint64_t ha = subMod(c.prefixA[b], mulMod(c.prefixA[a], powA));
+    uint64_t hb = subMod(c.prefixB[b], mulMod(c.prefixB[a], powB));
     const Hash2 head = c.first[static_cast<size_t>(first)];
     // Tag, shape, the first column, the others.
     Hash2 h{addMod(mulMod(kInsideTag, kColumnA), static_cast<uint64_t>(dp)),
             addMod(mulMod(kInsideTag, kColumnB), static_cast<uint64_t>(dp))};
     h = {addMod(mulMod(h.a, kColumnA), static_cast<uint64_t>(width)), addMod(mulMod(h.b, kColumnB), static_cast<uint64_t>(width))};
     h = {addMod(mulMod(h.a, kColumnA), head.a), addMod(mulMod(h.b, kColumnB), head.b)};
-    h = {addMod(mulMod(h.a, powMod(kColumnA, b - a)), ha), addMod(mulMod(h.b, powMod(kColumnB, b - a)), hb)};
+    h = {addMod(mulMod(h.a, powA), ha), addMod(mulMod(h.b, powB), hb)};
     return h;
 }
 
@@ -648,19 +664,89 @@ int SearchClasses::placementClassAt(const OuterConfig &cfg, int position, int wi
     return classOfHash(matrixHash(cfg.dp, width, [&](int r) { return r * cfg.positions + position; }));
 }
 
+bool SearchClasses::sameTokens(int firstA, int firstB, int len) const
+{
+    // The first device's level entry is left out on both sides (-2), as in a row's hash.
+    const Hash2 a = rowHash(firstA, firstA + len, -2), b = rowHash(firstB, firstB + len, -2);
+    return a.a == b.a && a.b == b.b;
+}
+
+template <typename Repeats, typename Visit>
+void SearchClasses::skipRepeats(int dp, Repeats repeats, Visit visit)
+{
+    // Invariant: the key of every replica below `done` is the key of a visited replica at or
+    // before it. A run [done, done + k) that repeats [done - k, done) keeps it.
+    int done = 0, k = 1;
+    while (done < dp) {
+        k = std::min({k, done, dp - done});
+        if (k >= 1 && repeats(done, k)) {
+            done += k;
+            k *= 2;
+            continue;
+        }
+        if (k > 1) {
+            k /= 2;
+            continue;
+        }
+        visit(done);
+        ++done;
+        k = 1;
+    }
+}
+
 std::vector<int> SearchClasses::distinctReplicas(const OuterConfig &cfg, int first, int width)
 {
     prepareDeviceHashes();
     std::vector<int> out;
     std::vector<std::pair<uint64_t, uint64_t>> seen;
-    for (int r = 0; r < cfg.dp; ++r) {
-        const Hash2 h = rowHash(r * cfg.positions + first, r * cfg.positions + first + width, -2);
+    const int P = cfg.positions;
+    // Replicas [done, done + k): the ids from the first row's start to the last row's end
+    // repeat those of the k replicas before, so every row repeats its counterpart's.
+    auto repeats = [&](int done, int k) {
+        return sameTokens(done * P + first, (done - k) * P + first, (k - 1) * P + width);
+    };
+    skipRepeats(cfg.dp, repeats, [&](int r) {
+        const Hash2 h = rowHash(r * P + first, r * P + first + width, -2);
         const std::pair<uint64_t, uint64_t> key{h.a, h.b};
         if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
             seen.push_back(key);
             out.push_back(r);
         }
-    }
+    });
+    return out;
+}
+
+std::vector<int> SearchClasses::distinctOutsideReplicas(const OuterConfig &cfg, int position, int wp, int w)
+{
+    prepareDeviceHashes();
+    std::vector<int> out;
+    std::vector<std::pair<uint64_t, uint64_t>> seen;
+    const int before = cfg.dp * (position - wp), after = cfg.dp * position;
+    // The bridge level(a + wp - 1, b) of replica r is max(down(r), level(after - 1, after),
+    // up(r)) (contiguous ids: a level is the highest step between): down(r), the highest
+    // step from its before row's end to the before stage's end, never rises with r; up(r),
+    // from the after stage's start to its after row's start, never falls. Both equal at the
+    // ends of a run of replicas: constant on it, and so is the bridge.
+    auto down = [&](int r) { return m_topo->level(before + (r + 1) * wp - 1, after - 1); };
+    auto up = [&](int r) { return m_topo->level(after, after + r * w); };
+    auto repeats = [&](int done, int k) {
+        return down(done - k) == down(done + k - 1) && up(done - k) == up(done + k - 1) &&
+               sameTokens(before + done * wp, before + (done - k) * wp, k * wp) &&
+               sameTokens(after + done * w, after + (done - k) * w, k * w);
+    };
+    skipRepeats(cfg.dp, repeats, [&](int r) {
+        const int a = before + r * wp, b = after + r * w;
+        // Both rows' tokens, then the bridge level (the row lengths are fixed, so the
+        // concatenation is unambiguous).
+        Hash2 h = append(rowHash(a, a + wp, -2), rowHash(b, b + w, -2), static_cast<size_t>(w));
+        const uint64_t bridge = static_cast<uint64_t>(m_topo->level(a + wp - 1, b) + 2);
+        h = append(h, Hash2{bridge, bridge}, 1);
+        const std::pair<uint64_t, uint64_t> key{h.a, h.b};
+        if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+            seen.push_back(key);
+            out.push_back(r);
+        }
+    });
     return out;
 }
 

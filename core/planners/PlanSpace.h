@@ -92,6 +92,9 @@ public:
     // devices[r][j] of a stage at `position` with `width` shards per replica.
     std::vector<std::vector<int>> stageDevices(const OuterConfig &cfg, int position,
                                                int width) const;
+    // The same into `out`, reusing its rows' storage (no allocation when the shape repeats).
+    void stageDevicesInto(const OuterConfig &cfg, int position, int width,
+                          std::vector<std::vector<int>> &out) const;
     StagePlan makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const;
     // The plan of a 1F1B/GPipe point: stages placed at consecutive positions from 0.
     Plan makePlan(const OuterConfig &cfg, const std::vector<StageChoice> &stages) const;
@@ -174,6 +177,22 @@ public:
     // stages of a boundary lie in the same replica block, so the pairs boundaryLink()
     // compares in a replica omitted here repeat, in the same order, those of an earlier one.
     std::vector<int> distinctReplicas(const OuterConfig &cfg, int first, int width);
+    // Outside layout, the boundary at `position` between a stage of width wp and one of w:
+    // the replicas r whose pairs boundaryLink() compares can differ from every earlier
+    // replica's, ascending. Replica r pairs devices of its row [a, a + wp) before with its
+    // row [b, b + w) after (a = dp * (position - wp) + r * wp, b = dp * position + r * w),
+    // and a pair (x, y), x < a + wp <= b <= y, meets at level max(level(x, a + wp - 1),
+    // level(a + wp - 1, b), level(b, y)) (ids below a group are contiguous) in the group
+    // above x at that level. So the tokens of the two rows (types, ancestor classes, the
+    // levels inside each row) and the bridge level(a + wp - 1, b) fix every pair's level and
+    // link in order: a replica with the same three as an earlier one repeats its pairs.
+    std::vector<int> distinctOutsideReplicas(const OuterConfig &cfg, int position, int wp, int w);
+    // Both are the first replica of each distinct key (as if every replica were hashed), but
+    // without hashing every replica: a run of k replicas whose rows, taken together as id
+    // intervals, repeat the k replicas just before them token for token (and, outside, whose
+    // bridge levels cannot differ from theirs) repeats their keys, so it is skipped whole
+    // (k doubling while runs repeat): O(log dp) per boundary on a uniform tree instead of
+    // O(dp).
     // The inside layout's column hashes are a second encoding of the signature (one
     // signature may then have a class from each, costed twice): used from this many
     // replicas on, where the row-by-row hash (O(dp)) costs more than the duplicates. Tests
@@ -191,6 +210,11 @@ private:
     // The hash of devices [first, end) read as one matrix row: the first device's token
     // with level entry `firstLevel`, the others with the level to the device before them.
     Hash2 rowHash(int first, int end, int firstLevel) const;
+    bool sameTokens(int firstA, int firstB, int len) const;
+    // Calls visit(r) for the replicas r of 0..dp-1 that repeats(done, k) does not cover:
+    // repeats(done, k) says replicas [done, done + k) have the keys of [done - k, done).
+    template <typename Repeats, typename Visit>
+    static void skipRepeats(int dp, Repeats repeats, Visit visit);
     // The signature hash of `dp` rows [start(r), start(r) + width), start ascending.
     template <typename Start>
     Hash2 matrixHash(int dp, int width, Start start) const;
@@ -210,6 +234,7 @@ private:
     std::optional<Hash2> insideHash(int dp, int positions, int first, int width);
     std::map<int, InsideColumns> m_inside;  // per dp
     int m_columnReach = 0;                   // maxStages * widest + widest
+    std::vector<uint64_t> m_columnPowA, m_columnPowB;  // kColumnA^e, kColumnB^e, e <= m_columnReach
     int m_columnHashReplicas = kColumnHashReplicas;
     std::vector<int> m_deviceToken;       // per device: interned (type, ancestor classes)
     std::vector<int> m_stepLevel;         // per device x > 0: level(x - 1, x)

@@ -104,8 +104,18 @@ int StageCostCache::newLinkId(int q, int wp, int w)
                 after.devices.push_back(std::move(b));
             }
         } else {
-            before = stageAt(q - m_widths[wp], wp);
-            after = stageAt(q, w);
+            // The same for the outside layout: the replicas whose pairs repeat an earlier
+            // one's in the same order (SearchClasses::distinctOutsideReplicas) are not built.
+            const int a0 = m_cfg.dp * (q - m_widths[wp]), b0 = m_cfg.dp * q;
+            for (int r : m_classes.distinctOutsideReplicas(m_cfg, q, m_widths[wp], m_widths[w])) {
+                std::vector<int> a(static_cast<size_t>(m_widths[wp])), b(static_cast<size_t>(m_widths[w]));
+                for (size_t j = 0; j < a.size(); ++j)
+                    a[j] = a0 + r * m_widths[wp] + static_cast<int>(j);
+                for (size_t j = 0; j < b.size(); ++j)
+                    b[j] = b0 + r * m_widths[w] + static_cast<int>(j);
+                before.devices.push_back(std::move(a));
+                after.devices.push_back(std::move(b));
+            }
         }
         id = m_links.intern(boundaryLink(m_topo, before, after));
         m_boundaryIds.insert(key, id);
@@ -123,7 +133,10 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
     auto it = m_geomIdx.find(key);
     if (it != m_geomIdx.end())
         return it->second;
-    StagePlan stage = stageAt(q, wIdx);
+    // The device matrix in a scratch stage kept between calls: a wide stage is thousands of
+    // rows, and rebuilding it allocated each one (the same ids either way).
+    StagePlan &stage = m_geomStage;
+    m_space.stageDevicesInto(m_cfg, q, m_widths[wIdx], stage.devices);
     stage.config() = o;
     m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
     const int id = static_cast<int>(m_geoms.size()) - 1;

@@ -168,6 +168,7 @@ private:
     // Scratch.
     std::vector<OptCost> m_tmp;
     StagePlan m_stage;
+    StagePlan m_geomStage;                            // geometryId(): the stage's devices
     std::vector<StageCost> m_costs;
     std::vector<double> m_deviceT;                    // interleaved: per-device partial sums
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
