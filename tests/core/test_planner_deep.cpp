@@ -8,6 +8,9 @@
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
 #include "NestTuning.h"
+#include "PlanSpace.h"
+#include "PositionBound.h"
+#include "StageCostCache.h"
 
 #include "CoreTestSupport.h"
 
@@ -219,4 +222,47 @@ TEST(PlannerDeep, positionsRelaxationOnEveryCellEqualsExhaustive)
     EXPECT_GE(found, 45);
     EXPECT_GE(cutInstances, 40);
     EXPECT_GE(fullInstances, 12);
+}
+
+// PeriodicRanges (docs/planner.md, "Depth, third round") gives every layer range the class
+// StageCostCache::rangeClass() gives it, on models whose blocks are split into unequal
+// halves (two layer types alternating: period 2), whole blocks (period 1) and a mix. A
+// variant that ignores the phase in the period gives the halves' ranges the wrong classes
+// and fails it (tried by hand).
+TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
+{
+    for (int variant = 0; variant < 3; ++variant) {
+        SCOPED_TRACE("variant " + std::to_string(variant));
+        Instance in = makeInstance(3);
+        ModelProfile model = in.model;
+        if (variant > 0) {
+            // Unequal halves: the first of each split pair keeps 40 % of the compute.
+            ModelConfig c = familyDefaults("gpt");
+            c.layers = 7;
+            c.hidden = 256;
+            c.heads = 8;
+            c.kvHeads = 8;
+            c.ffnHidden = 1024;
+            c.vocab = 1000;
+            c.seqLength = 256;
+            if (c.maxPositions > 0)
+                c.maxPositions = c.seqLength;
+            c.globalBatch = 16;
+            model = splitBlocks(buildProfile(c));
+            for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
+                const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
+                model.layers[i].fwdFlops *= first ? 0.8 : 1.2;
+            }
+        }
+        const PlanSpace space(in.topo, model, in.options);
+        const CancelToken cancel;
+        SearchStats stats;
+        MemoryObstacle obstacle;
+        StageCostCache cache(space, cancel, stats, obstacle);
+        PeriodicRanges ranges(cache, model);
+        const int layers = model.layerCount();
+        for (int j = 0; j < layers; ++j)
+            for (int e = j + 1; e <= layers; ++e)
+                ASSERT_EQ(ranges.rangeClass(j, e), cache.rangeClass(j, e)) << "range " << j << ".." << e;
+    }
 }
