@@ -1013,6 +1013,74 @@ private:
         return m_space.makePlan(m_cfg, stages);
     }
 
+    // The largest memory capacity of any device (the evaluator's capacity: memory less the
+    // headroom); a pipeline position needing more fits on none of them.
+    double largestCapacity() const
+    {
+        double most = 0;
+        for (const DeviceSpec &d : m_topo.deviceTypes)
+            most = std::max(most, d.memoryBytes * (1.0 - std::clamp(m_space.costOptions().memoryHeadroom, 0.0, 1.0)));
+        return most;
+    }
+
+    // Whether the devices at pipeline position p of the interleaved candidate c need more
+    // memory than any device has. The chunks' costs are the cache's parts finished in the
+    // context evaluate() gives them (the chunk's index, the pipeline depth, v, the links to
+    // its neighbours: adjacent positions, and from the last back to the first), so each is the
+    // very StageCost evaluate() computes; they are summed as the evaluator's
+    // positionMemory() sums them (Evaluator.cpp). True means evaluate() reports the plan
+    // infeasible; false decides nothing.
+    bool positionOverCapacity(const InterleavedChoice &c, const std::vector<StageChoice> &chunks, int p)
+    {
+        const int w = c.option.width();
+        const int wIdx = static_cast<int>(std::find(m_widths.begin(), m_widths.end(), w) - m_widths.begin());
+        const int pp = c.pp;
+        const int n = static_cast<int>(chunks.size());
+        if (wIdx >= m_nW || p < 0 || p >= pp || n % pp != 0)
+            return false;
+        auto linkAfter = [&](int s) {
+            const int d = s % pp;
+            return d == pp - 1 ? boundaryLink(m_topo, m_cache.stageAt((pp - 1) * w, wIdx), m_cache.stageAt(0, wIdx))
+                               : m_cache.link(m_cache.linkId((d + 1) * w, wIdx, wIdx));
+        };
+        double weights = 0, gradients = 0, optimizerState = 0, stash = 0, activations = 0, overhead = 0;
+        for (int s = p; s < n; s += pp) {
+            const StageChoice &ch = chunks[static_cast<size_t>(s)];
+            const int q = (s % pp) * w;
+            const std::vector<StageConfig> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
+            const auto at = std::find(opts.begin(), opts.end(), ch.option);
+            if (at == opts.end())
+                return false;  // not from the option lists: leave it to evaluate()
+            const int blk = m_cache.block(m_ranges.rangeClass(ch.firstLayer, ch.endLayer), m_cache.placementClass(q, wIdx),
+                                          ch.firstLayer, ch.endLayer, q, wIdx);
+            StageCost cost = m_cache.base(blk, static_cast<int>(at - opts.begin()));
+            StagePlan &stage = m_seedStage;
+            stage.firstLayer = ch.firstLayer;
+            stage.endLayer = ch.endLayer;
+            stage.config() = ch.option;
+            StageContext ctx = m_cache.context();
+            ctx.stage = &stage;
+            ctx.stageIndex = s;
+            ctx.numStages = pp;
+            ctx.virtualStages = n / pp;
+            if (s > 0)
+                ctx.prev = linkAfter(s - 1);
+            if (s + 1 < n)
+                ctx.next = linkAfter(s);
+            finishStageCost(cost, ctx);
+            ++m_stats.stageCostCalls;
+            weights += cost.weights;
+            gradients += cost.gradients;
+            optimizerState += cost.optimizerState;
+            stash += cost.stash;
+            activations = std::max(activations, cost.activations);
+            overhead = cost.overhead;
+        }
+        const double total = weights + gradients + optimizerState + stash + activations + overhead;
+        // The margin only sends borderline candidates to evaluate().
+        return total > largestCapacity() * (1 + 1e-12);
+    }
+
     void runInterleaved(const OuterConfig &cfg)
     {
         setupConfig(cfg);
@@ -1040,7 +1108,14 @@ private:
                 continue;
             }
             // Feasibility needs the per-device memory of all chunks: the full evaluator,
-            // only for a candidate that would improve the incumbent.
+            // only for a candidate that would improve the incumbent, and not for one whose
+            // first or last pipeline position is already over every device's capacity
+            // (the evaluator's own sum of the same costs; docs/planner.md, "Depth, third
+            // round").
+            if (positionOverCapacity(c, chunks, 0) || positionOverCapacity(c, chunks, c.pp - 1)) {
+                ++m_stats.pruned;
+                continue;
+            }
             const Plan plan = m_space.makeInterleavedPlan(cfg, c);
             const Report r = evaluate(plan, m_topo, m_model, m_space.costOptions());
             if (!r.feasible) {
