@@ -63,7 +63,8 @@ public:
           m_L(space.layerCount()), m_keep(std::max(1, space.options().topK)),
           m_has1F1B(std::find(space.options().schedules.begin(), space.options().schedules.end(),
                               Schedule::OneFOneB) != space.options().schedules.end()),
-          m_widths(m_cache.widths()), m_positionBound(m_cache, m_L, space.maxStages(), stats)
+          m_widths(m_cache.widths()), m_ranges(m_cache, space.model()),
+          m_positionBound(m_cache, m_ranges, m_L, space.maxStages(), stats)
     {
     }
 
@@ -249,6 +250,8 @@ private:
     double m_seedT = 0;                               // seed(): the pipeline's max t
     StagePlan m_seedStage;                            // seed(): scratch
 
+    // Range classes of the periodic part of the model, without a layer sequence per pair.
+    PeriodicRanges m_ranges;
     // The positions a suffix needs at least (docs/planner.md, "Positions needed").
     PositionBound m_positionBound;
 
@@ -460,7 +463,7 @@ private:
     {
         const int w = m_widths[wIdx];
         const int q = s * w;
-        const int blk = m_cache.block(m_cache.rangeClass(j, jEnd), m_cache.placementClass(q, wIdx), j, jEnd, q, wIdx);
+        const int blk = m_cache.block(m_ranges.rangeClass(j, jEnd), m_cache.placementClass(q, wIdx), j, jEnd, q, wIdx);
         const int v = s > 0 ? m_cache.linkId(q, wIdx, wIdx) : 0;
         const int u = s + 1 < stages ? m_cache.linkId(q + w, wIdx, wIdx) : 0;
         const OptEntry e = m_cache.entry(blk, j, jEnd, wIdx, stages - 1 - s, v, u);
@@ -551,7 +554,7 @@ private:
             const StageChoice &ch = m_seedChunks[static_cast<size_t>(k)];
             const int q = k * w;
             const std::vector<StageConfig> &opts = m_cache.options(wIdx, ch.firstLayer, ch.endLayer);
-            const int blk = m_cache.block(m_cache.rangeClass(ch.firstLayer, ch.endLayer),
+            const int blk = m_cache.block(m_ranges.rangeClass(ch.firstLayer, ch.endLayer),
                                           m_cache.placementClass(q, wIdx), ch.firstLayer, ch.endLayer, q, wIdx);
             StageContext ctx = m_cache.context();
             ctx.stageIndex = k;
@@ -675,7 +678,7 @@ private:
     int blockOf(const Cell &cell, FirstStage &first)
     {
         if (first.block < 0)
-            first.block = m_cache.block(m_cache.rangeClass(cell.firstLayer, first.end), first.placement,
+            first.block = m_cache.block(m_ranges.rangeClass(cell.firstLayer, first.end), first.placement,
                                         cell.firstLayer, first.end, cell.position, cell.width);
         return first.block;
     }
@@ -791,7 +794,7 @@ private:
             ++m_stats.pruned;
             return;
         }
-        const int blk = m_cache.block(m_cache.rangeClass(last.firstLayer, m_L),
+        const int blk = m_cache.block(m_ranges.rangeClass(last.firstLayer, m_L),
                                       m_cache.placementClass(last.position, last.width), last.firstLayer, m_L,
                                       last.position, last.width);
         const OptEntry lastOptions = m_cache.entry(blk, last.firstLayer, m_L, last.width, 0, last.prevLink, 0);
@@ -1009,6 +1012,7 @@ private:
         }
         return m_space.makePlan(m_cfg, stages);
     }
+
 
     void runInterleaved(const OuterConfig &cfg)
     {

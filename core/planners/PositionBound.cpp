@@ -8,8 +8,52 @@
 
 namespace nest {
 
-PositionBound::PositionBound(StageCostCache &cache, int layers, int maxStages, SearchStats &stats)
-    : m_cache(cache), m_L(layers), m_maxStages(maxStages), m_stats(stats)
+PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
+    : m_cache(cache), m_L(model.layerCount())
+{
+    // The layer types exactly as SearchClasses defines them: equal profiles up to the name.
+    std::vector<LayerProfile> types;
+    std::vector<int> t;
+    for (const LayerProfile &l : model.layers) {
+        LayerProfile anon = l;
+        anon.name.clear();
+        const auto it = std::find(types.begin(), types.end(), anon);
+        t.push_back(static_cast<int>(it - types.begin()));
+        if (it == types.end())
+            types.push_back(anon);
+    }
+    // The longest stretch [a, b) with t[i] == t[i + p] for a <= i < b - p, over small periods
+    // (ties: the smallest period).
+    constexpr int kMaxPeriod = 16;
+    for (int p = 1; p <= kMaxPeriod && 2 * p <= m_L; ++p) {
+        int run = 0;
+        for (int i = m_L - p - 1; i >= 0; --i) {
+            run = t[static_cast<size_t>(i)] == t[static_cast<size_t>(i + p)] ? run + 1 : 0;
+            const int length = run + p;  // [i, i + run + p)
+            if (run > 0 && length > m_end - m_begin && length >= 2 * p) {
+                m_period = p;
+                m_begin = i;
+                m_end = i + length;
+            }
+        }
+    }
+    if (m_period > 0)
+        m_classes.assign(static_cast<size_t>(m_period) * (m_L + 1), -1);
+}
+
+int PeriodicRanges::rangeClass(int j, int e)
+{
+    if (m_period == 0 || j < 1 || j - 1 < m_begin || e > m_end)
+        return m_cache.rangeClass(j, e);
+    int &c = m_classes[static_cast<size_t>((j - 1 - m_begin) % m_period) * (m_L + 1) + static_cast<size_t>(e - j)];
+    if (c < 0)
+        c = m_cache.rangeClass(j, e);
+    return c;
+}
+
+PositionBound::PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages,
+                             SearchStats &stats)
+    : m_cache(cache), m_ranges(ranges), m_L(layers), m_maxStages(maxStages), m_stats(stats)
 {
 }
 
@@ -86,7 +130,7 @@ void PositionBound::enumerateLinks()
 PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
 {
     Summary s;
-    const int range = m_cache.rangeClass(j, jEnd);
+    const int range = m_ranges.rangeClass(j, jEnd);
     const std::vector<StageConfig> &opts = m_cache.options(wIdx, j, jEnd);
     const std::vector<std::pair<int, int>> &classes = classesOf(wIdx);
     if (!m_facts->classesKnown || classes.empty())
@@ -188,7 +232,7 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
 
 int PositionBound::summaryIndex(int j, int jEnd, int wIdx)
 {
-    const FlatKey key{static_cast<uint64_t>(m_cache.rangeClass(j, jEnd)), static_cast<uint64_t>(wIdx)};
+    const FlatKey key{static_cast<uint64_t>(m_ranges.rangeClass(j, jEnd)), static_cast<uint64_t>(wIdx)};
     int idx = -1;
     if (!m_summaryIdx.find(key, idx)) {
         idx = static_cast<int>(m_summaries.size());
@@ -233,44 +277,181 @@ int PositionBound::stagesAfterAllowed(Summary &s, double best) const
     return most;
 }
 
-// The narrowest width of a stage [j, jEnd) with k stages after it that passes the test
-// (kNone: none); anyFits: some option may fit in memory with that stash (false only when
-// no option of any width does).
-int PositionBound::narrowest(int j, int jEnd, int k, double best, bool &anyFits)
+// The most stages after a stage whose layers have `deviceSeconds` of compute at width
+// `width` for which weightOf(k) * deviceSeconds / width stays below `best` (the compute
+// test of the recurrence, the same expression): -1 when none, m_maxStages without bounds.
+// weightOf() never falls as k grows, so the passing k form a prefix: bisection.
+int PositionBound::computeStages(double deviceSeconds, double width, double best) const
 {
-    anyFits = false;
-    StageRow &row = m_rows[static_cast<size_t>(j)];
-    const size_t base = static_cast<size_t>(jEnd - j - 1) * m_nW;
-    if (row.summary.size() < base + m_nW) {
-        row.summary.resize(base + m_nW, -1);
-        row.memoryStages.resize(base + m_nW, -1);
-        row.kStages.resize(base + m_nW, -2);
+    if (!m_compute)
+        return m_maxStages;
+    auto passes = [&](int k) { return !(weightOf(k) * deviceSeconds / width >= best); };
+    if (!passes(0))
+        return -1;
+    if (passes(m_maxStages - 1))
+        return m_maxStages - 1;
+    // weightOf(k) = max(m + k, weight): start at the k where m + k reaches best * width /
+    // deviceSeconds, then step to the exact boundary of `passes` (a few steps at most).
+    const double reach = best * width / deviceSeconds - m_m;
+    int k = reach < 0 ? 0 : reach >= m_maxStages - 1 ? m_maxStages - 2 : static_cast<int>(reach);
+    while (k > 0 && !passes(k))
+        --k;
+    while (k + 1 < m_maxStages - 1 && passes(k + 1))
+        ++k;
+    return k;
+}
+
+// The most stages k after a stage [j, jEnd) of width index wIdx for which it passes the test
+// (compute, memory with the stash of k stages after it, weightOf(k) * t + e < best); -1:
+// none. A stage before others (jEnd < L) needs k >= 1; `open` says whether that stage or a
+// longer one could pass for some k >= 1: false when compute alone rules out k = 1 (so every
+// k >= 1, and every longer stage: compute only grows with the layers) or no option fits
+// with a stash of two stages (so no longer stage fits either: memory never falls with more
+// layers, docs/planner.md, "Monotonicity in j'").
+int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known)
+{
+    open = false;
+    const double width = m_cache.widths()[static_cast<size_t>(wIdx)];
+    const int byCompute =
+        computeStages(m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[jEnd] : 0, width,
+                      best);
+    if (byCompute < (jEnd < m_L ? 1 : 0) || byCompute <= known)
+        return -1;  // nothing passes, or no more than `known` (then `open` is not asked)
+    Summary &s = m_summaries[static_cast<size_t>(summaryIndex(j, jEnd, wIdx))];
+    open = s.memoryStages >= 1;
+    return std::min(byCompute, stagesAfterAllowed(s, best));
+}
+
+// Whether some stage [j, e') with e' >= e and a stage after it could pass for some k >= 1
+// (see stagesAllowed(); widest first, any one decides).
+bool PositionBound::openAt(int j, int e, double best)
+{
+    for (int w = m_nW - 1; w >= 0; --w) {
+        bool open = false;
+        stagesAllowed(j, e, w, best, open, -2);
+        if (open)
+            return true;
     }
-    if (row.stamp != best || row.stampWeight != m_weight) {
-        std::fill(row.kStages.begin(), row.kStages.end(), -2);
-        row.stamp = best;
-        row.stampWeight = m_weight;
-    }
-    const double weight = weightOf(k);
-    for (int w = 0; w < m_nW; ++w) {
-        const double width = m_cache.widths()[static_cast<size_t>(w)];
-        if (m_compute && weight * (m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[jEnd]) / width >= best) {
-            anyFits = true;  // not known: compute alone rules this width out
-            continue;
+    return false;
+}
+
+// A new table starts empty: the ends of each first layer j are found when a row first needs
+// them (docs/planner.md, "Depth, third round").
+void PositionBound::resetTable()
+{
+    m_stages.clear();
+    m_start.assign(static_cast<size_t>(m_L), -1);
+    m_last.assign(static_cast<size_t>(m_L) * m_nW, -1);
+    m_rowsBuilt = 0;
+}
+
+// The ends of first layer j: [j + 1, j + count] where count + j + 1 is the first end that is
+// not open. Open is monotone in the end (true, then false: compute and memory only grow with
+// the layers), so the first end that is not open is found by bisection; every end before it
+// gets a slot for its stages per width (-3: not yet known), and each (j, w) starts at the
+// last of them.
+void PositionBound::prepareFirstLayer(int j, double best)
+{
+    // Galloping over the stage length, then bisection: the lengths probed depend on where
+    // the answer lies, not on j, so first layers in a periodic stretch share their summaries.
+    int lo = j + 1, hi = m_L;  // the first end that is not open is in [lo, hi] (m_L: none)
+    for (int length = 1; j + length < m_L; length *= 2) {
+        if (!openAt(j, j + length, best)) {
+            hi = j + length;
+            break;
         }
-        const size_t at = base + static_cast<size_t>(w);
-        if (row.kStages[at] == -2) {
-            if (row.summary[at] < 0)
-                row.summary[at] = summaryIndex(j, jEnd, w);
-            Summary &s = m_summaries[static_cast<size_t>(row.summary[at])];
-            row.memoryStages[at] = s.memoryStages;
-            row.kStages[at] = stagesAfterAllowed(s, best);
-        }
-        anyFits = anyFits || row.memoryStages[at] >= k;
-        if (row.kStages[at] >= k)
-            return static_cast<int>(width);
+        lo = j + length + 1;
     }
-    return kNone;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (openAt(j, mid, best))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const int count = lo - (j + 1);
+    m_start[static_cast<size_t>(j)] = static_cast<int>(m_stages.size());
+    m_stages.resize(m_stages.size() + static_cast<size_t>(count) * m_nW, -3);
+    for (int w = 0; w < m_nW; ++w)
+        m_last[static_cast<size_t>(j) * m_nW + w] = count - 1;
+}
+
+// The most stages after the stage [j, j + 1 + idx) at a width at most index w (-1: none),
+// computed on first use.
+int PositionBound::stagesUpTo(int j, int idx, int w, double best)
+{
+    // slot[x]: the most stages at a width at most index x, once known (-3: not yet); each
+    // width's own value is computed on first use.
+    int *slot = &m_stages[static_cast<size_t>(m_start[static_cast<size_t>(j)]) + static_cast<size_t>(idx) * m_nW];
+    if (slot[w] != -3)
+        return slot[w];
+    int most = -1;
+    for (int x = 0; x <= w; ++x) {
+        if (slot[x] == -3) {
+            bool open = false;
+            slot[x] = std::max(most, stagesAllowed(j, j + 1 + idx, x, best, open, -2));
+        }
+        most = slot[x];
+    }
+    return most;
+}
+
+// Row k of the table. k = 0: the narrowest width that passes as the last stage [j, L).
+// k >= 1: for each width w, the largest end e whose stage [j, e) passes at a width at most
+// w with k stages after it (and leaves k layers), then w + min over e' <= e of row k - 1.
+// That is a lower bound on min over every passing e of (narrowest + row k - 1 at e): each
+// passing e is at most the largest for its narrowest width, and the prefix minimum at the
+// largest is at most the row's value at e (equal when the row never rises with e). Rows are
+// built with k ascending: the largest passing end per (j, w) only moves down.
+void PositionBound::buildRow(int k, double best)
+{
+    const int beyond = m_cache.config().positions + 1;
+    int *row = &m_need[static_cast<size_t>(k) * (m_L + 1)];
+    // Suffixes [j, L) in k + 1 stages have j <= L - k - 1. Of those, the ones that compute
+    // alone rules out (tooHeavy) or that need more devices than there are (restAtLeast)
+    // form a prefix: both tests only weaken as j grows (the suffix sums of
+    // LayerComputeBound never rise with j), so the first j that passes is found by
+    // bisection, and every j before it needs more positions than there are.
+    const int lastJ = m_L - k - 1;
+    auto cut = [&](int j) { return tooHeavy(k, j, best) || restAtLeast(k, j, best) >= beyond; };
+    int first = 0, hi = std::max(lastJ + 1, 0);
+    while (first < hi) {
+        const int mid = first + (hi - first) / 2;
+        if (cut(mid))
+            first = mid + 1;
+        else
+            hi = mid;
+    }
+    std::fill(row, row + first, beyond);
+    std::fill(row + std::max(first, lastJ + 1), row + m_L + 1, kNone);
+    for (int j = first; j <= lastJ; ++j) {
+        int result = kNone;
+        if (k == 0) {
+            for (int w = 0; w < m_nW; ++w) {
+                bool open = false;
+                if (stagesAllowed(j, m_L, w, best, open, -2) >= 0) {
+                    result = m_cache.widths()[static_cast<size_t>(w)];
+                    break;
+                }
+            }
+        } else {
+            if (m_start[static_cast<size_t>(j)] < 0)
+                prepareFirstLayer(j, best);
+            for (int w = 0; w < m_nW; ++w) {
+                // The largest end that still passes, walking down from the last one; each
+                // end's stages are computed only when the walk reaches it.
+                int &idx = m_last[static_cast<size_t>(j) * m_nW + w];
+                while (idx >= 0 && (m_L - (j + 1 + idx) < k || stagesUpTo(j, idx, w, best) < k))
+                    --idx;
+                if (idx >= 0)
+                    result = std::min(result, m_cache.widths()[static_cast<size_t>(w)] + m_prefix[static_cast<size_t>(j + 1 + idx)]);
+            }
+        }
+        row[j] = std::min(result, beyond);
+    }
+    // The prefix minima of this row, for the next.
+    for (int e = 0; e <= m_L; ++e)
+        m_prefix[static_cast<size_t>(e)] = e > 0 ? std::min(m_prefix[static_cast<size_t>(e) - 1], row[e]) : row[e];
 }
 
 int PositionBound::need(int k, int j, double best, double weight, int limit)
@@ -281,8 +462,8 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         // Allocated on first use: most outer points are skipped before their recurrence.
         m_summaryIdx.clear();
         m_summaries.clear();
-        m_rows.assign(static_cast<size_t>(m_L), {});
-        m_candidates.resize(static_cast<size_t>(m_maxStages));
+        m_need.assign(static_cast<size_t>(m_maxStages) * (m_L + 1), kNone);
+        m_prefix.assign(static_cast<size_t>(m_L) + 1, kNone);
         m_needStamp = -1;
         m_ready = true;
     }
@@ -294,10 +475,10 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         if (bound > limit || (m_needStamp == best && m_needWeight == weight))
             return bound;
     }
-    m_need.assign(static_cast<size_t>(m_maxStages) * (m_L + 1), -1);
     m_needStamp = best;
     m_needWeight = weight;
     m_weight = weight;
+    resetTable();
     return solve(k, j, best);
 }
 
@@ -326,63 +507,12 @@ int PositionBound::solve(int k, int j, double best)
 {
     if (k < 0)
         return j == m_L ? 0 : kNone;
-    if (m_L - j < k + 1)
-        return kNone;
-    int &memo = m_need[static_cast<size_t>(k) * (m_L + 1) + j];
-    if (memo >= 0)
-        return memo;
-    if (tooHeavy(k, j, best)) {
-        memo = kNone;
-        return memo;
+    if (k >= m_maxStages)
+        return kNone;  // more stages than a pipeline may have
+    while (m_rowsBuilt <= k) {
+        buildRow(m_rowsBuilt++, best);
     }
-    // Values above the point's positions decide the same as any larger one: the search
-    // stops at positions + 1 ("more than there are").
-    const int beyond = m_cache.config().positions + 1;
-    if (restAtLeast(k, j, best) >= beyond) {
-        memo = beyond;
-        return memo;
-    }
-    const double widest = m_cache.widths().back();
-    int result = beyond;
-    bool anyFits = false;
-    if (k == 0) {
-        result = narrowest(j, m_L, 0, best, anyFits);
-    } else {
-        // The first stage's candidates (end, narrowest width), scanned by end ascending so
-        // that the two monotone cuts end the scan ...
-        const double weight = weightOf(k);
-        std::vector<std::pair<int, int>> &candidates = m_candidates[static_cast<size_t>(k)];
-        candidates.clear();
-        for (int end = j + 1; end <= m_L - k; ++end) {
-            // Compute alone (t >= device-seconds / width) too slow on the widest width: so
-            // is every longer stage.
-            if (m_compute &&
-                weight * (m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[end]) / widest >= best)
-                break;
-            if (tooHeavy(k - 1, end, best))
-                continue;  // the rest cannot be fast enough in k stages
-            const int width = narrowest(j, end, k, best, anyFits);
-            if (!anyFits)
-                break;  // more layers never need less memory (docs/planner.md)
-            if (width != kNone)
-                candidates.push_back({end, width});
-        }
-        // ... then by end descending: the rest needs at least restAtLeast(end) positions,
-        // which only grows as the first stage shrinks, so once that and the narrowest width
-        // cannot improve on the best found, no shorter first stage can (branch and bound:
-        // the value of this entry stays exact).
-        const int narrowestWidth = m_cache.widths().front();
-        for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
-            if (narrowestWidth + restAtLeast(k - 1, it->first, best) >= result)
-                break;
-            const int rest = solve(k - 1, it->first, best);
-            if (rest != kNone)
-                result = std::min(result, it->second + rest);
-        }
-    }
-    result = std::min(result, beyond);
-    memo = result;
-    return result;
+    return m_need[static_cast<size_t>(k) * (m_L + 1) + j];
 }
 
 } // namespace nest

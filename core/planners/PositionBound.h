@@ -12,6 +12,11 @@
 // least m + k', its p2p is not negative), so a DP cell at position q with
 // q + need(k, j) > positions holds no suffix that can beat it.
 //
+// The table holds a lower bound on that number (docs/planner.md, "Depth, third round"): per
+// width, only the longest first stage that passes, paired with the fewest positions of any
+// rest that starts at or before its end (exact where the rest needs no more positions the
+// later it starts), so a row costs widths per first layer instead of a scan of its ends.
+//
 // One per search; setConfig() follows StageCostCache::setConfig().
 #include "FlatHashMap.h"
 #include "StageCostCache.h"
@@ -23,6 +28,26 @@
 
 namespace nest {
 
+// StageCostCache::rangeClass() without building a layer sequence for every (first, end)
+// pair (docs/planner.md, "Depth, third round"). The class of [j, e) is that of the layer
+// types of [j - 1, e) (SearchClasses: layers equal up to the name; -1 before the first
+// layer). Where the types repeat with a period p over a stretch [a, b) of the model (the
+// blocks of a deep model, or their op-level entries), a range [j, e) with a <= j - 1 and
+// e <= b has the types of every other such range with the same length and the same
+// (j - 1 - a) mod p, hence the same class: asked once per (phase, length).
+class PeriodicRanges {
+public:
+    PeriodicRanges(StageCostCache &cache, const ModelProfile &model);
+    int rangeClass(int j, int e);
+
+private:
+    StageCostCache &m_cache;
+    int m_L = 0;
+    int m_period = 0;             // 0: no periodic stretch
+    int m_begin = 0, m_end = 0;   // [a, b)
+    std::vector<int> m_classes;   // phase * (L + 1) + length -> class, -1 unknown
+};
+
 class PositionBound {
 public:
     static constexpr int kNone = std::numeric_limits<int>::max() / 2;
@@ -30,7 +55,7 @@ public:
     // relaxation takes p2p as 0.
     static constexpr double kMaxBoundaries = 1 << 18;
 
-    PositionBound(StageCostCache &cache, int layers, int maxStages, SearchStats &stats);
+    PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats);
 
     // The cache's current outer point becomes current; `compute` (may be null) gives the
     // per-layer compute bounds that end a scan of longer stages early.
@@ -62,6 +87,7 @@ private:
     };
 
     StageCostCache &m_cache;
+    PeriodicRanges &m_ranges;
     const int m_L;
     const int m_maxStages;
     SearchStats &m_stats;
@@ -81,18 +107,24 @@ private:
     // Per outer point.
     FlatHashMap<int> m_summaryIdx;  // (range class, width index) -> m_summaries
     std::vector<Summary> m_summaries;
-    // Per first layer j: per (stage length - 1) * widths + width index, the summary (-1:
-    // not yet), its memoryStages and its kStages for `stamp` (-2: not yet).
-    struct StageRow {
-        std::vector<int> summary, memoryStages, kStages;
-        double stamp = -1, stampWeight = -1;
-    };
-    std::vector<StageRow> m_rows;
-    std::vector<int> m_need;  // k * (L + 1) + j -> need, -1 unknown
+
+    // The table of one (incumbent, weight) (docs/planner.md, "Depth, third round"), built
+    // row by row (k ascending) as need() asks. Per first layer j, once a row needs it: the
+    // ends e of a first stage [j, e) with a stage after it that could pass at all (e in
+    // [j + 1, j + count], count found by bisection), and per end and width index w the most
+    // stages after it for which a width at most w passes (-1: none; -3: not computed yet),
+    // at m_stages[m_start[j] + (e - j - 1) * widths + w]. m_last: per (j, w) the index of the
+    // largest end that still passes for the rows built so far (it only moves down).
+    std::vector<int> m_stages, m_start, m_last;
+    // need' per (k, j) for rows 0 .. m_rowsBuilt - 1 (any value above the positions means
+    // "more than there are"); m_prefix: the last row's prefix minima (min over e' <= e).
+    std::vector<int> m_need;
+    std::vector<int> m_prefix;
+    int m_rowsBuilt = 0;
     bool m_ready = false;     // the per-point tables are allocated
     double m_needStamp = -1;  // the incumbent and weight m_need holds values for
     double m_needWeight = -1;
-    double m_weight = 0;      // the weight of the current need()
+    double m_weight = 0;      // the weight of the current table
     int m_m = 1;              // micro-batches of the point
     int m_nW = 0;
 
@@ -102,11 +134,16 @@ private:
     Summary makeSummary(int j, int jEnd, int wIdx);
     int stagesAfterAllowed(Summary &s, double best) const;
     double weightOf(int k) const;
-    int narrowest(int j, int jEnd, int k, double best, bool &anyFits);
+    int computeStages(double deviceSeconds, double width, double best) const;
+    int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known);
+    void resetTable();
+    bool openAt(int j, int e, double best);
+    void prepareFirstLayer(int j, double best);
+    int stagesUpTo(int j, int idx, int w, double best);
+    void buildRow(int k, double best);
     int solve(int k, int j, double best);
     bool tooHeavy(int k, int j, double best) const;
     int restAtLeast(int k, int j, double best) const;
-    std::vector<std::vector<std::pair<int, int>>> m_candidates;  // solve(): per k, (end, width)
 };
 
 } // namespace nest
