@@ -10,6 +10,7 @@
 //   bench_planner replan CLUSTER MODEL [REPS]  PlanningSession vs from scratch after edits
 //   bench_planner top CLUSTER K                 --top K on GPT3-175B
 //   (each prints the peak RSS of its process: run one row per process)
+//   NEST_BENCH_KEEP_HEAP=1   (environment, replan rows) keep freed memory as the window does
 //   NEST_BENCH_PLANS=DIR     (environment) also write each row's plan and objective as JSON to
 //                            DIR/<case>.json, to compare plans before / after a planner change
 //   ... narrow               (last argument) the space before issue 10: cp {1}, interleaving
@@ -39,6 +40,9 @@
 #include <string>
 
 #include <sys/resource.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 using namespace nest;
 
@@ -266,6 +270,14 @@ int main(int argc, char **argv)
     }
 #ifdef NEST_BENCH_SESSION
     if (argc > 3 && std::strcmp(argv[1], "replan") == 0) {
+#ifdef __GLIBC__
+        // NEST_BENCH_KEEP_HEAP=1: glibc keeps freed memory as the window does (gui_main.cpp),
+        // so a re-plan does not fault the planner's tables in again: the live-mode figure.
+        if (const char *keep = std::getenv("NEST_BENCH_KEEP_HEAP"); keep && std::strcmp(keep, "1") == 0) {
+            mallopt(M_MMAP_MAX, 0);
+            mallopt(M_TRIM_THRESHOLD, 1 << 30);
+        }
+#endif
         replanRow(std::string(argv[2]) + " " + argv[3], clusterPreset(argv[2]).value(), preset(argv[3]),
                   argc > 4 ? std::atoi(argv[4]) : 5);
         return 0;
