@@ -50,6 +50,20 @@ double concurrentShare(const Topology &topo, const int *ids, int n, int j, int l
     return std::min(1.0, nBelow / (o * std::max(k, 1)));
 }
 
+// Level l of a group's shape: `blocks` blocks of its n members there, `prevBlocks` below;
+// where they merge, the fan-in, the fraction of the buffer entering and the worst link.
+void recordLevel(GroupShape &g, int l, int blocks, double prevBlocks, int n, double worstBw, double worstLat)
+{
+    g.blocks[l] = blocks;
+    if (blocks < prevBlocks) {
+        g.fanIn[l] = std::ceil(prevBlocks / blocks - 1e-12);
+        g.fraction[l] = prevBlocks / n;
+        g.bandwidth[l] = worstBw;
+        g.latency[l] = worstLat;
+        g.topLevel = l;
+    }
+}
+
 } // namespace
 
 namespace {
@@ -99,14 +113,7 @@ GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape
             below[blocks++] = member;  // blocks <= i: nothing unread is overwritten
             i = j;
         }
-        g.blocks[l] = blocks;
-        if (blocks < prevBlocks) {
-            g.fanIn[l] = std::ceil(prevBlocks / blocks - 1e-12);
-            g.fraction[l] = prevBlocks / n;
-            g.bandwidth[l] = worstBw;
-            g.latency[l] = worstLat;
-            g.topLevel = l;
-        }
+        recordLevel(g, l, blocks, prevBlocks, n, worstBw, worstLat);
         prevBlocks = blocks;
         if (blocks == 1)
             break;
@@ -173,14 +180,7 @@ GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, co
             }
             i = j;
         }
-        g.blocks[l] = blocks;
-        if (blocks < prevBlocks) {
-            g.fanIn[l] = std::ceil(prevBlocks / blocks - 1e-12);
-            g.fraction[l] = prevBlocks / n;
-            g.bandwidth[l] = worstBw;
-            g.latency[l] = worstLat;
-            g.topLevel = l;
-        }
+        recordLevel(g, l, blocks, prevBlocks, n, worstBw, worstLat);
         prevBlocks = blocks;
         if (blocks == 1)
             break;

@@ -19,6 +19,26 @@ ModelProfile modelOf(const Workspace &inputs)
     return std::move(m).value();
 }
 
+// A snapshot of `plan` on `inputs`' cluster with `model`, analysed (evaluated, simulated)
+// with `options`' cost model: what every job delivers; the caller adds the search's part.
+std::shared_ptr<PlanSnapshot> analysedSnapshot(quint64 job, const std::string &label, const std::string &planner,
+                                               const Workspace &inputs, const ModelProfile &model,
+                                               const SearchOptions &options, const Plan &plan)
+{
+    auto snap = std::make_shared<PlanSnapshot>();
+    snap->jobId = job;
+    snap->label = label;
+    snap->planner = planner;
+    snap->topology = inputs.cluster;
+    snap->model = model;
+    snap->modelSource = inputs.model;
+    snap->settings = inputs.search;
+    snap->calibration = inputs.calibration;
+    snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
+    snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
+    return snap;
+}
+
 } // namespace
 
 struct PlanRunner::Session {
@@ -90,17 +110,8 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
             throw std::runtime_error((r.message.rfind("search would", 0) == 0 ? "search refused: " : "no plan found: ") +
                                      r.message);
         auto snapshotOf = [&](const Plan &plan, const std::string &title, double objective, bool verified) {
-            auto snap = std::make_shared<PlanSnapshot>();
-            snap->jobId = job.id();
-            snap->label = title;
-            snap->planner = planner->name();
-            snap->topology = inputs.cluster;
-            snap->model = model;
-            snap->modelSource = inputs.model;
-            snap->settings = inputs.search;
-            snap->calibration = inputs.calibration;
-            snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
-            snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
+            std::shared_ptr<PlanSnapshot> snap =
+                analysedSnapshot(job.id(), title, planner->name(), inputs, model, options, plan);
             snap->searched = true;
             snap->stats = r.stats;
             snap->objective = objective;
@@ -148,18 +159,8 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
             model = std::move(m).value();
         }
         const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
-        auto snap = std::make_shared<PlanSnapshot>();
-        snap->jobId = job.id();
-        snap->label = name;
-        snap->planner = plannerName;
-        snap->topology = inputs.cluster;
-        snap->model = model;
-        snap->modelSource = inputs.model;
-        snap->settings = inputs.search;
-        snap->calibration = inputs.calibration;
-        snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
-        snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
-        return job.cancelled() ? nullptr : PlanSnapshotPtr(std::move(snap));
+        PlanSnapshotPtr snap = analysedSnapshot(job.id(), name, plannerName, inputs, model, options, plan);
+        return job.cancelled() ? nullptr : snap;
     }, revision);
 }
 
