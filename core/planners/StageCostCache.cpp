@@ -310,6 +310,8 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
 
 bool StageCostCache::interleavedFits() const
 {
+    if (m_costs.size() != m_ilPlan.stages.size())
+        return true;  // the last interleavedTime() stopped early: nothing decided here
     const int pp = static_cast<int>(m_ilPlan.stages.size()) / std::max(1, m_ilPlan.virtualStages);
     for (int p = 0; p < pp; ++p) {
         // The chunks of one position share its devices, so their capacities are equal.
