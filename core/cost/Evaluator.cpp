@@ -111,6 +111,12 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
     return worst;
 }
 
+ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options)
+{
+    const FrameworkProfile &fw = frameworkProfile(options.framework);
+    return computeRates(device, options.gemmEfficiencyFor(device), fw.fusedAttention, fw.elementwisePasses);
+}
+
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, const CostOptions &opt)
 {
     StageGeometry g;
@@ -118,7 +124,6 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     const int nDevices = topo.deviceCount();
     const DeviceSpec *slowest = nullptr;
     double slowRate = kInf;
-    const FrameworkProfile &fw = frameworkProfile(opt.framework);
     int lastType = -1;
     for (const auto &row : st.devices) {
         for (int d : row) {
@@ -135,7 +140,7 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
             lastType = type;
             const DeviceSpec &spec = topo.spec(d);
             if (slowest == nullptr || spec != *slowest) {
-                const ComputeRates r = computeRates(spec, opt.gemmEfficiencyFor(spec), fw.fusedAttention, fw.elementwisePasses);
+                const ComputeRates r = deviceRates(spec, opt);
                 if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
                     slowRate = r.rate();
                     g.rates = r;

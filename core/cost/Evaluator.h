@@ -172,6 +172,9 @@ struct StageGeometry {
     StageCollectives comm;
 };
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &stage, int dp, const CostOptions &options);
+// The compute rates of one device under `options` (its GEMM efficiency, the framework's
+// kernels): a stage computes at those of its slowest device (stageGeometry).
+ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options);
 
 // Sums and maxima over the stage's layers (O(layers)).
 struct StageLayerSums {

@@ -130,7 +130,9 @@ public:
         const double wantPositions = std::max(1.0, state / std::max(capacity, 1.0));
         std::vector<std::pair<std::pair<double, double>, size_t>> keyed;
         for (size_t i = 0; i < configs.size(); ++i) {
-            const double lb = lowerBound(configs[i]);
+            // The order's key stays the one-device-type bound (0 with several types): the
+            // order decides which of equal plans is met first, the cuts below do not.
+            const double lb = m_topo.deviceTypes.size() == 1 ? lowerBound(configs[i]) : 0.0;
             keyed.push_back({{lb, std::abs(std::log2(configs[i].positions / wantPositions))}, i});
         }
         std::stable_sort(keyed.begin(), keyed.end(),
@@ -329,7 +331,8 @@ private:
         }
     }
 
-    const LayerComputeBound *m_bound = nullptr;  // of the current config, null = none
+    const LayerComputeBound *m_bound = nullptr;      // of the current config
+    const LayerComputeBound *m_seedBound = nullptr;  // the same with one device type, else null
     const ProgressFn *m_progress = nullptr;
     size_t m_pointIndex = 0, m_pointCount = 0;
 
@@ -384,12 +387,11 @@ private:
         return it->second;
     }
 
-    // T >= m * max(sum of per-layer device-seconds / usable devices, slowest layer), valid
-    // for one device type (docs/planner.md); 0 otherwise.
+    // T >= m * max(sum of per-layer device-seconds / usable devices, slowest layer)
+    // (docs/planner.md); with several device types each layer's compute is the least over
+    // the types' rates (layerComputeBound), so it bounds every placement too.
     double lowerBound(const OuterConfig &cfg, double usable)
     {
-        if (m_topo.deviceTypes.size() != 1)
-            return 0;
         const LayerComputeBound &b = bounds(cfg);
         return cfg.numMicroBatches * std::max(b.deviceSeconds / usable, b.slowestLayer);
     }
@@ -412,8 +414,11 @@ private:
         m_scratch.resize(m_space.maxStages() + 1);
         if (m_keep > 1)
             m_scratchSig.resize(m_space.maxStages() + 1);
-        m_bound = m_topo.deviceTypes.size() == 1 ? &bounds(cfg) : nullptr;
-        m_positionBound.setConfig(m_bound);
+        m_bound = &bounds(cfg);
+        // The seeds' cuts and the positions relaxation keep to one device type, as before:
+        // the seeds' plans decide ties, and the relaxation's summaries assume one capacity.
+        m_seedBound = m_topo.deviceTypes.size() == 1 ? m_bound : nullptr;
+        m_positionBound.setConfig(m_seedBound);
         m_rootWeight = 0;
     }
 
@@ -525,11 +530,11 @@ private:
         int first = 0;
         for (int k = 0; k < stages; ++k) {
             int end = m_L - (stages - 1 - k);
-            if (k + 1 < stages && m_bound) {
-                const double total = m_bound->suffixDeviceSeconds[0];
+            if (k + 1 < stages && m_seedBound) {
+                const double total = m_seedBound->suffixDeviceSeconds[0];
                 const double target = total * (k + 1) / stages;
                 int e = first + 1;
-                while (e < end && total - m_bound->suffixDeviceSeconds[e] < target)
+                while (e < end && total - m_seedBound->suffixDeviceSeconds[e] < target)
                     ++e;
                 end = e;
             } else if (k + 1 < stages) {

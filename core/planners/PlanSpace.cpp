@@ -803,6 +803,12 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
             types.push_back(std::move(anon));
     }
     std::map<std::tuple<int, int, bool>, std::pair<double, double>> costed;
+    // One device type: the stage's own costs (as the recurrence prices it). Several: each
+    // type's compute rates, as stageGeometry() derives them for a stage's slowest device.
+    std::vector<ComputeRates> rates;
+    if (space.topology().deviceTypes.size() > 1)
+        for (const DeviceSpec &d : space.topology().deviceTypes)
+            rates.push_back(deviceRates(d, ctx.options));
     for (int i = 0; i < space.layerCount(); ++i) {
         const std::tuple<int, int, bool> key{i > 0 ? type[i - 1] : -1, type[i], i + 1 == layers};
         if (const auto known = costed.find(key); known != costed.end()) {
@@ -822,9 +828,22 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
                 c.option = o;
                 const StagePlan stage = space.makeStage(cfg, 0, c);
                 ctx.stage = &stage;
-                const StageCost cost = stageCost(ctx);
+                double compute = 0;
+                if (rates.empty()) {
+                    const StageCost cost = stageCost(ctx);
+                    compute = cost.forward + cost.backward;
+                } else {
+                    // Several device types: a stage computes at its slowest device's rates,
+                    // one of these; the least compute over them bounds every placement.
+                    StageGeometry g = stageGeometry(space.topology(), stage, ctx.dp, ctx.options);
+                    compute = std::numeric_limits<double>::infinity();
+                    for (const ComputeRates &r : rates) {
+                        g.rates = r;
+                        const StageCost cost = stageCost(ctx, g);
+                        compute = std::min(compute, cost.forward + cost.backward);
+                    }
+                }
                 ++stats.stageCostCalls;
-                const double compute = cost.forward + cost.backward;
                 minDev = std::min(minDev, w * compute);
                 minTime = std::min(minTime, compute);
             }
