@@ -93,10 +93,10 @@ const FrameworkProfile &frameworkProfile(Framework f)
     const std::vector<FrameworkProfile> &all = frameworkProfiles();
     if (const size_t i = static_cast<size_t>(f); i < all.size() && all[i].id == f)
         return all[i];
-    for (const FrameworkProfile &p : frameworkProfiles())
+    for (const FrameworkProfile &p : all)
         if (p.id == f)
             return p;
-    return frameworkProfiles().front();
+    return all.front();
 }
 
 std::string frameworkNameList()

@@ -383,20 +383,24 @@ int LinkTable::intern(const BoundaryLink &b)
     return static_cast<int>(m_links.size());
 }
 
-SearchClasses::SearchClasses(const PlanSpace &space)
-    : m_topo(&space.topology()), m_layers(space.layerCount())
+std::vector<int> layerTypes(const ModelProfile &model)
 {
-    const ModelProfile &model = space.model();
-    // Layer types: equal profiles up to the name.
+    std::vector<int> type;
     std::vector<LayerProfile> types;
     for (const LayerProfile &l : model.layers) {
         LayerProfile anon = l;
         anon.name.clear();
-        auto it = std::find(types.begin(), types.end(), anon);
-        m_layerType.push_back(static_cast<int>(it - types.begin()));
+        const auto it = std::find(types.begin(), types.end(), anon);
+        type.push_back(static_cast<int>(it - types.begin()));
         if (it == types.end())
-            types.push_back(anon);
+            types.push_back(std::move(anon));
     }
+    return type;
+}
+
+SearchClasses::SearchClasses(const PlanSpace &space)
+    : m_topo(&space.topology()), m_layers(space.layerCount()), m_layerType(layerTypes(space.model()))
+{
     m_rangeIdx.assign(static_cast<size_t>(m_layers + 1) * (m_layers + 1), -1);
     const int widest = space.widths().empty() ? 1 : space.widths().back();
     m_columnReach = static_cast<int>(std::min<long long>(space.topology().deviceCount(),
@@ -792,16 +796,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     // A one-layer stage's cost is determined by its layer, the layer before it (its input)
     // and whether it is the last: equal profiles (names aside) give equal costs, so each
     // distinct (previous, own, last) is costed once (a model's blocks are mostly alike).
-    std::vector<int> type;
-    std::vector<LayerProfile> types;
-    for (const LayerProfile &l : space.model().layers) {
-        LayerProfile anon = l;
-        anon.name.clear();
-        const auto it = std::find(types.begin(), types.end(), anon);
-        type.push_back(static_cast<int>(it - types.begin()));
-        if (it == types.end())
-            types.push_back(std::move(anon));
-    }
+    const std::vector<int> type = layerTypes(space.model());
     std::map<std::tuple<int, int, bool>, std::pair<double, double>> costed;
     // One device type: the stage's own costs (as the recurrence prices it). Several: each
     // type's compute rates, as stageGeometry() derives them for a stage's slowest device.

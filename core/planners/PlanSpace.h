@@ -161,6 +161,10 @@ private:
 // two independent 61-bit polynomial hashes of the signature's sequence (a false merge needs
 // both to collide, about 2^-120 per pair of distinct signatures); the classes are those of
 // placementClass() otherwise. Use one of the two for a search, not both.
+// The type of each layer: equal profiles up to the name share a type; ids in order of first
+// appearance. Two ranges with the same types (and the same type before them) cost the same.
+std::vector<int> layerTypes(const ModelProfile &model);
+
 class SearchClasses {
 public:
     explicit SearchClasses(const PlanSpace &space);

@@ -11,17 +11,8 @@ namespace nest {
 PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
     : m_cache(cache), m_L(model.layerCount())
 {
-    // The layer types exactly as SearchClasses defines them: equal profiles up to the name.
-    std::vector<LayerProfile> types;
-    std::vector<int> t;
-    for (const LayerProfile &l : model.layers) {
-        LayerProfile anon = l;
-        anon.name.clear();
-        const auto it = std::find(types.begin(), types.end(), anon);
-        t.push_back(static_cast<int>(it - types.begin()));
-        if (it == types.end())
-            types.push_back(anon);
-    }
+    // The layer types SearchClasses' range classes are made of.
+    const std::vector<int> t = layerTypes(model);
     // The longest stretch [a, b) with t[i] == t[i + p] for a <= i < b - p, over small periods
     // (ties: the smallest period).
     constexpr int kMaxPeriod = 16;

@@ -4,6 +4,7 @@
 // runCli(), which runs the real nest-cli (NEST_CLI_PATH, defined for every test_cli_* suite)
 // and keeps its exit code and output. The tests themselves use GoogleTest.
 #include "DeviceSpec.h"
+#include "ModelConfig.h"
 
 #include <gtest/gtest.h>
 
@@ -121,6 +122,24 @@ inline nest::DeviceSpec testDevice(double memoryBytes = 80e9)
     d.memoryBytes = memoryBytes;
     d.memoryBandwidth = 1e12;
     return d;
+}
+
+// A tiny GPT of `layers` blocks (hidden 256, 8 heads, FFN 1024, vocabulary 1000, 256 tokens,
+// batch 16): small enough for the exhaustive planner on the planner tests' trees.
+inline nest::ModelConfig tinyGptConfig(int layers)
+{
+    nest::ModelConfig c = nest::familyDefaults("gpt");
+    c.layers = layers;
+    c.hidden = 256;
+    c.heads = 8;
+    c.kvHeads = 8;
+    c.ffnHidden = 1024;
+    c.vocab = 1000;
+    c.seqLength = 256;
+    if (c.maxPositions > 0)
+        c.maxPositions = c.seqLength;
+    c.globalBatch = 16;
+    return c;
 }
 
 struct Run {

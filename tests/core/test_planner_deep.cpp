@@ -271,18 +271,7 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
         ModelProfile model = in.model;
         if (variant > 0) {
             // Unequal halves: the first of each split pair keeps 40 % of the compute.
-            ModelConfig c = familyDefaults("gpt");
-            c.layers = 7;
-            c.hidden = 256;
-            c.heads = 8;
-            c.kvHeads = 8;
-            c.ffnHidden = 1024;
-            c.vocab = 1000;
-            c.seqLength = 256;
-            if (c.maxPositions > 0)
-                c.maxPositions = c.seqLength;
-            c.globalBatch = 16;
-            model = splitBlocks(buildProfile(c));
+            model = splitBlocks(buildProfile(coretest::tinyGptConfig(7)));
             for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
                 const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
                 model.layers[i].fwdFlops *= first ? 0.8 : 1.2;

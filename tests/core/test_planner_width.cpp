@@ -95,18 +95,8 @@ Topology twisted(Twist twist, int perNode, double memory = 80e9)
 
 ModelProfile tinyModel(int layers)
 {
-    ModelConfig c = familyDefaults("gpt");
+    ModelConfig c = coretest::tinyGptConfig(layers);
     c.name = "width-tiny";
-    c.layers = layers;
-    c.hidden = 256;
-    c.heads = 8;
-    c.kvHeads = 8;
-    c.ffnHidden = 1024;
-    c.vocab = 1000;
-    c.seqLength = 256;
-    if (c.maxPositions > 0)
-        c.maxPositions = c.seqLength;
-    c.globalBatch = 16;
     return buildProfile(c);
 }
 
