@@ -158,134 +158,155 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     return g;
 }
 
+bool rangeHoldsEmbedding(const ModelProfile &model, int first, int end)
+{
+    for (int i = first; i < end; ++i)
+        if (model.layers[i].kind == LayerKind::Embedding)
+            return true;
+    return false;
+}
+
+StageLayerFold::StageLayerFold(const StageContext &ctx, const ComputeRates &rates, bool holdsEmbedding)
+    : m_model(*ctx.model), m_stage(*ctx.stage), m_ctx(ctx), m_rates(rates), m_holdsEmbedding(holdsEmbedding)
+{
+    const StagePlan &st = m_stage;
+    m_tp = std::max(st.tp, 1);
+    m_cp = std::max(st.cp, 1);
+    m_ep = std::max(st.ep, 1);
+    m_width = m_tp * m_cp;
+    m_b = ctx.microBatch;
+    m_spDiv = st.sp ? m_tp : 1;
+    const FrameworkProfile &profile = frameworkProfile(ctx.options.framework);
+    m_fusedLoss = profile.fusedLoss;
+    m_opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
+}
+
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates)
 {
     StageLayerSums s;
-    const ModelProfile &model = *ctx.model;
     const StagePlan &st = *ctx.stage;
-    const CostOptions &opt = ctx.options;
-    const int tp = std::max(st.tp, 1);
-    const int cp = std::max(st.cp, 1);
-    const int ep = std::max(st.ep, 1);
-    const int width = tp * cp;
-    const double b = ctx.microBatch;
-    bool holdsEmbedding = false;
+    StageLayerFold fold(ctx, rates, rangeHoldsEmbedding(*ctx.model, st.firstLayer, st.endLayer));
     for (int i = st.firstLayer; i < st.endLayer; ++i)
-        holdsEmbedding = holdsEmbedding || model.layers[i].kind == LayerKind::Embedding;
-    const double spDiv = st.sp ? tp : 1;
-    const FrameworkProfile &profile = frameworkProfile(opt.framework);
-    const bool fusedLoss = profile.fusedLoss;
-    const bool opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
-    const LayerProfile *timed = nullptr;  // consecutive identical layers share their times
-    LayerTimes times;
-    for (int i = st.firstLayer; i < st.endLayer; ++i) {
-        const LayerProfile &l = model.layers[i];
-        const bool rec = st.recompute == Recompute::Full && recomputed(l);
-        const bool selective = st.recompute == Recompute::Selective && recomputed(l);
-        // torchtitan's op-level selective checkpointing where the builder derived it.
-        const bool opSelective = selective && opPolicy && l.opSelectiveStashTpBytes > 0;
-        const WidthMeasurement *measured = l.measuredAt(tp);
-        const double fullStash = measured ? measured->stashBytes * b / cp
-                                          : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
-        if (hasShapes(l)) {
-            // Operators from their shapes (ComputeModel.h).
-            const bool same = timed != nullptr && timed->gemms == l.gemms &&
-                              timed->attentionFlops == l.attentionFlops &&
-                              timed->elementwiseSpBytes == l.elementwiseSpBytes &&
-                              timed->elementwiseTpBytes == l.elementwiseTpBytes;
-            if (!same)
-                times = layerTimes(l, ctx.seqLength, b, st, rates, opt.elementwiseTraffic);
-            timed = &l;
-        } else {
-            // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM
-            // bandwidth: the forward writes each saved activation once, the backward reads it
-            // and writes its gradient (roofline; activation bytes from Korthikanti et al.).
-            const double elementwise = opt.elementwiseTraffic ? fullStash / rates.hbm : 0.0;
-            times = {};
-            times.gemm = l.fwdFlops * b / (width * rates.rate());
-            times.forward = times.gemm + elementwise;
-            times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
-            timed = nullptr;
-        }
-        // Measured at this width (artifact nodes[t]): per device already; else measured at
-        // width 1 and divided, else the operator / FLOP model.
-        const double fwd = measured                  ? measured->fwdTime * b / cp
-                           : l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
-                                                    : times.forward;
-        const double bwd = measured                  ? measured->bwdTime * b / cp
-                           : l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
-                                                    : times.backward;
-        s.forward += fwd;
-        s.backward += bwd;
-        s.gemmForward += measured || l.measuredFwdTime >= 0 ? fwd : times.gemm;
-        s.attentionForward += times.attention;
-        if (rec)
-            s.recompute += fwd;
-        else if (opSelective)  // the unsaved matmuls and the element-wise kernels
-            s.recompute += l.opRecomputeGemmShare * times.gemm +
-                           std::max(times.forward - times.gemm - times.attention, 0.0);
-        else if (selective)
-            s.recompute += times.attention;
-        const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
-        if (tpAllReduce > 0 && tp > 1) {
-            const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
-            s.tpBytes += tpAllReduce * b / cp;
-            s.tpOps += ops;
-            if (rec) {
-                s.tpBytesRec += tpAllReduce * b / cp;
-                s.tpOpsRec += ops;
-            }
-        }
-        if (l.epAllToAllBytes > 0 && ep > 1) {
-            s.epBytes += l.epAllToAllBytes * b / width;
-            s.epOps += 2;  // dispatch + combine
-            if (rec) {
-                s.epBytesRec += l.epAllToAllBytes * b / width;
-                s.epOpsRec += 2;
-            }
-        }
-        if (l.cpExchangeBytes > 0 && cp > 1) {
-            s.cpBytes += l.cpExchangeBytes * b / tp;
-            ++s.cpOps;
-            if (rec) {
-                s.cpBytesRec += l.cpExchangeBytes * b / tp;
-                ++s.cpOpsRec;
-            }
-        }
-        // Parameters per device: experts are inside tpParams (TP-sharded) and divided by ep.
-        const double expert = std::min(l.expertParams, l.params);
-        const double dense = l.params - expert;
-        const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
-        double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
-        if (!holdsEmbedding)
-            layerDense += l.tiedParams / tp;
-        const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
-        s.denseParams += layerDense;
-        s.expertParams += layerExpert;
-        s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
-        // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
-        const double selectiveStash =
-            opSelective ? (l.opSelectiveStashSpBytes / (spDiv * cp) + l.opSelectiveStashTpBytes / width) * b
-                        : fullStash - l.attentionStashBytes / width * b;
-        if (opt.artifactMemory) {
-            // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
-            // of every layer held as working memory; each further micro-batch in flight keeps
-            // the stage's input (recomputation) or every activation again.
-            s.maxWorking += fullStash;
-            if (st.recompute != Recompute::Full)
-                s.stashPerMicroBatch += fullStash;
-            else if (i == st.firstLayer && i > 0)
-                s.stashPerMicroBatch += model.layers[i - 1].outputBytes * b;
-            continue;
-        }
-        s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
-        s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
-        double working = l.workingBytes * b / width;
-        if (l.kind == LayerKind::Head && !fusedLoss)
-            working += l.stashTpBytes * b / width;  // the second FP32 copy of the logits
-        s.maxWorking = std::max(s.maxWorking, working);
-    }
+        fold.add(s, i);
     return s;
+}
+
+void StageLayerFold::add(StageLayerSums &s, int i)
+{
+    const ModelProfile &model = m_model;
+    const StagePlan &st = m_stage;
+    const CostOptions &opt = m_ctx.options;
+    const ComputeRates &rates = m_rates;
+    const int tp = m_tp, cp = m_cp, ep = m_ep, width = m_width;
+    const double b = m_b, spDiv = m_spDiv;
+    const bool holdsEmbedding = m_holdsEmbedding, fusedLoss = m_fusedLoss, opPolicy = m_opPolicy;
+    const LayerProfile *&timed = m_timed;
+    LayerTimes &times = m_times;
+    const LayerProfile &l = model.layers[i];
+    const bool rec = st.recompute == Recompute::Full && recomputed(l);
+    const bool selective = st.recompute == Recompute::Selective && recomputed(l);
+    // torchtitan's op-level selective checkpointing where the builder derived it.
+    const bool opSelective = selective && opPolicy && l.opSelectiveStashTpBytes > 0;
+    const WidthMeasurement *measured = l.measuredAt(tp);
+    const double fullStash = measured ? measured->stashBytes * b / cp
+                                      : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
+    if (hasShapes(l)) {
+        // Operators from their shapes (ComputeModel.h).
+        const bool same = timed != nullptr && timed->gemms == l.gemms &&
+                          timed->attentionFlops == l.attentionFlops &&
+                          timed->elementwiseSpBytes == l.elementwiseSpBytes &&
+                          timed->elementwiseTpBytes == l.elementwiseTpBytes;
+        if (!same)
+            times = layerTimes(l, m_ctx.seqLength, b, st, rates, opt.elementwiseTraffic);
+        timed = &l;
+    } else {
+        // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM
+        // bandwidth: the forward writes each saved activation once, the backward reads it
+        // and writes its gradient (roofline; activation bytes from Korthikanti et al.).
+        const double elementwise = opt.elementwiseTraffic ? fullStash / rates.hbm : 0.0;
+        times = {};
+        times.gemm = l.fwdFlops * b / (width * rates.rate());
+        times.forward = times.gemm + elementwise;
+        times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
+        timed = nullptr;
+    }
+    // Measured at this width (artifact nodes[t]): per device already; else measured at
+    // width 1 and divided, else the operator / FLOP model.
+    const double fwd = measured                  ? measured->fwdTime * b / cp
+                       : l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
+                                                : times.forward;
+    const double bwd = measured                  ? measured->bwdTime * b / cp
+                       : l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
+                                                : times.backward;
+    s.forward += fwd;
+    s.backward += bwd;
+    s.gemmForward += measured || l.measuredFwdTime >= 0 ? fwd : times.gemm;
+    s.attentionForward += times.attention;
+    if (rec)
+        s.recompute += fwd;
+    else if (opSelective)  // the unsaved matmuls and the element-wise kernels
+        s.recompute += l.opRecomputeGemmShare * times.gemm +
+                       std::max(times.forward - times.gemm - times.attention, 0.0);
+    else if (selective)
+        s.recompute += times.attention;
+    const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
+    if (tpAllReduce > 0 && tp > 1) {
+        const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
+        s.tpBytes += tpAllReduce * b / cp;
+        s.tpOps += ops;
+        if (rec) {
+            s.tpBytesRec += tpAllReduce * b / cp;
+            s.tpOpsRec += ops;
+        }
+    }
+    if (l.epAllToAllBytes > 0 && ep > 1) {
+        s.epBytes += l.epAllToAllBytes * b / width;
+        s.epOps += 2;  // dispatch + combine
+        if (rec) {
+            s.epBytesRec += l.epAllToAllBytes * b / width;
+            s.epOpsRec += 2;
+        }
+    }
+    if (l.cpExchangeBytes > 0 && cp > 1) {
+        s.cpBytes += l.cpExchangeBytes * b / tp;
+        ++s.cpOps;
+        if (rec) {
+            s.cpBytesRec += l.cpExchangeBytes * b / tp;
+            ++s.cpOpsRec;
+        }
+    }
+    // Parameters per device: experts are inside tpParams (TP-sharded) and divided by ep.
+    const double expert = std::min(l.expertParams, l.params);
+    const double dense = l.params - expert;
+    const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
+    double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
+    if (!holdsEmbedding)
+        layerDense += l.tiedParams / tp;
+    const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
+    s.denseParams += layerDense;
+    s.expertParams += layerExpert;
+    s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
+    // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
+    const double selectiveStash =
+        opSelective ? (l.opSelectiveStashSpBytes / (spDiv * cp) + l.opSelectiveStashTpBytes / width) * b
+                    : fullStash - l.attentionStashBytes / width * b;
+    if (opt.artifactMemory) {
+        // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
+        // of every layer held as working memory; each further micro-batch in flight keeps
+        // the stage's input (recomputation) or every activation again.
+        s.maxWorking += fullStash;
+        if (st.recompute != Recompute::Full)
+            s.stashPerMicroBatch += fullStash;
+        else if (i == st.firstLayer && i > 0)
+            s.stashPerMicroBatch += model.layers[i - 1].outputBytes * b;
+        return;
+    }
+    s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
+    s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
+    double working = l.workingBytes * b / width;
+    if (l.kind == LayerKind::Head && !fusedLoss)
+        working += l.stashTpBytes * b / width;  // the second FP32 copy of the logits
+    s.maxWorking = std::max(s.maxWorking, working);
 }
 
 namespace {

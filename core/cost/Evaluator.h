@@ -187,6 +187,32 @@ struct StageLayerSums {
     double stashPerMicroBatch = 0, maxWorking = 0, maxLayerStash = 0;  // bytes per device
 };
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates);
+// stageLayerSums() a layer at a time, in the same order: starting from an empty
+// StageLayerSums, add(s, i) for i = firstLayer .. endLayer - 1 gives stageLayerSums(ctx,
+// rates) bit for bit, so the sums of [first, e) followed by add(s, e) are those of
+// [first, e + 1) whenever both ranges agree on holdsEmbedding (a planner extends a range
+// by one layer instead of summing it again: docs/planner.md, "Layer sums by extension").
+// Reads ctx's stage config and firstLayer, not its endLayer.
+class StageLayerFold {
+public:
+    StageLayerFold(const StageContext &ctx, const ComputeRates &rates, bool holdsEmbedding);
+    void add(StageLayerSums &s, int layer);
+
+private:
+    const ModelProfile &m_model;
+    const StagePlan &m_stage;
+    const StageContext &m_ctx;
+    ComputeRates m_rates;
+    bool m_holdsEmbedding;
+    int m_tp, m_cp, m_ep, m_width;
+    double m_b, m_spDiv;
+    bool m_fusedLoss, m_opPolicy;
+    const LayerProfile *m_timed = nullptr;  // consecutive identical layers share their times
+    LayerTimes m_times;
+};
+// Whether [first, end) holds an embedding layer (stageLayerSums() counts tied parameters
+// on the other stages).
+bool rangeHoldsEmbedding(const ModelProfile &model, int first, int end);
 
 // Everything except the p2p terms, perMicroBatch, the stash and the memory total, which
 // finishStageCost() fills in from ctx's position and links. Needs g.devices > 0.

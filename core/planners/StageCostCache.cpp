@@ -159,14 +159,54 @@ const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &c
     // The layer sums depend on the choice's widths, sp and recompute, not on its ZeRO stage.
     StageConfig sums = st.config();
     sums.zero = 0;
-    const FlatKey key = layerSumsKey(range, speed, sums);
     int idx = -1;
-    if (!m_sumIdx.find(key, idx)) {
-        idx = static_cast<int>(m_sums.size());
-        m_sums.push_back(stageLayerSums(ctx, g.rates));
-        m_sumIdx.insert(key, idx);
+    if (m_sumIdx.find(layerSumsKey(range, speed, sums), idx))
+        return m_sums[static_cast<size_t>(idx)];
+    // Layer sums by extension (docs/planner.md): walk back the prefixes [j, e) of the range
+    // to the longest one cached under the same speed and choice, then add the layers after
+    // it one at a time (StageLayerFold: bit for bit stageLayerSums()), caching each prefix
+    // on the way. A prefix without an embedding layer the range holds would count tied
+    // parameters differently: the walk stops before one.
+    const ModelProfile &model = *ctx.model;
+    const int j = st.firstLayer, jEnd = st.endLayer;
+    m_sumChain.clear();
+    m_sumChain.push_back({range, jEnd});
+    int base = -1;
+    while (m_sumChain.back().second - 1 > j &&
+           model.layers[static_cast<size_t>(m_sumChain.back().second - 1)].kind != LayerKind::Embedding) {
+        const auto [c, e] = m_sumChain.back();
+        const int shorter = prefixClass(c, j, e);
+        int found = -1;
+        if (m_sumIdx.find(layerSumsKey(shorter, speed, sums), found)) {
+            base = found;  // the sums of [j, e - 1)
+            break;
+        }
+        m_sumChain.push_back({shorter, e - 1});
+    }
+    StageLayerFold fold(ctx, g.rates, rangeHoldsEmbedding(model, j, jEnd));
+    StageLayerSums s = base >= 0 ? m_sums[static_cast<size_t>(base)] : StageLayerSums{};
+    const int from = base >= 0 ? m_sumChain.back().second - 1 : j;
+    for (int i = from; i < jEnd; ++i) {
+        fold.add(s, i);
+        if (m_sumChain.back().second == i + 1) {
+            idx = static_cast<int>(m_sums.size());
+            m_sums.push_back(s);
+            m_sumIdx.insert(layerSumsKey(m_sumChain.back().first, speed, sums), idx);
+            m_sumChain.pop_back();
+        }
     }
     return m_sums[static_cast<size_t>(idx)];
+}
+
+int StageCostCache::prefixClass(int range, int j, int e)
+{
+    // The class of [j, e) fixes the layer types of [j - 1, e), hence those of [j - 1, e - 1).
+    if (range >= static_cast<int>(m_prefixClass.size()))
+        m_prefixClass.resize(static_cast<size_t>(range) + 1, -1);
+    int &p = m_prefixClass[static_cast<size_t>(range)];
+    if (p < 0)
+        p = m_classes.rangeClass(j, e - 1);
+    return p;
 }
 
 int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)

@@ -156,6 +156,8 @@ private:
     std::vector<StageGeometry> m_geoms;
     std::vector<ComputeRates> m_speeds;  // distinct device speeds
     FlatHashMap<int> m_sumIdx;
+    std::vector<std::pair<int, int>> m_sumChain;  // layerSums(): (range class, end) of prefixes
+    std::vector<int> m_prefixClass;               // range class of [j, e) -> that of [j, e - 1)
     std::vector<StageLayerSums> m_sums;
     FlatHashMap<int> m_blockIdx;
     // Per block, one base per option. One small vector per block: a single growing vector
@@ -205,6 +207,7 @@ private:
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
     int geometryId(int sig, int q, int wIdx, const StageConfig &o);
     const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
+    int prefixClass(int range, int j, int e);
 };
 
 } // namespace nest
