@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 
@@ -494,11 +495,40 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
     // group of tp rank t is {devices[r][cr * tp + t] : r < dp, cr < cp}; ZeRO shards over it.
     const int expertDp = dp / ep;  // replicas sharing one expert shard
     if (dp * cp > 1) {
+        // A full-load shape reads its members only through their nodes (fullLoadShape()): a
+        // column t whose members, in the same (r, cr) order, are strictly increasing like
+        // column 0's and sit in column 0's nodes has column 0's sorted node sequence, so its
+        // dense and expert groups have column 0's shapes and costs, and taking the worst
+        // again changes nothing (the algorithms are replaced only on a strictly larger
+        // cost). Skipped: a stage whose tensor-parallel groups each lie in one node computes
+        // one gradient group instead of tp.
+        bool firstColumnStrict = false;
+        auto sameNodesAsFirstColumn = [&](int t) {
+            int prev = -1;
+            for (int r = 0; r < dp; ++r) {
+                const std::vector<int> &row = devices[static_cast<size_t>(r)];
+                for (int cr = 0; cr < cp; ++cr) {
+                    const int d = row[static_cast<size_t>(cr * tp + t)];
+                    if (d <= prev || d >= nDevices || topo.ancestor(d, 0) != topo.ancestor(row[static_cast<size_t>(cr * tp)], 0))
+                        return false;
+                    prev = d;
+                }
+            }
+            return true;
+        };
         for (int t = 0; t < tp; ++t) {
+            if (t > 0 && firstColumnStrict && sameNodesAsFirstColumn(t))
+                continue;
             group.clear();
             for (int r = 0; r < dp; ++r)
                 for (int cr = 0; cr < cp; ++cr)
                     group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(cr * tp + t)]);
+            if (t == 0) {
+                const int *ids = group.data();
+                firstColumnStrict = ids[0] >= 0 && ids[group.size() - 1] < nDevices &&
+                                    std::adjacent_find(ids, ids + group.size(), std::greater_equal<int>()) ==
+                                        ids + group.size();
+            }
             const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
             const CollectiveChoice ar = chooseAllReduce(g, kGradientBucketBytes);
             const CollectiveChoice rs = chooseReduceScatter(g, kGradientBucketBytes);

@@ -188,11 +188,6 @@ std::vector<int> Topology::levelsSpanned(const std::vector<int> &deviceIds) cons
     return out;
 }
 
-int Topology::ancestor(int device, int lvl) const
-{
-    return m_ancestors[static_cast<size_t>(device) * levels.size() + static_cast<size_t>(lvl)];
-}
-
 LinkParams Topology::link(int group) const
 {
     const TopoGroup &g = groups[group];

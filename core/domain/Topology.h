@@ -95,7 +95,10 @@ public:
     // Sorted distinct levels crossed by pairs of the set (e.g. {0, 1} for two nodes of a rack).
     std::vector<int> levelsSpanned(const std::vector<int> &deviceIds) const;
     // The ancestor of `device` at `level` (its node for level 0, root for the top level).
-    int ancestor(int device, int level) const;
+    int ancestor(int device, int level) const
+    {
+        return m_ancestors[static_cast<size_t>(device) * levels.size() + static_cast<size_t>(level)];
+    }
     // Effective link of a group: its override, else its level's parameters.
     LinkParams link(int group) const;
     // Effective link between two distinct devices: link(lcaGroup(a, b)).

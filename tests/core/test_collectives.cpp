@@ -301,3 +301,47 @@ TEST(CollectiveAlgorithms, railOptimizedSharesUplinksPerRail)
     // Rail counts: 4 GPUs per node, 2 nodes per rack: rack 0 has 2 GPUs on rail 3.
     ASSERT_EQ(rail.railDeviceCountUnder(rail.ancestor(0, 1), 3), 2);
 }
+
+// The gradient groups of a stage are its columns {devices[r][cr * tp + t]}; stageCollectives()
+// computes a column only when its members do not sit in the nodes of column 0's (in the
+// same order), since a full-load shape reads its members only through their nodes. Its
+// costs must be the worst over every column, each shaped on its own here. Node 1 is
+// slower than node 0: in the second stage the columns lie in different nodes and the slow
+// one decides (a shortcut that skipped it would return column 0's cost); in the first
+// both columns lie in node 0 and any column's shape is the answer.
+TEST(Collectives, gradientGroupsAreTheWorstColumn)
+{
+    Topology topo = tree();
+    topo.groups[static_cast<size_t>(topo.ancestor(4, 0))].linkOverride = LinkParams{20e9, 4e-6, 1};
+    const std::vector<std::vector<std::vector<int>>> stages = {
+        {{0, 1}, {2, 3}},          // tp groups inside node 0
+        {{0, 4}, {1, 5}},          // tp groups across nodes 0 and 1: columns {0, 1}, {4, 5}
+        {{0, 1}, {4, 5}, {8, 9}},  // one tp group per node
+    };
+    int slowColumnDecided = 0;
+    for (const auto &devices : stages) {
+        const int dp = static_cast<int>(devices.size());
+        const int tp = static_cast<int>(devices[0].size());
+        LinearCost allReduce, reduceScatter;
+        std::vector<double> perColumn;
+        for (int t = 0; t < tp; ++t) {
+            std::vector<int> column;
+            for (int r = 0; r < dp; ++r)
+                column.push_back(devices[static_cast<size_t>(r)][static_cast<size_t>(t)]);
+            const GroupShape g = groupShape(topo, column.data(), static_cast<int>(column.size()), Contention::FullLoad);
+            const LinearCost ar = bucketed(chooseAllReduce(g, kGradientBucketBytes).cost);
+            const LinearCost rs = bucketed(chooseReduceScatter(g, kGradientBucketBytes).cost);
+            allReduce = {std::max(allReduce.perByte, ar.perByte), std::max(allReduce.fixed, ar.fixed)};
+            reduceScatter = {std::max(reduceScatter.perByte, rs.perByte), std::max(reduceScatter.fixed, rs.fixed)};
+            perColumn.push_back(ar.at(1e9));
+        }
+        if (perColumn.back() > perColumn.front())
+            ++slowColumnDecided;
+        const StageCollectives c = stageCollectives(topo, devices, StageConfig{tp, 1, 1}, dp);
+        EXPECT_EQ(c.denseAllReduce.perByte, allReduce.perByte) << devices[0][1];
+        EXPECT_EQ(c.denseAllReduce.fixed, allReduce.fixed) << devices[0][1];
+        EXPECT_EQ(c.denseReduceScatter.perByte, reduceScatter.perByte) << devices[0][1];
+        EXPECT_EQ(c.denseReduceScatter.fixed, reduceScatter.fixed) << devices[0][1];
+    }
+    EXPECT_EQ(slowColumnDecided, 1);  // the second stage: its columns really differ
+}
