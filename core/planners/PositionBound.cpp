@@ -188,12 +188,39 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             const StageCost piped = m_maxStages > 1 ? cost(blk, i, 2, prev, next) : alone;
             if (!finite(piped))
                 continue;
-            // The most stages (stash) it fits with: memory never falls as the stash grows.
+            // The most stages (stash) it fits with: memory never falls as the stash grows, so
+            // the largest that fits is found by bisection. Memory is affine in the stashed
+            // micro-batches, so one stage's cost predicts it: the guess and the one after it
+            // are costed first, and where the prediction holds (the usual case) they settle
+            // it in two calls instead of log2(maxStages). The bisection's invariants make the
+            // answer the same whatever the guess.
             int lo = 1, hi = m_maxStages;
+            auto fits = [&](int stages) {
+                const StageCost c = cost(blk, i, stages, 0, 0);
+                return finite(c) && c.fitsMemory;
+            };
+            if (hi > 1) {
+                double guess = hi;
+                if (alone.stashPerMicroBatch > 0) {
+                    const double room = alone.memoryCapacity - (alone.memoryTotal - alone.stash);
+                    guess = room / alone.stashPerMicroBatch + (m_cache.context().options.artifactMemory ? 1 : 0);
+                }
+                const int g = guess >= hi ? hi : guess >= 1 ? static_cast<int>(guess) : 1;
+                if (fits(g)) {
+                    lo = g;
+                    if (g < hi) {
+                        if (fits(g + 1))
+                            lo = g + 1;
+                        else
+                            hi = g;
+                    }
+                } else {
+                    hi = g - 1;
+                }
+            }
             while (lo < hi) {
                 const int mid = lo + (hi - lo + 1) / 2;
-                const StageCost c = cost(blk, i, mid, 0, 0);
-                if (finite(c) && c.fitsMemory)
+                if (fits(mid))
                     lo = mid;
                 else
                     hi = mid - 1;
