@@ -121,6 +121,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"plan.out", {"FILE", "write the plan as JSON"}},
         {"plan.top", {"K", "the K best distinct plans (shape or the tier a stage boundary crosses; "
                            "nest planner), each with its time and difference to the best (default 1)"}},
+        {"plan.threads", {"N", "searches the nest planner deals its outer points to (default 1; the plan is "
+                               "the one search's, bit for bit, found sooner on a machine with the cores)"}},
         {"compare.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
         {"compare.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
         {"compare.cp", {"LIST", "context-parallel degrees, searched as given"}},

@@ -132,6 +132,7 @@ int cmdPlan(const Args &argv)
     std::set<std::string> values, flags;
     searchCommandOptions(values, flags);
     values.insert("top");
+    values.insert("threads");
     const CliArgs args(argv, values, flags, "plan");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
@@ -158,6 +159,12 @@ int cmdPlan(const Args &argv)
         options.topK = args.intValue("top", 1, limits::topPlans);
     if (options.topK > 1 && settings.planner != "nest")
         throw UsageError{"--top needs the nest planner, found '" + settings.planner + "'"};
+    // --threads N: the nest planner deals its outer points to N searches (the same plan,
+    // sooner where there are cores for them; docs/planner.md, "Outer points in parallel").
+    if (args.has("threads"))
+        options.threads = args.intValue("threads", 1, limits::searchThreads);
+    if (options.threads > 1 && settings.planner != "nest")
+        throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
     const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, CancelToken{});
     progress.finish();
     if (!r.found) {

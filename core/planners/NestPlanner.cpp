@@ -10,11 +10,16 @@
 #include "StageCostCache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <map>
+#include <memory>
+#include <system_error>
+#include <thread>
 
 namespace nest {
 
@@ -85,13 +90,30 @@ public:
         }
     }
 
+    // topK = 1: the value of the last plan offered (+inf: none), and that plan. bound()
+    // lowers `best` without touching them.
+    double offered = kInf;
+    Plan offeredPlan() const { return m_bestRecipe.plan(m_space, bestPlan); }
+
+    // A second search of the same space starts from this one's incumbent (runParallel()).
+    void adoptIncumbent(const Search &o)
+    {
+        best = o.best;
+        bestPlan = o.bestPlan;
+        m_bestHasPlan = o.m_bestHasPlan;
+        m_bestRecipe = o.m_bestRecipe;
+        m_balancedValue = o.m_balancedValue;
+        m_balancedRecipe = o.m_balancedRecipe;
+        offered = o.offered;
+    }
+
     // What the search leaves (SearchRun.h).
     SearchIncumbent incumbent() const
     {
-        SearchIncumbent r{m_bestHasPlan ? best : kInf, bestPlan, obstacle, {}};
+        SearchIncumbent r{m_bestHasPlan ? best : kInf, m_bestRecipe.plan(m_space, bestPlan), obstacle, {}};
         if (!m_bestHasPlan && m_balancedValue < kInf && best == std::nextafter(m_balancedValue, kInf)) {
             r.value = m_balancedValue;  // nothing else reached it (see seed())
-            r.plan = m_balancedPlan;
+            r.plan = m_balancedRecipe.plan(m_space, Plan());
         }
         if (m_keep > 1) {
             r.value = m_top.empty() ? kInf : m_top.front().value;
@@ -205,7 +227,7 @@ public:
         const double t = iterationSeconds(weight, maxT, maxE);
         if (t < best && std::nextafter(t, kInf) < best) {
             m_balancedValue = t;
-            m_balancedPlan = m_space.makePlan(m_cfg, m_seedChunks);
+            m_balancedRecipe = {true, m_cfg, m_seedChunks};
             bound(std::nextafter(t, kInf));
         }
     }
@@ -221,7 +243,20 @@ private:
     const int m_keep;          // SearchOptions::topK (>= 1)
     bool m_bestHasPlan = true; // false while `best` is planWithBound()'s bound
     double m_balancedValue = kInf;  // seed(): the best balanced seed, a bound (topK = 1)
-    Plan m_balancedPlan;
+    // A plan as its outer point and stage choices, made (PlanSpace::makePlan) only when the
+    // search returns it: on a wide cluster a plan is hundreds of thousands of device ids,
+    // and the incumbent improves hundreds of times.
+    struct Recipe {
+        bool set = false;
+        OuterConfig cfg;
+        std::vector<StageChoice> stages;
+        Plan plan(const PlanSpace &space, const Plan &otherwise) const
+        {
+            return set ? space.makePlan(cfg, stages) : otherwise;
+        }
+    };
+    Recipe m_bestRecipe;  // topK = 1: the incumbent's plan when it came from stage choices
+    Recipe m_balancedRecipe;
     const bool m_has1F1B;
 
     // topK > 1 (docs/planner.md, "The best K plans"): the best plan of each signature seen,
@@ -269,7 +304,9 @@ private:
         if (m_keep == 1) {
             best = t;
             bestPlan = std::move(plan);
+            m_bestRecipe.set = false;
             m_bestHasPlan = true;
+            offered = t;
             return;
         }
         std::vector<int> sig = planSignature(plan, m_topo);
@@ -285,6 +322,19 @@ private:
         if (static_cast<int>(m_top.size()) > m_keep)
             m_top.pop_back();
         best = static_cast<int>(m_top.size()) == m_keep ? m_top.back().value : kInf;
+    }
+
+    // offer() of the plan of `stages` at the current point, made only if it is returned.
+    void offerStages(double t, const std::vector<StageChoice> &stages)
+    {
+        if (m_keep > 1) {
+            offer(t, m_space.makePlan(m_cfg, stages));
+            return;
+        }
+        best = t;
+        m_bestRecipe = {true, m_cfg, stages};
+        m_bestHasPlan = true;
+        offered = t;
     }
 
     // topK > 1: the id of a suffix whose first stage has option `c`, whose boundary to the
@@ -458,7 +508,7 @@ private:
             return kInf;
         const double t = iterationSeconds(weight, maxT, maxE);
         if (t < best)
-            offer(t, m_space.makePlan(m_cfg, m_seedChunks));
+            offerStages(t, m_seedChunks);
         return t;
     }
 
@@ -986,7 +1036,7 @@ private:
                     const Point &pt = m_points[s.begin + p];
                     const double t = iterationSeconds(pipelineWeight(m, k + 1), pt.t, pt.e);
                     if (t < best)
-                        offer(t, reconstruct(w, s.begin + p));
+                        offerStages(t, reconstruct(w, s.begin + p));
                 }
                 // Deeper pipelines reuse the shallower cells: progress by pipeline depth.
                 report((double(k) + double(w + 1) / m_nW) / m_space.maxStages());
@@ -994,7 +1044,7 @@ private:
         }
     }
 
-    Plan reconstruct(int w, int point)
+    std::vector<StageChoice> reconstruct(int w, int point)
     {
         std::vector<StageChoice> stages;
         int j = 0;
@@ -1015,7 +1065,7 @@ private:
                 stages.push_back(c);
             }
         }
-        return m_space.makePlan(m_cfg, stages);
+        return stages;
     }
 
 
@@ -1068,6 +1118,119 @@ private:
 
 namespace {
 
+void addStats(SearchStats &to, const SearchStats &from)
+{
+    to.states += from.states;
+    to.transitions += from.transitions;
+    to.pruned += from.pruned;
+    to.stageCostCalls += from.stageCostCalls;
+    to.configs += from.configs;
+    to.configsSkipped += from.configsSkipped;
+}
+
+// SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): the points after
+// the seeds, dealt round-robin to `threads` searches of their own (own caches), which share
+// only the best value found so far. A search takes another's value v as the bound just
+// above it (as planWithBound()), so it still meets every plan of value v or below: the point
+// of the global order where the sequential search first meets its optimum meets the same
+// plan here (its cells hold plans below every bound it sees, so none of them is cut), and
+// no earlier point meets a plan that good (else the sequential search would have met it
+// there). The result is the lowest value found, ties to the earliest point: the sequential
+// search's plan, bit for bit. Only the counters differ (each search prunes with what it
+// knows when).
+SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &configs, int threads,
+                            const PlanSpace &space, SearchStats &stats, const CancelToken &cancel,
+                            const NestTuning &tuning, const ProgressFn &progress, long long *relaxationCuts)
+{
+    const SearchIncumbent seeded = main.incumbent();
+    std::atomic<double> shared{kInf};
+    std::atomic<bool> stop{false};
+    struct Found {
+        double value = kInf;
+        size_t index = 0;
+        Plan plan;
+        std::exception_ptr error;
+        long long cuts = 0;
+        SearchStats stats;
+    };
+    std::vector<Found> found(static_cast<size_t>(threads));
+    auto work = [&](int t, Search &search) {
+        Found &f = found[static_cast<size_t>(t)];
+        try {
+            for (size_t i = static_cast<size_t>(t); i < configs.size() && !stop.load(); i += threads) {
+                const double v = shared.load();
+                if (v < kInf && std::nextafter(v, kInf) < search.best)
+                    search.bound(std::nextafter(v, kInf));
+                if (t == 0)
+                    search.setProgress(&progress, i, configs.size());
+                const double before = search.offered;
+                search.run(configs[i]);
+                if (t == 0)
+                    search.report(1.0);
+                if (search.offered < before) {
+                    f.value = search.offered;
+                    f.index = i;
+                    double cur = shared.load();
+                    while (f.value < cur && !shared.compare_exchange_weak(cur, f.value)) {
+                    }
+                }
+            }
+            if (f.value < kInf)
+                f.plan = search.offeredPlan();
+        } catch (...) {
+            f.error = std::current_exception();
+            stop.store(true);
+        }
+        f.cuts = search.relaxationCuts;
+    };
+    // The other searches take the seeded incumbent before any of them (main included) runs.
+    std::vector<std::unique_ptr<Search>> others;
+    for (int t = 1; t < threads; ++t) {
+        others.push_back(std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning));
+        others.back()->adoptIncumbent(main);
+    }
+    // A search whose thread cannot be started runs its points here after the others (the
+    // result does not depend on when a point runs).
+    std::vector<std::thread> workers;
+    int started = 1;
+    try {
+        for (; started < threads; ++started)
+            workers.emplace_back([&, t = started] { work(t, *others[static_cast<size_t>(t) - 1]); });
+    } catch (const std::system_error &) {
+    }
+    work(0, main);
+    for (std::thread &w : workers)
+        w.join();
+    for (int t = started; t < threads; ++t)
+        work(t, *others[static_cast<size_t>(t) - 1]);
+    for (int t = 1; t < threads; ++t)
+        addStats(stats, found[static_cast<size_t>(t)].stats);
+    long long cuts = 0;
+    for (const Found &f : found) {
+        if (f.error)
+            std::rethrow_exception(f.error);
+        cuts += f.cuts;
+    }
+    if (relaxationCuts)
+        *relaxationCuts = cuts;
+    // The closest memory miss of all searches (the message when nothing fits; among equal
+    // ratios the calling thread's, then the others' in order).
+    SearchIncumbent r = seeded;
+    r.obstacle = main.obstacle;
+    for (const std::unique_ptr<Search> &o : others)
+        if (o->obstacle.ratio < r.obstacle.ratio)
+            r.obstacle = o->obstacle;
+    const Found *winner = nullptr;
+    for (const Found &f : found)
+        if (f.value < kInf && (!winner || f.value < winner->value || (f.value == winner->value && f.index < winner->index)))
+            winner = &f;
+    if (!winner)
+        return r;
+    r.value = winner->value;
+    r.plan = winner->plan;
+    return r;
+}
+
 PlanResult runNest(const Topology &topo, const ModelProfile &model, const SearchOptions &options, double bound,
                    const ProgressFn &progress, const CancelToken &cancel, const NestTuning &tuning,
                    long long *relaxationCuts)
@@ -1088,6 +1251,9 @@ PlanResult runNest(const Topology &topo, const ModelProfile &model, const Search
         // (value <= bound) still passes every `>= best` cut, and the same one is first.
         if (options.topK <= 1 && bound < kInf)
             search.bound(std::nextafter(bound, kInf));
+        const int threads = options.topK <= 1 ? std::clamp(options.threads, 1, static_cast<int>(limits::searchThreads.max)) : 1;
+        if (threads > 1 && configs.size() > 1)
+            return runParallel(search, configs, threads, space, stats, cancel, tuning, progress, relaxationCuts);
         for (size_t i = 0; i < configs.size(); ++i) {
             search.setProgress(&progress, i, configs.size());
             search.run(configs[i]);

@@ -69,6 +69,10 @@ struct SearchOptions {
     // The K best distinct plans (PlanSignature.h; NestPlanner only, issue 24): PlanResult::top
     // holds them, best first. 1 = the best plan only, at no extra cost.
     int topK = 1;
+    // Searches that share the outer points (NestPlanner, topK = 1; docs/planner.md, "Outer
+    // points in parallel"): the same plan as one, sooner on a machine with the cores for it.
+    // 1 = the calling thread only.
+    int threads = 1;
     bool operator==(const SearchOptions &) const = default;
 };
 

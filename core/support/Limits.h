@@ -88,6 +88,8 @@ inline constexpr Range searchDepths{1, 64, "", false, true};        // interleav
 inline constexpr Range maxStages{0, 100'000, "", false, true};      // --max-stages; 0 = the layer count
 inline constexpr Range evaluationBudget{1, 100'000'000, "", false, true};  // mcmc plan evaluations
 inline constexpr Range threads{1, 1'024, "", false, true};          // planners run at once
+// Searches one NestPlanner run deals its outer points to (SearchOptions::threads, --threads).
+inline constexpr Range searchThreads{1, 64, "", false, true};
 
 } // namespace limits
 

@@ -10,6 +10,7 @@
 //   bench_planner replan CLUSTER MODEL [REPS]  PlanningSession vs from scratch after edits
 //   bench_planner top CLUSTER K                 --top K on GPT3-175B
 //   (each prints the peak RSS of its process: run one row per process)
+//   NEST_BENCH_THREADS=N  every row with SearchOptions::threads = N (the second core)
 //   NEST_BENCH_KEEP_HEAP=1   (environment, replan rows) keep freed memory as the window does
 //   NEST_BENCH_PLANS=DIR     (environment) also write each row's plan and objective as JSON to
 //                            DIR/<case>.json, to compare plans before / after a planner change
@@ -99,6 +100,10 @@ void writePlan(const std::string &label, const PlanResult &r)
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
     SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
+    // NEST_BENCH_THREADS=N: the outer points dealt to N searches (SearchOptions::threads);
+    // the plan is the same, the counters are the N searches' together.
+    if (const char *threads = std::getenv("NEST_BENCH_THREADS"); threads && *threads)
+        o.threads = std::atoi(threads);
     if (g_narrow) {
         o.cpCandidates = {1};
         o.virtualStages = {2};

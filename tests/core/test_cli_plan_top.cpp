@@ -2,6 +2,8 @@
 // objective_s, delta_s, delta_pct, verified, plan, report), best first, the first equal to the
 // output's own objective and plan; without --top (or with --top 1) the output has no `top`
 // and the same plan; --top with another planner and --top 0 are usage errors (exit 2).
+// --threads N (the nest planner's outer points dealt to N searches) gives the same plan;
+// --threads with another planner, 0 or above 64 are usage errors.
 #include "JsonUtil.h"
 
 #include "CoreTestSupport.h"
@@ -67,4 +69,19 @@ TEST(CliPlanTop, usageErrors)
 {
     EXPECT_EQ(runCli(with({"--top", "3", "--planner", "flat"})).exitCode, 2);
     EXPECT_EQ(runCli(with({"--top", "0"})).exitCode, 2);
+    EXPECT_EQ(runCli(with({"--threads", "2", "--planner", "flat"})).exitCode, 2);
+    EXPECT_EQ(runCli(with({"--threads", "0"})).exitCode, 2);
+    EXPECT_EQ(runCli(with({"--threads", "65"})).exitCode, 2);
+}
+
+// --threads N: the same plan and objective as one search (the JSON's plan, to the last bit).
+TEST(CliPlanTop, threadsGiveTheSamePlan)
+{
+    const coretest::Run one = runCli(with({"--json"}));
+    const coretest::Run two = runCli(with({"--threads", "2", "--json"}));
+    ASSERT_EQ(one.exitCode, 0) << one.err;
+    ASSERT_EQ(two.exitCode, 0) << two.err;
+    const Json a = Json::parse(one.out, nullptr, false), b = Json::parse(two.out, nullptr, false);
+    EXPECT_EQ(b.at("plan"), a.at("plan"));
+    EXPECT_EQ(b.at("objective_s").get<double>(), a.at("objective_s").get<double>());
 }

@@ -8,6 +8,7 @@
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
 #include "NestTuning.h"
+#include "PlanIO.h"
 #include "PlanSpace.h"
 #include "PositionBound.h"
 #include "StageCostCache.h"
@@ -16,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <random>
 #include <string>
 
@@ -288,4 +291,116 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
             for (int e = j + 1; e <= layers; ++e)
                 ASSERT_EQ(ranges.rangeClass(j, e), cache.rangeClass(j, e)) << "range " << j << ".." << e;
     }
+}
+
+// StageCostCache's layer sums by extension (docs/planner.md, "Layer sums by extension"): a
+// range's sums come from the longest prefix already cached plus one layer at a time. Every
+// base cost must be the one evaluate()'s path computes for that range directly
+// (stageLayerSums over the whole range), whatever order the ranges are asked in: ends
+// ascending (each extends the last), descending (each walks back to nothing and caches its
+// prefixes on the way) and shuffled. The model has an embedding (whose ranges count tied
+// parameters differently) and unequal halves (two layer types), so a prefix of the wrong
+// class or an extension across the embedding would give other numbers.
+TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
+{
+    ModelProfile model = splitBlocks(buildProfile(coretest::tinyGptConfig(5)));
+    for (size_t i = 1; i + 1 < model.layers.size(); ++i)
+        model.layers[i].fwdFlops *= i % 2 == 1 ? 0.8 : 1.2;
+    const Instance in = makeInstance(2);
+    const PlanSpace space(in.topo, model, in.options);
+    ASSERT_TRUE(space.problem().empty()) << space.problem();
+    const int layers = model.layerCount();
+    std::vector<std::pair<int, int>> ranges;
+    for (int j = 0; j < layers; ++j)
+        for (int e = j + 1; e <= layers; ++e)
+            ranges.push_back({j, e});
+    for (int order = 0; order < 3; ++order) {
+        SCOPED_TRACE("order " + std::to_string(order));
+        if (order == 1)
+            std::reverse(ranges.begin(), ranges.end());
+        if (order == 2)
+            std::shuffle(ranges.begin(), ranges.end(), std::mt19937(17));
+        const CancelToken cancel;
+        SearchStats stats;
+        MemoryObstacle obstacle;
+        StageCostCache cache(space, cancel, stats, obstacle);
+        int compared = 0;
+        for (const OuterConfig &cfg : space.configs()) {
+            if (cfg.positions < 2)
+                continue;
+            cache.setConfig(cfg);
+            const int wIdx = 0;
+            for (const auto &[j, e] : ranges) {
+                const int blk = cache.block(cache.rangeClass(j, e), cache.placementClass(0, wIdx), j, e, 0, wIdx);
+                StagePlan stage = cache.stageAt(0, wIdx);
+                stage.firstLayer = j;
+                stage.endLayer = e;
+                StageContext ctx = cache.context();
+                ctx.stage = &stage;
+                const std::vector<StageConfig> &opts = cache.options(wIdx, j, e);
+                for (size_t i = 0; i < opts.size(); ++i) {
+                    stage.config() = opts[i];
+                    const StageGeometry g = stageGeometry(in.topo, stage, cfg.dp, space.costOptions());
+                    const StageCost direct = stageCostBase(ctx, g, stageLayerSums(ctx, g.rates));
+                    const StageCost &cached = cache.base(blk, static_cast<int>(i));
+                    ASSERT_EQ(cached.forward, direct.forward) << j << ".." << e;
+                    ASSERT_EQ(cached.backward, direct.backward) << j << ".." << e;
+                    ASSERT_EQ(cached.recompute, direct.recompute) << j << ".." << e;
+                    ASSERT_EQ(cached.tpComm, direct.tpComm) << j << ".." << e;
+                    ASSERT_EQ(cached.paramsPerDevice, direct.paramsPerDevice) << j << ".." << e;
+                    ASSERT_EQ(cached.weights, direct.weights) << j << ".." << e;
+                    ASSERT_EQ(cached.stashPerMicroBatch, direct.stashPerMicroBatch) << j << ".." << e;
+                    ASSERT_EQ(cached.activations, direct.activations) << j << ".." << e;
+                    ++compared;
+                }
+            }
+        }
+        EXPECT_GT(compared, 1000);
+        std::cerr << "order " << order << ": " << compared << " base costs compared\n";
+    }
+}
+
+// SearchOptions::threads (docs/planner.md, "Outer points in parallel"): the outer points
+// after the seeds dealt to several searches that share only the best value. The plan must
+// be the sequential search's, bit for bit, not merely one as good: on these clusters of
+// identical nodes many plans tie (the same shape on other nodes, other points with the
+// same value), and the sequential search returns the one it meets first. Objective and
+// plan JSON are compared for 1, 2 and 3 searches on the deep instances and on two larger
+// GPT profiles over two racks. Taking another search's value v itself as the bound (not
+// the value just above it) cuts the tying plan of an earlier point, and fails it on the
+// instances where the earlier point's plan ties (tried by hand).
+TEST(PlannerDeep, parallelOuterPointsGiveTheSequentialPlan)
+{
+    std::vector<Instance> instances;
+    for (int seed = 1; seed <= 40; ++seed)
+        instances.push_back(makeInstance(seed));
+    for (const int layers : {8, 24}) {
+        Instance in = makeInstance(4);
+        in.model = buildProfile(coretest::tinyGptConfig(layers));
+        in.topo = smallTree(4, 4, 8e9);
+        in.options = SearchOptions();
+        in.options.globalBatch = 64;
+        instances.push_back(in);
+    }
+    int found = 0, multiPoint = 0;
+    for (size_t n = 0; n < instances.size(); ++n) {
+        const Instance &in = instances[n];
+        SearchOptions o = in.options;
+        const PlanResult one = NestPlanner().plan(in.topo, in.model, o);
+        if (one.stats.configs > 1)
+            ++multiPoint;
+        for (const int threads : {2, 3}) {
+            o.threads = threads;
+            const PlanResult many = NestPlanner().plan(in.topo, in.model, o);
+            ASSERT_EQ(many.found, one.found) << "instance " << n << " threads " << threads;
+            if (!one.found)
+                continue;
+            ASSERT_EQ(many.objective, one.objective) << "instance " << n << " threads " << threads;
+            ASSERT_EQ(planToJson(many.plan).dump(), planToJson(one.plan).dump())
+                << "instance " << n << " threads " << threads;
+        }
+        found += one.found ? 1 : 0;
+    }
+    EXPECT_GE(found, 30);
+    EXPECT_GE(multiPoint, 30);  // the points really are dealt to several searches
 }

@@ -67,6 +67,48 @@ TEST(PlannerMisc, cancellation)
     ASSERT_TRUE(e.cancelled);
 }
 
+// SearchOptions::threads: the outer points dealt to two searches give the one-search plan
+// (test_planner_deep checks it on many instances with ties); here under ThreadSanitizer
+// too (make test-tsan), and a cancellation from the progress callback stops both searches.
+TEST(PlannerMisc, threadsGiveTheSamePlanAndStopOnCancel)
+{
+    const Topology topo = clusterPreset("paper-v100-16").value();
+    const ModelProfile model = resolveModel("llama2-7b").value();
+    SearchOptions o;
+    o.microBatches = {1, 2};
+    const PlanResult one = NestPlanner().plan(topo, model, o);
+    o.threads = 2;
+    const PlanResult two = NestPlanner().plan(topo, model, o);
+    ASSERT_TRUE(one.found);
+    ASSERT_TRUE(two.found);
+    ASSERT_TRUE(two.plan == one.plan);
+    ASSERT_EQ(two.objective, one.objective);
+    ASSERT_GT(two.stats.configs, 1);
+
+    const Topology big = makeCluster("paper-spineleaf", {{"devices", 16384}}).value();
+    const ModelProfile gpt = resolveModel("gpt3-175b").value();
+    SearchOptions bigOptions;
+    bigOptions.threads = 2;
+    CancelToken token;
+    std::chrono::steady_clock::time_point cancelledAt;
+    bool cancelled = false;
+    const ProgressFn cancelEarly = [&](double fraction, double) {
+        if (!cancelled && fraction < 0.5) {
+            cancelled = true;
+            cancelledAt = std::chrono::steady_clock::now();
+            token.cancel();
+        }
+    };
+    const PlanResult r = NestPlanner().plan(big, gpt, bigOptions, cancelEarly, token);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - cancelledAt).count();
+    ASSERT_TRUE(cancelled);
+    ASSERT_TRUE(r.cancelled);
+    ASSERT_FALSE(r.found);
+    std::cerr << "two searches returned " << ms << " ms after cancel\n";
+    ASSERT_TRUE(ms < 100 * testtiming::kTimingSlack) << ms;
+}
+
 TEST(PlannerMisc, progressIsMonotone)
 {
     const Topology topo = clusterPreset("paper-v100-8").value();
@@ -103,6 +145,11 @@ TEST(PlannerMisc, nothingFits)
     ASSERT_TRUE(r.message.find("nothing fits in memory") != std::string::npos) << r.message.c_str();
     ASSERT_TRUE(r.message.find("GB") != std::string::npos) << r.message.c_str();
     ASSERT_TRUE(r.stats.pruned > 0);
+    // Two searches (SearchOptions::threads) report the same closest miss.
+    o.threads = 2;
+    const PlanResult r2 = NestPlanner().plan(topo, model, o);
+    ASSERT_FALSE(r2.found);
+    ASSERT_EQ(r2.message, r.message);
 
     // Bad options: a batch no micro-batch divides.
     SearchOptions bad;
