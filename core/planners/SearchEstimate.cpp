@@ -1,5 +1,7 @@
 #include "SearchEstimate.h"
 
+#include "Limits.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -146,6 +148,9 @@ SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind)
             e.bytes = std::max(e.bytes, layers * 64.0);  // the recursion: one plan at a time
         }
     }
+    // SearchOptions::threads: each search holds its own caches and cells.
+    if (kind == SearchKind::Nest && space.options().topK <= 1 && space.options().threads > 1)
+        e.bytes *= std::min(space.options().threads, static_cast<int>(limits::searchThreads.max));
     return e;
 }
 

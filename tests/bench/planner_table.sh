@@ -10,6 +10,8 @@
 #
 # Build both in Release (cmake -DCMAKE_BUILD_TYPE=Release -DNEST_BUILD_GUI=OFF). A binary
 # that lacks a row (the replan and top rows need PlanningSession) prints "—" there.
+# NEST_TABLE_THREADS=N adds a column: AFTER again with NEST_BENCH_THREADS=N (the outer points
+# dealt to N searches, SearchOptions::threads), reported apart from the one-core figures.
 set -u
 before=${1:?usage: planner_table.sh BEFORE_BENCH AFTER_BENCH}
 after=${2:?usage: planner_table.sh BEFORE_BENCH AFTER_BENCH}
@@ -48,12 +50,23 @@ measure() {
   rm -f "$out" "$err"
 }
 
-echo "| row | before: process wall / peak | after: process wall / peak |"
-echo "| --- | ---: | ---: |"
+threads=${NEST_TABLE_THREADS:-}
+if [ -n "$threads" ]; then
+  echo "| row | before: process wall / peak | after: process wall / peak | after, $threads searches |"
+  echo "| --- | ---: | ---: | ---: |"
+else
+  echo "| row | before: process wall / peak | after: process wall / peak |"
+  echo "| --- | ---: | ---: |"
+fi
 for row in "${rows[@]}"; do
   b=$(measure "$before" "$row")
   a=$(measure "$after" "$row")
-  echo "| \`$row\` | $b | $a |"
+  if [ -n "$threads" ]; then
+    t=$(NEST_BENCH_THREADS=$threads measure "$after" "$row")
+    echo "| \`$row\` | $b | $a | $t |"
+  else
+    echo "| \`$row\` | $b | $a |"
+  fi
 done
 echo
 echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC')."

@@ -3,8 +3,10 @@
 #include "Calibration.h"
 #include "PlanningSession.h"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace nest::ui {
 
@@ -85,7 +87,10 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         const std::unique_ptr<Planner> planner = makePlanner(inputs.search.planner);
         if (!planner)
             throw std::runtime_error("unknown planner '" + inputs.search.planner + "'");
-        const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
+        SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
+        // The second core where there is one (docs/planner.md, "Outer points in parallel"):
+        // the nest planner deals its outer points to two searches, the same plan sooner.
+        options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 2);
         // Throttled, queued into the GUI thread; dropped once the job is.
         const ProgressFn progress = [this, &job](double fraction, double best) {
             job.reportProgress(0, fraction, [this, id = job.id(), fraction, best] { emit this->progress(id, fraction, best); });
