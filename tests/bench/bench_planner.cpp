@@ -97,13 +97,18 @@ void writePlan(const std::string &label, const PlanResult &r)
     std::ofstream(std::string(dir) + "/" + name + ".json") << j.dump(1) << "\n";
 }
 
+// NEST_BENCH_THREADS=N: the outer points dealt to N searches (SearchOptions::threads; every
+// row, the replan and top rows too); the plan is the same, the counters the N searches'.
+void applyThreads(SearchOptions &o)
+{
+    if (const char *threads = std::getenv("NEST_BENCH_THREADS"); threads && *threads)
+        o.threads = std::atoi(threads);
+}
+
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
     SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
-    // NEST_BENCH_THREADS=N: the outer points dealt to N searches (SearchOptions::threads);
-    // the plan is the same, the counters are the N searches' together.
-    if (const char *threads = std::getenv("NEST_BENCH_THREADS"); threads && *threads)
-        o.threads = std::atoi(threads);
+    applyThreads(o);
     if (g_narrow) {
         o.cpCandidates = {1};
         o.virtualStages = {2};
@@ -143,6 +148,7 @@ void row(const std::string &label, const Topology &topo, const ModelProfile &mod
 void replanRow(const std::string &label, const Topology &base, const ModelProfile &model, int reps)
 {
     SearchOptions o;
+    applyThreads(o);
     PlanningSession session;
     session.replan(base, model, o);
     std::vector<double> inc, scratch;
@@ -178,6 +184,7 @@ void replanRow(const std::string &label, const Topology &base, const ModelProfil
 void topRow(const std::string &label, const Topology &topo, const ModelProfile &model, int keep)
 {
     SearchOptions o;
+    applyThreads(o);
     o.topK = keep;
     const PlanResult r = NestPlanner().plan(topo, model, o);
     writePlan(label + " top " + std::to_string(keep), r);
