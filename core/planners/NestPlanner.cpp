@@ -754,7 +754,27 @@ private:
         const int width = m_widths[cell.width];
         const int placement = m_cache.placementClass(cell.position, cell.width);
         const int lastEnd = k == 0 ? m_L : m_L - k;
-        for (int end = k == 0 ? m_L : cell.firstLayer + 1; end <= lastEnd; ++end) {
+        int firstEnd = k == 0 ? m_L : cell.firstLayer + 1;
+        if (k > 0) {
+            // The ends whose rest alone cannot beat the incumbent (the first test of
+            // addStageBeforeSuffixes) form a prefix: the rest's bound never rises as the end
+            // moves right (suffix sums and maxima of LayerComputeBound). Skipped by bisection
+            // instead of one by one (docs/planner.md, "Fourth round"); the first stage's
+            // compute test below is monotone the other way, so if it would have ended the scan
+            // inside the prefix, it ends it at the prefix's end too.
+            const int next = cell.position + m_widths[cell.width];
+            auto restTooSlow = [&](int end) { return weight * suffixBound(end, next, k) >= best; };
+            if (firstEnd <= lastEnd && restTooSlow(firstEnd)) {
+                int lo = firstEnd, hi = lastEnd + 1;  // restTooSlow(lo); hi: none or the first that is not
+                while (hi - lo > 1) {
+                    const int mid = lo + (hi - lo) / 2;
+                    (restTooSlow(mid) ? lo : hi) = mid;
+                }
+                m_stats.pruned += hi - firstEnd;
+                firstEnd = hi;
+            }
+        }
+        for (int end = firstEnd; end <= lastEnd; ++end) {
             // Compute alone already too slow: so is every longer stage.
             if (m_bound &&
                 weight * (m_bound->suffixDeviceSeconds[cell.firstLayer] - m_bound->suffixDeviceSeconds[end]) / width >=
