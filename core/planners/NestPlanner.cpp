@@ -1149,8 +1149,8 @@ void addStats(SearchStats &to, const SearchStats &from)
 }
 
 // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): the points after
-// the seeds, dealt round-robin to `threads` searches of their own (own caches), which share
-// only the best value found so far. A search takes another's value v as the bound just
+// the seeds, in the search order, each to whichever of `threads` searches of their own (own
+// caches) is free, which share only the best value found so far. A search takes another's value v as the bound just
 // above it (as planWithBound()), so it still meets every plan of value v or below: the point
 // of the global order where the sequential search first meets its optimum meets the same
 // plan here (its cells hold plans below every bound it sees, so none of them is cut), and
@@ -1165,6 +1165,7 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
     const SearchIncumbent seeded = main.incumbent();
     std::atomic<double> shared{kInf};
     std::atomic<bool> stop{false};
+    std::atomic<size_t> next{0};  // the next point in the order, to whichever search is free
     struct Found {
         double value = kInf;
         size_t index = 0;
@@ -1174,10 +1175,24 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
         SearchStats stats;
     };
     std::vector<Found> found(static_cast<size_t>(threads));
+    // Each search takes its points in the order (the strict `< best` of its own offers
+    // relies on it): the next one free, or with NestTuning::parallelFirstParity the second
+    // search those of that parity and the first search the others.
+    const int parity = tuning.parallelFirstParity;
+    std::vector<size_t> cursor = {parity == 0 ? size_t{1} : size_t{0}, static_cast<size_t>(std::max(parity, 0))};
+    auto take = [&](int t) -> size_t {
+        if (parity < 0)
+            return next.fetch_add(1);
+        if (t > 1 || cursor[static_cast<size_t>(t)] >= configs.size())
+            return configs.size();
+        const size_t i = cursor[static_cast<size_t>(t)];
+        cursor[static_cast<size_t>(t)] += 2;
+        return i;
+    };
     auto work = [&](int t, Search &search) {
         Found &f = found[static_cast<size_t>(t)];
         try {
-            for (size_t i = static_cast<size_t>(t); i < configs.size() && !stop.load(); i += threads) {
+            for (size_t i = take(t); i < configs.size() && !stop.load(); i = take(t)) {
                 const double v = shared.load();
                 if (v < kInf && std::nextafter(v, kInf) < search.best)
                     search.bound(std::nextafter(v, kInf));
@@ -1209,20 +1224,21 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
         others.push_back(std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning));
         others.back()->adoptIncumbent(main);
     }
-    // A search whose thread cannot be started runs its points here after the others (the
-    // result does not depend on when a point runs).
+    // A search whose thread cannot be started takes no points: the others take them all
+    // (the result does not depend on which search runs a point, nor when).
     std::vector<std::thread> workers;
-    int started = 1;
     try {
-        for (; started < threads; ++started)
-            workers.emplace_back([&, t = started] { work(t, *others[static_cast<size_t>(t) - 1]); });
+        for (int t = 1; t < threads; ++t)
+            workers.emplace_back([&, t] { work(t, *others[static_cast<size_t>(t) - 1]); });
     } catch (const std::system_error &) {
     }
+    if (parity >= 0)
+        for (std::thread &w : workers)
+            w.join();
     work(0, main);
     for (std::thread &w : workers)
-        w.join();
-    for (int t = started; t < threads; ++t)
-        work(t, *others[static_cast<size_t>(t) - 1]);
+        if (w.joinable())
+            w.join();
     for (int t = 1; t < threads; ++t)
         addStats(stats, found[static_cast<size_t>(t)].stats);
     long long cuts = 0;

@@ -10,6 +10,13 @@ struct NestTuning {
     // outer point's recurrence has created more than this many cells: on small points it
     // costs more than it saves. 0: from the first cell.
     long long relaxAfterCells = 2048;
+    // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): -1 = each
+    // point to whichever search is free. 0 or 1: the second search runs the points whose
+    // index in the order has this parity (in order), and only then the first search the
+    // others, so every value of one parity is known before a point of the other runs,
+    // whatever the timing. The plan must not change; a test makes the order adversarial
+    // with it (a tie between neighbours is then met late first under one of the parities).
+    int parallelFirstParity = -1;
 };
 
 // NestPlanner::plan() with `tuning`; relaxationCuts (if given) receives how many cells and

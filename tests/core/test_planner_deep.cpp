@@ -366,9 +366,11 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 // identical nodes many plans tie (the same shape on other nodes, other points with the
 // same value), and the sequential search returns the one it meets first. Objective and
 // plan JSON are compared for 1, 2 and 3 searches on the deep instances and on two larger
-// GPT profiles over two racks. Taking another search's value v itself as the bound (not
-// the value just above it) cuts the tying plan of an earlier point, and fails it on the
-// instances where the earlier point's plan ties (tried by hand).
+// GPT profiles over two racks, with each point to the next free search and with the points
+// of one parity searched before the others (NestTuning: a later neighbour's value is then
+// known before an earlier point runs, whatever the timing). Taking another search's value
+// v itself as the bound (not the value just above it) cuts the tying plan of an earlier
+// point and fails it (tried by hand).
 TEST(PlannerDeep, parallelOuterPointsGiveTheSequentialPlan)
 {
     std::vector<Instance> instances;
@@ -390,14 +392,19 @@ TEST(PlannerDeep, parallelOuterPointsGiveTheSequentialPlan)
         if (one.stats.configs > 1)
             ++multiPoint;
         for (const int threads : {2, 3}) {
-            o.threads = threads;
-            const PlanResult many = NestPlanner().plan(in.topo, in.model, o);
-            ASSERT_EQ(many.found, one.found) << "instance " << n << " threads " << threads;
-            if (!one.found)
-                continue;
-            ASSERT_EQ(many.objective, one.objective) << "instance " << n << " threads " << threads;
-            ASSERT_EQ(planToJson(many.plan).dump(), planToJson(one.plan).dump())
-                << "instance " << n << " threads " << threads;
+            for (const int parity : {-1, 0, 1}) {
+                o.threads = threads;
+                NestTuning tuning;
+                tuning.parallelFirstParity = parity;
+                const PlanResult many = planNestTuned(in.topo, in.model, o, tuning);
+                const std::string info =
+                    "instance " + std::to_string(n) + " threads " + std::to_string(threads) + (parity >= 0 ? " parity " + std::to_string(parity) + " first" : "");
+                ASSERT_EQ(many.found, one.found) << info;
+                if (!one.found)
+                    continue;
+                ASSERT_EQ(many.objective, one.objective) << info;
+                ASSERT_EQ(planToJson(many.plan).dump(), planToJson(one.plan).dump()) << info;
+            }
         }
         found += one.found ? 1 : 0;
     }
