@@ -1287,8 +1287,10 @@ PlanResult runNest(const Topology &topo, const ModelProfile &model, const Search
         // (value <= bound) still passes every `>= best` cut, and the same one is first.
         if (options.topK <= 1 && bound < kInf)
             search.bound(std::nextafter(bound, kInf));
-        const int threads = options.topK <= 1 ? std::clamp(options.threads, 1, static_cast<int>(limits::searchThreads.max)) : 1;
-        if (threads > 1 && configs.size() > 1)
+        // No more searches than points (each holds its own caches).
+        const int most = static_cast<int>(std::clamp<size_t>(configs.size(), 1, static_cast<size_t>(limits::searchThreads.max)));
+        const int threads = options.topK <= 1 ? std::clamp(options.threads, 1, most) : 1;
+        if (threads > 1)
             return runParallel(search, configs, threads, space, stats, cancel, tuning, progress, relaxationCuts);
         for (size_t i = 0; i < configs.size(); ++i) {
             search.setProgress(&progress, i, configs.size());
