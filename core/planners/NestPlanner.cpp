@@ -302,11 +302,9 @@ private:
     void offer(double t, Plan plan)
     {
         if (m_keep == 1) {
-            best = t;
             bestPlan = std::move(plan);
             m_bestRecipe.set = false;
-            m_bestHasPlan = true;
-            offered = t;
+            becomeIncumbent(t);
             return;
         }
         std::vector<int> sig = planSignature(plan, m_topo);
@@ -331,8 +329,14 @@ private:
             offer(t, m_space.makePlan(m_cfg, stages));
             return;
         }
-        best = t;
         m_bestRecipe = {true, m_cfg, stages};
+        becomeIncumbent(t);
+    }
+
+    // topK = 1: `t` is the incumbent's value, its plan just recorded by the caller.
+    void becomeIncumbent(double t)
+    {
+        best = t;
         m_bestHasPlan = true;
         offered = t;
     }
@@ -1088,7 +1092,6 @@ private:
         return stages;
     }
 
-
     void runInterleaved(const OuterConfig &cfg)
     {
         setupConfig(cfg);
@@ -1150,14 +1153,14 @@ void addStats(SearchStats &to, const SearchStats &from)
 
 // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): the points after
 // the seeds, in the search order, each to whichever of `threads` searches of their own (own
-// caches) is free, which share only the best value found so far. A search takes another's value v as the bound just
-// above it (as planWithBound()), so it still meets every plan of value v or below: the point
-// of the global order where the sequential search first meets its optimum meets the same
-// plan here (its cells hold plans below every bound it sees, so none of them is cut), and
-// no earlier point meets a plan that good (else the sequential search would have met it
-// there). The result is the lowest value found, ties to the earliest point: the sequential
-// search's plan, bit for bit. Only the counters differ (each search prunes with what it
-// knows when).
+// caches) is free, which share only the best value found so far. A search takes another's
+// value v as the bound just above it (as planWithBound()), so it still meets every plan of
+// value v or below: the point of the global order where the sequential search first meets
+// its optimum meets the same plan here (its cells hold plans below every bound it sees, so
+// none of them is cut), and no earlier point meets a plan that good (else the sequential
+// search would have met it there). The result is the lowest value found, ties to the
+// earliest point: the sequential search's plan, bit for bit. Only the counters differ (each
+// search prunes with what it knows when).
 SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &configs, int threads,
                             const PlanSpace &space, SearchStats &stats, const CancelToken &cancel,
                             const NestTuning &tuning, const ProgressFn &progress, long long *relaxationCuts)
