@@ -16,15 +16,27 @@
 
 using namespace nest;
 
+namespace {
+
+// Llama 2 7B on the paper's 16 V100s, micro-batches 1 and 2: a search of many outer points
+// that takes a few milliseconds.
+struct SmallSearch {
+    Topology topo = clusterPreset("paper-v100-16").value();
+    ModelProfile model = resolveModel("llama2-7b").value();
+    SearchOptions options = [] {
+        SearchOptions o;
+        o.microBatches = {1, 2};
+        return o;
+    }();
+};
+
+} // namespace
 
 TEST(PlannerMisc, determinism)
 {
-    const Topology topo = clusterPreset("paper-v100-16").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
-    SearchOptions o;
-    o.microBatches = {1, 2};
-    const PlanResult a = NestPlanner().plan(topo, model, o);
-    const PlanResult b = NestPlanner().plan(topo, model, o);
+    const SmallSearch in;
+    const PlanResult a = NestPlanner().plan(in.topo, in.model, in.options);
+    const PlanResult b = NestPlanner().plan(in.topo, in.model, in.options);
     ASSERT_TRUE(a.found);
     ASSERT_TRUE(a.plan == b.plan);
     ASSERT_QFUZZY_EQ(a.objective, b.objective);  // bit for bit
@@ -82,13 +94,10 @@ TEST(PlannerMisc, cancellation)
 // too (make test-tsan), and a cancellation from the progress callback stops both searches.
 TEST(PlannerMisc, threadsGiveTheSamePlanAndStopOnCancel)
 {
-    const Topology topo = clusterPreset("paper-v100-16").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
-    SearchOptions o;
-    o.microBatches = {1, 2};
-    const PlanResult one = NestPlanner().plan(topo, model, o);
-    o.threads = 2;
-    const PlanResult two = NestPlanner().plan(topo, model, o);
+    SmallSearch in;
+    const PlanResult one = NestPlanner().plan(in.topo, in.model, in.options);
+    in.options.threads = 2;
+    const PlanResult two = NestPlanner().plan(in.topo, in.model, in.options);
     ASSERT_TRUE(one.found);
     ASSERT_TRUE(two.found);
     ASSERT_TRUE(two.plan == one.plan);

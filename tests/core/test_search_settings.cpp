@@ -165,19 +165,15 @@ Topology tinyCluster()
     return makeCluster("fat-tree", {{"devices_per_node", 2}, {"nodes_per_rack", 2}, {"racks", 1}}).value();
 }
 
+// coretest::tinyGptConfig at twice the width and four times the vocabulary.
 ModelProfile tinyModel(int blocks = 2)
 {
-    ModelConfig c = familyDefaults("gpt");
+    ModelConfig c = coretest::tinyGptConfig(blocks);
     c.name = "tiny-gpt";
-    c.layers = blocks;
     c.hidden = 512;
-    c.heads = 8;
-    c.kvHeads = 8;
     c.ffnHidden = 2048;
     c.vocab = 4000;
-    c.seqLength = 256;
     c.maxPositions = 256;
-    c.globalBatch = 16;
     return buildProfile(c);
 }
 
