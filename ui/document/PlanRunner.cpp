@@ -88,9 +88,10 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         if (!planner)
             throw std::runtime_error("unknown planner '" + inputs.search.planner + "'");
         SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
-        // The second core where there is one (docs/planner.md, "Outer points in parallel"):
-        // the nest planner deals its outer points to two searches, the same plan sooner.
-        options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 2);
+        // A second search where a core is left for the GUI thread (docs/planner.md, "Outer
+        // points in parallel"): the same plan sooner. On two cores two searches starved the
+        // event loop (eventLoopStaysResponsive: stalls of 45-118 ms, 54-69 ms with one).
+        options.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) - 1, 1, 2);
         // Throttled, queued into the GUI thread; dropped once the job is.
         const ProgressFn progress = [this, &job](double fraction, double best) {
             job.reportProgress(0, fraction, [this, id = job.id(), fraction, best] { emit this->progress(id, fraction, best); });
