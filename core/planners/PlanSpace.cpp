@@ -582,32 +582,63 @@ const SearchClasses::InsideColumns &SearchClasses::insideColumns(int dp, int pos
     if (it != m_inside.end())
         return it->second;
     InsideColumns c;
+    // Replicas whose blocks [r * positions, (r + 1) * positions) have the same tokens (one
+    // row hash, O(1) each) and the same level entry at the block's first device have the
+    // same tokens in every column: a "kind". Identical racks make a handful of kinds, so
+    // the work below is O(dp + kinds * positions) instead of O(dp * positions).
+    std::vector<int> kindOf(static_cast<size_t>(dp));
+    std::vector<int> firstOfKind;  // a replica of each kind, by kind
+    {
+        std::map<std::tuple<int, uint64_t, uint64_t>, int> kinds;
+        for (int r = 0; r < dp; ++r) {
+            const int first = r * positions;
+            const Hash2 h = rowHash(first, first + positions, -2);
+            const auto key = std::make_tuple(m_stepLevel[static_cast<size_t>(first)], h.a, h.b);
+            const auto [slot, added] = kinds.emplace(key, static_cast<int>(firstOfKind.size()));
+            if (added)
+                firstOfKind.push_back(r);
+            kindOf[static_cast<size_t>(r)] = slot->second;
+        }
+    }
+    const size_t kindCount = firstOfKind.size();
     // Aligned: step(r * positions) >= every step inside blocks r - 1 and r.
-    std::vector<int> inner(static_cast<size_t>(dp), -1);
-    for (int r = 0; r < dp; ++r)
+    std::vector<int> inner(kindCount, -1);
+    for (size_t k = 0; k < kindCount; ++k)
         for (int x = 1; x < positions; ++x)
-            inner[static_cast<size_t>(r)] =
-                std::max(inner[static_cast<size_t>(r)], m_stepLevel[static_cast<size_t>(r * positions + x)]);
+            inner[k] = std::max(inner[k], m_stepLevel[static_cast<size_t>(firstOfKind[k] * positions + x)]);
     c.aligned = true;
     for (int r = 1; r < dp && c.aligned; ++r) {
         const int boundary = m_stepLevel[static_cast<size_t>(r * positions)];
-        c.aligned = boundary >= inner[static_cast<size_t>(r - 1)] && boundary >= inner[static_cast<size_t>(r)];
+        c.aligned = boundary >= inner[static_cast<size_t>(kindOf[static_cast<size_t>(r - 1)])] &&
+                    boundary >= inner[static_cast<size_t>(kindOf[static_cast<size_t>(r)])];
     }
     if (c.aligned) {
+        // A column's hash is the polynomial sum_r tok(r, x) * base^(dp - 1 - r) (what the
+        // Horner loop over r gives; mulMod / addMod return canonical residues, so the same
+        // values): per kind, the sum of its replicas' powers, then one term per kind.
+        std::vector<Hash2> weight(kindCount);
+        for (int r = 0; r < dp; ++r) {
+            Hash2 &w = weight[static_cast<size_t>(kindOf[static_cast<size_t>(r)])];
+            const size_t e = static_cast<size_t>(dp - 1 - r);
+            w = {addMod(w.a, m_powA[e]), addMod(w.b, m_powB[e])};
+        }
         const int columns = std::min(positions, m_columnReach);
         c.prefixA.assign(static_cast<size_t>(columns) + 1, 0);
         c.prefixB.assign(static_cast<size_t>(columns) + 1, 0);
         c.first.assign(static_cast<size_t>(columns), Hash2{});
         for (int x = 0; x < columns; ++x) {
             Hash2 col, first;
-            for (int r = 0; r < dp; ++r) {
-                const size_t d = static_cast<size_t>(r) * static_cast<size_t>(positions) + static_cast<size_t>(x);
+            for (size_t k = 0; k < kindCount; ++k) {
+                const size_t block = static_cast<size_t>(firstOfKind[k]) * static_cast<size_t>(positions);
+                const size_t d = block + static_cast<size_t>(x);
                 const uint64_t base = static_cast<uint64_t>(m_deviceToken[d]) * m_tokenBase + 1;
                 const uint64_t tok = base + static_cast<uint64_t>(m_stepLevel[d] + 2);
-                const int firstLevel = r == 0 ? -2 : m_stepLevel[static_cast<size_t>(r) * static_cast<size_t>(positions)];
-                const uint64_t firstTok = base + static_cast<uint64_t>(firstLevel + 2);
-                col = {addMod(mulMod(col.a, kBaseA), tok), addMod(mulMod(col.b, kBaseB), tok)};
-                first = {addMod(mulMod(first.a, kBaseA), firstTok), addMod(mulMod(first.b, kBaseB), firstTok)};
+                // The first column's level entry: -2 for replica 0, else the block
+                // boundary's; m_stepLevel[0] is -2, so step(block) either way.
+                const uint64_t firstTok = base + static_cast<uint64_t>(m_stepLevel[block] + 2);
+                const Hash2 &w = weight[k];
+                col = {addMod(col.a, mulMod(tok, w.a)), addMod(col.b, mulMod(tok, w.b))};
+                first = {addMod(first.a, mulMod(firstTok, w.a)), addMod(first.b, mulMod(firstTok, w.b))};
             }
             c.prefixA[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixA[static_cast<size_t>(x)], kColumnA), col.a);
             c.prefixB[static_cast<size_t>(x) + 1] = addMod(mulMod(c.prefixB[static_cast<size_t>(x)], kColumnB), col.b);
