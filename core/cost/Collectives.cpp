@@ -30,12 +30,19 @@ int countBelow(const Topology &topo, const int *set, int count, int member, int 
 // for the flow of group member `member` (its position j in the sorted ids):
 // min(1, n_c / (o k_c)). On a rail-optimised fabric n_c and k_c count only the member's
 // rail: the uplinks of a rail leaf carry that rail's devices and no others.
+// The share itself, given k_c (counted on the member's rail where rail-optimised).
+double contendedShare(const Topology &topo, int member, int child, double o, int k)
+{
+    const int rail = topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+    const int nBelow = rail >= 0 ? topo.railDeviceCountUnder(child, rail) : topo.deviceCountUnder(child);
+    return std::min(1.0, nBelow / (o * std::max(k, 1)));
+}
+
 double concurrentShare(const Topology &topo, const int *ids, int n, int j, int level, int child, double o,
                        const int *concurrent, int concurrentCount)
 {
     const int member = ids[j];
     const int rail = topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
-    const int nBelow = rail >= 0 ? topo.railDeviceCountUnder(child, rail) : topo.deviceCountUnder(child);
     int k = 0;
     if (concurrent && concurrentCount > 0) {
         k = countBelow(topo, concurrent, concurrentCount, member, level - 1, child, rail);
@@ -48,7 +55,7 @@ double concurrentShare(const Topology &topo, const int *ids, int n, int j, int l
             if (rail < 0 || topo.devices[static_cast<size_t>(ids[q])].indexInNode == rail)
                 ++k;
     }
-    return std::min(1.0, nBelow / (o * std::max(k, 1)));
+    return contendedShare(topo, member, child, o, k);
 }
 
 // Level l of a group's shape: `blocks` blocks of its n members there, `prevBlocks` below;
@@ -125,22 +132,15 @@ GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape
 
 } // namespace
 
-GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, const int *concurrent,
-                      int concurrentCount)
+namespace {
+
+// groupShape()'s member-by-member loop over the levels (sorted distinct ids, n >= 2), with
+// the Concurrent share of child switch `child` for member j at level l taken from
+// concurrentShareOf(j, l, child, o).
+template <typename ConcurrentShare>
+GroupShape levelByLevelShape(const Topology &topo, const int *ids, int n, Contention mode, GroupShape g,
+                             ConcurrentShare concurrentShareOf)
 {
-    GroupShape g;
-    g.fanIn.fill(1.0);
-    g.bandwidth.fill(std::numeric_limits<double>::infinity());
-    // Stages and groups are mostly listed in id order already (both layouts): skip the sort
-    // then (the sorted array, hence every number below, is the same).
-    if (!std::is_sorted(ids, ids + n))
-        std::sort(ids, ids + n);
-    n = static_cast<int>(std::unique(ids, ids + n) - ids);
-    g.size = n;
-    if (n <= 1)
-        return g;
-    if (mode == Contention::FullLoad)
-        return fullLoadShape(topo, ids, n, g);
     const int levels = std::min(topo.levelCount(), kMaxCostLevels);
     double prevBlocks = n;
     for (int l = 0; l < levels; ++l) {
@@ -168,8 +168,7 @@ GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, co
                 if (link.oversubscription > 1.0 && (newChild || (topo.railOptimized && l > 0))) {
                     double childShare = 1.0 / link.oversubscription;
                     if (mode == Contention::Concurrent && l > 0)
-                        childShare = concurrentShare(topo, ids, n, j, l, child, link.oversubscription, concurrent,
-                                                     concurrentCount);
+                        childShare = concurrentShareOf(j, l, child, link.oversubscription);
                     share = std::min(share, childShare);
                 }
                 ++j;
@@ -187,6 +186,35 @@ GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, co
             break;
     }
     return g;
+}
+
+GroupShape emptyShape()
+{
+    GroupShape g;
+    g.fanIn.fill(1.0);
+    g.bandwidth.fill(std::numeric_limits<double>::infinity());
+    return g;
+}
+
+} // namespace
+
+GroupShape groupShape(const Topology &topo, int *ids, int n, Contention mode, const int *concurrent,
+                      int concurrentCount)
+{
+    GroupShape g = emptyShape();
+    // Stages and groups are mostly listed in id order already (both layouts): skip the sort
+    // then (the sorted array, hence every number below, is the same).
+    if (!std::is_sorted(ids, ids + n))
+        std::sort(ids, ids + n);
+    n = static_cast<int>(std::unique(ids, ids + n) - ids);
+    g.size = n;
+    if (n <= 1)
+        return g;
+    if (mode == Contention::FullLoad)
+        return fullLoadShape(topo, ids, n, g);
+    return levelByLevelShape(topo, ids, n, mode, g, [&](int j, int l, int child, double o) {
+        return concurrentShare(topo, ids, n, j, l, child, o, concurrent, concurrentCount);
+    });
 }
 
 LinearCost reduceScatterCost(const GroupShape &g)
@@ -415,6 +443,29 @@ void takeWorst(LinearCost &acc, const LinearCost &c)
     acc.fixed = std::max(acc.fixed, c.fixed);
 }
 
+// The dense gradient group of one tensor-parallel rank (shape g) into `out`: the worst cost
+// per family, and the algorithm of the group that set it (replaced only on a strictly
+// larger cost, so a group as slow as an earlier one changes nothing).
+void takeDenseGradients(StageCollectives &out, const GroupShape &g)
+{
+    const CollectiveChoice ar = chooseAllReduce(g, kGradientBucketBytes);
+    const CollectiveChoice rs = chooseReduceScatter(g, kGradientBucketBytes);
+    const LinearCost arCost = bucketed(ar.cost), rsCost = bucketed(rs.cost);
+    if (arCost.at(kGradientBucketBytes) > out.denseAllReduce.at(kGradientBucketBytes))
+        out.denseAllReduceAlgorithm = ar.algorithm;
+    if (rsCost.at(kGradientBucketBytes) > out.denseReduceScatter.at(kGradientBucketBytes))
+        out.denseReduceScatterAlgorithm = rs.algorithm;
+    takeWorst(out.denseAllReduce, arCost);
+    takeWorst(out.denseReduceScatter, rsCost);
+}
+
+// An expert gradient group (shape g) into `out`.
+void takeExpertGradients(StageCollectives &out, const GroupShape &g)
+{
+    takeWorst(out.expertAllReduce, bucketed(chooseAllReduce(g, kGradientBucketBytes).cost));
+    takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(g, kGradientBucketBytes).cost));
+}
+
 } // namespace
 
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
@@ -529,30 +580,282 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
                                     std::adjacent_find(ids, ids + group.size(), std::greater_equal<int>()) ==
                                         ids + group.size();
             }
-            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-            const CollectiveChoice ar = chooseAllReduce(g, kGradientBucketBytes);
-            const CollectiveChoice rs = chooseReduceScatter(g, kGradientBucketBytes);
-            const LinearCost arCost = bucketed(ar.cost), rsCost = bucketed(rs.cost);
-            if (arCost.at(kGradientBucketBytes) > out.denseAllReduce.at(kGradientBucketBytes))
-                out.denseAllReduceAlgorithm = ar.algorithm;
-            if (rsCost.at(kGradientBucketBytes) > out.denseReduceScatter.at(kGradientBucketBytes))
-                out.denseReduceScatterAlgorithm = rs.algorithm;
-            takeWorst(out.denseAllReduce, arCost);
-            takeWorst(out.denseReduceScatter, rsCost);
+            takeDenseGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
             if (expertDp * cp > 1 && ep > 1) {
                 for (int q = 0; q < ep; ++q) {
                     group.clear();
                     for (int e = 0; e < expertDp; ++e)
                         for (int cr = 0; cr < cp; ++cr)
                             group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(cr * tp + t)]);
-                    const GroupShape ge = groupShape(topo, group.data(), group.size(), Contention::FullLoad);
-                    takeWorst(out.expertAllReduce, bucketed(chooseAllReduce(ge, kGradientBucketBytes).cost));
-                    takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(ge, kGradientBucketBytes).cost));
+                    takeExpertGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
                 }
             }
         }
         if (ep == 1) {
             // The expert groups are the dense groups.
+            out.expertAllReduce = out.denseAllReduce;
+            out.expertReduceScatter = out.denseReduceScatter;
+        }
+    }
+    return out;
+}
+
+std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows)
+{
+    std::vector<std::vector<int>> d(static_cast<size_t>(std::max(rows.rows, 0)));
+    for (int r = 0; r < rows.rows; ++r) {
+        std::vector<int> &row = d[static_cast<size_t>(r)];
+        row.resize(static_cast<size_t>(rows.width));
+        const int base = rows.first + r * rows.stride;
+        for (int j = 0; j < rows.width; ++j)
+            row[static_cast<size_t>(j)] = base + j;
+    }
+    return d;
+}
+
+namespace {
+
+// The distinct values of x / size over the sorted ids x = base + i * a + j * b (i < ni,
+// j < nj, (nj - 1) * b < a): the level blocks of that size they fall in. Steps below the
+// size skip no block, so a run of them spans every block from its first id's to its last's.
+long long progressionBlocks(long long base, long long a, long long ni, long long b, long long nj, long long size)
+{
+    auto line = [size](long long x0, long long step, long long count) {
+        if (count <= 1 || step >= size)
+            return count;
+        return (x0 + (count - 1) * step) / size - x0 / size + 1;
+    };
+    if (nj == 1)
+        return line(base, a, ni);
+    if (ni == 1 || a == nj * b)
+        return line(base, b, ni * nj);
+    long long blocks = 0, prevLast = 0;
+    for (long long i = 0; i < ni; ++i) {
+        const long long first = base + i * a;
+        blocks += line(first, b, nj);
+        if (i > 0 && first / size == prevLast / size)
+            --blocks;  // the row starts in the block the one before ended in
+        prevLast = first + (nj - 1) * b;
+    }
+    return blocks;
+}
+
+// fullLoadShape() of n distinct ids on a regular tree whose distinct level-l blocks number
+// blocksAt(l): there every group of a level has the level's link, so a level's worst link
+// is that link as soon as one of its blocks holds two blocks of the level below.
+template <typename Blocks>
+GroupShape regularFullLoadShape(const Topology &topo, long long n, Blocks blocksAt)
+{
+    GroupShape g = emptyShape();
+    g.size = static_cast<int>(n);
+    if (n <= 1)
+        return g;
+    const int levels = std::min(topo.levelCount(), kMaxCostLevels);
+    double prevBlocks = static_cast<double>(n);
+    long long count = n;
+    for (int l = 0; l < levels; ++l) {
+        const long long blocks = blocksAt(l);
+        double worstBw = std::numeric_limits<double>::infinity();
+        double worstLat = 0;
+        if (blocks < count) {
+            const LinkParams link = topo.levels[static_cast<size_t>(l)].link;
+            const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
+            worstBw = std::min(worstBw, link.bandwidth * share);
+            worstLat = std::max(worstLat, link.latency);
+        }
+        recordLevel(g, l, static_cast<int>(blocks), prevBlocks, static_cast<int>(n), worstBw, worstLat);
+        prevBlocks = static_cast<double>(blocks);
+        if (blocks == 1)
+            break;
+        count = blocks;
+    }
+    return g;
+}
+
+// The Concurrent groups of evenly spaced rows on a regular tree, shaped once per class.
+class EvenStage {
+public:
+    EvenStage(const Topology &topo, const std::vector<int> &sizes, const EvenRows &rows)
+        : m_topo(topo), m_sizes(sizes), m_first(rows.first), m_stride(rows.stride), m_width(rows.width),
+          m_rows(rows.rows), m_end(static_cast<long long>(rows.first) + static_cast<long long>(rows.rows - 1) * rows.stride + rows.width)
+    {
+    }
+
+    // The worst cost(shape) over the groups {a + i * step : i < n}, a = each start that
+    // forEachStart passes on (n >= 2).
+    template <typename Starts, typename Cost>
+    void worst(Starts forEachStart, int step, int n, LinearCost &acc, Cost cost)
+    {
+        m_found.clear();
+        m_recent.fill(Found{});
+        forEachStart([&](long long a) {
+            const Key k = classOf(a, a + static_cast<long long>(n - 1) * step);
+            Found &slot = m_recent[k.hash() & (m_recent.size() - 1)];
+            if (slot.used && slot.key == k)
+                return;
+            slot = {k, a, true};
+            m_found.push_back(slot);
+        });
+        std::sort(m_found.begin(), m_found.end(), [](const Found &x, const Found &y) { return x.key < y.key; });
+        m_found.erase(std::unique(m_found.begin(), m_found.end(),
+                                  [](const Found &x, const Found &y) { return x.key == y.key; }),
+                      m_found.end());
+        for (const Found &f : m_found)
+            takeWorst(acc, cost(shape(f.start, step, n)));
+    }
+
+private:
+    // Where a group closes (level `top`, its ids' lowest common level), its first id's
+    // offset in that level-top block, and the ids of the block that hold the stage:
+    // [low, high) of the block, those r * stride + [0, width) from `first` (phase = the
+    // block's start - first, modulo the stride). Each group's shape is a function of these.
+    struct Key {
+        int top = 0;
+        long long offset = 0, low = 0, high = 0, phase = 0;
+        auto operator<=>(const Key &) const = default;
+        uint64_t hash() const
+        {
+            uint64_t h = static_cast<uint64_t>(top);
+            for (long long v : {offset, low, high, phase})
+                h = h * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(v);
+            return h ^ (h >> 29);
+        }
+    };
+    struct Found {
+        Key key;
+        long long start = 0;
+        bool used = false;
+    };
+
+    Key classOf(long long a, long long last) const
+    {
+        Key k;
+        while (a / m_sizes[static_cast<size_t>(k.top)] != last / m_sizes[static_cast<size_t>(k.top)])
+            ++k.top;
+        const long long size = m_sizes[static_cast<size_t>(k.top)];
+        const long long z0 = a - a % size;
+        k.offset = a - z0;
+        if (k.top > 0) {  // level 0 alone: no contention share reads the stage
+            k.low = std::clamp<long long>(m_first - z0, 0, size);
+            k.high = std::clamp<long long>(m_end - z0, 0, size);
+            k.phase = m_stride == m_width ? 0 : ((z0 - m_first) % m_stride + m_stride) % m_stride;
+        }
+        return k;
+    }
+
+    // |stage ∩ [0, x)|.
+    long long coveredBelow(long long x) const
+    {
+        if (x <= m_first)
+            return 0;
+        const long long full =
+            x - m_first - m_width < 0 ? 0 : std::min<long long>(m_rows, (x - m_first - m_width) / m_stride + 1);
+        if (full >= m_rows)
+            return static_cast<long long>(m_rows) * m_width;
+        return full * m_width + std::clamp<long long>(x - (m_first + full * m_stride), 0, m_width);
+    }
+    // The stage's ids in [c0, c1) whose index in their node is `rail`.
+    long long coveredOnRail(long long c0, long long c1, int rail) const
+    {
+        const long long m = m_sizes[0];
+        auto onRail = [&](long long v) { return v <= rail ? 0 : (v - rail - 1) / m + 1; };  // in [0, v)
+        const long long rLo = c0 - m_first - m_width < 0 ? 0 : (c0 - m_first - m_width) / m_stride + 1;
+        const long long rHi = c1 - 1 - m_first < 0 ? -1 : std::min<long long>(m_rows - 1, (c1 - 1 - m_first) / m_stride);
+        long long k = 0;
+        for (long long r = rLo; r <= rHi; ++r) {
+            const long long lo = std::max(m_first + r * m_stride, c0);
+            const long long hi = std::min(m_first + r * m_stride + m_width, c1);
+            if (lo < hi)
+                k += onRail(hi) - onRail(lo);
+        }
+        return k;
+    }
+
+    GroupShape shape(long long start, int step, int n)
+    {
+        m_ids.resize(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i)
+            m_ids[static_cast<size_t>(i)] = static_cast<int>(start + static_cast<long long>(i) * step);
+        GroupShape g = emptyShape();
+        g.size = n;
+        const int *ids = m_ids.data();
+        return levelByLevelShape(m_topo, ids, n, Contention::Concurrent, g, [&](int j, int l, int child, double o) {
+            // countBelow() of the stage's sorted ids, counted instead of read: the child is
+            // the level-(l - 1) block [c0, c0 + size) of member j.
+            const int member = ids[j];
+            const long long size = m_sizes[static_cast<size_t>(l - 1)];
+            const long long c0 = member - member % size;
+            const int rail = m_topo.railOptimized ? m_topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+            const long long k = rail < 0 ? coveredBelow(c0 + size) - coveredBelow(c0) : coveredOnRail(c0, c0 + size, rail);
+            return contendedShare(m_topo, member, child, o, static_cast<int>(std::max<long long>(k, 1)));
+        });
+    }
+
+    const Topology &m_topo;
+    const std::vector<int> &m_sizes;
+    const long long m_first, m_stride, m_width, m_rows, m_end;
+    std::vector<Found> m_found;
+    std::array<Found, 256> m_recent{};
+    std::vector<int> m_ids;
+};
+
+} // namespace
+
+StageCollectives evenStageCollectives(const Topology &topo, const std::vector<int> &blockSizes,
+                                      const EvenRows &rows, const StageConfig &config)
+{
+    // The families and their order as in stageCollectives(), which this must equal.
+    StageCollectives out;
+    const int tp = std::max(config.tp, 1);
+    const int cp = std::max(config.cp, 1);
+    const int ep = std::max(config.ep, 1);
+    const int dp = std::max(rows.rows, 1);
+    const int width = tp * cp;
+    const long long first = rows.first, stride = rows.stride;
+    EvenStage stage(topo, blockSizes, rows);
+    if (tp > 1) {
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < dp; ++r)
+                    for (int cr = 0; cr < cp; ++cr)
+                        visit(first + r * stride + static_cast<long long>(cr) * tp);
+            },
+            1, tp, out.tp, [](const GroupShape &g) { return allReduceCost(g); });
+    }
+    if (cp > 1) {
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < dp; ++r)
+                    for (int t = 0; t < tp; ++t)
+                        visit(first + r * stride + t);
+            },
+            tp, cp, out.cp, [](const GroupShape &g) { return allGatherCost(g); });
+    }
+    if (ep > 1) {
+        stage.worst(
+            [&](auto visit) {
+                for (int blk = 0; blk + ep <= dp; blk += ep)
+                    for (int j = 0; j < width; ++j)
+                        visit(first + blk * stride + j);
+            },
+            rows.stride, ep, out.ep, [](const GroupShape &g) { return allToAllCost(g); });
+    }
+    const int expertDp = dp / ep;
+    if (dp * cp > 1) {
+        auto levelsOf = [&](long long base, long long a, long long ni) {
+            return [&, base, a, ni](int l) {
+                return progressionBlocks(base, a, ni, tp, cp, blockSizes[static_cast<size_t>(l)]);
+            };
+        };
+        for (int t = 0; t < tp; ++t) {
+            takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, levelsOf(first + t, stride, dp)));
+            if (expertDp * cp > 1 && ep > 1) {
+                for (int q = 0; q < ep; ++q)
+                    takeExpertGradients(out, regularFullLoadShape(topo, static_cast<long long>(expertDp) * cp,
+                                                                  levelsOf(first + q * stride + t, ep * stride, expertDp)));
+            }
+        }
+        if (ep == 1) {
             out.expertAllReduce = out.denseAllReduce;
             out.expertReduceScatter = out.denseReduceScatter;
         }

@@ -151,4 +151,24 @@ struct StageCollectives {
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
                                   const StageConfig &config, int dp);
 
+// A device matrix of evenly spaced rows: row r holds the ids [first + r * stride, first +
+// r * stride + width), stride >= width (the planner's two layouts, PlanSpace::stageRows).
+struct EvenRows {
+    int first = 0;
+    int stride = 1;
+    int width = 1;
+    int rows = 1;
+};
+// The device matrix of `rows`, row by row.
+std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows);
+// stageCollectives() of deviceMatrix(rows) with dp = rows.rows on a regular tree
+// (blockSizes = regularBlockSizes(topo), not empty), the same numbers bit for bit, in
+// O(rows * (tp + cp)) instead of O(rows * width) reads of the tree: a group's shape is
+// fixed by the level T where it closes, its offset in that level-T block, and which ids
+// of the block belong to the stage (translating by a multiple of blockSizes[T] maps the
+// block onto an identical one), so each such class is shaped once; a gradient group is
+// a progression of ids whose blocks are counted level by level.
+StageCollectives evenStageCollectives(const Topology &topo, const std::vector<int> &blockSizes,
+                                      const EvenRows &rows, const StageConfig &config);
+
 } // namespace nest

@@ -117,20 +117,42 @@ ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options)
     return computeRates(device, options.gemmEfficiencyFor(device), fw.fusedAttention, fw.elementwisePasses);
 }
 
+namespace {
+
+// The slowest device and the smallest capacity of a stage, one device at a time.
+struct SlowestDevice {
+    const DeviceSpec *slowest = nullptr;
+    double slowRate = kInf;
+    double capacity = kInf;
+
+    void take(const DeviceSpec &spec, const CostOptions &opt, StageGeometry &g)
+    {
+        if (slowest == nullptr || spec != *slowest) {
+            const ComputeRates r = deviceRates(spec, opt);
+            if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
+                slowRate = r.rate();
+                g.rates = r;
+                slowest = &spec;
+            }
+        }
+        capacity = std::min(capacity, spec.memoryBytes);
+    }
+};
+
+} // namespace
+
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, const CostOptions &opt)
 {
     StageGeometry g;
-    double capacity = kInf;
+    SlowestDevice slowest;
     const int nDevices = topo.deviceCount();
-    const DeviceSpec *slowest = nullptr;
-    double slowRate = kInf;
     int lastType = -1;
     for (const auto &row : st.devices) {
         for (int d : row) {
             if (d < 0 || d >= nDevices)
                 continue;
             // A device of the type just seen changes neither the slowest nor the capacity
-            // (the comparisons below are strict, the minimum idempotent): skip the spec
+            // (the comparisons are strict, the minimum idempotent): skip the spec
             // comparison, which dominated wide stages.
             const int type = topo.devices[static_cast<size_t>(d)].type;
             if (type == lastType) {
@@ -138,23 +160,29 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
                 continue;
             }
             lastType = type;
-            const DeviceSpec &spec = topo.spec(d);
-            if (slowest == nullptr || spec != *slowest) {
-                const ComputeRates r = deviceRates(spec, opt);
-                if (r.rate() < slowRate || (r.rate() == slowRate && r.hbm < g.rates.hbm)) {
-                    slowRate = r.rate();
-                    g.rates = r;
-                    slowest = &spec;
-                }
-            }
-            capacity = std::min(capacity, spec.memoryBytes);
+            slowest.take(topo.spec(d), opt, g);
             ++g.devices;
         }
     }
     if (g.devices == 0)
         return g;
-    g.capacity = capacity;
+    g.capacity = slowest.capacity;
     g.comm = stageCollectives(topo, st.devices, st, dp);
+    return g;
+}
+
+StageGeometry stageGeometry(const Topology &topo, const std::vector<int> &blockSizes, const EvenRows &rows,
+                            const StageConfig &config, const CostOptions &opt)
+{
+    // One device type (a regular tree): the first device decides, as in the loop above.
+    StageGeometry g;
+    if (rows.rows <= 0 || rows.width <= 0)
+        return g;
+    SlowestDevice slowest;
+    slowest.take(topo.spec(rows.first), opt, g);
+    g.devices = rows.rows * rows.width;
+    g.capacity = slowest.capacity;
+    g.comm = evenStageCollectives(topo, blockSizes, rows, config);
     return g;
 }
 

@@ -172,6 +172,11 @@ struct StageGeometry {
     StageCollectives comm;
 };
 StageGeometry stageGeometry(const Topology &topo, const StagePlan &stage, int dp, const CostOptions &options);
+// The same for the stage deviceMatrix(rows) with dp = rows.rows on a regular tree
+// (blockSizes = regularBlockSizes(topo), not empty; evenStageCollectives()), without the
+// matrix: what the planner costs its placements with.
+StageGeometry stageGeometry(const Topology &topo, const std::vector<int> &blockSizes, const EvenRows &rows,
+                            const StageConfig &config, const CostOptions &options);
 // The compute rates of one device under `options` (its GEMM efficiency, the framework's
 // kernels): a stage computes at those of its slowest device (stageGeometry).
 ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options);

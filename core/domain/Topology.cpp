@@ -230,6 +230,55 @@ int Topology::railDeviceCountUnder(int group, int rail) const
     return k;
 }
 
+std::vector<int> regularBlockSizes(const Topology &topo)
+{
+    const int levels = topo.levelCount();
+    const int groupCount = static_cast<int>(topo.groups.size());
+    if (levels == 0 || topo.root < 0 || topo.root >= groupCount || topo.groups[topo.root].level != levels - 1 ||
+        topo.deviceCount() == 0)
+        return {};
+    std::vector<int> fanout(static_cast<size_t>(levels), -1);  // children (nodes: devices) per group
+    int nodeType = -1;
+    std::vector<int> stack{topo.root};
+    size_t visited = 0;
+    while (!stack.empty()) {
+        const int g = stack.back();
+        stack.pop_back();
+        if (++visited > topo.groups.size())
+            return {};  // a cycle
+        const TopoGroup &group = topo.groups[static_cast<size_t>(g)];
+        if (group.linkOverride || group.level < 0 || group.level >= levels)
+            return {};
+        const int count = static_cast<int>(group.level == 0 ? group.devices.size() : group.children.size());
+        int &f = fanout[static_cast<size_t>(group.level)];
+        if (count == 0 || (f >= 0 && f != count))
+            return {};
+        f = count;
+        if (group.level == 0) {
+            if (nodeType >= 0 && nodeType != group.deviceType)
+                return {};
+            nodeType = group.deviceType;
+            continue;
+        }
+        for (int c : group.children) {
+            if (c < 0 || c >= groupCount || topo.groups[static_cast<size_t>(c)].level != group.level - 1)
+                return {};
+            stack.push_back(c);
+        }
+    }
+    std::vector<int> sizes(static_cast<size_t>(levels));
+    long long size = 1;
+    for (int l = 0; l < levels; ++l) {
+        size *= fanout[static_cast<size_t>(l)];
+        if (size > topo.deviceCount())
+            return {};
+        sizes[static_cast<size_t>(l)] = static_cast<int>(size);
+    }
+    if (sizes.back() != topo.deviceCount())
+        return {};  // the ids were not rebuilt after an edit (reindex())
+    return sizes;
+}
+
 std::vector<int> Topology::groupsAtLevel(int lvl) const
 {
     std::vector<int> out;

@@ -140,4 +140,12 @@ private:
     std::vector<int> m_preorder;
 };
 
+// A regular tree: one device type, no link override, every group of a level with the same
+// number of children (nodes: devices), each child one level down. Device ids being
+// depth-first, the level-l group of device d is then the d / sizes[l]-th one, and
+// translating ids by a multiple of sizes[l] maps every level-l subtree onto an identical
+// one (links, counts, rails). Returns sizes[l] = devices below each level-l group, or
+// empty when the tree is not regular. O(groups); computed on demand, never stale.
+std::vector<int> regularBlockSizes(const Topology &topo);
+
 } // namespace nest

@@ -244,15 +244,25 @@ std::vector<std::vector<int>> PlanSpace::stageDevices(const OuterConfig &cfg, in
     return d;
 }
 
+EvenRows PlanSpace::stageRows(const OuterConfig &cfg, int position, int width) const
+{
+    EvenRows rows;
+    rows.rows = cfg.dp;
+    rows.width = width;
+    rows.first = cfg.layout == Layout::ReplicasOutside ? cfg.dp * position : position;
+    rows.stride = cfg.layout == Layout::ReplicasOutside ? width : cfg.positions;
+    return rows;
+}
+
 void PlanSpace::stageDevicesInto(const OuterConfig &cfg, int position, int width,
                                  std::vector<std::vector<int>> &d) const
 {
+    const EvenRows rows = stageRows(cfg, position, width);
     d.resize(static_cast<size_t>(cfg.dp));
     for (int r = 0; r < cfg.dp; ++r) {
         std::vector<int> &row = d[static_cast<size_t>(r)];
         row.resize(static_cast<size_t>(width));
-        const int base = cfg.layout == Layout::ReplicasOutside ? cfg.dp * position + r * width
-                                                               : r * cfg.positions + position;
+        const int base = rows.first + r * rows.stride;
         for (int j = 0; j < width; ++j)
             row[static_cast<size_t>(j)] = base + j;
     }

@@ -89,6 +89,10 @@ public:
                                           int end) const;
     bool hasMoe(int first, int end) const;
 
+    // The rows of a stage at `position` with `width` shards per replica: replica r holds
+    // [dp * position + r * width, ... + width) outside, [r * positions + position, ...
+    // + width) inside (the layouts' one definition).
+    EvenRows stageRows(const OuterConfig &cfg, int position, int width) const;
     // devices[r][j] of a stage at `position` with `width` shards per replica.
     std::vector<std::vector<int>> stageDevices(const OuterConfig &cfg, int position,
                                                int width) const;

@@ -11,7 +11,7 @@ namespace nest {
 StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel,
                                SearchStats &stats, MemoryObstacle &obstacle, int keep)
     : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
-      m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space)
+      m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space), m_blockSizes(regularBlockSizes(m_topo))
 {
 }
 
@@ -133,12 +133,19 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
     auto it = m_geomIdx.find(key);
     if (it != m_geomIdx.end())
         return it->second;
-    // The device matrix in a scratch stage kept between calls: a wide stage is thousands of
-    // rows, and rebuilding it allocated each one (the same ids either way).
-    StagePlan &stage = m_geomStage;
-    m_space.stageDevicesInto(m_cfg, q, m_widths[wIdx], stage.devices);
-    stage.config() = o;
-    m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
+    if (!m_blockSizes.empty()) {
+        // A regular tree: from the rows' spacing, without the device matrix (the same
+        // geometry, evenStageCollectives()).
+        m_geoms.push_back(stageGeometry(m_topo, m_blockSizes, m_space.stageRows(m_cfg, q, m_widths[wIdx]), o,
+                                        m_space.costOptions()));
+    } else {
+        // The device matrix in a scratch stage kept between calls: a wide stage is thousands
+        // of rows, and rebuilding it allocated each one (the same ids either way).
+        StagePlan &stage = m_geomStage;
+        m_space.stageDevicesInto(m_cfg, q, m_widths[wIdx], stage.devices);
+        stage.config() = o;
+        m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
+    }
     const int id = static_cast<int>(m_geoms.size()) - 1;
     m_geomIdx.emplace(key, id);
     return id;

@@ -152,6 +152,7 @@ private:
     LinkTable m_links;
     FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
     std::vector<int> m_mbs;                           // micro-batch sizes seen
+    std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
     std::map<std::pair<int, uint64_t>, int> m_geomIdx;  // (placement class, widthKey)
     std::vector<StageGeometry> m_geoms;
     std::vector<ComputeRates> m_speeds;  // distinct device speeds

@@ -5,6 +5,7 @@
 // and keeps its exit code and output. The tests themselves use GoogleTest.
 #include "DeviceSpec.h"
 #include "ModelConfig.h"
+#include "Topology.h"
 
 #include <gtest/gtest.h>
 
@@ -122,6 +123,26 @@ inline nest::DeviceSpec testDevice(double memoryBytes = 80e9)
     d.memoryBytes = memoryBytes;
     d.memoryBandwidth = 1e12;
     return d;
+}
+
+inline nest::LinkParams linkOf(double bandwidth, double latency, double oversubscription = 1)
+{
+    nest::LinkParams l;
+    l.bandwidth = bandwidth;
+    l.latency = latency;
+    l.oversubscription = oversubscription;
+    return l;
+}
+
+// 4 levels: `perNode` devices per node, 2 nodes per rack, 3 racks per pod (oversubscribed
+// 2), 2 pods (4): the width tests' small tree with every kind of level.
+inline nest::Topology fourTierTree(int perNode, double memory = 80e9)
+{
+    return nest::Topology::uniform("width-test", testDevice(memory),
+                                   {{"node", perNode, linkOf(200e9, 1e-6)},
+                                    {"rack", 2, linkOf(50e9, 2e-6)},
+                                    {"pod", 3, linkOf(50e9, 4e-6, 2)},
+                                    {"cluster", 2, linkOf(50e9, 8e-6, 4)}});
 }
 
 // A tiny GPT of `layers` blocks (hidden 256, 8 heads, FFN 1024, vocabulary 1000, 256 tokens,

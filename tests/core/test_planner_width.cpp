@@ -35,24 +35,9 @@ using coretest::testDevice;
 
 namespace {
 
-LinkParams linkOf(double bandwidth, double latency, double oversubscription = 1)
-{
-    LinkParams l;
-    l.bandwidth = bandwidth;
-    l.latency = latency;
-    l.oversubscription = oversubscription;
-    return l;
-}
+using coretest::linkOf;
 
-// 4 levels: `perNode` devices per node, 2 nodes per rack, 3 racks per pod, 2 pods.
-Topology fourTier(int perNode, double memory = 80e9)
-{
-    return Topology::uniform("width-test", testDevice(memory),
-                             {{"node", perNode, linkOf(200e9, 1e-6)},
-                              {"rack", 2, linkOf(50e9, 2e-6)},
-                              {"pod", 3, linkOf(50e9, 4e-6, 2)},
-                              {"cluster", 2, linkOf(50e9, 8e-6, 4)}});
-}
+Topology fourTier(int perNode, double memory = 80e9) { return coretest::fourTierTree(perNode, memory); }
 
 enum class Twist { None, SlowRack, OtherDeviceType, ShortRack, SlowNode };
 
