@@ -863,12 +863,4 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     return out;
 }
 
-double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad)
-{
-    if (bytes <= 0)
-        return 0.0;
-    const double share = fullLoad && link.oversubscription > 1 ? 1.0 / link.oversubscription : 1.0;
-    return link.latency + bytes / (link.bandwidth * share);
-}
-
 } // namespace nest

@@ -125,8 +125,14 @@ double allGatherTime(const Topology &topo, std::vector<int> ids, double bytes,
                      Contention mode = Contention::FullLoad);
 double allToAllTime(const Topology &topo, std::vector<int> ids, double bytes,
                     Contention mode = Contention::FullLoad);
-// One point-to-point transfer over an effective link.
-double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true);
+// One point-to-point transfer over an effective link (inline: every stage cost reads two).
+inline double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad = true)
+{
+    if (bytes <= 0)
+        return 0.0;
+    const double share = fullLoad && link.oversubscription > 1 ? 1.0 / link.oversubscription : 1.0;
+    return link.latency + bytes / (link.bandwidth * share);
+}
 
 // The collectives of one pipeline stage (devices[r][j]: replica r, shard j = cpRank * tp +
 // tpRank), each the worst (per-byte and fixed parts separately) over the stage's groups:

@@ -1,6 +1,7 @@
 #include "FrameworkProfile.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace nest {
@@ -10,7 +11,9 @@ namespace {
 // Sources and the contention factor's derivation: docs/cost-model.md ("Framework profiles").
 constexpr double kContention = 0.1;  // NCCL kernels hold ~8-16 of 108-132 SMs while they run
 
-std::vector<FrameworkProfile> makeProfiles()
+constexpr size_t kFrameworkCount = 6;
+
+constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
 {
     FrameworkProfile mcore;  // Megatron-Core / NeMo 2024+ defaults for large runs
     mcore.id = Framework::MegatronCore;
@@ -78,25 +81,27 @@ std::vector<FrameworkProfile> makeProfiles()
     return {mcore, mlm, ds, fsdp, titan, serial};
 }
 
+// Made at compile time, in the enum's order: the cost model asks for a profile for every
+// stage it costs, and a table needs no guard on each call.
+constexpr std::array<FrameworkProfile, kFrameworkCount> kProfiles = makeProfiles();
+
 } // namespace
 
 const std::vector<FrameworkProfile> &frameworkProfiles()
 {
-    static const std::vector<FrameworkProfile> profiles = makeProfiles();  // immutable after init
+    static const std::vector<FrameworkProfile> profiles(kProfiles.begin(), kProfiles.end());  // immutable after init
     return profiles;
 }
 
 const FrameworkProfile &frameworkProfile(Framework f)
 {
-    // The cost model asks this for every stage it costs: the profiles are made in the
-    // enum's order, so the index finds it without a scan (the scan stays for safety).
-    const std::vector<FrameworkProfile> &all = frameworkProfiles();
-    if (const size_t i = static_cast<size_t>(f); i < all.size() && all[i].id == f)
-        return all[i];
-    for (const FrameworkProfile &p : all)
+    // The index finds it without a scan (the scan stays for safety).
+    if (const size_t i = static_cast<size_t>(f); i < kProfiles.size() && kProfiles[i].id == f)
+        return kProfiles[i];
+    for (const FrameworkProfile &p : kProfiles)
         if (p.id == f)
             return p;
-    return all.front();
+    return kProfiles.front();
 }
 
 std::string frameworkNameList()

@@ -286,6 +286,9 @@ private:
     std::vector<std::vector<OptCost>> m_seedCosts;    // seed(): feasible options per stage
     double m_seedT = 0;                               // seed(): the pipeline's max t
     StagePlan m_seedStage;                            // seed(): scratch
+    std::vector<int> m_cutColumn;                     // balancedCuts(): (s, j) -> its maxima
+    std::vector<std::vector<double>> m_cutMaxima;     // balancedCuts(): running maxima
+    std::vector<double> m_cutLast;                    // balancedCuts(): the last stage's value per j
 
     // Range classes of the periodic part of the model, without a layer sequence per pair.
     PeriodicRanges m_ranges;
@@ -538,19 +541,47 @@ private:
         if (stages < 2 || !(high < kInf))
             return false;
         std::vector<int> cuts, found;
+        // The bisection reads the same values fill after fill: per (stage s, first layer j)
+        // the running maxima of fastestOption(.., j, e) for e = j + 1, j + 2, ... as far as
+        // a fill has read them, and per j the last stage's value. A fill then reads what
+        // the loop "extend the stage while the next end stays within the limit" would, in
+        // the same order, and takes the end from the maxima (the same ends, the same
+        // cache entries made in the same order).
+        m_cutColumn.assign(static_cast<size_t>(stages) * static_cast<size_t>(m_L), -1);
+        m_cutLast.assign(static_cast<size_t>(m_L), -1.0);
+        size_t columns = 0;
+        auto column = [&](int s, int j) -> std::vector<double> & {
+            int &c = m_cutColumn[static_cast<size_t>(s) * static_cast<size_t>(m_L) + static_cast<size_t>(j)];
+            if (c < 0) {
+                c = static_cast<int>(columns++);
+                if (m_cutMaxima.size() < columns)
+                    m_cutMaxima.emplace_back();
+                m_cutMaxima[static_cast<size_t>(c)].clear();
+            }
+            return m_cutMaxima[static_cast<size_t>(c)];
+        };
         auto fill = [&](double limit) {
             cuts.clear();
             int j = 0;
             for (int s = 0; s + 1 < stages; ++s) {
-                int end = j + 1;
-                if (fastestOption(wIdx, s, stages, j, end) > limit)
+                const int cap = m_L - (stages - 1 - s);  // the last end stage s may take
+                std::vector<double> &maxima = column(s, j);  // maxima[i]: over ends j + 1 .. j + 1 + i
+                if (maxima.empty())
+                    maxima.push_back(fastestOption(wIdx, s, stages, j, j + 1));
+                if (maxima.front() > limit)
                     return false;
-                while (end + 1 <= m_L - (stages - 1 - s) && fastestOption(wIdx, s, stages, j, end + 1) <= limit)
-                    ++end;
+                while (maxima.back() <= limit && j + static_cast<int>(maxima.size()) < cap) {
+                    const int e = j + 1 + static_cast<int>(maxima.size());
+                    maxima.push_back(std::max(maxima.back(), fastestOption(wIdx, s, stages, j, e)));
+                }
+                const int end = j + static_cast<int>(std::upper_bound(maxima.begin(), maxima.end(), limit) - maxima.begin());
                 cuts.push_back(end);
                 j = end;
             }
-            return fastestOption(wIdx, stages - 1, stages, j, m_L) <= limit;
+            double &last = m_cutLast[static_cast<size_t>(j)];
+            if (last < 0)
+                last = fastestOption(wIdx, stages - 1, stages, j, m_L);
+            return last <= limit;
         };
         double low = 0;
         if (!fill(high))
@@ -1096,6 +1127,10 @@ private:
     {
         setupConfig(cfg);
         const std::vector<InterleavedChoice> choices = m_space.interleavedChoices(cfg);
+        // The choices come by (pp, v), then width and option: the chunk cuts depend on (pp, v)
+        // only, so they are made once per pair and the option set into them.
+        std::vector<StageChoice> chunks;
+        int chunksPp = 0, chunksV = 0;
         for (size_t ci = 0; ci < choices.size(); ++ci) {
             const InterleavedChoice &c = choices[ci];
             if ((ci & 15) == 0)
@@ -1110,7 +1145,13 @@ private:
                 ++m_stats.pruned;
                 continue;
             }
-            const std::vector<StageChoice> chunks = m_space.interleavedChunks(c);
+            if (c.pp != chunksPp || c.virtualStages != chunksV) {
+                chunks = m_space.interleavedChunks(c);
+                chunksPp = c.pp;
+                chunksV = c.virtualStages;
+            } else {
+                m_space.setInterleavedOption(chunks, c.option);
+            }
             const double t = m_cache.interleavedTime(c, chunks, best);
             m_stats.stageCostCalls += static_cast<long long>(chunks.size());
             ++m_stats.transitions;

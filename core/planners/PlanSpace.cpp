@@ -345,13 +345,20 @@ std::vector<StageChoice> PlanSpace::interleavedChunks(const InterleavedChoice &c
         StageChoice sc;
         sc.firstLayer = first;
         sc.endLayer = k == chunks - 1 ? layers : (k == 0 ? m_span.lead : first) + blocks[static_cast<size_t>(k)];
-        sc.option = c.option;
-        if (!hasMoe(sc.firstLayer, sc.endLayer))
-            sc.option.ep = 1;
         out.push_back(sc);
         first = sc.endLayer;
     }
+    setInterleavedOption(out, c.option);
     return out;
+}
+
+void PlanSpace::setInterleavedOption(std::vector<StageChoice> &chunks, const StageConfig &option) const
+{
+    for (StageChoice &sc : chunks) {
+        sc.option = option;
+        if (!hasMoe(sc.firstLayer, sc.endLayer))
+            sc.option.ep = 1;  // expert parallelism only in a chunk that holds a MoE layer
+    }
 }
 
 Plan PlanSpace::makeInterleavedPlan(const OuterConfig &cfg, const InterleavedChoice &c) const

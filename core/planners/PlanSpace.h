@@ -114,6 +114,9 @@ public:
     // (k mod pp) * width), as makeInterleavedPlan() places them; the layer cuts are
     // buildUniformPlan's (tested to be equal).
     std::vector<StageChoice> interleavedChunks(const InterleavedChoice &c) const;
+    // `option` into every chunk of interleavedChunks(), without ep in a chunk that holds no
+    // MoE layer (what interleavedChunks() gives for a choice with that option).
+    void setInterleavedOption(std::vector<StageChoice> &chunks, const StageConfig &option) const;
 
 private:
     const Topology *m_topo;

@@ -320,33 +320,47 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     // max extra; every term is >= 0, so a partial sum times the weight bounds it below.
     const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
     m_deviceT.assign(static_cast<size_t>(pp), 0.0);
+    // The chunks share one option (two lists: with and without a MoE layer): its index is
+    // looked up once per list, not once per chunk.
+    const std::vector<StageConfig> *lastOpts = nullptr;
+    int lastIdx = 0;
+    // One context for every chunk (its copy of the options made once), the per-chunk
+    // fields set below.
+    StageContext ctx = m_ctx;
+    ctx.stage = &m_stage;
+    ctx.numStages = pp;
+    ctx.virtualStages = m_ilPlan.virtualStages;
     for (int s = 0; s < n; ++s) {
         const StageChoice &ch = chunks[static_cast<size_t>(s)];
         const int q = (s % pp) * w;
         const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
         int idx = 0;
-        while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
-            ++idx;
-        if (idx == static_cast<int>(opts.size()))
-            return -1;  // not from the option lists (cannot happen): use evaluate()
+        if (&opts == lastOpts && opts[static_cast<size_t>(lastIdx)] == ch.option) {
+            idx = lastIdx;
+        } else {
+            while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
+                ++idx;
+            if (idx == static_cast<int>(opts.size()))
+                return -1;  // not from the option lists (cannot happen): use evaluate()
+            lastOpts = &opts;
+            lastIdx = idx;
+        }
         const int blk = block(m_classes.rangeClass(ch.firstLayer, ch.endLayer), placementClass(q, wIdx),
                               ch.firstLayer, ch.endLayer, q, wIdx);
-        StageCost cost = base(blk, idx);
         StagePlan &stage = m_stage;
         stage.firstLayer = ch.firstLayer;
         stage.endLayer = ch.endLayer;
         stage.config() = ch.option;
-        StageContext ctx = m_ctx;
-        ctx.stage = &stage;
         ctx.stageIndex = s;
-        ctx.numStages = pp;
-        ctx.virtualStages = m_ilPlan.virtualStages;
         if (s > 0)
             ctx.prev = linkAfter(s - 1);
         if (s + 1 < n)
             ctx.next = linkAfter(s);
-        finishStageCost(cost, ctx);
-        m_costs.push_back(cost);
+        else
+            ctx.next.reset();
+        m_costs.push_back(base(blk, idx));
+        finishStageCost(m_costs.back(), ctx);
+        const StageCost &cost = m_costs.back();
         double &deviceT = m_deviceT[static_cast<size_t>(s % pp)];
         deviceT += cost.perMicroBatch;
         if (weight * deviceT >= cutoff)
