@@ -2,9 +2,9 @@
 // spacing (stageGeometry(topo, regularBlockSizes, EvenRows, ...), evenStageCollectives())
 // instead of the device matrix. The reference is the evaluator's stageGeometry() of the
 // matrix itself (whose shortcuts test_planner_width checks against the member-by-member
-// computation): on trees with oversubscribed levels, rails, fan-outs of 2 and 3, for every
-// data-parallel degree, both layouts, every position and width and every (tp, cp, ep) of
-// it, every number must be the same double.
+// computation): on trees with oversubscribed levels, rails, fan-outs of 2 to 6, for every
+// data-parallel degree (dividing the devices or not), both layouts, every position and
+// width and every (tp, cp, ep) of it, every number must be the same double.
 #include "Collectives.h"
 #include "CoreTestSupport.h"
 #include "Evaluator.h"
@@ -49,8 +49,8 @@ void checkTree(const Topology &topo, Counted &counted)
     const CostOptions options;
     const int n = topo.deviceCount();
     for (int dp = 1; dp <= n; ++dp) {
-        if (n % dp != 0)
-            continue;
+        // Every dp, as outerConfigs() takes them: one that does not divide the devices
+        // leaves the last n % dp unused.
         const int positions = n / dp;
         for (bool inside : {false, true}) {
             for (int w = 1; w <= positions; ++w) {
