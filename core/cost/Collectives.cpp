@@ -26,23 +26,29 @@ int countBelow(const Topology &topo, const int *set, int count, int member, int 
     return std::max(k, 1);
 }
 
-// Concurrent share of the uplinks of `child` (a level-(l-1) group below the crossed level)
-// for the flow of group member `member` (its position j in the sorted ids):
-// min(1, n_c / (o k_c)). On a rail-optimised fabric n_c and k_c count only the member's
-// rail: the uplinks of a rail leaf carry that rail's devices and no others.
-// The share itself, given k_c (counted on the member's rail where rail-optimised).
-double contendedShare(const Topology &topo, int member, int child, double o, int k)
+// The rail whose uplinks carry `member`'s flow on a rail-optimised fabric, else -1.
+int railOf(const Topology &topo, int member)
 {
-    const int rail = topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+    return topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+}
+
+// The share min(1, n_c / (o k_c)) of `child`'s uplinks, given k_c; on a rail (>= 0) n_c
+// and k_c count only that rail's devices.
+double contendedShare(const Topology &topo, int child, int rail, double o, int k)
+{
     const int nBelow = rail >= 0 ? topo.railDeviceCountUnder(child, rail) : topo.deviceCountUnder(child);
     return std::min(1.0, nBelow / (o * std::max(k, 1)));
 }
 
+// Concurrent share of the uplinks of `child` (a level-(l-1) group below the crossed level)
+// for the flow of group member `member` (its position j in the sorted ids):
+// min(1, n_c / (o k_c)). On a rail-optimised fabric n_c and k_c count only the member's
+// rail: the uplinks of a rail leaf carry that rail's devices and no others.
 double concurrentShare(const Topology &topo, const int *ids, int n, int j, int level, int child, double o,
                        const int *concurrent, int concurrentCount)
 {
     const int member = ids[j];
-    const int rail = topo.railOptimized ? topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+    const int rail = railOf(topo, member);
     int k = 0;
     if (concurrent && concurrentCount > 0) {
         k = countBelow(topo, concurrent, concurrentCount, member, level - 1, child, rail);
@@ -55,7 +61,13 @@ double concurrentShare(const Topology &topo, const int *ids, int n, int j, int l
             if (rail < 0 || topo.devices[static_cast<size_t>(ids[q])].indexInNode == rail)
                 ++k;
     }
-    return contendedShare(topo, member, child, o, k);
+    return contendedShare(topo, child, rail, o, k);
+}
+
+// Under full load every child's share of an oversubscribed uplink is 1 / o.
+double fullLoadShare(const LinkParams &link)
+{
+    return link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
 }
 
 // Level l of a group's shape: `blocks` blocks of its n members there, `prevBlocks` below;
@@ -114,7 +126,7 @@ GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape
                 // Only a block with several children is crossed: the link of the others
                 // (a gradient group's many single-member nodes) is never read.
                 const LinkParams link = topo.link(block);
-                const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
+                const double share = fullLoadShare(link);
                 worstBw = std::min(worstBw, link.bandwidth * share);
                 worstLat = std::max(worstLat, link.latency);
             }
@@ -600,9 +612,9 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
     return out;
 }
 
-std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows)
+void deviceMatrixInto(const EvenRows &rows, std::vector<std::vector<int>> &d)
 {
-    std::vector<std::vector<int>> d(static_cast<size_t>(std::max(rows.rows, 0)));
+    d.resize(static_cast<size_t>(std::max(rows.rows, 0)));
     for (int r = 0; r < rows.rows; ++r) {
         std::vector<int> &row = d[static_cast<size_t>(r)];
         row.resize(static_cast<size_t>(rows.width));
@@ -610,6 +622,12 @@ std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows)
         for (int j = 0; j < rows.width; ++j)
             row[static_cast<size_t>(j)] = base + j;
     }
+}
+
+std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows)
+{
+    std::vector<std::vector<int>> d;
+    deviceMatrixInto(rows, d);
     return d;
 }
 
@@ -659,7 +677,7 @@ GroupShape regularFullLoadShape(const Topology &topo, long long n, Blocks blocks
         double worstLat = 0;
         if (blocks < count) {
             const LinkParams link = topo.levels[static_cast<size_t>(l)].link;
-            const double share = link.oversubscription > 1.0 ? std::min(1.0, 1.0 / link.oversubscription) : 1.0;
+            const double share = fullLoadShare(link);
             worstBw = std::min(worstBw, link.bandwidth * share);
             worstLat = std::max(worstLat, link.latency);
         }
@@ -785,9 +803,9 @@ private:
             const int member = ids[j];
             const long long size = m_sizes[static_cast<size_t>(l - 1)];
             const long long c0 = member - member % size;
-            const int rail = m_topo.railOptimized ? m_topo.devices[static_cast<size_t>(member)].indexInNode : -1;
+            const int rail = railOf(m_topo, member);
             const long long k = rail < 0 ? coveredBelow(c0 + size) - coveredBelow(c0) : coveredOnRail(c0, c0 + size, rail);
-            return contendedShare(m_topo, member, child, o, static_cast<int>(std::max<long long>(k, 1)));
+            return contendedShare(m_topo, child, rail, o, static_cast<int>(std::max<long long>(k, 1)));
         });
     }
 

@@ -165,8 +165,9 @@ struct EvenRows {
     int width = 1;
     int rows = 1;
 };
-// The device matrix of `rows`, row by row.
+// The device matrix of `rows`, row by row; the Into form reuses `out`'s rows' storage.
 std::vector<std::vector<int>> deviceMatrix(const EvenRows &rows);
+void deviceMatrixInto(const EvenRows &rows, std::vector<std::vector<int>> &out);
 // stageCollectives() of deviceMatrix(rows) with dp = rows.rows on a regular tree
 // (blockSizes = regularBlockSizes(topo), not empty), the same numbers bit for bit, in
 // O(rows * (tp + cp)) instead of O(rows * width) reads of the tree: a group's shape is

@@ -239,9 +239,7 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
 std::vector<std::vector<int>> PlanSpace::stageDevices(const OuterConfig &cfg, int position,
                                                       int width) const
 {
-    std::vector<std::vector<int>> d(static_cast<size_t>(cfg.dp), std::vector<int>(static_cast<size_t>(width)));
-    stageDevicesInto(cfg, position, width, d);
-    return d;
+    return deviceMatrix(stageRows(cfg, position, width));
 }
 
 EvenRows PlanSpace::stageRows(const OuterConfig &cfg, int position, int width) const
@@ -257,15 +255,7 @@ EvenRows PlanSpace::stageRows(const OuterConfig &cfg, int position, int width) c
 void PlanSpace::stageDevicesInto(const OuterConfig &cfg, int position, int width,
                                  std::vector<std::vector<int>> &d) const
 {
-    const EvenRows rows = stageRows(cfg, position, width);
-    d.resize(static_cast<size_t>(cfg.dp));
-    for (int r = 0; r < cfg.dp; ++r) {
-        std::vector<int> &row = d[static_cast<size_t>(r)];
-        row.resize(static_cast<size_t>(width));
-        const int base = rows.first + r * rows.stride;
-        for (int j = 0; j < width; ++j)
-            row[static_cast<size_t>(j)] = base + j;
-    }
+    deviceMatrixInto(stageRows(cfg, position, width), d);
 }
 
 StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const StageChoice &c) const
