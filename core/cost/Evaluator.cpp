@@ -41,6 +41,19 @@ double stashedMicroBatches(const StageContext &ctx)
     return m;
 }
 
+// The stash bytes of `stashed` micro-batches. The artifact's accounting holds one
+// micro-batch in c.activations already.
+double stashBytes(const StageCost &c, const StageContext &ctx, double stashed)
+{
+    const double extra = ctx.options.artifactMemory ? std::max(stashed - 1, 0.0) : stashed;
+    return extra * c.stashPerMicroBatch;
+}
+
+double memoryTotalWith(const StageCost &c, double stash)
+{
+    return c.weights + c.gradients + c.optimizerState + stash + c.activations + c.overhead;
+}
+
 } // namespace
 
 int interleavedInFlight(int depth, int chunks, int microBatches, int position)
@@ -553,11 +566,14 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     c.frameworkOverhead = ctx.options.stepOverhead != 0 ? ctx.options.stepOverhead * work : 0.0;
     c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
-    // The artifact's accounting holds one micro-batch in c.activations already.
-    const double extra = ctx.options.artifactMemory ? std::max(c.stashedMicroBatches - 1, 0.0) : c.stashedMicroBatches;
-    c.stash = extra * c.stashPerMicroBatch;
-    c.memoryTotal = c.weights + c.gradients + c.optimizerState + c.stash + c.activations + c.overhead;
+    c.stash = stashBytes(c, ctx, c.stashedMicroBatches);
+    c.memoryTotal = memoryTotalWith(c, c.stash);
     c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
+}
+
+double stageMemoryTotal(const StageCost &base, const StageContext &ctx)
+{
+    return memoryTotalWith(base, stashBytes(base, ctx, stashedMicroBatches(ctx)));
 }
 
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g)

@@ -223,6 +223,11 @@ bool rangeHoldsEmbedding(const ModelProfile &model, int first, int end);
 // finishStageCost() fills in from ctx's position and links. Needs g.devices > 0.
 StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const StageLayerSums &s);
 void finishStageCost(StageCost &c, const StageContext &ctx);
+// The memory part of finishStageCost(), its one definition: the bytes a stage with base
+// cost `base` holds at ctx's position (its stash), which finishStageCost() stores in
+// memoryTotal. It reads only the schedule, depth, position and micro-batches of ctx, not
+// its links, so a search can ask how many stages a stage fits with without the rest.
+double stageMemoryTotal(const StageCost &base, const StageContext &ctx);
 // stageCost() with a precomputed geometry.
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
 

@@ -9,7 +9,7 @@ struct NestTuning {
     // The positions relaxation (docs/planner.md, "Positions needed") is consulted once an
     // outer point's recurrence has created more than this many cells: on small points it
     // costs more than it saves. 0: from the first cell.
-    long long relaxAfterCells = 2048;
+    long long relaxAfterCells = 1024;
     // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): -1 = each
     // point to whichever search is free. 0 or 1: the second search runs the points whose
     // index in the order has this parity (in order), and only then the first search the

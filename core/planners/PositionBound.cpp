@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace nest {
 
@@ -194,10 +195,18 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             // are costed first, and where the prediction holds (the usual case) they settle
             // it in two calls instead of log2(maxStages). The bisection's invariants make the
             // answer the same whatever the guess.
+            // fits(stages) is what the full cost of the option as the first of `stages`
+            // stages without links says: finite and fitsMemory. Its time and extra are finite
+            // here: without links its time is alone's without the p2p (non-negative terms of
+            // a finite sum), and its extra is alone's (one stage) or piped's (more), both
+            // finite. So only its memory total decides, the one finishStageCost() stores.
             int lo = 1, hi = m_maxStages;
+            const StageCost &b = m_cache.base(blk, i);
             auto fits = [&](int stages) {
-                const StageCost c = cost(blk, i, stages, 0, 0);
-                return finite(c) && c.fitsMemory;
+                stage.config() = opts[static_cast<size_t>(i)];
+                ctx.numStages = stages;
+                const double total = stageMemoryTotal(b, ctx);
+                return std::isfinite(total) && total <= b.memoryCapacity;
             };
             if (hi > 1) {
                 double guess = hi;
@@ -233,13 +242,19 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             s.memoryStages = std::max(s.memoryStages, lo - 1);
         }
     }
-    // Only options no other beats in every respect matter.
+    // Only options no other beats in every respect matter (of equal ones, one). Sorted so
+    // that an option comes after every option that beats or equals it (lexicographic on
+    // last, inner, e, -maxStash: one no worse in every respect is no greater there), an
+    // option is kept unless a kept one is no worse in every respect: what beats it is
+    // either kept or beaten by a kept one, which then beats it too. The kept set is the
+    // same as comparing every pair, and stagesAfterAllowed() reads it in any order.
+    std::sort(s.options.begin(), s.options.end(), [](const OptionBound &a, const OptionBound &b) {
+        return std::tie(a.last, a.inner, a.e, b.maxStash) < std::tie(b.last, b.inner, b.e, a.maxStash);
+    });
     std::vector<OptionBound> kept;
     for (const OptionBound &o : s.options) {
-        const bool dominated = std::any_of(s.options.begin(), s.options.end(), [&](const OptionBound &x) {
-            const bool noWorse = x.last <= o.last && x.inner <= o.inner && x.e <= o.e && x.maxStash >= o.maxStash;
-            const bool better = x.last < o.last || x.inner < o.inner || x.e < o.e || x.maxStash > o.maxStash;
-            return &x != &o && noWorse && (better || &x < &o);
+        const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const OptionBound &x) {
+            return x.last <= o.last && x.inner <= o.inner && x.e <= o.e && x.maxStash >= o.maxStash;
         });
         if (!dominated)
             kept.push_back(o);

@@ -315,11 +315,17 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     };
     m_ilPlan.virtualStages = n / pp;
     m_ilPlan.stages.resize(static_cast<size_t>(n));
-    m_costs.clear();
     // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
-    // max extra; every term is >= 0, so a partial sum times the weight bounds it below.
+    // max extra; every term is >= 0, so one device's sum times the weight bounds it below.
+    // The chunks are costed device by device, the last first (it holds the head, usually
+    // the heaviest), each device's v chunks before the next device's, so a candidate the
+    // incumbent beats is usually known after one device's chunks instead of nearly all of
+    // them (the first device order gave 5 % less in a re-plan, this one 11 %). Each chunk's
+    // cost is that of its own index s whatever the order, and m_costs holds them by s, so
+    // the value returned is unchanged.
     const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
-    m_deviceT.assign(static_cast<size_t>(pp), 0.0);
+    m_costs.resize(static_cast<size_t>(n));
+    m_costsComplete = false;
     // The chunks share one option (two lists: with and without a MoE layer): its index is
     // looked up once per list, not once per chunk.
     const std::vector<StageConfig> *lastOpts = nullptr;
@@ -330,48 +336,52 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     ctx.stage = &m_stage;
     ctx.numStages = pp;
     ctx.virtualStages = m_ilPlan.virtualStages;
-    for (int s = 0; s < n; ++s) {
-        const StageChoice &ch = chunks[static_cast<size_t>(s)];
-        const int q = (s % pp) * w;
-        const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
-        int idx = 0;
-        if (&opts == lastOpts && opts[static_cast<size_t>(lastIdx)] == ch.option) {
-            idx = lastIdx;
-        } else {
-            while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
-                ++idx;
-            if (idx == static_cast<int>(opts.size()))
-                return -1;  // not from the option lists (cannot happen): use evaluate()
-            lastOpts = &opts;
-            lastIdx = idx;
+    for (int d = pp - 1; d >= 0; --d) {
+        double deviceT = 0;
+        for (int s = d; s < n; s += pp) {
+            const StageChoice &ch = chunks[static_cast<size_t>(s)];
+            const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
+            int idx = 0;
+            if (&opts == lastOpts && opts[static_cast<size_t>(lastIdx)] == ch.option) {
+                idx = lastIdx;
+            } else {
+                while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
+                    ++idx;
+                if (idx == static_cast<int>(opts.size()))
+                    return -1;  // not from the option lists (cannot happen): use evaluate()
+                lastOpts = &opts;
+                lastIdx = idx;
+            }
+            const int blk = block(m_classes.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * w, wIdx),
+                                  ch.firstLayer, ch.endLayer, d * w, wIdx);
+            StagePlan &stage = m_stage;
+            stage.firstLayer = ch.firstLayer;
+            stage.endLayer = ch.endLayer;
+            stage.config() = ch.option;
+            ctx.stageIndex = s;
+            if (s > 0)
+                ctx.prev = linkAfter(s - 1);
+            else
+                ctx.prev = m_ctx.prev;
+            if (s + 1 < n)
+                ctx.next = linkAfter(s);
+            else
+                ctx.next.reset();
+            StageCost &cost = m_costs[static_cast<size_t>(s)];
+            cost = base(blk, idx);
+            finishStageCost(cost, ctx);
+            deviceT += cost.perMicroBatch;
+            if (weight * deviceT >= cutoff)
+                return std::numeric_limits<double>::infinity();
         }
-        const int blk = block(m_classes.rangeClass(ch.firstLayer, ch.endLayer), placementClass(q, wIdx),
-                              ch.firstLayer, ch.endLayer, q, wIdx);
-        StagePlan &stage = m_stage;
-        stage.firstLayer = ch.firstLayer;
-        stage.endLayer = ch.endLayer;
-        stage.config() = ch.option;
-        ctx.stageIndex = s;
-        if (s > 0)
-            ctx.prev = linkAfter(s - 1);
-        if (s + 1 < n)
-            ctx.next = linkAfter(s);
-        else
-            ctx.next.reset();
-        m_costs.push_back(base(blk, idx));
-        finishStageCost(m_costs.back(), ctx);
-        const StageCost &cost = m_costs.back();
-        double &deviceT = m_deviceT[static_cast<size_t>(s % pp)];
-        deviceT += cost.perMicroBatch;
-        if (weight * deviceT >= cutoff)
-            return std::numeric_limits<double>::infinity();
     }
+    m_costsComplete = true;
     return iterationTime(m_costs, m_ilPlan);
 }
 
 bool StageCostCache::interleavedFits() const
 {
-    if (m_costs.size() != m_ilPlan.stages.size())
+    if (!m_costsComplete)
         return true;  // the last interleavedTime() stopped early: nothing decided here
     const int pp = static_cast<int>(m_ilPlan.stages.size()) / std::max(1, m_ilPlan.virtualStages);
     for (int p = 0; p < pp; ++p) {

@@ -173,7 +173,7 @@ private:
     StagePlan m_stage;
     StagePlan m_geomStage;                            // geometryId(): the stage's devices
     std::vector<StageCost> m_costs;
-    std::vector<double> m_deviceT;                    // interleaved: per-device partial sums
+    bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
 
