@@ -906,13 +906,18 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
 
 void MemoryObstacle::consider(const StageCost &c, const StagePlan &s)
 {
-    if (c.memoryCapacity <= 0)
+    consider(c.memoryTotal, c.memoryCapacity, s);
+}
+
+void MemoryObstacle::consider(double memoryTotal, double memoryCapacity, const StagePlan &s)
+{
+    if (memoryCapacity <= 0)
         return;
-    const double r = c.memoryTotal / c.memoryCapacity;
+    const double r = memoryTotal / memoryCapacity;
     if (r < ratio) {
         ratio = r;
-        need = c.memoryTotal;
-        capacity = c.memoryCapacity;
+        need = memoryTotal;
+        capacity = memoryCapacity;
         stage = s;
         stage.devices.clear();
     }

@@ -286,6 +286,7 @@ struct MemoryObstacle {
     double need = 0, capacity = 0;
     StagePlan stage;  // without devices
     void consider(const StageCost &c, const StagePlan &s);
+    void consider(double memoryTotal, double memoryCapacity, const StagePlan &s);
     std::string message(const PlanSpace &space) const;
 };
 

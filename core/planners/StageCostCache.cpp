@@ -129,10 +129,10 @@ int StageCostCache::newLinkId(int q, int wp, int w)
 int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
 {
     // The geometry depends on the placement and the choice's widths only.
-    const std::pair<int, uint64_t> key{sig, o.widthKey()};
-    auto it = m_geomIdx.find(key);
-    if (it != m_geomIdx.end())
-        return it->second;
+    const FlatKey key{static_cast<uint64_t>(sig), o.widthKey()};
+    int known = -1;
+    if (m_geomIdx.find(key, known))
+        return known;
     if (!m_blockSizes.empty()) {
         // A regular tree: from the rows' spacing, without the device matrix (the same
         // geometry, evenStageCollectives()).
@@ -147,7 +147,7 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
         m_geoms.push_back(stageGeometry(m_topo, stage, m_cfg.dp, m_space.costOptions()));
     }
     const int id = static_cast<int>(m_geoms.size()) - 1;
-    m_geomIdx.emplace(key, id);
+    m_geomIdx.insert(key, id);
     return id;
 }
 
@@ -237,6 +237,29 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     return id;
 }
 
+StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const StageContext &ctx,
+                                                  const std::vector<StageConfig> &opts)
+{
+    // Whether the stage is pipelined (numStages > 1) follows from the links where the
+    // search asks (a stage after it has a next link), but it is in the key all the same.
+    const uint64_t pipelined = ctx.numStages > 1 ? 1 : 0;
+    const FlatKey key{static_cast<uint64_t>(blk),
+                      (static_cast<uint64_t>(v) << 32) | (static_cast<uint64_t>(u) << 1) | pipelined};
+    TimeRow row;
+    if (m_timeIdx.find(key, row))
+        return row;
+    row.begin = static_cast<int>(m_timePool.size());
+    for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
+        m_stage.config() = opts[i];
+        StageCost c = base(blk, i);
+        finishStageCost(c, ctx);
+        m_timePool.push_back(c.perMicroBatch);
+        m_timePool.push_back(c.iterationExtra);
+    }
+    m_timeIdx.insert(key, row);
+    return row;
+}
+
 OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u)
 {
     if (m_cancel.cancelled())
@@ -255,23 +278,31 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
         ctx.next = m_links.link(u);
     m_tmp.clear();
     const std::vector<StageConfig> &opts = options(wIdx, j, jEnd);
+    // Of a stage's cost, only the stash depends on k beyond whether the stage is pipelined
+    // (entryKey()); its time and extra depend on the block, the links and that. They are
+    // finished once per (block, prev, next, pipelined) and kept; each stash then costs only
+    // the memory total, finishStageCost()'s own (stageMemoryTotal()). The values are those
+    // finishStageCost() gives for this k.
+    const TimeRow times = stageTimes(blk, v, u, ctx, opts);
     for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
         stage.config() = opts[i];
-        StageCost c = base(blk, i);
-        finishStageCost(c, ctx);
+        const StageCost &b = base(blk, i);
+        const double memory = stageMemoryTotal(b, ctx);
+        const double t = m_timePool[static_cast<size_t>(times.begin + 2 * i)];
+        const double e = m_timePool[static_cast<size_t>(times.begin + 2 * i + 1)];
         ++m_stats.stageCostCalls;
-        if (!std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra) || !std::isfinite(c.memoryTotal)) {
+        if (!std::isfinite(t) || !std::isfinite(e) || !std::isfinite(memory)) {
             ++m_stats.pruned;  // the evaluator calls a non-finite cost infeasible; so does the search
             continue;
         }
-        entry.minCompute = std::min(entry.minCompute, c.forward + c.backward);
-        if (!c.fitsMemory) {
+        entry.minCompute = std::min(entry.minCompute, b.forward + b.backward);
+        if (!(memory <= b.memoryCapacity)) {
             ++m_stats.pruned;
-            m_obstacle.consider(c, stage);
+            m_obstacle.consider(memory, b.memoryCapacity, stage);
             continue;
         }
         entry.fits = true;
-        m_tmp.push_back({c.perMicroBatch, c.iterationExtra, i});
+        m_tmp.push_back({t, e, i});
     }
     // The Pareto front on (t, e); of equal options the lowest index.
     entry.begin = static_cast<int>(m_optPool.size());

@@ -153,7 +153,7 @@ private:
     FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
-    std::map<std::pair<int, uint64_t>, int> m_geomIdx;  // (placement class, widthKey)
+    FlatHashMap<int> m_geomIdx;                       // (placement class, widthKey) -> m_geoms
     std::vector<StageGeometry> m_geoms;
     std::vector<ComputeRates> m_speeds;  // distinct device speeds
     FlatHashMap<int> m_sumIdx;
@@ -167,6 +167,13 @@ private:
     std::vector<std::vector<StageCost>> m_bases;
     FlatHashMap<OptEntry> m_optMemo;
     std::vector<OptCost> m_optPool;
+    // Per (block, prev link, next link, pipelined): every option's perMicroBatch and iterationExtra,
+    // at m_timePool[begin + 2 i] and [begin + 2 i + 1] (newEntry(): the same for every stash).
+    struct TimeRow {
+        int begin = 0;
+    };
+    FlatHashMap<TimeRow> m_timeIdx;
+    std::vector<double> m_timePool;
 
     // Scratch.
     std::vector<OptCost> m_tmp;
@@ -206,6 +213,7 @@ private:
     int newLinkId(int q, int wp, int w);
     int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
+    TimeRow stageTimes(int blk, int v, int u, const StageContext &ctx, const std::vector<StageConfig> &opts);
     int geometryId(int sig, int q, int wIdx, const StageConfig &o);
     const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
     int prefixClass(int range, int j, int e);
