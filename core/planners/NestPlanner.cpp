@@ -649,28 +649,33 @@ private:
             StageContext ctx = m_cache.context();
             ctx.stageIndex = k;
             ctx.numStages = stages;
-            if (k > 0)
-                ctx.prev = m_cache.link(m_cache.linkId(q, wIdx, wIdx));
-            if (k + 1 < stages)
-                ctx.next = m_cache.link(m_cache.linkId(q + w, wIdx, wIdx));
+            const int v = k > 0 ? m_cache.linkId(q, wIdx, wIdx) : 0;
+            const int u = k + 1 < stages ? m_cache.linkId(q + w, wIdx, wIdx) : 0;
+            if (v != 0)
+                ctx.prev = m_cache.link(v);
+            if (u != 0)
+                ctx.next = m_cache.link(u);
             StagePlan &stage = m_seedStage;
             stage.firstLayer = ch.firstLayer;
             stage.endLayer = ch.endLayer;
             ctx.stage = &stage;
+            // Each option's time and extra as finishStageCost() gives them here (kept per
+            // block and links: StageCostCache::stageTimes()), its memory at this position.
+            const StageCostCache::TimeRow times = m_cache.stageTimes(blk, v, u, ctx, opts);
             std::vector<OptCost> &list = m_seedCosts[static_cast<size_t>(k)];
             double bestValue = kInf, bestT = 0;
             for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
                 stage.config() = opts[i];
-                StageCost c = m_cache.base(blk, i);
-                finishStageCost(c, ctx);
+                const StageCost &b = m_cache.base(blk, i);
+                const double t = m_cache.timeOf(times, i), e = m_cache.extraOf(times, i);
                 ++m_stats.stageCostCalls;
-                if (!c.fitsMemory || !std::isfinite(c.perMicroBatch) || !std::isfinite(c.iterationExtra))
+                if (!(stageMemoryTotal(b, ctx) <= b.memoryCapacity) || !std::isfinite(t) || !std::isfinite(e))
                     continue;  // infeasible, as evaluate() says of a non-finite cost
-                list.push_back({c.perMicroBatch, c.iterationExtra, i});
-                const double value = iterationSeconds(weight, c.perMicroBatch, c.iterationExtra);
+                list.push_back({t, e, i});
+                const double value = iterationSeconds(weight, t, e);
                 if (value < bestValue) {
                     bestValue = value;
-                    bestT = c.perMicroBatch;
+                    bestT = t;
                 }
             }
             if (list.empty())

@@ -241,20 +241,26 @@ StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const 
                                                   const std::vector<StageConfig> &opts)
 {
     // Whether the stage is pipelined (numStages > 1) follows from the links where the
-    // search asks (a stage after it has a next link), but it is in the key all the same.
+    // search asks (a stage after it has a next link), but it is in the key all the same, as
+    // is whether an interleaved schedule overlaps its p2p (finishStageCost()).
     const uint64_t pipelined = ctx.numStages > 1 ? 1 : 0;
+    const uint64_t overlap = ctx.schedule == Schedule::Interleaved && ctx.virtualStages > 1 ? 2 : 0;
     const FlatKey key{static_cast<uint64_t>(blk),
-                      (static_cast<uint64_t>(v) << 32) | (static_cast<uint64_t>(u) << 1) | pipelined};
+                      (static_cast<uint64_t>(v) << 32) | (static_cast<uint64_t>(u) << 2) | overlap | pipelined};
     TimeRow row;
     if (m_timeIdx.find(key, row))
         return row;
     row.begin = static_cast<int>(m_timePool.size());
+    StageContext c = ctx;
+    m_timeStage.firstLayer = ctx.stage->firstLayer;
+    m_timeStage.endLayer = ctx.stage->endLayer;
+    c.stage = &m_timeStage;
     for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-        m_stage.config() = opts[i];
-        StageCost c = base(blk, i);
-        finishStageCost(c, ctx);
-        m_timePool.push_back(c.perMicroBatch);
-        m_timePool.push_back(c.iterationExtra);
+        m_timeStage.config() = opts[i];
+        StageCost cost = base(blk, i);
+        finishStageCost(cost, c);
+        m_timePool.push_back(cost.perMicroBatch);
+        m_timePool.push_back(cost.iterationExtra);
     }
     m_timeIdx.insert(key, row);
     return row;
@@ -288,8 +294,8 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
         stage.config() = opts[i];
         const StageCost &b = base(blk, i);
         const double memory = stageMemoryTotal(b, ctx);
-        const double t = m_timePool[static_cast<size_t>(times.begin + 2 * i)];
-        const double e = m_timePool[static_cast<size_t>(times.begin + 2 * i + 1)];
+        const double t = timeOf(times, i);
+        const double e = extraOf(times, i);
         ++m_stats.stageCostCalls;
         if (!std::isfinite(t) || !std::isfinite(e) || !std::isfinite(memory)) {
             ++m_stats.pruned;  // the evaluator calls a non-finite cost infeasible; so does the search

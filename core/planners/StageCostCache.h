@@ -104,6 +104,20 @@ public:
     }
     const OptCost &optCost(int i) const { return m_optPool[static_cast<size_t>(i)]; }
 
+    // The perMicroBatch and iterationExtra of every option (options() order) of block blk
+    // between the links v and u (0: none), as finishStageCost() gives them in ctx (a
+    // context of the current point for a stage [ctx.stage->firstLayer, endLayer)). Of a
+    // finished cost only the stash and memory depend on the position beyond that (whether
+    // the stage is pipelined, numStages > 1, and whether an interleaved schedule overlaps
+    // its p2p, both in the key), so they are finished once per (blk, v, u, those two) and
+    // kept for the search; stageMemoryTotal() gives the memory of each position.
+    struct TimeRow {
+        int begin = 0;
+    };
+    TimeRow stageTimes(int blk, int v, int u, const StageContext &ctx, const std::vector<StageConfig> &opts);
+    double timeOf(TimeRow r, int opt) const { return m_timePool[static_cast<size_t>(r.begin + 2 * opt)]; }
+    double extraOf(TimeRow r, int opt) const { return m_timePool[static_cast<size_t>(r.begin + 2 * opt + 1)]; }
+
     // The iteration time of an interleaved candidate of the current (interleaved) point with
     // the evaluator's arithmetic (cached bases, finishStageCost, iterationTime); -1 when
     // a chunk's option is not one of options() (then use evaluate()). Stops early and
@@ -167,13 +181,9 @@ private:
     std::vector<std::vector<StageCost>> m_bases;
     FlatHashMap<OptEntry> m_optMemo;
     std::vector<OptCost> m_optPool;
-    // Per (block, prev link, next link, pipelined): every option's perMicroBatch and iterationExtra,
-    // at m_timePool[begin + 2 i] and [begin + 2 i + 1] (newEntry(): the same for every stash).
-    struct TimeRow {
-        int begin = 0;
-    };
-    FlatHashMap<TimeRow> m_timeIdx;
-    std::vector<double> m_timePool;
+    FlatHashMap<TimeRow> m_timeIdx;   // stageTimes()
+    std::vector<double> m_timePool;   // per row: (perMicroBatch, iterationExtra) per option
+    StagePlan m_timeStage;
 
     // Scratch.
     std::vector<OptCost> m_tmp;
@@ -213,7 +223,6 @@ private:
     int newLinkId(int q, int wp, int w);
     int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
-    TimeRow stageTimes(int blk, int v, int u, const StageContext &ctx, const std::vector<StageConfig> &opts);
     int geometryId(int sig, int q, int wIdx, const StageConfig &o);
     const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
     int prefixClass(int range, int j, int e);
