@@ -665,7 +665,6 @@ private:
             std::vector<OptCost> &list = m_seedCosts[static_cast<size_t>(k)];
             double bestValue = kInf, bestT = 0;
             for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-                stage.config() = opts[i];
                 const StageCost &b = m_cache.base(blk, i);
                 const double t = m_cache.timeOf(times, i), e = m_cache.extraOf(times, i);
                 ++m_stats.stageCostCalls;

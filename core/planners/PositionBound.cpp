@@ -203,7 +203,6 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             int lo = 1, hi = m_maxStages;
             const StageCost &b = m_cache.base(blk, i);
             auto fits = [&](int stages) {
-                stage.config() = opts[static_cast<size_t>(i)];
                 ctx.numStages = stages;
                 const double total = stageMemoryTotal(b, ctx);
                 return std::isfinite(total) && total <= b.memoryCapacity;

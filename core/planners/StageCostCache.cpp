@@ -285,10 +285,10 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
     m_tmp.clear();
     const std::vector<StageConfig> &opts = options(wIdx, j, jEnd);
     // Of a stage's cost, only the stash depends on k beyond whether the stage is pipelined
-    // (entryKey()); its time and extra depend on the block, the links and that. They are
-    // finished once per (block, prev, next, pipelined) and kept; each stash then costs only
-    // the memory total, finishStageCost()'s own (stageMemoryTotal()). The values are those
-    // finishStageCost() gives for this k.
+    // (entryKey()): the time and extra come from stageTimes() (finished once per its key),
+    // each stash costs only the memory total, finishStageCost()'s own (stageMemoryTotal()).
+    // The values are those finishStageCost() gives for this k. The stage's option is set
+    // for the obstacle only.
     const TimeRow times = stageTimes(blk, v, u, ctx, opts);
     for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
         stage.config() = opts[i];

@@ -183,12 +183,12 @@ private:
     std::vector<OptCost> m_optPool;
     FlatHashMap<TimeRow> m_timeIdx;   // stageTimes()
     std::vector<double> m_timePool;   // per row: (perMicroBatch, iterationExtra) per option
-    StagePlan m_timeStage;
 
     // Scratch.
     std::vector<OptCost> m_tmp;
     StagePlan m_stage;
     StagePlan m_geomStage;                            // geometryId(): the stage's devices
+    StagePlan m_timeStage;                            // stageTimes(): the stage costed
     std::vector<StageCost> m_costs;
     bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
