@@ -111,10 +111,14 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
             const int db = rb[j % rb.size()];
             if (da == db || da < 0 || db < 0 || da >= topo.deviceCount() || db >= topo.deviceCount())
                 continue;
+            // da != db: the level is that of their lowest common ancestor, whose link is
+            // topo.link(da, db). A pair below the worst level so far cannot replace it.
             const int lvl = topo.level(da, db);
-            const LinkParams lp = topo.link(da, db);
+            if (lvl < worst.level)
+                continue;
+            const LinkParams lp = topo.link(topo.ancestor(da, lvl));
             const double bw = lp.bandwidth / std::max(lp.oversubscription, 1.0);
-            if (lvl > worst.level || (lvl == worst.level && bw < worstBw)) {
+            if (lvl > worst.level || bw < worstBw) {
                 worst.level = lvl;
                 worst.link = lp;
                 worstBw = bw;

@@ -637,7 +637,10 @@ private:
     {
         const int w = m_widths[wIdx];
         const int stages = static_cast<int>(m_seedChunks.size());
-        m_seedCosts.assign(static_cast<size_t>(stages), {});
+        // Cleared, not reassigned: the lists keep their storage from one seed to the next.
+        m_seedCosts.resize(static_cast<size_t>(stages));
+        for (std::vector<OptCost> &list : m_seedCosts)
+            list.clear();
         m_seedT = 0;
         for (int k = 0; k < stages; ++k) {
             poll();
