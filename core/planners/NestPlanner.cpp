@@ -193,6 +193,11 @@ public:
     {
         if (cfg.schedule == Schedule::Interleaved || (cfg.schedule == Schedule::GPipe && m_has1F1B))
             return;
+        // A seed is a plan of the point, so its value is at least the point's lower bound:
+        // where that is already >= best, it could neither be offered nor bound the search
+        // (both need a value below best), as run() skips the point for the same reason.
+        if (lowerBound(cfg) >= best)
+            return;
         setupConfig(cfg);
         int bestWidth = -1;
         double bestSeed = kInf, bestSeedT = 0;
