@@ -195,7 +195,11 @@ public:
             return;
         // A seed is a plan of the point, so its value is at least the point's lower bound:
         // where that is already >= best, it could neither be offered nor bound the search
-        // (both need a value below best), as run() skips the point for the same reason.
+        // (both need a value below best), as run() skips the point for the same reason. So
+        // is a width's: its seeds hold at most stages * width devices, and the bound with
+        // that many usable devices decides. The width picked below may then differ, but the
+        // balanced seed only ever bounds the search just above a plan of the space, which
+        // leaves the plan it returns unchanged.
         if (lowerBound(cfg) >= best)
             return;
         setupConfig(cfg);
@@ -203,7 +207,7 @@ public:
         double bestSeed = kInf, bestSeedT = 0;
         for (int wIdx = 0; wIdx < m_nW; ++wIdx) {
             const int stages = std::min(m_space.maxStages(), cfg.positions / m_widths[wIdx]);
-            if (stages < 1)
+            if (stages < 1 || lowerBound(cfg, double(stages) * m_widths[wIdx]) >= best)
                 continue;
             cutByCompute(stages);
             const double t = seedValue(wIdx);
