@@ -469,14 +469,22 @@ void PositionBound::buildRow(int k, double best)
         } else {
             if (m_start[static_cast<size_t>(j)] < 0)
                 prepareFirstLayer(j, best);
+            // The row's value is at most `beyond` whatever the widths give.
+            result = beyond;
             for (int w = 0; w < m_nW; ++w) {
                 // The largest end that still passes, walking down from the last one; each
-                // end's stages are computed only when the walk reaches it.
+                // end's stages are computed only when the walk reaches it. The prefix minima
+                // never rise as the end falls, so once width + m_prefix at the walk's end
+                // does not beat the row's value so far, no end below it does either: the
+                // walk stops there (idx stays at or above the largest end that passes, which
+                // is all a later row's walk needs), and the row's value is unchanged.
+                const int width = m_cache.widths()[static_cast<size_t>(w)];
                 int &idx = m_last[static_cast<size_t>(j) * m_nW + w];
-                while (idx >= 0 && (m_L - (j + 1 + idx) < k || stagesUpTo(j, idx, w, best) < k))
+                auto improves = [&] { return width + m_prefix[static_cast<size_t>(j + 1 + idx)] < result; };
+                while (idx >= 0 && improves() && (m_L - (j + 1 + idx) < k || stagesUpTo(j, idx, w, best) < k))
                     --idx;
-                if (idx >= 0)
-                    result = std::min(result, m_cache.widths()[static_cast<size_t>(w)] + m_prefix[static_cast<size_t>(j + 1 + idx)]);
+                if (idx >= 0 && improves())  // the walk stopped at an end that passes
+                    result = width + m_prefix[static_cast<size_t>(j + 1 + idx)];
             }
         }
         row[j] = std::min(result, beyond);

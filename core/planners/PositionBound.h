@@ -113,8 +113,9 @@ private:
     // ends e of a first stage [j, e) with a stage after it that could pass at all (e in
     // [j + 1, j + count], count found by bisection), and per end and width index w the most
     // stages after it for which a width at most w passes (-1: none; -3: not computed yet),
-    // at m_stages[m_start[j] + (e - j - 1) * widths + w]. m_last: per (j, w) the index of the
-    // largest end that still passes for the rows built so far (it only moves down).
+    // at m_stages[m_start[j] + (e - j - 1) * widths + w]. m_last: per (j, w) an index at or
+    // above the largest end that still passes for the rows built so far (it only moves down;
+    // a walk that can no longer lower the row's value stops early, buildRow()).
     std::vector<int> m_stages, m_start, m_last;
     // need' per (k, j) for rows 0 .. m_rowsBuilt - 1 (any value above the positions means
     // "more than there are"); m_prefix: the last row's prefix minima (min over e' <= e).
