@@ -456,6 +456,11 @@ void PositionBound::buildRow(int k, double best)
     }
     std::fill(row, row + first, beyond);
     std::fill(row + std::max(first, lastJ + 1), row + m_L + 1, kNone);
+    // No first stage gives less than the narrowest width + the previous row's prefix
+    // minimum at the last end that leaves k layers: when that is not below `beyond`, every
+    // j of the row is `beyond`, and no first layer's ends are needed (yet).
+    const bool anyBelowBeyond =
+        k == 0 || m_cache.widths().front() + m_prefix[static_cast<size_t>(m_L - k)] < beyond;
     for (int j = first; j <= lastJ; ++j) {
         int result = kNone;
         if (k == 0) {
@@ -467,10 +472,12 @@ void PositionBound::buildRow(int k, double best)
                 }
             }
         } else {
-            if (m_start[static_cast<size_t>(j)] < 0)
-                prepareFirstLayer(j, best);
             // The row's value is at most `beyond` whatever the widths give.
             result = beyond;
+            if (!anyBelowBeyond)
+                continue;
+            if (m_start[static_cast<size_t>(j)] < 0)
+                prepareFirstLayer(j, best);
             for (int w = 0; w < m_nW; ++w) {
                 // The largest end that still passes, walking down from the last one; each
                 // end's stages are computed only when the walk reaches it. The prefix minima
@@ -480,8 +487,10 @@ void PositionBound::buildRow(int k, double best)
                 // is all a later row's walk needs), and the row's value is unchanged.
                 const int width = m_cache.widths()[static_cast<size_t>(w)];
                 int &idx = m_last[static_cast<size_t>(j) * m_nW + w];
+                // Ends that leave fewer than k layers pass for no row from this one on.
+                idx = std::min(idx, m_L - k - j - 1);
                 auto improves = [&] { return width + m_prefix[static_cast<size_t>(j + 1 + idx)] < result; };
-                while (idx >= 0 && improves() && (m_L - (j + 1 + idx) < k || stagesUpTo(j, idx, w, best) < k))
+                while (idx >= 0 && improves() && stagesUpTo(j, idx, w, best) < k)
                     --idx;
                 if (idx >= 0 && improves())  // the walk stopped at an end that passes
                     result = width + m_prefix[static_cast<size_t>(j + 1 + idx)];
