@@ -384,24 +384,40 @@ void PositionBound::resetTable()
 // last of them.
 void PositionBound::prepareFirstLayer(int j, double best)
 {
-    // Galloping over the stage length, then bisection: the lengths probed depend on where
-    // the answer lies, not on j, so first layers in a periodic stretch share their summaries.
-    int lo = j + 1, hi = m_L;  // the first end that is not open is in [lo, hi] (m_L: none)
-    for (int length = 1; j + length < m_L; length *= 2) {
-        if (!openAt(j, j + length, best)) {
-            hi = j + length;
-            break;
+    // First the count of the last first layer of the same phase (of the model's periodic
+    // stretch; any other j's is as good a guess): open at its last end and not at the one
+    // after it (or that one is L) settles it, open being monotone, in two tests.
+    const size_t phase = m_ranges.period() > 0 ? static_cast<size_t>(j % m_ranges.period()) : 0;
+    if (m_countGuess.size() <= phase)
+        m_countGuess.resize(phase + 1, -1);
+    int count = -1;
+    if (const int g = m_countGuess[phase]; g >= 0 && j + 1 + g <= m_L) {
+        const int f = j + 1 + g;  // the first end that is not open, if the guess holds
+        if ((g == 0 || openAt(j, f - 1, best)) && (f == m_L || !openAt(j, f, best)))
+            count = g;
+    }
+    if (count < 0) {
+        // Galloping over the stage length, then bisection: the lengths probed depend on
+        // where the answer lies, not on j, so first layers in a periodic stretch share
+        // their summaries.
+        int lo = j + 1, hi = m_L;  // the first end that is not open is in [lo, hi] (m_L: none)
+        for (int length = 1; j + length < m_L; length *= 2) {
+            if (!openAt(j, j + length, best)) {
+                hi = j + length;
+                break;
+            }
+            lo = j + length + 1;
         }
-        lo = j + length + 1;
+        while (lo < hi) {
+            const int mid = lo + (hi - lo) / 2;
+            if (openAt(j, mid, best))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        count = lo - (j + 1);
     }
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (openAt(j, mid, best))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const int count = lo - (j + 1);
+    m_countGuess[phase] = count;
     m_start[static_cast<size_t>(j)] = static_cast<int>(m_stages.size());
     m_stages.resize(m_stages.size() + static_cast<size_t>(count) * m_nW, -3);
     for (int w = 0; w < m_nW; ++w)
@@ -459,6 +475,8 @@ void PositionBound::buildRow(int k, double best)
     // No first stage gives less than the narrowest width + the previous row's prefix
     // minimum at the last end that leaves k layers: when that is not below `beyond`, every
     // j of the row is `beyond`, and no first layer's ends are needed (yet).
+    const int *widths = m_cache.widths().data();
+    const int *prefix = m_prefix.data();
     const bool anyBelowBeyond =
         k == 0 || m_cache.widths().front() + m_prefix[static_cast<size_t>(m_L - k)] < beyond;
     for (int j = first; j <= lastJ; ++j) {
@@ -478,6 +496,7 @@ void PositionBound::buildRow(int k, double best)
                 continue;
             if (m_start[static_cast<size_t>(j)] < 0)
                 prepareFirstLayer(j, best);
+            int *last = &m_last[static_cast<size_t>(j) * m_nW];
             for (int w = 0; w < m_nW; ++w) {
                 // The largest end that still passes, walking down from the last one; each
                 // end's stages are computed only when the walk reaches it. The prefix minima
@@ -485,15 +504,16 @@ void PositionBound::buildRow(int k, double best)
                 // does not beat the row's value so far, no end below it does either: the
                 // walk stops there (idx stays at or above the largest end that passes, which
                 // is all a later row's walk needs), and the row's value is unchanged.
-                const int width = m_cache.widths()[static_cast<size_t>(w)];
-                int &idx = m_last[static_cast<size_t>(j) * m_nW + w];
                 // Ends that leave fewer than k layers pass for no row from this one on.
-                idx = std::min(idx, m_L - k - j - 1);
-                auto improves = [&] { return width + m_prefix[static_cast<size_t>(j + 1 + idx)] < result; };
-                while (idx >= 0 && improves() && stagesUpTo(j, idx, w, best) < k)
+                int idx = std::min(last[w], m_L - k - j - 1);
+                // width + the prefix minimum at the walk's end, as long as it beats `result`.
+                const int width = widths[w];
+                const int *prefixAt = prefix + j + 1;
+                while (idx >= 0 && width + prefixAt[idx] < result && stagesUpTo(j, idx, w, best) < k)
                     --idx;
-                if (idx >= 0 && improves())  // the walk stopped at an end that passes
-                    result = width + m_prefix[static_cast<size_t>(j + 1 + idx)];
+                if (idx >= 0 && width + prefixAt[idx] < result)  // the walk stopped at an end that passes
+                    result = width + prefixAt[idx];
+                last[w] = idx;
             }
         }
         row[j] = std::min(result, beyond);

@@ -39,6 +39,7 @@ class PeriodicRanges {
 public:
     PeriodicRanges(StageCostCache &cache, const ModelProfile &model);
     int rangeClass(int j, int e);
+    int period() const { return m_period; }  // 0: no periodic stretch
 
 private:
     StageCostCache &m_cache;
@@ -117,6 +118,7 @@ private:
     // above the largest end that still passes for the rows built so far (it only moves down;
     // a walk that can no longer lower the row's value stops early, buildRow()).
     std::vector<int> m_stages, m_start, m_last;
+    std::vector<int> m_countGuess;  // prepareFirstLayer(): the last count per phase (a guess)
     // need' per (k, j) for rows 0 .. m_rowsBuilt - 1 (any value above the positions means
     // "more than there are"); m_prefix: the last row's prefix minima (min over e' <= e).
     std::vector<int> m_need;
