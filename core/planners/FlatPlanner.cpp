@@ -75,7 +75,7 @@ PlanResult FlatPlanner::plan(const Topology &topo, const ModelProfile &model,
         result.found = true;
         result.plan = inner.plan;
         result.objective =
-            evaluate(inner.plan, topo, model, PlanSpace(topo, model, options).costOptions()).iterationTime;
+            evaluate(inner.plan, topo, model, searchCostOptions(options)).iterationTime;
         finishResult(result, topo, model, options);
         if (!inner.verified) {
             result.verified = false;

@@ -131,6 +131,14 @@ const char *toString(Layout l)
     return l == Layout::ReplicasInside ? "inside" : "outside";
 }
 
+CostOptions searchCostOptions(const SearchOptions &options)
+{
+    CostOptions c = options.cost;
+    if (options.memoryHeadroom > 0)
+        c.memoryHeadroom = options.memoryHeadroom;
+    return c;
+}
+
 PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const SearchOptions &options)
     : m_topo(&topo), m_model(&model), m_options(&options)
 {
@@ -138,9 +146,7 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
     m_seqLength = model.seqLength;
     const int layers = model.layerCount();
     m_maxStages = options.maxStages > 0 ? std::min(options.maxStages, layers) : layers;
-    m_cost = options.cost;
-    if (options.memoryHeadroom > 0)
-        m_cost.memoryHeadroom = options.memoryHeadroom;
+    m_cost = searchCostOptions(options);
 
     m_moePrefix.assign(layers + 1, 0);
     for (int i = 0; i < layers; ++i)

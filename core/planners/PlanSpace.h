@@ -67,7 +67,7 @@ public:
     int seqLength() const { return m_seqLength; }
     int layerCount() const { return m_model->layerCount(); }
     int maxStages() const { return m_maxStages; }
-    CostOptions costOptions() const { return m_cost; }
+    const CostOptions &costOptions() const { return m_cost; }  // searchCostOptions(options())
     // Empty when the options describe a searchable space, otherwise why not.
     const std::string &problem() const { return m_problem; }
 
@@ -138,6 +138,10 @@ private:
 };
 
 // --- helpers shared by the planners --------------------------------------------------------
+
+// The cost options a search of `options` prices plans with: SearchOptions::cost, with its
+// memory headroom when one is set (PlanSpace::costOptions(); evaluate() of a search's plan).
+CostOptions searchCostOptions(const SearchOptions &options);
 
 // The plan-wide scalars of a StageContext for an outer point (no stage, no links).
 StageContext makeContext(const PlanSpace &space, const OuterConfig &cfg);

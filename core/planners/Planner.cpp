@@ -17,8 +17,7 @@ PlanResult Planner::plan(const Topology &topo, const ModelProfile &model,
 void finishResult(PlanResult &result, const Topology &topo, const ModelProfile &model,
                   const SearchOptions &options)
 {
-    const PlanSpace space(topo, model, options);
-    result.report = evaluate(result.plan, topo, model, space.costOptions());
+    result.report = evaluate(result.plan, topo, model, searchCostOptions(options));
     const double diff = std::abs(result.report.iterationTime - result.objective);
     result.verified = result.report.feasible && diff <= 1e-9 * std::abs(result.objective);
     if (!result.verified) {
