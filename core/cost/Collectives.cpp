@@ -832,9 +832,20 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     const long long first = rows.first, stride = rows.stride;
     EvenStage stage(topo, blockSizes, rows);
     if (tp > 1) {
+        // Where every row of replica 0 keeps its tp groups inside one level-0 block and the
+        // rows are whole level-0 blocks apart, every replica's groups have replica 0's keys
+        // (the same offsets in their blocks, closing at level 0, where the key reads nothing
+        // else): replica 0's groups are the distinct ones.
+        const long long node = blockSizes.empty() ? 0 : blockSizes.front();
+        bool sameAsFirst = node > 0 && stride % node == 0;
+        for (int cr = 0; cr < cp && sameAsFirst; ++cr) {
+            const long long a = first + static_cast<long long>(cr) * tp;
+            sameAsFirst = a / node == (a + tp - 1) / node;
+        }
+        const int replicas = sameAsFirst ? 1 : dp;
         stage.worst(
             [&](auto visit) {
-                for (int r = 0; r < dp; ++r)
+                for (int r = 0; r < replicas; ++r)
                     for (int cr = 0; cr < cp; ++cr)
                         visit(first + r * stride + static_cast<long long>(cr) * tp);
             },

@@ -1316,14 +1316,14 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
     for (const std::unique_ptr<Search> &o : others)
         if (o->obstacle.ratio < r.obstacle.ratio)
             r.obstacle = o->obstacle;
-    const Found *winner = nullptr;
-    for (const Found &f : found)
+    Found *winner = nullptr;
+    for (Found &f : found)
         if (f.value < kInf && (!winner || f.value < winner->value || (f.value == winner->value && f.index < winner->index)))
             winner = &f;
     if (!winner)
         return r;
     r.value = winner->value;
-    r.plan = winner->plan;
+    r.plan = std::move(winner->plan);
     return r;
 }
 

@@ -3,6 +3,7 @@
 #include "SearchEstimate.h"
 
 #include <chrono>
+#include <utility>
 
 namespace nest {
 
@@ -37,10 +38,10 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
         return result;
     }
     try {
-        const SearchIncumbent best = search(space, result.stats);
+        SearchIncumbent best = search(space, result.stats);
         if (best.value < std::numeric_limits<double>::infinity()) {
             result.found = true;
-            result.plan = best.plan;
+            result.plan = std::move(best.plan);  // on a wide cluster, hundreds of thousands of ids
             result.objective = best.value;
             finishResult(result, topo, model, options);
             for (const auto &[value, plan] : best.top) {
