@@ -91,7 +91,11 @@ std::vector<OuterConfig> outerConfigs(const SearchOptions &options, int globalBa
     for (int mb : sortedUnique(options.microBatches)) {
         if (globalBatch % mb != 0)
             continue;
-        for (int dp = 1; dp <= devices; ++dp) {
+        // Both tests below need mb x dp <= globalBatch when the batch is positive (a larger
+        // step cannot divide it, nor pad up to it): no dp above globalBatch / mb passes, so
+        // a cluster of a million devices is not walked device count by device count.
+        const int most = globalBatch > 0 ? static_cast<int>(std::min<long long>(devices, globalBatch / mb)) : devices;
+        for (int dp = 1; dp <= most; ++dp) {
             // 64-bit: mb x dp reaches 2^32 at 65,536 x 65,536 and would wrap to 0 in int.
             const long long perStep = static_cast<long long>(mb) * dp;
             if (globalBatch % perStep != 0 && !(options.padBatch && perStep <= globalBatch))
