@@ -356,15 +356,67 @@ int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &o
 
 // Whether some stage [j, e') with e' >= e and a stage after it could pass for some k >= 1
 // (see stagesAllowed(); widest first, any one decides).
+//
+// With one device type the test is compute and fitsWithTwo() instead of the summary: that is
+// true wherever the summary's memoryStages >= 1 is (it drops only the summary's further
+// conditions, finite times and a link before the stage), and it is monotone in e like open
+// (compute and memory only grow with the layers). So the first end it finds not open is at
+// or after open's: the walk then starts no lower, and an end between the two passes for no
+// k >= 1 (it would need memoryStages >= 1), so every row is the same. Most of the ends the
+// bisection probes are never walked, and their summaries cost every placement class.
 bool PositionBound::openAt(int j, int e, double best)
 {
+    const bool oneType = m_cache.topology().deviceTypes.size() == 1;
     for (int w = m_nW - 1; w >= 0; --w) {
+        if (oneType) {
+            const double width = m_cache.widths()[static_cast<size_t>(w)];
+            const double deviceSeconds =
+                m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[e] : 0;
+            if (computeStages(deviceSeconds, width, best) >= 1 && fitsWithTwo(j, e, w))
+                return true;
+            continue;
+        }
         bool open = false;
         stagesAllowed(j, e, w, best, open, -2);
         if (open)
             return true;
     }
     return false;
+}
+
+// Whether some option of the stage [j, jEnd) at width index wIdx fits in memory as the first
+// of two stages (the stash makeSummary()'s bisection tests for two). With one device type the
+// memory does not depend on the placement class (the capacity is the type's, the sums are
+// the layers'), so one class's block tells. Kept per (range class, width index).
+bool PositionBound::fitsWithTwo(int j, int jEnd, int wIdx)
+{
+    if (m_maxStages < 2)
+        return false;
+    const int range = m_ranges.rangeClass(j, jEnd);
+    const FlatKey key{static_cast<uint64_t>(range), static_cast<uint64_t>(wIdx)};
+    int known = -1;
+    if (m_fitsWithTwo.find(key, known))
+        return known != 0;
+    bool fits = false;
+    const std::vector<std::pair<int, int>> &classes = classesOf(wIdx);
+    if (m_facts->classesKnown && !classes.empty()) {
+        const int blk = m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx);
+        StagePlan stage;
+        stage.firstLayer = j;
+        stage.endLayer = jEnd;
+        StageContext ctx = m_cache.context();
+        ctx.stage = &stage;
+        ctx.stageIndex = 0;
+        ctx.numStages = 2;
+        const int options = static_cast<int>(m_cache.options(wIdx, j, jEnd).size());
+        for (int i = 0; i < options && !fits; ++i) {
+            const StageCost &b = m_cache.base(blk, i);
+            const double total = stageMemoryTotal(b, ctx);
+            fits = std::isfinite(total) && total <= b.memoryCapacity;
+        }
+    }
+    m_fitsWithTwo.insert(key, fits ? 1 : 0);
+    return fits;
 }
 
 // A new table starts empty: the ends of each first layer j are found when a row first needs
@@ -531,6 +583,7 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         // Allocated on first use: most outer points are skipped before their recurrence.
         m_summaryIdx.clear();
         m_summaries.clear();
+        m_fitsWithTwo.clear();
         m_need.assign(static_cast<size_t>(m_maxStages) * (m_L + 1), kNone);
         m_prefix.assign(static_cast<size_t>(m_L) + 1, kNone);
         m_needStamp = -1;

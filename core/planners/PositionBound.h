@@ -107,6 +107,7 @@ private:
 
     // Per outer point.
     FlatHashMap<int> m_summaryIdx;  // (range class, width index) -> m_summaries
+    FlatHashMap<int> m_fitsWithTwo; // (range class, width index) -> fitsWithTwo() (0 / 1)
     std::vector<Summary> m_summaries;
 
     // The table of one (incumbent, weight) (docs/planner.md, "Depth, third round"), built
@@ -141,6 +142,7 @@ private:
     int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known);
     void resetTable();
     bool openAt(int j, int e, double best);
+    bool fitsWithTwo(int j, int jEnd, int wIdx);
     void prepareFirstLayer(int j, double best);
     int stagesUpTo(int j, int idx, int w, double best);
     void buildRow(int k, double best);

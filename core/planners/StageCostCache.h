@@ -47,6 +47,7 @@ public:
     // Makes `cfg` the current outer point.
     void setConfig(const OuterConfig &cfg);
     const OuterConfig &config() const { return m_cfg; }
+    const Topology &topology() const { return m_topo; }
     // makeContext() of the current point: plan scalars, no stage, no links.
     const StageContext &context() const { return m_ctx; }
     // The widths of the space that fit the current point's positions, ascending.
