@@ -9,6 +9,20 @@
 
 namespace nest {
 
+namespace {
+
+// Whether an option whose base cost is `b` fits in memory as the first of `stages` stages of
+// the point `ctx` describes: finite and within the capacity, as finishStageCost() decides
+// fitsMemory. stageMemoryTotal() reads no stage, so ctx.stage may be anything.
+bool fitsAsFirstOf(const StageCost &b, StageContext &ctx, int stages)
+{
+    ctx.numStages = stages;
+    const double total = stageMemoryTotal(b, ctx);
+    return std::isfinite(total) && total <= b.memoryCapacity;
+}
+
+} // namespace
+
 PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
     : m_cache(cache), m_L(model.layerCount())
 {
@@ -202,11 +216,7 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             // finite. So only its memory total decides, the one finishStageCost() stores.
             int lo = 1, hi = m_maxStages;
             const StageCost &b = m_cache.base(blk, i);
-            auto fits = [&](int stages) {
-                ctx.numStages = stages;
-                const double total = stageMemoryTotal(b, ctx);
-                return std::isfinite(total) && total <= b.memoryCapacity;
-            };
+            auto fits = [&](int stages) { return fitsAsFirstOf(b, ctx, stages); };
             if (hi > 1) {
                 double guess = hi;
                 if (alone.stashPerMicroBatch > 0) {
@@ -401,19 +411,11 @@ bool PositionBound::fitsWithTwo(int j, int jEnd, int wIdx)
     const std::vector<std::pair<int, int>> &classes = classesOf(wIdx);
     if (m_facts->classesKnown && !classes.empty()) {
         const int blk = m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx);
-        StagePlan stage;
-        stage.firstLayer = j;
-        stage.endLayer = jEnd;
         StageContext ctx = m_cache.context();
-        ctx.stage = &stage;
         ctx.stageIndex = 0;
-        ctx.numStages = 2;
         const int options = static_cast<int>(m_cache.options(wIdx, j, jEnd).size());
-        for (int i = 0; i < options && !fits; ++i) {
-            const StageCost &b = m_cache.base(blk, i);
-            const double total = stageMemoryTotal(b, ctx);
-            fits = std::isfinite(total) && total <= b.memoryCapacity;
-        }
+        for (int i = 0; i < options && !fits; ++i)
+            fits = fitsAsFirstOf(m_cache.base(blk, i), ctx, 2);
     }
     m_fitsWithTwo.insert(key, fits ? 1 : 0);
     return fits;
