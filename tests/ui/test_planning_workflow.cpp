@@ -22,7 +22,9 @@
 #include "PlanIO.h"
 
 #include <QComboBox>
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <QCheckBox>
 #include <QLineEdit>
 #include <QMimeData>
@@ -51,35 +53,81 @@ using namespace uitest;
 
 namespace {
 
-// Records the longest gap between ticks of a 5 ms timer: how long the event loop was
-// blocked at most while it ran.
+// Records when a 5 ms timer ticks, and when the GUI thread last began a queued call (an
+// application event filter sees each QEvent::MetaCall before its receiver does). A result
+// reaches the window by a queued call, so the last one before the run ends is the delivery:
+// the search is what came before it, the delivery what the window did from it on.
 class StallMeter : public QObject {
 public:
     StallMeter()
     {
         m_timer.setInterval(5);
-        connect(&m_timer, &QTimer::timeout, this, [this] {
-            const qint64 now = m_clock.nsecsElapsed();
-            m_maxGapNs = std::max(m_maxGapNs, now - m_last);
-            m_last = now;
-            ++m_ticks;
-        });
+        connect(&m_timer, &QTimer::timeout, this, [this] { m_ticks.push_back(m_clock.nsecsElapsed()); });
     }
+    ~StallMeter() override { stop(); }
     void start()
     {
         m_clock.start();
-        m_last = 0;
+        m_ticks = {0};
+        qApp->installEventFilter(this);
         m_timer.start();
     }
-    void stop() { m_timer.stop(); }
-    double maxGapMs() const { return m_maxGapNs / 1e6; }
-    int ticks() const { return m_ticks; }
+    // The run has ended: the delivery began at the last queued call.
+    void markEnd()
+    {
+        m_deliveryStart = m_lastCall;
+        m_end = m_clock.nsecsElapsed();
+    }
+    void stop()
+    {
+        m_timer.stop();
+        qApp->removeEventFilter(this);
+    }
+    int ticks() const { return int(m_ticks.size()) - 1; }
+    int ticksDuringSearch() const
+    {
+        return int(std::count_if(m_ticks.begin() + 1, m_ticks.end(), [this](qint64 t) { return t <= m_deliveryStart; }));
+    }
+    double searchMs() const { return m_deliveryStart / 1e6; }
+    // The delivery's own handlers (the views taking the plan), up to the run's end.
+    double deliveryMs() const { return (m_end - m_deliveryStart) / 1e6; }
+    // The longest the event loop went without a tick before the delivery began.
+    double searchStallMs() const
+    {
+        qint64 longest = 0, last = 0;
+        for (qint64 t : m_ticks) {
+            if (t > m_deliveryStart)
+                break;
+            longest = std::max(longest, t - last);
+            last = t;
+        }
+        return std::max(longest, m_deliveryStart - last) / 1e6;
+    }
+    // The gap that holds the delivery: from the last tick before it to the first after it.
+    double deliveryStallMs() const
+    {
+        qint64 before = 0;
+        for (qint64 t : m_ticks) {
+            if (t > m_deliveryStart)
+                return (t - before) / 1e6;
+            before = t;
+        }
+        return 0;
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::MetaCall)
+            m_lastCall = m_clock.nsecsElapsed();
+        return QObject::eventFilter(watched, event);
+    }
 
 private:
     QTimer m_timer;
     QElapsedTimer m_clock;
-    qint64 m_last = 0, m_maxGapNs = 0;
-    int m_ticks = 0;
+    std::vector<qint64> m_ticks;
+    qint64 m_lastCall = 0, m_deliveryStart = 0, m_end = 0;
 };
 
 } // namespace
@@ -264,26 +312,35 @@ private slots:
         QSignalSpy ended(w->planning(), &PlanSession::runEnded);
         QSignalSpy progress(w->planning(), &PlanSession::progress);
         StallMeter meter;
-        QElapsedTimer t;
-        t.start();
+        // Connected after the window's own slots: runs once the views have taken the plan.
+        connect(w->planning(), &PlanSession::runEnded, &meter, [&meter] { meter.markEnd(); });
         meter.start();
         w->planning()->run();
         QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, 120000);
-        const double searchMs = t.nsecsElapsed() / 1e6;
         QTest::qWait(30);
         meter.stop();
         QVERIFY(w->planning()->current());
-        qInfo("GPT3-175B on 1024 devices: search + delivery %.0f ms, %d progress signals, %d timer ticks, "
-              "longest event-loop stall %.1f ms",
-              searchMs, int(progress.count()), meter.ticks(), meter.maxGapMs());
+        qInfo("GPT3-175B on 1024 devices: search %.0f ms (%d progress signals, %d timer ticks, longest "
+              "event-loop stall %.1f ms), delivery to the views %.0f ms (stall %.1f ms)",
+              meter.searchMs(), int(progress.count()), meter.ticksDuringSearch(), meter.searchStallMs(), meter.deliveryMs(),
+              meter.deliveryStallMs());
         QVERIFY(meter.ticks() > 3);
-        // The figure itself (26-57 ms here, more on a loaded machine or under a sanitizer) is
-        // a measurement for docs/gui.md, not a pass mark. What must hold on any machine: the
-        // search never blocks the event loop for a large part of its run. A search on the GUI
-        // thread would stall for all of it; the bound is a third of it (at least 100 ms).
-        const double bound = std::max(100.0, searchMs / 3);
-        QVERIFY2(meter.maxGapMs() < bound,
-                 qPrintable(QStringLiteral("stall %1 ms, bound %2 ms").arg(meter.maxGapMs()).arg(bound)));
+        // The event loop ran while the worker searched (a search on the GUI thread would
+        // leave no tick before its result's delivery).
+        QVERIFY2(meter.ticksDuringSearch() >= 3, qPrintable(QStringLiteral("%1 ticks during the search").arg(meter.ticksDuringSearch())));
+        // The figures themselves (docs/gui.md) are measurements, not pass marks. What must
+        // hold on any machine: the search never blocks the event loop for a large part of
+        // its run. A search on the GUI thread would stall for all of it (from Run to the
+        // result); the bound is a third of it (at least 100 ms). The delivery is the views'
+        // work on the GUI thread, the same however long the search took: it is bounded on
+        // its own (a second; scaled under a sanitizer).
+        const double bound = std::max(100.0, meter.searchMs() / 3);
+        QVERIFY2(meter.searchStallMs() < bound, qPrintable(QStringLiteral("stall %1 ms during a search of %2 ms, bound %3 ms")
+                                                               .arg(meter.searchStallMs())
+                                                               .arg(meter.searchMs())
+                                                               .arg(bound)));
+        QVERIFY2(meter.deliveryStallMs() < 1000 * testtiming::kTimingSlack,
+                 qPrintable(QStringLiteral("delivery stalled the event loop for %1 ms").arg(meter.deliveryStallMs())));
     }
 
     void liveModeReplansAfterAnEdit()
