@@ -49,9 +49,10 @@ PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
 
 int PeriodicRanges::rangeClass(int j, int e)
 {
-    if (m_period == 0 || j < 1 || j - 1 < m_begin || e > m_end)
+    const int at = slot(j, e);
+    if (at < 0)
         return m_cache.rangeClass(j, e);
-    int &c = m_classes[static_cast<size_t>((j - 1 - m_begin) % m_period) * (m_L + 1) + static_cast<size_t>(e - j)];
+    int &c = m_classes[static_cast<size_t>(at)];
     if (c < 0)
         c = m_cache.rangeClass(j, e);
     return c;
@@ -274,6 +275,20 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
 
 int PositionBound::summaryIndex(int j, int jEnd, int wIdx)
 {
+    // A range of the periodic stretch by its slot, which fixes its class (so the same
+    // summary as the keyed lookup below), without the class or the hash.
+    const int at = m_ranges.slot(j, jEnd);
+    if (at >= 0) {
+        int &known = m_summaryAt[static_cast<size_t>(at) * m_nW + static_cast<size_t>(wIdx)];
+        if (known < 0)
+            known = summaryByClass(j, jEnd, wIdx);
+        return known;
+    }
+    return summaryByClass(j, jEnd, wIdx);
+}
+
+int PositionBound::summaryByClass(int j, int jEnd, int wIdx)
+{
     const FlatKey key{static_cast<uint64_t>(m_ranges.rangeClass(j, jEnd)), static_cast<uint64_t>(wIdx)};
     int idx = -1;
     if (!m_summaryIdx.find(key, idx)) {
@@ -474,13 +489,35 @@ void PositionBound::prepareFirstLayer(int j, double best)
     m_countGuess[phase] = count;
     m_start[static_cast<size_t>(j)] = static_cast<int>(m_stages.size());
     m_stages.resize(m_stages.size() + static_cast<size_t>(count) * m_nW, -3);
-    for (int w = 0; w < m_nW; ++w)
-        m_last[static_cast<size_t>(j) * m_nW + w] = count - 1;
+    // Each width's walk starts at the last end where compute alone allows a stage after the
+    // stage at that width (computeStages()'s test for k = 1, term for term; it only fails
+    // more as the end grows): above it no width up to w passes any row k >= 1.
+    const double weightOne = weightOf(1);
+    const double *suffix = m_compute ? m_compute->suffixDeviceSeconds.data() : nullptr;
+    int top = count - 1;
+    for (int w = m_nW - 1; w >= 0; --w) {
+        if (suffix) {
+            const double width = m_cache.widths()[static_cast<size_t>(w)];
+            auto fails = [&](int idx) { return weightOne * (suffix[j] - suffix[j + 1 + idx]) / width >= best; };
+            if (top >= 0 && fails(top)) {
+                int lo = -1, hi = top;  // fails(hi); lo passes or is -1
+                while (hi - lo > 1) {
+                    const int mid = lo + (hi - lo) / 2;
+                    if (fails(mid))
+                        hi = mid;
+                    else
+                        lo = mid;
+                }
+                top = lo;
+            }
+        }
+        m_last[static_cast<size_t>(j) * m_nW + w] = top;
+    }
 }
 
 // The most stages after the stage [j, j + 1 + idx) at a width at most index w (-1: none),
 // computed on first use.
-int PositionBound::stagesUpTo(int j, int idx, int w, double best)
+int PositionBound::stagesUpTo(int j, int idx, int w, double best, int k)
 {
     // slot[x]: the most stages at a width at most index x, once known (-3: not yet); each
     // width's own value is computed on first use.
@@ -488,10 +525,19 @@ int PositionBound::stagesUpTo(int j, int idx, int w, double best)
     if (slot[w] != -3)
         return slot[w];
     int most = -1;
+    const int jEnd = j + 1 + idx;
+    const double weightK = weightOf(k);
     for (int x = 0; x <= w; ++x) {
         if (slot[x] == -3) {
+            // Where compute alone allows fewer than k stages after the stage at width x
+            // (computeStages()'s test for k, term for term), x adds nothing this row or any
+            // later one (k only grows within a table), so its value is not computed.
+            const double deviceSeconds =
+                m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[jEnd] : 0;
             bool open = false;
-            slot[x] = std::max(most, stagesAllowed(j, j + 1 + idx, x, best, open, -2));
+            slot[x] = m_compute && weightK * deviceSeconds / m_cache.widths()[static_cast<size_t>(x)] >= best
+                          ? most
+                          : std::max(most, stagesAllowed(j, jEnd, x, best, open, -2));
         }
         most = slot[x];
     }
@@ -563,7 +609,7 @@ void PositionBound::buildRow(int k, double best)
                 // width + the prefix minimum at the walk's end, as long as it beats `result`.
                 const int width = widths[w];
                 const int *prefixAt = prefix + j + 1;
-                while (idx >= 0 && width + prefixAt[idx] < result && stagesUpTo(j, idx, w, best) < k)
+                while (idx >= 0 && width + prefixAt[idx] < result && stagesUpTo(j, idx, w, best, k) < k)
                     --idx;
                 if (idx >= 0 && width + prefixAt[idx] < result)  // the walk stopped at an end that passes
                     result = width + prefixAt[idx];
@@ -585,6 +631,7 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         // Allocated on first use: most outer points are skipped before their recurrence.
         m_summaryIdx.clear();
         m_summaries.clear();
+        m_summaryAt.assign(static_cast<size_t>(m_ranges.slots()) * m_nW, -1);
         m_fitsWithTwo.clear();
         m_need.assign(static_cast<size_t>(m_maxStages) * (m_L + 1), kNone);
         m_prefix.assign(static_cast<size_t>(m_L) + 1, kNone);

@@ -40,6 +40,15 @@ public:
     PeriodicRanges(StageCostCache &cache, const ModelProfile &model);
     int rangeClass(int j, int e);
     int period() const { return m_period; }  // 0: no periodic stretch
+    // (j, e) as phase * (L + 1) + length when the range lies in the periodic stretch (all
+    // such ranges with the same value have the same class), else -1; below slots().
+    int slot(int j, int e) const
+    {
+        if (m_period == 0 || j < 1 || j - 1 < m_begin || e > m_end)
+            return -1;
+        return (j - 1 - m_begin) % m_period * (m_L + 1) + (e - j);
+    }
+    int slots() const { return m_period * (m_L + 1); }
 
 private:
     StageCostCache &m_cache;
@@ -107,6 +116,7 @@ private:
 
     // Per outer point.
     FlatHashMap<int> m_summaryIdx;  // (range class, width index) -> m_summaries
+    std::vector<int> m_summaryAt;   // PeriodicRanges::slot() * widths + width index -> m_summaries, -1 unknown
     FlatHashMap<int> m_fitsWithTwo; // (range class, width index) -> fitsWithTwo() (0 / 1)
     std::vector<Summary> m_summaries;
 
@@ -115,9 +125,12 @@ private:
     // ends e of a first stage [j, e) with a stage after it that could pass at all (e in
     // [j + 1, j + count], count found by bisection), and per end and width index w the most
     // stages after it for which a width at most w passes (-1: none; -3: not computed yet),
-    // at m_stages[m_start[j] + (e - j - 1) * widths + w]. m_last: per (j, w) an index at or
-    // above the largest end that still passes for the rows built so far (it only moves down;
-    // a walk that can no longer lower the row's value stops early, buildRow()).
+    // at m_stages[m_start[j] + (e - j - 1) * widths + w]; a width whose compute alone rules
+    // it out for the row being built adds nothing there (stagesUpTo()), so a value is exact
+    // only as far as the rows from that one on ask ("at least k?"). m_last: per (j, w) an
+    // index at or above the largest end that still passes for the rows built so far (it
+    // starts at the last end where compute allows a stage after one of width w, and only
+    // moves down; a walk that can no longer lower the row's value stops early, buildRow()).
     std::vector<int> m_stages, m_start, m_last;
     std::vector<int> m_countGuess;  // prepareFirstLayer(): the last count per phase (a guess)
     // need' per (k, j) for rows 0 .. m_rowsBuilt - 1 (any value above the positions means
@@ -135,6 +148,7 @@ private:
     const std::vector<std::pair<int, int>> &classesOf(int wIdx);
     void enumerateLinks();
     int summaryIndex(int j, int jEnd, int wIdx);
+    int summaryByClass(int j, int jEnd, int wIdx);
     Summary makeSummary(int j, int jEnd, int wIdx);
     int stagesAfterAllowed(Summary &s, double best) const;
     double weightOf(int k) const;
@@ -144,7 +158,7 @@ private:
     bool openAt(int j, int e, double best);
     bool fitsWithTwo(int j, int jEnd, int wIdx);
     void prepareFirstLayer(int j, double best);
-    int stagesUpTo(int j, int idx, int w, double best);
+    int stagesUpTo(int j, int idx, int w, double best, int k);
     void buildRow(int k, double best);
     int solve(int k, int j, double best);
     bool tooHeavy(int k, int j, double best) const;
