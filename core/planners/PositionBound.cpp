@@ -21,6 +21,14 @@ bool fitsAsFirstOf(const StageCost &b, StageContext &ctx, int stages)
     return std::isfinite(total) && total <= b.memoryCapacity;
 }
 
+// The recurrence's compute test for a stage with `deviceSeconds` of compute at `width`
+// devices in a pipeline of weight `weight`: weight * deviceSeconds / width below `best`.
+// computeStages() and the walk's shortcuts all ask it, in this one expression.
+bool computePasses(double weight, double deviceSeconds, double width, double best)
+{
+    return !(weight * deviceSeconds / width >= best);
+}
+
 } // namespace
 
 PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
@@ -342,7 +350,7 @@ int PositionBound::computeStages(double deviceSeconds, double width, double best
 {
     if (!m_compute)
         return m_maxStages;
-    auto passes = [&](int k) { return !(weightOf(k) * deviceSeconds / width >= best); };
+    auto passes = [&](int k) { return computePasses(weightOf(k), deviceSeconds, width, best); };
     if (!passes(0))
         return -1;
     if (passes(m_maxStages - 1))
@@ -369,9 +377,7 @@ int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &o
 {
     open = false;
     const double width = m_cache.widths()[static_cast<size_t>(wIdx)];
-    const int byCompute =
-        computeStages(m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[jEnd] : 0, width,
-                      best);
+    const int byCompute = computeStages(rangeDeviceSeconds(j, jEnd), width, best);
     if (byCompute < (jEnd < m_L ? 1 : 0) || byCompute <= known)
         return -1;  // nothing passes, or no more than `known` (then `open` is not asked)
     Summary &s = m_summaries[static_cast<size_t>(summaryIndex(j, jEnd, wIdx))];
@@ -395,9 +401,7 @@ bool PositionBound::openAt(int j, int e, double best)
     for (int w = m_nW - 1; w >= 0; --w) {
         if (oneType) {
             const double width = m_cache.widths()[static_cast<size_t>(w)];
-            const double deviceSeconds =
-                m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[e] : 0;
-            if (computeStages(deviceSeconds, width, best) >= 1 && fitsWithTwo(j, e, w))
+            if (computeStages(rangeDeviceSeconds(j, e), width, best) >= 1 && fitsWithTwo(j, e, w))
                 return true;
             continue;
         }
@@ -493,12 +497,11 @@ void PositionBound::prepareFirstLayer(int j, double best)
     // stage at that width (computeStages()'s test for k = 1, term for term; it only fails
     // more as the end grows): above it no width up to w passes any row k >= 1.
     const double weightOne = weightOf(1);
-    const double *suffix = m_compute ? m_compute->suffixDeviceSeconds.data() : nullptr;
     int top = count - 1;
     for (int w = m_nW - 1; w >= 0; --w) {
-        if (suffix) {
+        if (m_compute) {
             const double width = m_cache.widths()[static_cast<size_t>(w)];
-            auto fails = [&](int idx) { return weightOne * (suffix[j] - suffix[j + 1 + idx]) / width >= best; };
+            auto fails = [&](int idx) { return !computePasses(weightOne, rangeDeviceSeconds(j, j + 1 + idx), width, best); };
             if (top >= 0 && fails(top)) {
                 int lo = -1, hi = top;  // fails(hi); lo passes or is -1
                 while (hi - lo > 1) {
@@ -532,10 +535,9 @@ int PositionBound::stagesUpTo(int j, int idx, int w, double best, int k)
             // Where compute alone allows fewer than k stages after the stage at width x
             // (computeStages()'s test for k, term for term), x adds nothing this row or any
             // later one (k only grows within a table), so its value is not computed.
-            const double deviceSeconds =
-                m_compute ? m_compute->suffixDeviceSeconds[j] - m_compute->suffixDeviceSeconds[jEnd] : 0;
             bool open = false;
-            slot[x] = m_compute && weightK * deviceSeconds / m_cache.widths()[static_cast<size_t>(x)] >= best
+            slot[x] = m_compute && !computePasses(weightK, rangeDeviceSeconds(j, jEnd),
+                                                  m_cache.widths()[static_cast<size_t>(x)], best)
                           ? most
                           : std::max(most, stagesAllowed(j, jEnd, x, best, open, -2));
         }

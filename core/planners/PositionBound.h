@@ -152,6 +152,13 @@ private:
     Summary makeSummary(int j, int jEnd, int wIdx);
     int stagesAfterAllowed(Summary &s, double best) const;
     double weightOf(int k) const;
+    // The per-layer compute bounds' device-seconds of the layers [j, e) (0 without them).
+    double rangeDeviceSeconds(int j, int e) const
+    {
+        return m_compute ? m_compute->suffixDeviceSeconds[static_cast<size_t>(j)] -
+                               m_compute->suffixDeviceSeconds[static_cast<size_t>(e)]
+                         : 0;
+    }
     int computeStages(double deviceSeconds, double width, double best) const;
     int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known);
     void resetTable();
