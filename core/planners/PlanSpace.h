@@ -21,6 +21,7 @@
 // Option lists: tp from tpCandidates dividing the heads; cp from cpCandidates dividing the
 // sequence, and for cp > 1 seqLength / cp >= cpMinTokensPerRank (unless that is 0);
 // recompute from recomputeModes ({None} when allowRecompute is false).
+#include "FlatHashMap.h"
 #include "PlanBuilder.h"
 #include "Planner.h"
 
@@ -261,8 +262,19 @@ private:
     const Topology *m_topo;
     int m_layers;
     std::vector<int> m_layerType;
-    std::vector<int> m_rangeIdx;
-    std::map<std::vector<int>, int> m_ranges;
+    // rangeClass(): the ranges' sequences (the type before, then the layers' types) in a
+    // trie, so that a range's class costs O(1) from the range one layer shorter instead of
+    // building its sequence and comparing it in an ordered map (O(length * log classes);
+    // issue 24, "Eighth round"). m_rangeNode: per (first, end) its sequence's node, -1 not
+    // yet reached; m_rangeChild: (node + 1, type + 1) -> the node one type longer (node -1:
+    // the empty sequence); m_nodeClass: per node its class, -1 not yet asked. Classes are
+    // numbered in the order they are first asked for, as the map numbered them.
+    int rangeNode(int first, int end);
+    int childNode(int node, int type);
+    std::vector<int> m_rangeNode;
+    FlatHashMap<int> m_rangeChild;
+    std::vector<int> m_nodeClass;
+    int m_rangeClasses = 0;
     std::vector<int> m_groupClass;
     std::map<std::vector<int>, int> m_placements;
     std::vector<int> m_sig;
