@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <random>
 #include <string>
 
@@ -290,6 +291,59 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
         for (int j = 0; j < layers; ++j)
             for (int e = j + 1; e <= layers; ++e)
                 ASSERT_EQ(ranges.rangeClass(j, e), cache.rangeClass(j, e)) << "range " << j << ".." << e;
+    }
+}
+
+// SearchClasses::rangeClass() (a trie of type sequences since docs/planner.md, "Eighth
+// round"): two ranges share a class exactly when their sequences (the type of the layer
+// before, -1 before the first, then their layers' types) are equal, and classes are numbered
+// in the order first asked, whatever that order. The oracle builds each sequence from
+// layerTypes() and numbers it in a map. Asked in a shuffled order, so that ranges are met
+// before their shorter prefixes and after longer ones; on whole blocks, on blocks split into
+// unequal halves (period 2) and with the halves' weights broken near the end (no period).
+// Dropping the type before the range, or extending from a prefix of another first layer,
+// fails it.
+TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
+{
+    for (int variant = 0; variant < 3; ++variant) {
+        SCOPED_TRACE("variant " + std::to_string(variant));
+        Instance in = makeInstance(3);
+        ModelProfile model = in.model;
+        if (variant > 0) {
+            model = splitBlocks(buildProfile(coretest::tinyGptConfig(7)));
+            for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
+                const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
+                model.layers[i].fwdFlops *= first ? 0.8 : 1.2;
+            }
+        }
+        const PlanSpace space(in.topo, model, in.options);
+        SearchClasses classes(space);
+        const std::vector<int> type = layerTypes(model);
+        const int layers = model.layerCount();
+        std::vector<std::pair<int, int>> ranges;
+        for (int j = 0; j <= layers; ++j)
+            for (int e = j; e <= layers; ++e)
+                ranges.push_back({j, e});
+        std::mt19937 rng(static_cast<unsigned>(variant) + 11);
+        std::shuffle(ranges.begin(), ranges.end(), rng);
+        std::map<std::vector<int>, int> oracle;
+        int distinct = 0;
+        for (const auto &[j, e] : ranges) {
+            std::vector<int> seq{j > 0 ? type[static_cast<size_t>(j) - 1] : -1};
+            seq.insert(seq.end(), type.begin() + j, type.begin() + e);
+            const int expected = oracle.emplace(seq, static_cast<int>(oracle.size())).first->second;
+            ASSERT_EQ(classes.rangeClass(j, e), expected) << "range " << j << ".." << e;
+            distinct = static_cast<int>(oracle.size());
+        }
+        // Asked again, in order: the same classes.
+        for (int j = 0; j <= layers; ++j)
+            for (int e = j; e <= layers; ++e) {
+                std::vector<int> seq{j > 0 ? type[static_cast<size_t>(j) - 1] : -1};
+                seq.insert(seq.end(), type.begin() + j, type.begin() + e);
+                ASSERT_EQ(classes.rangeClass(j, e), oracle.at(seq)) << "range " << j << ".." << e;
+            }
+        // Fewer classes than ranges: some are shared, as the caches rely on.
+        EXPECT_LT(distinct, static_cast<int>(ranges.size()));
     }
 }
 
