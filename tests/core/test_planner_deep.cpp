@@ -155,6 +155,22 @@ void checkSeed(int seed, Counts &counts)
     ASSERT_LE(std::abs(nest.objective - ex.objective), 1e-9 * ex.objective) << info;
 }
 
+// The models of the range-class tests: variant 0 is `in`'s (whole blocks, period 1); 1 and 2
+// split tinyGpt(7)'s blocks into unequal halves (the first of each pair keeps 40 % of the
+// compute: two layer types alternating, period 2), variant 2 with the last layers all
+// weighted alike (the period broken there).
+ModelProfile rangeTestModel(const Instance &in, int variant)
+{
+    if (variant == 0)
+        return in.model;
+    ModelProfile model = splitBlocks(buildProfile(coretest::tinyGptConfig(7)));
+    for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
+        const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
+        model.layers[i].fwdFlops *= first ? 0.8 : 1.2;
+    }
+    return model;
+}
+
 } // namespace
 
 TEST(PlannerDeep, nestEqualsExhaustiveOnDeepInstances)
@@ -271,16 +287,8 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
 {
     for (int variant = 0; variant < 3; ++variant) {
         SCOPED_TRACE("variant " + std::to_string(variant));
-        Instance in = makeInstance(3);
-        ModelProfile model = in.model;
-        if (variant > 0) {
-            // Unequal halves: the first of each split pair keeps 40 % of the compute.
-            model = splitBlocks(buildProfile(coretest::tinyGptConfig(7)));
-            for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
-                const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
-                model.layers[i].fwdFlops *= first ? 0.8 : 1.2;
-            }
-        }
+        const Instance in = makeInstance(3);
+        const ModelProfile model = rangeTestModel(in, variant);
         const PlanSpace space(in.topo, model, in.options);
         const CancelToken cancel;
         SearchStats stats;
@@ -301,21 +309,13 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
 // layerTypes() and numbers it in a map. Asked in a shuffled order, so that ranges are met
 // before their shorter prefixes and after longer ones; on whole blocks, on blocks split into
 // unequal halves (period 2) and with the halves' weights broken near the end (no period).
-// Dropping the type before the range, or extending from a prefix of another first layer,
-// fails it.
+// Dropping the type before the range fails it (tried by hand).
 TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
 {
     for (int variant = 0; variant < 3; ++variant) {
         SCOPED_TRACE("variant " + std::to_string(variant));
-        Instance in = makeInstance(3);
-        ModelProfile model = in.model;
-        if (variant > 0) {
-            model = splitBlocks(buildProfile(coretest::tinyGptConfig(7)));
-            for (size_t i = 1; i + 1 < model.layers.size(); ++i) {
-                const bool first = i % 2 == 1 && (variant == 1 || i < model.layers.size() - 4);
-                model.layers[i].fwdFlops *= first ? 0.8 : 1.2;
-            }
-        }
+        const Instance in = makeInstance(3);
+        const ModelProfile model = rangeTestModel(in, variant);
         const PlanSpace space(in.topo, model, in.options);
         SearchClasses classes(space);
         const std::vector<int> type = layerTypes(model);
@@ -326,22 +326,22 @@ TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
                 ranges.push_back({j, e});
         std::mt19937 rng(static_cast<unsigned>(variant) + 11);
         std::shuffle(ranges.begin(), ranges.end(), rng);
+        auto sequence = [&](int j, int e) {
+            std::vector<int> seq{j > 0 ? type[static_cast<size_t>(j) - 1] : -1};
+            seq.insert(seq.end(), type.begin() + j, type.begin() + e);
+            return seq;
+        };
         std::map<std::vector<int>, int> oracle;
         int distinct = 0;
         for (const auto &[j, e] : ranges) {
-            std::vector<int> seq{j > 0 ? type[static_cast<size_t>(j) - 1] : -1};
-            seq.insert(seq.end(), type.begin() + j, type.begin() + e);
-            const int expected = oracle.emplace(seq, static_cast<int>(oracle.size())).first->second;
+            const int expected = oracle.emplace(sequence(j, e), static_cast<int>(oracle.size())).first->second;
             ASSERT_EQ(classes.rangeClass(j, e), expected) << "range " << j << ".." << e;
             distinct = static_cast<int>(oracle.size());
         }
         // Asked again, in order: the same classes.
         for (int j = 0; j <= layers; ++j)
-            for (int e = j; e <= layers; ++e) {
-                std::vector<int> seq{j > 0 ? type[static_cast<size_t>(j) - 1] : -1};
-                seq.insert(seq.end(), type.begin() + j, type.begin() + e);
-                ASSERT_EQ(classes.rangeClass(j, e), oracle.at(seq)) << "range " << j << ".." << e;
-            }
+            for (int e = j; e <= layers; ++e)
+                ASSERT_EQ(classes.rangeClass(j, e), oracle.at(sequence(j, e))) << "range " << j << ".." << e;
         // Fewer classes than ranges: some are shared, as the caches rely on.
         EXPECT_LT(distinct, static_cast<int>(ranges.size()));
     }
