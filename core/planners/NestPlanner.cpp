@@ -62,9 +62,11 @@ class Search {
     const NestTuning m_tuning;
 
 public:
-    Search(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats, const NestTuning &tuning)
+    // `sums` serves the space's inputs (LayerSumsStore::serves()) and outlives the search.
+    Search(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats, const NestTuning &tuning,
+           LayerSumsStore &sums)
         : m_tuning(tuning), m_space(space), m_topo(space.topology()), m_model(space.model()), m_cancel(cancel),
-          m_stats(stats), m_cache(space, cancel, stats, obstacle, std::max(1, space.options().topK)),
+          m_stats(stats), m_cache(space, cancel, stats, obstacle, sums, std::max(1, space.options().topK)),
           m_L(space.layerCount()), m_keep(std::max(1, space.options().topK)),
           m_has1F1B(std::find(space.options().schedules.begin(), space.options().schedules.end(),
                               Schedule::OneFOneB) != space.options().schedules.end()),
@@ -1279,9 +1281,13 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
         f.cuts = search.relaxationCuts;
     };
     // The other searches take the seeded incumbent before any of them (main included) runs.
+    // Each has its own layer sums (a store serves one search at a time).
+    std::vector<std::unique_ptr<LayerSumsStore>> sums;
     std::vector<std::unique_ptr<Search>> others;
     for (int t = 1; t < threads; ++t) {
-        others.push_back(std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning));
+        sums.push_back(std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions()));
+        others.push_back(
+            std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning, *sums.back()));
         others.back()->adoptIncumbent(main);
     }
     // A search whose thread cannot be started takes no points: the others take them all
@@ -1329,12 +1335,21 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
 
 PlanResult runNest(const Topology &topo, const ModelProfile &model, const SearchOptions &options, double bound,
                    const ProgressFn &progress, const CancelToken &cancel, const NestTuning &tuning,
-                   long long *relaxationCuts)
+                   long long *relaxationCuts, std::unique_ptr<LayerSumsStore> *kept = nullptr)
 {
     if (cancel.cancelled())
         return cancelledBeforeStart();
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
-        Search search(space, cancel, stats, tuning);
+        // The caller's layer sums when they are this search's (their values are the ones
+        // this search would compute: LayerSumsStore), else new ones (kept for the caller).
+        std::unique_ptr<LayerSumsStore> local;
+        std::unique_ptr<LayerSumsStore> &store = kept ? *kept : local;
+        if (!store || !store->serves(space.model(), space.seqLength(), space.costOptions()) ||
+            !store->hasRoom(static_cast<int>(space.topology().deviceTypes.size()),
+                            static_cast<int>(space.options().microBatches.size())))
+            store = std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions());
+        store->beginSearch();
+        Search search(space, cancel, stats, tuning, *store);
         // Interleaved points first: each is a short list of closed forms, and its optimum
         // is often the incumbent that lets the bounds cut the 1F1B recurrence (any order gives
         // the same optimum, docs/planner.md).
@@ -1374,9 +1389,9 @@ PlanResult NestPlanner::plan(const Topology &topo, const ModelProfile &model,
 
 PlanResult NestPlanner::planWithBound(const Topology &topo, const ModelProfile &model,
                                       const SearchOptions &options, double bound, const ProgressFn &progress,
-                                      const CancelToken &cancel) const
+                                      const CancelToken &cancel, std::unique_ptr<LayerSumsStore> *kept) const
 {
-    return runNest(topo, model, options, bound, progress, cancel, NestTuning(), nullptr);
+    return runNest(topo, model, options, bound, progress, cancel, NestTuning(), nullptr, kept);
 }
 
 PlanResult planNestTuned(const Topology &topo, const ModelProfile &model, const SearchOptions &options,

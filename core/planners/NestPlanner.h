@@ -7,7 +7,11 @@
 // recurrence and its proof are in docs/planner.md.
 #include "Planner.h"
 
+#include <memory>
+
 namespace nest {
+
+class LayerSumsStore;
 
 class NestPlanner : public Planner {
 public:
@@ -17,12 +21,16 @@ public:
     std::string name() const override { return "nest"; }
 
     // The same search, started with the incumbent bound `bound`: a value some plan of the
-    // space is known to reach (PlanningSession: the previous optimum re-valued). With
-    // bound >= the optimum the result (plan, objective) is the one plan() returns; with a
-    // bound below it nothing is found (found = false) and the caller must search without
-    // it. topK > 1 ignores the bound.
+    // space is known to reach (PlanningSession: the previous optimum re-valued; +infinity:
+    // none). With bound >= the optimum the result (plan, objective) is the one plan()
+    // returns; with a bound below it nothing is found (found = false) and the caller must
+    // search without it. topK > 1 ignores the bound.
+    // `kept` (optional): layer sums a caller keeps across searches (PlanningSession). The
+    // search uses *kept when it serves these inputs and has room, else replaces it with a
+    // new store, which it fills; the result is the same either way, bit for bit.
     PlanResult planWithBound(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
-                             double bound, const ProgressFn &progress, const CancelToken &cancel) const;
+                             double bound, const ProgressFn &progress, const CancelToken &cancel,
+                             std::unique_ptr<LayerSumsStore> *kept = nullptr) const;
 };
 
 } // namespace nest

@@ -24,6 +24,7 @@
 #include "FlatHashMap.h"
 #include "PlanBuilder.h"
 #include "Planner.h"
+#include "RangeClasses.h"
 
 #include <cstdint>
 #include <functional>
@@ -157,14 +158,12 @@ private:
     std::vector<BoundaryLink> m_links;
 };
 
-// Classes of inputs that stageCost() cannot tell apart (docs/planner.md, "symmetry"):
-//  - rangeClass: two layer ranges whose layer sequences, and the layers just before
-//    them, are equal except for names;
-//  - placementClass: two device matrices of the same shape whose devices have the same
-//    type and the same ancestor groups up to (level, device count, child count, effective
-//    link), and whose consecutive devices (in id order) meet at the same levels. Device ids
-//    below every group are contiguous, so these determine every pair's level, link,
-//    every group's member count and contention share.
+// Placement classes: device matrices that stageCost() cannot tell apart (docs/planner.md,
+// "symmetry"; the layer ranges' classes are RangeClasses'): two device matrices of the same
+// shape whose devices have the same type and the same ancestor groups up to (level, device
+// count, child count, effective link), and whose consecutive devices (in id order) meet at
+// the same levels. Device ids below every group are contiguous, so these determine every
+// pair's level, link, every group's member count and contention share.
 //
 // placementClassAt() and boundaryKey() give the same classes without building the device
 // matrix (issue 24, "Width"): the matrix's signature is hashed from per-device prefix
@@ -173,14 +172,10 @@ private:
 // two independent 61-bit polynomial hashes of the signature's sequence (a false merge needs
 // both to collide, about 2^-120 per pair of distinct signatures); the classes are those of
 // placementClass() otherwise. Use one of the two for a search, not both.
-// The type of each layer: equal profiles up to the name share a type; ids in order of first
-// appearance. Two ranges with the same types (and the same type before them) cost the same.
-std::vector<int> layerTypes(const ModelProfile &model);
 
 class SearchClasses {
 public:
     explicit SearchClasses(const PlanSpace &space);
-    int rangeClass(int first, int end);
     int placementClass(const std::vector<std::vector<int>> &devices);
     // The class of PlanSpace::stageDevices(cfg, position, width).
     int placementClassAt(const OuterConfig &cfg, int position, int width);
@@ -260,21 +255,6 @@ private:
     std::map<std::pair<uint64_t, uint64_t>, int> m_hashedPlacements;
 
     const Topology *m_topo;
-    int m_layers;
-    std::vector<int> m_layerType;
-    // rangeClass(): the ranges' sequences (the type before, then the layers' types) in a
-    // trie, so that a range's class costs O(1) from the range one layer shorter instead of
-    // building its sequence and comparing it in an ordered map (O(length * log classes);
-    // issue 24, "Eighth round"). m_rangeNode: per (first, end) its sequence's node, -1 not
-    // yet reached; m_rangeChild: (node + 1, type + 1) -> the node one type longer (node -1:
-    // the empty sequence); m_nodeClass: per node its class, -1 not yet asked. Classes are
-    // numbered in the order they are first asked for, as the map numbered them.
-    int rangeNode(int first, int end);
-    int childNode(int node, int type);
-    std::vector<int> m_rangeNode;
-    FlatHashMap<int> m_rangeChild;
-    std::vector<int> m_nodeClass;
-    int m_rangeClasses = 0;
     std::vector<int> m_groupClass;
     std::map<std::vector<int>, int> m_placements;
     std::vector<int> m_sig;

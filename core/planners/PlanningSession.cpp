@@ -76,6 +76,7 @@ void PlanningSession::reset()
     m_inputs.reset();
     m_result = PlanResult();
     m_reuse = Reuse();
+    m_sums.reset();
 }
 
 PlanResult PlanningSession::replan(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
@@ -83,7 +84,13 @@ PlanResult PlanningSession::replan(const Topology &topo, const ModelProfile &mod
 {
     const auto start = std::chrono::steady_clock::now();
     m_reuse = Reuse();
+    // The search replaces a store that does not serve its inputs (NestPlanner::planWithBound).
+    const LayerSumsStore *const keptSums = m_sums.get();
+    const long long keptSearches = m_sums ? m_sums->searches() : 0;
     auto finish = [&](PlanResult r) {
+        m_reuse.keptLayerSums = keptSums && m_sums.get() == keptSums && m_sums->searches() > keptSearches;
+        if (m_sums && m_sums->bytes() > kKeptSumsBytes)
+            m_sums.reset();
         m_reuse.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!r.cancelled) {
             m_inputs = Inputs{topo, model, options};
@@ -98,7 +105,7 @@ PlanResult PlanningSession::replan(const Topology &topo, const ModelProfile &mod
     const NestPlanner nest;
     if (m_inputs && m_result.found && options.topK <= 1) {
         if (const std::optional<double> bound = valueInSpace(m_result.plan, topo, model, options)) {
-            PlanResult r = nest.planWithBound(topo, model, options, *bound, progress, cancel);
+            PlanResult r = nest.planWithBound(topo, model, options, *bound, progress, cancel, &m_sums);
             if (r.found || r.cancelled) {
                 m_reuse.boundedByPrevious = true;
                 m_reuse.bound = *bound;
@@ -106,7 +113,8 @@ PlanResult PlanningSession::replan(const Topology &topo, const ModelProfile &mod
             }
         }
     }
-    return finish(nest.plan(topo, model, options, progress, cancel));
+    return finish(nest.planWithBound(topo, model, options, std::numeric_limits<double>::infinity(), progress,
+                                     cancel, &m_sums));
 }
 
 } // namespace nest

@@ -10,10 +10,16 @@
 //    beat it is cut from the start. A plan of the space reaches that value, so the optimum
 //    is at most it and the search returns the same plan as one from scratch
 //    (docs/planner.md, "Incremental re-planning"); when the previous plan is not in the new
-//    space (a setting excludes it) the search runs from scratch.
+//    space (a setting excludes it) the search runs from scratch;
+//  - the layer sums of the last search (LayerSumsStore: they depend on the model, the
+//    sequence length and the cost options, not on links, racks or most settings), while
+//    those stay the same and the store holds at most kKeptSumsBytes.
 // One session per window (not thread-safe: one replan() at a time).
+#include "LayerSumsStore.h"
 #include "Planner.h"
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 
 namespace nest {
@@ -25,14 +31,19 @@ public:
         bool sameInputs = false;     // the previous result, no search
         bool boundedByPrevious = false;  // the previous optimum bounded the search
         double bound = 0;            // its value on the new inputs (seconds), when bounded
+        bool keptLayerSums = false;  // a search ran and started with the last one's layer sums
         double seconds = 0;          // wall time of replan()
     };
 
     PlanResult replan(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                       const ProgressFn &progress = {}, const CancelToken &cancel = CancelToken{});
     const Reuse &lastReuse() const { return m_reuse; }
-    // Forgets the previous inputs and result (the next replan() searches from scratch).
+    // Forgets the previous inputs, result and layer sums (the next replan() searches from
+    // scratch).
     void reset();
+    // The most heap a kept LayerSumsStore may hold between re-plans (a larger one is
+    // dropped after its search: the window keeps no more than this while idle).
+    static constexpr size_t kKeptSumsBytes = size_t{256} << 20;
 
 private:
     struct Inputs {
@@ -43,6 +54,7 @@ private:
     std::optional<Inputs> m_inputs;
     PlanResult m_result;
     Reuse m_reuse;
+    std::unique_ptr<LayerSumsStore> m_sums;
 };
 
 // The value of `previous` rebuilt in the plan space of (topo, model, options): the same

@@ -34,7 +34,7 @@ bool computePasses(double weight, double deviceSeconds, double width, double bes
 PeriodicRanges::PeriodicRanges(StageCostCache &cache, const ModelProfile &model)
     : m_cache(cache), m_L(model.layerCount())
 {
-    // The layer types SearchClasses' range classes are made of.
+    // The layer types RangeClasses' classes are made of.
     const std::vector<int> t = layerTypes(model);
     // The longest stretch [a, b) with t[i] == t[i + p] for a <= i < b - p, over small periods
     // (ties: the smallest period).

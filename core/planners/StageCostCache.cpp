@@ -9,9 +9,10 @@
 namespace nest {
 
 StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel,
-                               SearchStats &stats, MemoryObstacle &obstacle, int keep)
+                               SearchStats &stats, MemoryObstacle &obstacle, LayerSumsStore &sums, int keep)
     : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
-      m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space), m_blockSizes(regularBlockSizes(m_topo))
+      m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space), m_store(sums),
+      m_blockSizes(regularBlockSizes(m_topo))
 {
 }
 
@@ -34,6 +35,17 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
             while (m_space.model().layers[moeLayer].kind != LayerKind::Moe)
                 ++moeLayer;
             m_options[i * 2 + 1] = m_space.stageOptions(cfg, m_widths[i], moeLayer, moeLayer + 1);
+        }
+    }
+    m_sumsTwin.assign(m_options.size(), {});
+    for (size_t l = 0; l < m_options.size(); ++l) {
+        const std::vector<StageConfig> &opts = m_options[l];
+        for (size_t i = 0; i < opts.size(); ++i) {
+            const StageConfig a = LayerSumsStore::sumsChoice(opts[i]);
+            size_t twin = 0;
+            while (twin < i && !(LayerSumsStore::sumsChoice(opts[twin]) == a))
+                ++twin;
+            m_sumsTwin[l].push_back(static_cast<int>(twin));
         }
     }
     m_pl = nullptr;
@@ -151,71 +163,6 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
     return id;
 }
 
-const StageLayerSums &StageCostCache::layerSums(int range, const StageContext &ctx, const StageGeometry &g)
-{
-    int speed = 0;
-    while (speed < static_cast<int>(m_speeds.size()) &&
-           m_speeds[speed] != g.rates)
-        ++speed;
-    if (speed == static_cast<int>(m_speeds.size()))
-        m_speeds.push_back(g.rates);
-    if (speed >= (1 << kSpeedBits))
-        throw SearchLimitExceeded{"the cluster has more than " + std::to_string(1 << kSpeedBits) +
-                                  " distinct device speeds; the planner's caches hold at most that many"};
-    const StagePlan &st = *ctx.stage;
-    // The layer sums depend on the choice's widths, sp and recompute, not on its ZeRO stage.
-    StageConfig sums = st.config();
-    sums.zero = 0;
-    int idx = -1;
-    if (m_sumIdx.find(layerSumsKey(range, speed, sums), idx))
-        return m_sums[static_cast<size_t>(idx)];
-    // Layer sums by extension (docs/planner.md): walk back the prefixes [j, e) of the range
-    // to the longest one cached under the same speed and choice, then add the layers after
-    // it one at a time (StageLayerFold: bit for bit stageLayerSums()), caching each prefix
-    // on the way. A prefix without an embedding layer the range holds would count tied
-    // parameters differently: the walk stops before one.
-    const ModelProfile &model = *ctx.model;
-    const int j = st.firstLayer, jEnd = st.endLayer;
-    m_sumChain.clear();
-    m_sumChain.push_back({range, jEnd});
-    int base = -1;
-    while (m_sumChain.back().second - 1 > j &&
-           model.layers[static_cast<size_t>(m_sumChain.back().second - 1)].kind != LayerKind::Embedding) {
-        const auto [c, e] = m_sumChain.back();
-        const int shorter = prefixClass(c, j, e);
-        int found = -1;
-        if (m_sumIdx.find(layerSumsKey(shorter, speed, sums), found)) {
-            base = found;  // the sums of [j, e - 1)
-            break;
-        }
-        m_sumChain.push_back({shorter, e - 1});
-    }
-    StageLayerFold fold(ctx, g.rates, rangeHoldsEmbedding(model, j, jEnd));
-    StageLayerSums s = base >= 0 ? m_sums[static_cast<size_t>(base)] : StageLayerSums{};
-    const int from = base >= 0 ? m_sumChain.back().second - 1 : j;
-    for (int i = from; i < jEnd; ++i) {
-        fold.add(s, i);
-        if (m_sumChain.back().second == i + 1) {
-            idx = static_cast<int>(m_sums.size());
-            m_sums.push_back(s);
-            m_sumIdx.insert(layerSumsKey(m_sumChain.back().first, speed, sums), idx);
-            m_sumChain.pop_back();
-        }
-    }
-    return m_sums[static_cast<size_t>(idx)];
-}
-
-int StageCostCache::prefixClass(int range, int j, int e)
-{
-    // The class of [j, e) fixes the layer types of [j - 1, e), hence those of [j - 1, e - 1).
-    if (range >= static_cast<int>(m_prefixClass.size()))
-        m_prefixClass.resize(static_cast<size_t>(range) + 1, -1);
-    int &p = m_prefixClass[static_cast<size_t>(range)];
-    if (p < 0)
-        p = m_classes.rangeClass(j, e - 1);
-    return p;
-}
-
 int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)
 {
     const int id = static_cast<int>(m_bases.size());
@@ -224,13 +171,24 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     stage.endLayer = jEnd;
     StageContext ctx = m_ctx;
     ctx.stage = &stage;
-    const std::vector<StageConfig> &opts = options(wIdx, j, jEnd);
+    const size_t list = optionList(wIdx, j, jEnd);
+    const std::vector<StageConfig> &opts = m_options[list];
+    const std::vector<int> &twin = m_sumsTwin[list];
     std::vector<StageCost> bases;
     bases.reserve(opts.size());
-    for (const StageConfig &o : opts) {
-        stage.config() = o;
-        const StageGeometry &g = m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))];
-        bases.push_back(stageCostBase(ctx, g, layerSums(range, ctx, g)));
+    m_blockSums.resize(opts.size());
+    m_blockGeoms.resize(opts.size());
+    for (size_t i = 0; i < opts.size(); ++i) {
+        stage.config() = opts[i];
+        const int geom = geometryId(sig, q, wIdx, opts[i]);
+        const StageGeometry &g = m_geoms[static_cast<size_t>(geom)];
+        // An option whose sums' choice (LayerSumsStore::sumsChoice) is an earlier option's,
+        // on devices of the same speed, has its sums.
+        const size_t t = static_cast<size_t>(twin[i]);
+        const bool reuse = t < i && m_geoms[static_cast<size_t>(m_blockGeoms[t])].rates == g.rates;
+        m_blockGeoms[i] = geom;
+        m_blockSums[i] = reuse ? m_blockSums[t] : m_store.layerSums(range, ctx, g.rates);
+        bases.push_back(stageCostBase(ctx, g, m_store.sums(m_blockSums[i])));
     }
     m_bases.push_back(std::move(bases));
     m_blockIdx.insert(blockKey(range, sig, wIdx), id);
@@ -389,7 +347,7 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
                 lastOpts = &opts;
                 lastIdx = idx;
             }
-            const int blk = block(m_classes.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * w, wIdx),
+            const int blk = block(m_store.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * w, wIdx),
                                   ch.firstLayer, ch.endLayer, d * w, wIdx);
             StagePlan &stage = m_stage;
             stage.firstLayer = ch.firstLayer;

@@ -6,8 +6,10 @@
 // boundary) are kept per (dp, layout) and shared by every micro-batch and schedule.
 //
 // One cache serves one search; setConfig() makes an outer point current, and positions,
-// width indices and option indices below are those of the current point.
+// width indices and option indices below are those of the current point. The layer sums and
+// range classes live in a LayerSumsStore, which may outlive the search (PlanningSession).
 #include "FlatHashMap.h"
+#include "LayerSumsStore.h"
 #include "PlanSpace.h"
 
 #include <algorithm>
@@ -40,9 +42,11 @@ public:
     // `obstacle`; stats.stageCostCalls counts finishStageCost() calls made by entry().
     // keep > 1 (SearchOptions::topK): entry() keeps every feasible option that fewer than
     // `keep` others dominate in (t, e), instead of the Pareto front (options differ in their
-    // StageConfig, so those others make `keep` distinct plans at least as good).
+    // StageConfig, so those others make `keep` distinct plans at least as good). `sums`
+    // must serve the space's model, sequence length and cost options
+    // (LayerSumsStore::serves()) and outlive the cache.
     StageCostCache(const PlanSpace &space, const CancelToken &cancel, SearchStats &stats,
-                   MemoryObstacle &obstacle, int keep = 1);
+                   MemoryObstacle &obstacle, LayerSumsStore &sums, int keep = 1);
 
     // Makes `cfg` the current outer point.
     void setConfig(const OuterConfig &cfg);
@@ -57,11 +61,11 @@ public:
     // The options (PlanSpace::stageOptions) of a stage [j, jEnd) of width index wIdx.
     const std::vector<StageConfig> &options(int wIdx, int j, int jEnd) const
     {
-        return m_options[wIdx * 2 + (m_space.hasMoe(j, jEnd) ? 1 : 0)];
+        return m_options[optionList(wIdx, j, jEnd)];
     }
     // A stage at position q of width index wIdx (devices only).
     StagePlan stageAt(int q, int wIdx) const;
-    int rangeClass(int j, int jEnd) { return m_classes.rangeClass(j, jEnd); }
+    int rangeClass(int j, int jEnd) { return m_store.rangeClass(j, jEnd); }
     // Placement class of the stage at (q, wIdx).
     int placementClass(int q, int wIdx)
     {
@@ -148,6 +152,7 @@ private:
     MemoryObstacle &m_obstacle;
     const int m_keep;
     SearchClasses m_classes;
+    LayerSumsStore &m_store;
 
     // The current outer point.
     OuterConfig m_cfg;
@@ -155,14 +160,21 @@ private:
     std::vector<int> m_widths;
     int m_nW = 0;
     std::vector<std::vector<StageConfig>> m_options;  // [wIdx * 2 + holds a MoE layer]
+    // Per list of m_options, per option: the first option of the list with the same
+    // LayerSumsStore::sumsChoice(), whose sums newBlock() reuses.
+    std::vector<std::vector<int>> m_sumsTwin;
+    size_t optionList(int wIdx, int j, int jEnd) const
+    {
+        return static_cast<size_t>(wIdx) * 2 + (m_space.hasMoe(j, jEnd) ? 1 : 0);
+    }
     Placement *m_pl = nullptr;                        // of (m_cfg.dp, m_cfg.layout)
     int m_mbIdx = 0;                                  // index of m_cfg.microBatch in m_mbs
 
     // Shared by all outer points (every key below determines its value, Evaluator.h):
-    // geometry per (placement class, tp, cp, ep); layer sums per (range class, tp, cp, ep,
-    // sp, recompute, device speed, micro-batch); the base of every option per (range class,
+    // geometry per (placement class, tp, cp, ep); the base of every option per (range class,
     // placement class, width, micro-batch) -- a "block"; the Pareto-filtered options per
-    // (block, stashed micro-batches, prev link, next link).
+    // (block, stashed micro-batches, prev link, next link). (The layer sums, per range class,
+    // choice, device speed and micro-batch: m_store.)
     std::vector<Placement> m_placements;
     LinkTable m_links;
     FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
@@ -170,11 +182,6 @@ private:
     std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
     FlatHashMap<int> m_geomIdx;                       // (placement class, widthKey) -> m_geoms
     std::vector<StageGeometry> m_geoms;
-    std::vector<ComputeRates> m_speeds;  // distinct device speeds
-    FlatHashMap<int> m_sumIdx;
-    std::vector<std::pair<int, int>> m_sumChain;  // layerSums(): (range class, end) of prefixes
-    std::vector<int> m_prefixClass;               // range class of [j, e) -> that of [j, e - 1)
-    std::vector<StageLayerSums> m_sums;
     FlatHashMap<int> m_blockIdx;
     // Per block, one base per option. One small vector per block: a single growing vector
     // of all bases (tens of MB with the default space) spent most of a quick search copying
@@ -191,6 +198,7 @@ private:
     StagePlan m_geomStage;                            // geometryId(): the stage's devices
     StagePlan m_timeStage;                            // stageTimes(): the stage costed
     std::vector<StageCost> m_costs;
+    std::vector<int> m_blockSums, m_blockGeoms;       // newBlock(): per option
     bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
@@ -199,19 +207,6 @@ private:
     {
         return {(static_cast<uint64_t>(range) << 32) | static_cast<uint64_t>(m_mbIdx),
                 (static_cast<uint64_t>(sig) << 32) | static_cast<uint64_t>(m_widths[wIdx])};
-    }
-    // (range class, micro-batch index, device speed, choice) without loss: hi = the choice's
-    // widthKey(); lo = range class (32 bits) | micro-batch index (16) | speed (11) | the
-    // choice's switchKey() (5).
-    static constexpr int kMicroBatchBits = 16;
-    static constexpr int kSpeedBits = 32 - kMicroBatchBits - StageConfig::kSwitchBits;
-    static_assert(limits::microBatch.max <= double(1 << kMicroBatchBits),
-                  "distinct micro-batch sizes need more than kMicroBatchBits bits");
-    FlatKey layerSumsKey(int range, int speed, const StageConfig &c) const
-    {
-        return {c.widthKey(), (static_cast<uint64_t>(range) << 32) |
-                                  (static_cast<uint64_t>(m_mbIdx) << (32 - kMicroBatchBits)) |
-                                  (static_cast<uint64_t>(speed) << StageConfig::kSwitchBits) | c.switchKey()};
     }
     FlatKey entryKey(int blk, int k, int v, int u) const
     {
@@ -225,8 +220,6 @@ private:
     int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
     int geometryId(int sig, int q, int wIdx, const StageConfig &o);
-    const StageLayerSums &layerSums(int range, const StageContext &ctx, const StageGeometry &g);
-    int prefixClass(int range, int j, int e);
 };
 
 } // namespace nest

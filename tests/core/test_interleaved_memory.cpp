@@ -227,7 +227,8 @@ TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
         SearchStats stats;
         MemoryObstacle obstacle;
         const CancelToken cancel;
-        StageCostCache cache(space, cancel, stats, obstacle);
+        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
+        StageCostCache cache(space, cancel, stats, obstacle, sums);
         int fits = 0, doesNot = 0;
         for (const OuterConfig &cfg : space.configs()) {
             if (cfg.schedule != Schedule::Interleaved)

@@ -293,7 +293,8 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
         const CancelToken cancel;
         SearchStats stats;
         MemoryObstacle obstacle;
-        StageCostCache cache(space, cancel, stats, obstacle);
+        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
+        StageCostCache cache(space, cancel, stats, obstacle, sums);
         PeriodicRanges ranges(cache, model);
         const int layers = model.layerCount();
         for (int j = 0; j < layers; ++j)
@@ -302,7 +303,7 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
     }
 }
 
-// SearchClasses::rangeClass() (a trie of type sequences since docs/planner.md, "Eighth
+// RangeClasses::rangeClass() (a trie of type sequences since docs/planner.md, "Eighth
 // round"): two ranges share a class exactly when their sequences (the type of the layer
 // before, -1 before the first, then their layers' types) are equal, and classes are numbered
 // in the order first asked, whatever that order. The oracle builds each sequence from
@@ -316,8 +317,7 @@ TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
         SCOPED_TRACE("variant " + std::to_string(variant));
         const Instance in = makeInstance(3);
         const ModelProfile model = rangeTestModel(in, variant);
-        const PlanSpace space(in.topo, model, in.options);
-        SearchClasses classes(space);
+        RangeClasses classes(model);
         const std::vector<int> type = layerTypes(model);
         const int layers = model.layerCount();
         std::vector<std::pair<int, int>> ranges;
@@ -377,7 +377,8 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
         const CancelToken cancel;
         SearchStats stats;
         MemoryObstacle obstacle;
-        StageCostCache cache(space, cancel, stats, obstacle);
+        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
+        StageCostCache cache(space, cancel, stats, obstacle, sums);
         int compared = 0;
         for (const OuterConfig &cfg : space.configs()) {
             if (cfg.positions < 2)

@@ -116,3 +116,54 @@ TEST(PlanningSession, resetSearchesAgain)
     session.replan(topo, model, SearchOptions());
     EXPECT_FALSE(session.lastReuse().sameInputs);
 }
+
+// The layer sums a session keeps across re-plans (LayerSumsStore) serve only the inputs
+// they were computed for: after an edit of links the next search starts with them; after
+// a change of the cost options or the model it starts with new ones.
+// Either way the result is the one a search from scratch returns, bit for bit. (Tried by
+// hand: with serves() ignoring the cost options the element-wise edit returns another
+// objective, and with serves() comparing only the models' layer counts the heavier model
+// does.)
+TEST(PlanningSession, layerSumsKeptOnlyForTheirInputs)
+{
+    Topology topo = clusterPreset("paper-fattree-64").value();
+    const ModelProfile model = resolveModel("gpt3-35b").value();
+    ModelProfile heavier = model;
+    for (LayerProfile &l : heavier.layers)
+        l.params *= 1.3;
+    SearchOptions options;
+    PlanningSession session;
+    const NestPlanner nest;
+    ASSERT_TRUE(session.replan(topo, model, options).found);
+    EXPECT_FALSE(session.lastReuse().keptLayerSums);  // nothing to keep yet
+    struct Edit {
+        std::string label;
+        std::function<void(Topology &, SearchOptions &)> apply;
+        bool heavier;  // plan `heavier` instead of `model`
+        bool keeps;    // the search may start with the last search's sums
+    };
+    const std::vector<Edit> edits = {
+        {"rack bandwidth", [](Topology &t, SearchOptions &) { t.levels[1].link.bandwidth *= 0.5; }, false, true},
+        {"element-wise traffic off", [](Topology &, SearchOptions &o) { o.cost.elementwiseTraffic = false; }, false,
+         false},
+        {"top oversubscription", [](Topology &t, SearchOptions &) { t.levels.back().link.oversubscription += 2; },
+         false, true},
+        {"element-wise traffic on", [](Topology &, SearchOptions &o) { o.cost.elementwiseTraffic = true; }, false,
+         false},
+        {"heavier parameters", [](Topology &, SearchOptions &) {}, true, false},
+        {"rack bandwidth again", [](Topology &t, SearchOptions &) { t.levels[1].link.bandwidth *= 0.5; }, true, true},
+    };
+    for (const Edit &edit : edits) {
+        SCOPED_TRACE(edit.label);
+        edit.apply(topo, options);
+        const ModelProfile &m = edit.heavier ? heavier : model;
+        const PlanResult incremental = session.replan(topo, m, options);
+        const PlanResult scratch = nest.plan(topo, m, options);
+        ASSERT_EQ(incremental.found, scratch.found) << incremental.message << " / " << scratch.message;
+        EXPECT_EQ(session.lastReuse().keptLayerSums, edit.keeps);
+        if (!scratch.found)
+            continue;
+        EXPECT_EQ(incremental.objective, scratch.objective);  // bit for bit
+        EXPECT_EQ(incremental.plan, scratch.plan);
+    }
+}
