@@ -21,6 +21,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -347,38 +348,54 @@ TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
     }
 }
 
-// StageCostCache's layer sums by extension (docs/planner.md, "Layer sums by extension"): a
-// range's sums come from the longest prefix already cached plus one layer at a time. Every
+// The layer sums by extension (LayerSumsStore; docs/planner.md, "Layer sums by extension"):
+// a range's sums come from the longest prefix already cached plus one layer at a time. Every
 // base cost must be the one evaluate()'s path computes for that range directly
 // (stageLayerSums over the whole range), whatever order the ranges are asked in: ends
 // ascending (each extends the last), descending (each walks back to nothing and caches its
-// prefixes on the way) and shuffled. The model has an embedding (whose ranges count tied
+// prefixes on the way) and shuffled; and in a later search on an edited cluster that starts
+// with the last store ("Ninth round"). The model has an embedding (whose ranges count tied
 // parameters differently) and unequal halves (two layer types), so a prefix of the wrong
-// class or an extension across the embedding would give other numbers.
+// class or an extension across the embedding would give other numbers. Every option of a
+// block is compared, so an option given the sums of the wrong twin would too.
 TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 {
     ModelProfile model = splitBlocks(buildProfile(coretest::tinyGptConfig(5)));
     for (size_t i = 1; i + 1 < model.layers.size(); ++i)
         model.layers[i].fwdFlops *= i % 2 == 1 ? 0.8 : 1.2;
     const Instance in = makeInstance(2);
-    const PlanSpace space(in.topo, model, in.options);
-    ASSERT_TRUE(space.problem().empty()) << space.problem();
+    // Pass 3: another search, on the cluster with slower links and more memory (neither is
+    // read by the layer sums), starts with pass 2's store (LayerSumsStore, as a
+    // PlanningSession keeps it across re-plans).
+    Topology edited = in.topo;
+    edited.levels[1].link.bandwidth *= 0.5;
+    for (DeviceSpec &d : edited.deviceTypes)
+        d.memoryBytes *= 1.5;
+    const PlanSpace first(in.topo, model, in.options), second(edited, model, in.options);
+    ASSERT_TRUE(first.problem().empty()) << first.problem();
+    ASSERT_TRUE(second.problem().empty()) << second.problem();
     const int layers = model.layerCount();
     std::vector<std::pair<int, int>> ranges;
     for (int j = 0; j < layers; ++j)
         for (int e = j + 1; e <= layers; ++e)
             ranges.push_back({j, e});
-    for (int order = 0; order < 3; ++order) {
+    std::unique_ptr<LayerSumsStore> sums;
+    for (int order = 0; order < 4; ++order) {
         SCOPED_TRACE("order " + std::to_string(order));
         if (order == 1)
             std::reverse(ranges.begin(), ranges.end());
         if (order == 2)
             std::shuffle(ranges.begin(), ranges.end(), std::mt19937(17));
+        const PlanSpace &space = order < 3 ? first : second;
+        const Topology &topo = order < 3 ? in.topo : edited;
         const CancelToken cancel;
         SearchStats stats;
         MemoryObstacle obstacle;
-        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
-        StageCostCache cache(space, cancel, stats, obstacle, sums);
+        if (order < 3)
+            sums = std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions());
+        else
+            ASSERT_TRUE(sums->serves(space.model(), space.seqLength(), space.costOptions()));
+        StageCostCache cache(space, cancel, stats, obstacle, *sums);
         int compared = 0;
         for (const OuterConfig &cfg : space.configs()) {
             if (cfg.positions < 2)
@@ -395,7 +412,7 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
                 const std::vector<StageConfig> &opts = cache.options(wIdx, j, e);
                 for (size_t i = 0; i < opts.size(); ++i) {
                     stage.config() = opts[i];
-                    const StageGeometry g = stageGeometry(in.topo, stage, cfg.dp, space.costOptions());
+                    const StageGeometry g = stageGeometry(topo, stage, cfg.dp, space.costOptions());
                     const StageCost direct = stageCostBase(ctx, g, stageLayerSums(ctx, g.rates));
                     const StageCost &cached = cache.base(blk, static_cast<int>(i));
                     ASSERT_EQ(cached.forward, direct.forward) << j << ".." << e;
