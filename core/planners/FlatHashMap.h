@@ -92,17 +92,18 @@ private:
     size_t slot(const FlatKey &k) const { return static_cast<size_t>(hash(k)) & m_mask; }
     void rehash(size_t capacity)
     {
-        std::vector<Slot> slots(capacity);
+        // (Not named "slots": Qt defines that as a macro, and Qt code includes this header.)
+        std::vector<Slot> table(capacity);
         const size_t mask = capacity - 1;
         for (const Slot &s : m_slots) {
             if (s.stamp != m_gen)
                 continue;
             size_t j = static_cast<size_t>(hash(s.key)) & mask;
-            while (slots[j].stamp == 1u)
+            while (table[j].stamp == 1u)
                 j = (j + 1) & mask;
-            slots[j] = {s.key, s.value, 1u};
+            table[j] = {s.key, s.value, 1u};
         }
-        m_slots.swap(slots);
+        m_slots.swap(table);
         m_gen = 1;
         m_mask = mask;
     }

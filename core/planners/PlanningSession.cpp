@@ -1,6 +1,7 @@
 #include "PlanningSession.h"
 
 #include "Evaluator.h"
+#include "LayerSumsStore.h"
 #include "NestPlanner.h"
 #include "PlanSpace.h"
 
@@ -70,6 +71,9 @@ std::optional<double> valueInSpace(const Plan &previous, const Topology &topo, c
     }
     return best;
 }
+
+PlanningSession::PlanningSession() = default;
+PlanningSession::~PlanningSession() = default;
 
 void PlanningSession::reset()
 {

@@ -15,7 +15,6 @@
 //    sequence length and the cost options, not on links, racks or most settings), while
 //    those stay the same and the store holds at most kKeptSumsBytes.
 // One session per window (not thread-safe: one replan() at a time).
-#include "LayerSumsStore.h"
 #include "Planner.h"
 
 #include <cstddef>
@@ -23,6 +22,8 @@
 #include <optional>
 
 namespace nest {
+
+class LayerSumsStore;
 
 class PlanningSession {
 public:
@@ -34,6 +35,11 @@ public:
         bool keptLayerSums = false;  // a search ran and started with the last one's layer sums
         double seconds = 0;          // wall time of replan()
     };
+
+    PlanningSession();
+    ~PlanningSession();
+    PlanningSession(const PlanningSession &) = delete;
+    PlanningSession &operator=(const PlanningSession &) = delete;
 
     PlanResult replan(const Topology &topo, const ModelProfile &model, const SearchOptions &options,
                       const ProgressFn &progress = {}, const CancelToken &cancel = CancelToken{});
