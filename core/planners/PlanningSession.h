@@ -49,7 +49,7 @@ public:
     void reset();
     // The most heap a kept LayerSumsStore may hold between re-plans (a larger one is
     // dropped after its search: the window keeps no more than this while idle).
-    static constexpr size_t kKeptSumsBytes = size_t{256} << 20;
+    static constexpr size_t kKeptSumsBytes = size_t{64} << 20;
 
 private:
     struct Inputs {
