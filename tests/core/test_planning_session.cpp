@@ -167,3 +167,33 @@ TEST(PlanningSession, layerSumsKeptOnlyForTheirInputs)
         EXPECT_EQ(incremental.plan, scratch.plan);
     }
 }
+
+// A re-plan cancelled part-way leaves the store holding what that search computed, each
+// entry whole (a sum is stored once it is complete): the next re-plan starts with it and
+// still returns what a search from scratch returns.
+TEST(PlanningSession, cancelledReplanLeavesUsableLayerSums)
+{
+    Topology topo = clusterPreset("paper-fattree-64").value();
+    const ModelProfile model = resolveModel("gpt3-35b").value();
+    const SearchOptions options;
+    PlanningSession session;
+    ASSERT_TRUE(session.replan(topo, model, options).found);
+    topo.levels[1].link.bandwidth *= 0.5;
+    CancelToken cancel;
+    int reports = 0;
+    const PlanResult cancelled = session.replan(
+        topo, model, options,
+        [&](double, double) {
+            if (++reports == 3)
+                cancel.cancel();
+        },
+        cancel);
+    ASSERT_TRUE(cancelled.cancelled) << reports << " progress reports";
+    topo.levels.back().link.oversubscription += 1;
+    const PlanResult again = session.replan(topo, model, options);
+    EXPECT_TRUE(session.lastReuse().keptLayerSums);
+    const PlanResult scratch = NestPlanner().plan(topo, model, options);
+    ASSERT_TRUE(scratch.found);
+    EXPECT_EQ(again.objective, scratch.objective);  // bit for bit
+    EXPECT_EQ(again.plan, scratch.plan);
+}
