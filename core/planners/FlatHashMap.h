@@ -42,7 +42,6 @@ public:
         m_slots[i] = {k, v, m_gen};
         ++m_size;
     }
-    size_t size() const { return m_size; }
     // Heap bytes of the table.
     size_t bytes() const { return m_slots.capacity() * sizeof(Slot); }
     void clear()

@@ -1210,6 +1210,12 @@ void addStats(SearchStats &to, const SearchStats &from)
     to.configsSkipped += from.configsSkipped;
 }
 
+// New layer sums for the searches of `space` (its model, sequence length and cost options).
+std::unique_ptr<LayerSumsStore> newLayerSums(const PlanSpace &space)
+{
+    return std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions());
+}
+
 // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): the points after
 // the seeds, in the search order, each to whichever of `threads` searches of their own (own
 // caches) is free, which share only the best value found so far. A search takes another's
@@ -1285,7 +1291,7 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
     std::vector<std::unique_ptr<LayerSumsStore>> sums;
     std::vector<std::unique_ptr<Search>> others;
     for (int t = 1; t < threads; ++t) {
-        sums.push_back(std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions()));
+        sums.push_back(newLayerSums(space));
         others.push_back(
             std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning, *sums.back()));
         others.back()->adoptIncumbent(main);
@@ -1347,7 +1353,7 @@ PlanResult runNest(const Topology &topo, const ModelProfile &model, const Search
         if (!store || !store->serves(space.model(), space.seqLength(), space.costOptions()) ||
             !store->hasRoom(static_cast<int>(space.topology().deviceTypes.size()),
                             static_cast<int>(space.options().microBatches.size())))
-            store = std::make_unique<LayerSumsStore>(space.model(), space.seqLength(), space.costOptions());
+            store = newLayerSums(space);
         store->beginSearch();
         Search search(space, cancel, stats, tuning, *store);
         // Interleaved points first: each is a short list of closed forms, and its optimum

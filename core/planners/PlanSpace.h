@@ -21,7 +21,6 @@
 // Option lists: tp from tpCandidates dividing the heads; cp from cpCandidates dividing the
 // sequence, and for cp > 1 seqLength / cp >= cpMinTokensPerRank (unless that is 0);
 // recompute from recomputeModes ({None} when allowRecompute is false).
-#include "FlatHashMap.h"
 #include "PlanBuilder.h"
 #include "Planner.h"
 #include "RangeClasses.h"
