@@ -448,6 +448,7 @@ void PositionBound::resetTable()
     m_start.assign(static_cast<size_t>(m_L), -1);
     m_last.assign(static_cast<size_t>(m_L) * m_nW, -1);
     m_rowsBuilt = 0;
+    m_twoOrMore.clear();
 }
 
 // The ends of first layer j: [j + 1, j + count] where count + j + 1 is the first end that is
@@ -644,15 +645,100 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
     // every stage, so its bound holds here too: recomputed only when it does not decide.
     const bool valid = m_needStamp >= best && m_needWeight <= weight;
     if (valid) {
-        const int bound = solve(k, j, m_needStamp);
-        if (bound > limit || (m_needStamp == best && m_needWeight == weight))
-            return bound;
+        const int known = bound(k, j, m_needStamp, limit);
+        if (known > limit || (m_needStamp == best && m_needWeight == weight))
+            return known;
     }
     m_needStamp = best;
     m_needWeight = weight;
     m_weight = weight;
     resetTable();
+    return bound(k, j, best, limit);
+}
+
+// need() on the current table: a row not built yet is built only when the bound of two or
+// more stages does not already exceed `limit`.
+int PositionBound::bound(int k, int j, double best, int limit)
+{
+    if (k >= 1 && k >= m_rowsBuilt && k < m_maxStages) {
+        if (m_twoOrMore.empty() && m_rowsBuilt <= 1) {
+            if (m_rowsBuilt == 0)
+                buildRow(m_rowsBuilt++, best);
+            buildTwoOrMore(best);
+        }
+        if (!m_twoOrMore.empty() && m_twoOrMore[static_cast<size_t>(j)] > limit)
+            return m_twoOrMore[static_cast<size_t>(j)];
+    }
     return solve(k, j, best);
+}
+
+// The bound of two or more stages, j descending (row 0 built, no other row yet). The first
+// stage [j, e) of such a suffix has at least one stage after it, so it passes the rows' test
+// for k = 1, the weakest of theirs (the weight and the stash only grow with the stages after
+// it); the rest [e, L) is one stage (row 0 at e) or two or more (this bound at e). So the
+// bound at j is the least over widths w of w + the least of both over the ends e in (j, e_w],
+// e_w the largest end that passes for k = 1 at a width at most w (row 1's walk, which this
+// pass does for it: the walk ends at or above that end, where row 1 starts). Unlike a row, it
+// ranges over the ends after j only, not over every end up to e_w, so it may exceed row k's
+// value; both bound the positions of every suffix that passes the tests.
+void PositionBound::buildTwoOrMore(double best)
+{
+    const int beyond = m_cache.config().positions + 1;
+    m_twoOrMore.assign(static_cast<size_t>(m_L) + 1, kNone);
+    // Range minima over the ends e of min(row 0 at e, the bound at e), filled as j descends.
+    size_t n = 1;
+    while (n < static_cast<size_t>(m_L) + 1)
+        n *= 2;
+    m_rangeMin.assign(2 * n, kNone);
+    std::copy(m_need.begin(), m_need.begin() + m_L + 1, m_rangeMin.begin() + static_cast<std::ptrdiff_t>(n));
+    for (size_t i = n - 1; i >= 1; --i)
+        m_rangeMin[i] = std::min(m_rangeMin[2 * i], m_rangeMin[2 * i + 1]);
+    auto lower = [&](size_t at, int v) {
+        for (at += n; at >= 1 && v < m_rangeMin[at]; at /= 2)
+            m_rangeMin[at] = v;
+    };
+    auto rangeMin = [&](int lo, int hi) {  // over [lo, hi]
+        int r = kNone;
+        for (size_t a = n + static_cast<size_t>(lo), b = n + static_cast<size_t>(hi) + 1; a < b; a /= 2, b /= 2) {
+            if (a & 1)
+                r = std::min(r, m_rangeMin[a++]);
+            if (b & 1)
+                r = std::min(r, m_rangeMin[--b]);
+        }
+        return r;
+    };
+    // First layers whose compute alone needs more devices than there are: restAtLeast(1, j)
+    // bounds every suffix of two or more stages, and only weakens as j grows.
+    const int lastJ = m_L - 2;
+    int first = 0, hi = std::max(lastJ + 1, 0);
+    while (first < hi) {
+        const int mid = first + (hi - first) / 2;
+        if (restAtLeast(1, mid, best) >= beyond)
+            first = mid + 1;
+        else
+            hi = mid;
+    }
+    std::fill(m_twoOrMore.begin(), m_twoOrMore.begin() + std::min(first, lastJ + 1), beyond);
+    const int *widths = m_cache.widths().data();
+    for (int j = lastJ; j >= first; --j) {
+        if (m_start[static_cast<size_t>(j)] < 0)
+            prepareFirstLayer(j, best);
+        int *last = &m_last[static_cast<size_t>(j) * m_nW];
+        int result = beyond;
+        for (int w = 0; w < m_nW; ++w) {
+            // As buildRow()'s walk for k = 1, with the least over (j, e] for the prefix minima:
+            // it only rises as the end falls, so the walk stops where it no longer beats result.
+            int idx = std::min(last[w], m_L - j - 2);
+            const int width = widths[w];
+            while (idx >= 0 && width + rangeMin(j + 1, j + 1 + idx) < result && stagesUpTo(j, idx, w, best, 1) < 1)
+                --idx;
+            if (idx >= 0)
+                result = std::min(result, width + rangeMin(j + 1, j + 1 + idx));
+            last[w] = idx;
+        }
+        m_twoOrMore[static_cast<size_t>(j)] = result;
+        lower(static_cast<size_t>(j), result);
+    }
 }
 
 // Compute alone: k + 1 stages hold at most (k + 1) * widest devices, and no stage is

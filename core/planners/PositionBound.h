@@ -75,7 +75,8 @@ public:
     // `best` in a pipeline whose weight is at least `weight`: the fewest positions of the
     // relaxation (any value above the point's positions, or kNone when no suffix passes,
     // means "more than there are"), for these values or, when that is already above
-    // `limit`, for an earlier, larger incumbent and smaller weight (a new table costs).
+    // `limit`, for an earlier, larger incumbent and smaller weight (a new table costs), or
+    // for any suffix of two or more stages (rows not yet built cost).
     int need(int k, int j, double best, double weight, int limit);
 
 private:
@@ -145,6 +146,12 @@ private:
     int m_m = 1;              // micro-batches of the point
     int m_nW = 0;
 
+    // Per first layer j, a lower bound on the positions of any suffix [j, L) in two or more
+    // stages (docs/planner.md, "Tenth round"), built in one pass once row 0 is: a query for a
+    // row not built yet that it already decides needs no rows. Empty: not built for this table.
+    std::vector<int> m_twoOrMore;
+    std::vector<int> m_rangeMin;  // buildTwoOrMore(): range minima over the ends (a segment tree)
+
     const std::vector<std::pair<int, int>> &classesOf(int wIdx);
     void enumerateLinks();
     int summaryIndex(int j, int jEnd, int wIdx);
@@ -168,6 +175,8 @@ private:
     int stagesUpTo(int j, int idx, int w, double best, int k);
     void buildRow(int k, double best);
     int solve(int k, int j, double best);
+    int bound(int k, int j, double best, int limit);
+    void buildTwoOrMore(double best);
     bool tooHeavy(int k, int j, double best) const;
     int restAtLeast(int k, int j, double best) const;
 };
