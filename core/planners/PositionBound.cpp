@@ -547,6 +547,36 @@ int PositionBound::stagesUpTo(int j, int idx, int w, double best, int k)
     return most;
 }
 
+// The least over widths w of `result` and w + restAt(idx) at the largest end j + 1 + idx
+// whose stage [j, j + 1 + idx) passes for k stages after it at a width at most w, where
+// restAt(idx) is a lower bound on the rest from that end that never falls as idx falls (a
+// prefix minimum). Each width walks down from its last end; an end's stages are computed
+// only when the walk reaches it. Once w + restAt at the walk's end does not beat the value so
+// far, no end below it does either: the walk stops there (idx stays at or above the largest
+// end that passes, which is all a later walk needs, k only growing), and the value is
+// unchanged. Ends that leave fewer than k layers pass for no row from this one on.
+template <typename RestAt>
+int PositionBound::walkEnds(int j, int k, int result, double best, RestAt restAt)
+{
+    if (m_start[static_cast<size_t>(j)] < 0)
+        prepareFirstLayer(j, best);
+    int *last = &m_last[static_cast<size_t>(j) * m_nW];
+    const int *widths = m_cache.widths().data();
+    for (int w = 0; w < m_nW; ++w) {
+        int idx = std::min(last[w], m_L - k - j - 1);
+        const int width = widths[w];
+        while (idx >= 0 && width + restAt(idx) < result && stagesUpTo(j, idx, w, best, k) < k)
+            --idx;
+        if (idx >= 0) {  // the walk stopped at an end that passes, or where it cannot beat `result`
+            const int value = width + restAt(idx);
+            if (value < result)
+                result = value;
+        }
+        last[w] = idx;
+    }
+    return result;
+}
+
 // Row k of the table. k = 0: the narrowest width that passes as the last stage [j, L).
 // k >= 1: for each width w, the largest end e whose stage [j, e) passes at a width at most
 // w with k stages after it (and leaves k layers), then w + min over e' <= e of row k - 1.
@@ -578,7 +608,6 @@ void PositionBound::buildRow(int k, double best)
     // No first stage gives less than the narrowest width + the previous row's prefix
     // minimum at the last end that leaves k layers: when that is not below `beyond`, every
     // j of the row is `beyond`, and no first layer's ends are needed (yet).
-    const int *widths = m_cache.widths().data();
     const int *prefix = m_prefix.data();
     const bool anyBelowBeyond =
         k == 0 || m_cache.widths().front() + m_prefix[static_cast<size_t>(m_L - k)] < beyond;
@@ -597,27 +626,8 @@ void PositionBound::buildRow(int k, double best)
             result = beyond;
             if (!anyBelowBeyond)
                 continue;
-            if (m_start[static_cast<size_t>(j)] < 0)
-                prepareFirstLayer(j, best);
-            int *last = &m_last[static_cast<size_t>(j) * m_nW];
-            for (int w = 0; w < m_nW; ++w) {
-                // The largest end that still passes, walking down from the last one; each
-                // end's stages are computed only when the walk reaches it. The prefix minima
-                // never rise as the end falls, so once width + m_prefix at the walk's end
-                // does not beat the row's value so far, no end below it does either: the
-                // walk stops there (idx stays at or above the largest end that passes, which
-                // is all a later row's walk needs), and the row's value is unchanged.
-                // Ends that leave fewer than k layers pass for no row from this one on.
-                int idx = std::min(last[w], m_L - k - j - 1);
-                // width + the prefix minimum at the walk's end, as long as it beats `result`.
-                const int width = widths[w];
-                const int *prefixAt = prefix + j + 1;
-                while (idx >= 0 && width + prefixAt[idx] < result && stagesUpTo(j, idx, w, best, k) < k)
-                    --idx;
-                if (idx >= 0 && width + prefixAt[idx] < result)  // the walk stopped at an end that passes
-                    result = width + prefixAt[idx];
-                last[w] = idx;
-            }
+            const int *prefixAt = prefix + j + 1;
+            result = walkEnds(j, k, result, best, [prefixAt](int idx) { return prefixAt[idx]; });
         }
         row[j] = std::min(result, beyond);
     }
@@ -719,23 +729,10 @@ void PositionBound::buildTwoOrMore(double best)
             hi = mid;
     }
     std::fill(m_twoOrMore.begin(), m_twoOrMore.begin() + std::min(first, lastJ + 1), beyond);
-    const int *widths = m_cache.widths().data();
     for (int j = lastJ; j >= first; --j) {
-        if (m_start[static_cast<size_t>(j)] < 0)
-            prepareFirstLayer(j, best);
-        int *last = &m_last[static_cast<size_t>(j) * m_nW];
-        int result = beyond;
-        for (int w = 0; w < m_nW; ++w) {
-            // As buildRow()'s walk for k = 1, with the least over (j, e] for the prefix minima:
-            // it only rises as the end falls, so the walk stops where it no longer beats result.
-            int idx = std::min(last[w], m_L - j - 2);
-            const int width = widths[w];
-            while (idx >= 0 && width + rangeMin(j + 1, j + 1 + idx) < result && stagesUpTo(j, idx, w, best, 1) < 1)
-                --idx;
-            if (idx >= 0)
-                result = std::min(result, width + rangeMin(j + 1, j + 1 + idx));
-            last[w] = idx;
-        }
+        // Row 1's walk, with the least over the ends (j, e] in place of the prefix minima (it
+        // too only rises as the end falls).
+        const int result = walkEnds(j, 1, beyond, best, [&](int idx) { return rangeMin(j + 1, j + 1 + idx); });
         m_twoOrMore[static_cast<size_t>(j)] = result;
         lower(static_cast<size_t>(j), result);
     }

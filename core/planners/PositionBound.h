@@ -173,6 +173,8 @@ private:
     bool fitsWithTwo(int j, int jEnd, int wIdx);
     void prepareFirstLayer(int j, double best);
     int stagesUpTo(int j, int idx, int w, double best, int k);
+    template <typename RestAt>
+    int walkEnds(int j, int k, int result, double best, RestAt restAt);
     void buildRow(int k, double best);
     int solve(int k, int j, double best);
     int bound(int k, int j, double best, int limit);
