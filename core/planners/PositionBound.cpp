@@ -622,12 +622,13 @@ void PositionBound::buildRow(int k, double best)
                 }
             }
         } else {
-            // The row's value is at most `beyond` whatever the widths give.
+            // The row's value is at most `beyond` whatever the widths give (and `beyond` when
+            // none can give less: row[j] is written, not left from an earlier table).
             result = beyond;
-            if (!anyBelowBeyond)
-                continue;
-            const int *prefixAt = prefix + j + 1;
-            result = walkEnds(j, k, result, best, [prefixAt](int idx) { return prefixAt[idx]; });
+            if (anyBelowBeyond) {
+                const int *prefixAt = prefix + j + 1;
+                result = walkEnds(j, k, result, best, [prefixAt](int idx) { return prefixAt[idx]; });
+            }
         }
         row[j] = std::min(result, beyond);
     }
