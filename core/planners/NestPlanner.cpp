@@ -71,7 +71,7 @@ public:
           m_has1F1B(std::find(space.options().schedules.begin(), space.options().schedules.end(),
                               Schedule::OneFOneB) != space.options().schedules.end()),
           m_widths(m_cache.widths()), m_ranges(m_cache, space.model()),
-          m_positionBound(m_cache, m_ranges, m_L, space.maxStages(), stats)
+          m_positionBound(m_cache, m_ranges, m_L, space.maxStages(), stats, tuning)
     {
     }
 

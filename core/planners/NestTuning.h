@@ -10,6 +10,14 @@ struct NestTuning {
     // outer point's recurrence has created more than this many cells: on small points it
     // costs more than it saves. 0: from the first cell.
     long long relaxAfterCells = 1024;
+    // The roots' bound of the relaxation (docs/planner.md, "Eleventh round") is made for a
+    // table once a root asks for a row this many rows past those built, or once the table
+    // holds four times as many rows; after a try that does not decide, it is tried again
+    // max(this / 4, the root's stages / 8) stages deeper at the earliest. 0: at every root.
+    int rootBoundAfterRows = 16;
+    // Counts the roots that bound ruled out, when set (one search at a time: not with
+    // SearchOptions::threads > 1).
+    long long *rootBoundCuts = nullptr;
     // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): -1 = each
     // point to whichever search is free. 0 or 1: the second search runs the points whose
     // index in the order has this parity (in order), and only then the first search the

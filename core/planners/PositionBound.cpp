@@ -67,8 +67,9 @@ int PeriodicRanges::rangeClass(int j, int e)
 }
 
 PositionBound::PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages,
-                             SearchStats &stats)
-    : m_cache(cache), m_ranges(ranges), m_L(layers), m_maxStages(maxStages), m_stats(stats)
+                             SearchStats &stats, const NestTuning &tuning)
+    : m_cache(cache), m_ranges(ranges), m_L(layers), m_maxStages(maxStages), m_stats(stats),
+      m_rootBoundAfterRows(tuning.rootBoundAfterRows), m_rootBoundCuts(tuning.rootBoundCuts)
 {
 }
 
@@ -373,11 +374,11 @@ int PositionBound::computeStages(double deviceSeconds, double width, double best
 // k >= 1, and every longer stage: compute only grows with the layers) or no option fits
 // with a stash of two stages (so no longer stage fits either: memory never falls with more
 // layers, docs/planner.md, "Monotonicity in j'").
-int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known)
+int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known, double compute)
 {
     open = false;
     const double width = m_cache.widths()[static_cast<size_t>(wIdx)];
-    const int byCompute = computeStages(rangeDeviceSeconds(j, jEnd), width, best);
+    const int byCompute = computeStages(compute, width, best);
     if (byCompute < (jEnd < m_L ? 1 : 0) || byCompute <= known)
         return -1;  // nothing passes, or no more than `known` (then `open` is not asked)
     Summary &s = m_summaries[static_cast<size_t>(summaryIndex(j, jEnd, wIdx))];
@@ -395,18 +396,18 @@ int PositionBound::stagesAllowed(int j, int jEnd, int wIdx, double best, bool &o
 // or after open's: the walk then starts no lower, and an end between the two passes for no
 // k >= 1 (it would need memoryStages >= 1), so every row is the same. Most of the ends the
 // bisection probes are never walked, and their summaries cost every placement class.
-bool PositionBound::openAt(int j, int e, double best)
+bool PositionBound::openAt(int j, int e, double best, double compute)
 {
     const bool oneType = m_cache.topology().deviceTypes.size() == 1;
     for (int w = m_nW - 1; w >= 0; --w) {
         if (oneType) {
             const double width = m_cache.widths()[static_cast<size_t>(w)];
-            if (computeStages(rangeDeviceSeconds(j, e), width, best) >= 1 && fitsWithTwo(j, e, w))
+            if (computeStages(compute, width, best) >= 1 && fitsWithTwo(j, e, w))
                 return true;
             continue;
         }
         bool open = false;
-        stagesAllowed(j, e, w, best, open, -2);
+        stagesAllowed(j, e, w, best, open, -2, compute);
         if (open)
             return true;
     }
@@ -449,6 +450,10 @@ void PositionBound::resetTable()
     m_last.assign(static_cast<size_t>(m_L) * m_nW, -1);
     m_rowsBuilt = 0;
     m_twoOrMore.clear();
+    m_count.assign(static_cast<size_t>(m_L), -1);
+    m_longestBuilt = false;
+    m_lambda = -1;
+    m_lambdaSums.clear();
 }
 
 // The ends of first layer j: [j + 1, j + count] where count + j + 1 is the first end that is
@@ -492,6 +497,7 @@ void PositionBound::prepareFirstLayer(int j, double best)
         count = lo - (j + 1);
     }
     m_countGuess[phase] = count;
+    m_count[static_cast<size_t>(j)] = count;
     m_start[static_cast<size_t>(j)] = static_cast<int>(m_stages.size());
     m_stages.resize(m_stages.size() + static_cast<size_t>(count) * m_nW, -3);
     // Each width's walk starts at the last end where compute alone allows a stage after the
@@ -667,8 +673,9 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
     return bound(k, j, best, limit);
 }
 
-// need() on the current table: a row not built yet is built only when the bound of two or
-// more stages does not already exceed `limit`.
+// need() on the current table: a row not built yet is built only when neither the bound of
+// two or more stages nor, for a root (j = 0), the roots' Lagrangian bound already exceeds
+// `limit`.
 int PositionBound::bound(int k, int j, double best, int limit)
 {
     if (k >= 1 && k >= m_rowsBuilt && k < m_maxStages) {
@@ -679,6 +686,14 @@ int PositionBound::bound(int k, int j, double best, int limit)
         }
         if (!m_twoOrMore.empty() && m_twoOrMore[static_cast<size_t>(j)] > limit)
             return m_twoOrMore[static_cast<size_t>(j)];
+        if (j == 0) {
+            const int v = lagrangian(k, best, limit);
+            if (v > limit) {
+                if (m_rootBoundCuts)
+                    ++*m_rootBoundCuts;
+                return v;
+            }
+        }
     }
     return solve(k, j, best);
 }
@@ -737,6 +752,212 @@ void PositionBound::buildTwoOrMore(double best)
         m_twoOrMore[static_cast<size_t>(j)] = result;
         lower(static_cast<size_t>(j), result);
     }
+}
+
+// The menus of the roots' Lagrangian bound (docs/planner.md, "Eleventh round"), for the
+// current table: per (k' >= 1, width index w) the most compute (device-seconds of the
+// per-layer bounds) of a stage [a, e), e < L, that passes for k' stages after it at a width
+// at most w, over the first layers a >= 1 (m_longest) and for a = 0 (m_firstLongest: only a
+// root's first stage starts there, and it has no boundary before it); per width index the
+// most compute of a last stage [a, L) whose narrowest width (row 0) is that width
+// (m_lastLongest). -1: none.
+void PositionBound::buildLongest(double best)
+{
+    const size_t n = static_cast<size_t>(m_maxStages) * m_nW;
+    m_longest.assign(n, -1);
+    m_firstLongest.assign(n, -1);
+    // One stage into its menu: `most` over the widths up to x, at most `compute`.
+    auto add = [&](std::vector<double> &menu, int most, int x, double compute) {
+        if (most >= 1) {
+            double &c = menu[static_cast<size_t>(most) * m_nW + x];
+            c = std::max(c, compute);
+        }
+    };
+    // The stages [a, e) for e in [from, a + count], e < L, one by one.
+    auto addEnds = [&](int a, int from) {
+        if (m_start[static_cast<size_t>(a)] < 0)
+            prepareFirstLayer(a, best);
+        std::vector<double> &menu = a == 0 ? m_firstLongest : m_longest;
+        for (int e = from; e <= a + m_count[static_cast<size_t>(a)] && e < m_L; ++e) {
+            int most = -1;
+            const double compute = rangeDeviceSeconds(a, e);
+            for (int x = 0; x < m_nW; ++x) {
+                bool open = false;
+                most = std::max(most, stagesAllowed(a, e, x, best, open, most, compute));
+                add(menu, most, x, compute);
+            }
+        }
+    };
+    // First layers in the model's periodic stretch [b, s) (PeriodicRanges): the stages of one
+    // phase and length inside it share their summary, and their compute differs by rounding
+    // only, so each (phase, length) is tested once at the least compute of its stages (a
+    // weaker test, so a larger menu) and enters with the most. Ends past the stretch, and the
+    // other first layers, one by one.
+    const int p = m_ranges.period();
+    const int b = m_ranges.stretchBegin(), s = m_ranges.stretchEnd();
+    std::vector<char> periodic(static_cast<size_t>(m_L), 0);
+    if (p > 0 && m_compute) {
+        for (int phase = 0; phase < p; ++phase) {
+            const int first = b + 1 + phase;  // (a - 1 - b) mod p == phase, a - 1 >= b
+            if (first + 1 > s)
+                continue;
+            int stopLen = m_L;  // the first length at which the phase is not open
+            for (int len = 1; first + len <= s && first + len < m_L; ++len) {
+                double least = std::numeric_limits<double>::infinity(), most = 0;
+                for (int a = first; a + len <= s; a += p) {
+                    const double c = rangeDeviceSeconds(a, a + len);
+                    least = std::min(least, c);
+                    most = std::max(most, c);
+                }
+                if (!openAt(first, first + len, best, least)) {
+                    stopLen = len;
+                    break;
+                }
+                int stages = -1;
+                for (int x = 0; x < m_nW; ++x) {
+                    bool open = false;
+                    stages = std::max(stages, stagesAllowed(first, first + len, x, best, open, stages, least));
+                    add(m_longest, stages, x, most);
+                }
+            }
+            for (int a = first; a < s; a += p) {
+                periodic[static_cast<size_t>(a)] = 1;
+                // Ends past the stretch, unless [a, s) is not open already (then no longer
+                // stage from a is: open is monotone in the end).
+                if (s + 1 < m_L && s - a < stopLen)
+                    addEnds(a, s + 1);
+            }
+        }
+    }
+    for (int a = 0; a + 1 < m_L; ++a)
+        if (!periodic[static_cast<size_t>(a)])
+            addEnds(a, a + 1);
+    // Passing for k' stages after means passing for every k'' in [1, k'].
+    for (int kp = m_maxStages - 2; kp >= 1; --kp)
+        for (int x = 0; x < m_nW; ++x) {
+            const size_t at = static_cast<size_t>(kp) * m_nW + x;
+            m_longest[at] = std::max(m_longest[at], m_longest[at + m_nW]);
+            m_firstLongest[at] = std::max(m_firstLongest[at], m_firstLongest[at + m_nW]);
+        }
+    m_lastLongest.assign(static_cast<size_t>(m_nW), -1);
+    const int positions = m_cache.config().positions;
+    for (int a = 0; a < m_L; ++a) {
+        const int w = m_need[static_cast<size_t>(a)];  // row 0
+        if (w > positions)
+            continue;
+        const auto x = std::find(m_cache.widths().begin(), m_cache.widths().end(), w) - m_cache.widths().begin();
+        if (x < m_nW)
+            m_lastLongest[static_cast<size_t>(x)] = std::max(m_lastLongest[static_cast<size_t>(x)], rangeDeviceSeconds(a, m_L));
+    }
+    m_longestBuilt = true;
+}
+
+// min over the widths x with a stage in `menu` of widths[x] - lambda * its compute (+inf
+// when none), and that compute in `compute`.
+double PositionBound::menuTerm(const double *menu, double lambda, double &compute) const
+{
+    double least = std::numeric_limits<double>::infinity();
+    compute = 0;
+    for (int x = 0; x < m_nW; ++x) {
+        if (menu[x] < 0)
+            continue;
+        const double v = m_cache.widths()[static_cast<size_t>(x)] - lambda * menu[x];
+        if (v < least) {
+            least = v;
+            compute = menu[x];
+        }
+    }
+    return least;
+}
+
+// The Lagrangian of [0, L) in k + 1 stages at lambda, and the compute of the stages its
+// terms pick.
+double PositionBound::rootBound(int k, double lambda, double &compute) const
+{
+    double c = 0;
+    double sum = lambda * m_lagrangeTotal + menuTerm(m_lastLongest.data(), lambda, c);
+    compute = c;
+    for (int kp = 1; kp < k; ++kp) {
+        sum += menuTerm(&m_longest[static_cast<size_t>(kp) * m_nW], lambda, c);
+        compute += c;
+    }
+    sum += menuTerm(&m_firstLongest[static_cast<size_t>(k) * m_nW], lambda, c);
+    compute += c;
+    return sum;
+}
+
+// A lower bound on the positions of [0, L) in k + 1 stages when it exceeds `limit` (else
+// any value at most `limit`). Each stage of such a suffix, with k' stages after it, is a
+// stage of its menu (buildLongest()), and the stages' compute sums to the model's, C. So
+// for every lambda >= 0 the widths sum to at least lambda * C + the sum over the stages of
+// the least of (width - lambda * compute) over their menus: a Lagrangian relaxation of the
+// compute's sum, concave in lambda, maximised by bisection on its slope.
+int PositionBound::lagrangian(int k, double best, int limit)
+{
+    if (!m_compute)
+        return 0;
+    if (!m_longestBuilt) {
+        if (k < m_rowsBuilt + m_rootBoundAfterRows && m_rowsBuilt < 4 * m_rootBoundAfterRows)
+            return 0;  // a few rows cost less than the menus
+        buildLongest(best);
+        // The stages' compute, each a difference of suffix sums, sums to C up to rounding:
+        // a slightly smaller C keeps the bound below the truth.
+        m_lagrangeTotal = rangeDeviceSeconds(0, m_L) * (1 - 1e-12);
+        m_lambda = -1;
+        m_lambdaSolvedAt = -1;
+    }
+    auto toInt = [](double v) { return v >= double(kNone) ? kNone : static_cast<int>(std::ceil(v - 1e-6)); };
+    double c = 0;
+    if (m_lambda >= 0) {
+        // The last multiplier first, with the sums of its general terms kept.
+        while (static_cast<int>(m_lambdaSums.size()) < k) {
+            const int kp = static_cast<int>(m_lambdaSums.size());
+            m_lambdaSums.push_back(kp == 0 ? m_lambda * m_lagrangeTotal + menuTerm(m_lastLongest.data(), m_lambda, c)
+                                           : m_lambdaSums.back() + menuTerm(&m_longest[static_cast<size_t>(kp) * m_nW], m_lambda, c));
+        }
+        const int v = toInt(m_lambdaSums[static_cast<size_t>(k) - 1] +
+                            menuTerm(&m_firstLongest[static_cast<size_t>(k) * m_nW], m_lambda, c));
+        if (v > limit)
+            return v;
+    }
+    if (k < m_lambdaSolvedAt + std::max(m_rootBoundAfterRows / 4, m_lambdaSolvedAt / 8))
+        return 0;  // solved not long ago without deciding
+    m_lambdaSolvedAt = k;
+    const double total = m_lagrangeTotal;
+    // The most compute each stage can hold (a menu is largest at the widest width, being by
+    // "at a width at most"; the last stage's is by its narrowest width): when these cannot
+    // cover the model, or a stage has no menu at all, no suffix passes.
+    double most = *std::max_element(m_lastLongest.begin(), m_lastLongest.end());
+    bool none = most < 0;
+    for (int kp = 1; kp <= k && !none; ++kp) {
+        const double cap = (kp < k ? m_longest : m_firstLongest)[static_cast<size_t>(kp) * m_nW + m_nW - 1];
+        none = cap < 0;
+        most += cap;
+    }
+    if (none || most < total)
+        return m_cache.config().positions + 1;
+    // Beyond hi every term picks a stage within (widest + 1) / hi of its most compute.
+    double least = total;
+    for (int a = 0; a < m_L; ++a)
+        if (const double ds = rangeDeviceSeconds(a, a + 1); ds > 0)
+            least = std::min(least, ds);
+    double lo = 0, hi = (m_cache.widths().back() + 1.0) / least;
+    double bestValue = rootBound(k, 0, c), bestLambda = 0;
+    for (int it = 0; it < 50; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        const double v = rootBound(k, mid, c);
+        if (v > bestValue) {
+            bestValue = v;
+            bestLambda = mid;
+        }
+        if (c < total)
+            lo = mid;  // the slope C - compute is positive
+        else
+            hi = mid;
+    }
+    m_lambda = bestLambda;
+    m_lambdaSums.clear();
+    return toInt(bestValue);
 }
 
 // Compute alone: k + 1 stages hold at most (k + 1) * widest devices, and no stage is

@@ -19,6 +19,7 @@
 //
 // One per search; setConfig() follows StageCostCache::setConfig().
 #include "FlatHashMap.h"
+#include "NestTuning.h"
 #include "StageCostCache.h"
 
 #include <limits>
@@ -40,6 +41,8 @@ public:
     PeriodicRanges(StageCostCache &cache, const ModelProfile &model);
     int rangeClass(int j, int e);
     int period() const { return m_period; }  // 0: no periodic stretch
+    int stretchBegin() const { return m_begin; }  // [a, b)
+    int stretchEnd() const { return m_end; }
     // (j, e) as phase * (L + 1) + length when the range lies in the periodic stretch (all
     // such ranges with the same value have the same class), else -1; below slots().
     int slot(int j, int e) const
@@ -65,7 +68,8 @@ public:
     // relaxation takes p2p as 0.
     static constexpr double kMaxBoundaries = 1 << 18;
 
-    PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats);
+    PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats,
+                  const NestTuning &tuning);
 
     // The cache's current outer point becomes current; `compute` (may be null) gives the
     // per-layer compute bounds that end a scan of longer stages early.
@@ -76,7 +80,8 @@ public:
     // relaxation (any value above the point's positions, or kNone when no suffix passes,
     // means "more than there are"), for these values or, when that is already above
     // `limit`, for an earlier, larger incumbent and smaller weight (a new table costs), or
-    // for any suffix of two or more stages (rows not yet built cost).
+    // for any suffix of two or more stages (rows not yet built cost), or, for j = 0, by
+    // the roots' Lagrangian bound (docs/planner.md, "Eleventh round").
     int need(int k, int j, double best, double weight, int limit);
 
 private:
@@ -102,6 +107,8 @@ private:
     const int m_L;
     const int m_maxStages;
     SearchStats &m_stats;
+    const int m_rootBoundAfterRows;
+    long long *const m_rootBoundCuts;
     const LayerComputeBound *m_compute = nullptr;
 
     // Per (dp, layout), per width index: the distinct placement classes, each with a
@@ -152,6 +159,19 @@ private:
     std::vector<int> m_twoOrMore;
     std::vector<int> m_rangeMin;  // buildTwoOrMore(): range minima over the ends (a segment tree)
 
+    // The roots' Lagrangian bound (docs/planner.md, "Eleventh round"), per table: the menus
+    // (buildLongest()): per (k' >= 1, width index w) the most compute of a stage that passes
+    // for k' stages after it at a width at most w, for first layers >= 1 (m_longest) and 0
+    // (m_firstLongest), and per width index that of a last stage (m_lastLongest); -1: none.
+    // m_lambda: the multiplier last found, m_lambdaSums[k]: its terms for k' = 0 .. k summed.
+    std::vector<int> m_count;  // prepareFirstLayer(): per first layer, its ends' count (-1: not yet)
+    std::vector<double> m_longest, m_firstLongest, m_lastLongest;
+    bool m_longestBuilt = false;
+    double m_lagrangeTotal = 0;
+    double m_lambda = -1;
+    int m_lambdaSolvedAt = -1;
+    std::vector<double> m_lambdaSums;
+
     const std::vector<std::pair<int, int>> &classesOf(int wIdx);
     void enumerateLinks();
     int summaryIndex(int j, int jEnd, int wIdx);
@@ -167,9 +187,14 @@ private:
                          : 0;
     }
     int computeStages(double deviceSeconds, double width, double best) const;
-    int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known);
+    int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known, double compute);
+    int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known)
+    {
+        return stagesAllowed(j, jEnd, wIdx, best, open, known, rangeDeviceSeconds(j, jEnd));
+    }
     void resetTable();
-    bool openAt(int j, int e, double best);
+    bool openAt(int j, int e, double best, double compute);
+    bool openAt(int j, int e, double best) { return openAt(j, e, best, rangeDeviceSeconds(j, e)); }
     bool fitsWithTwo(int j, int jEnd, int wIdx);
     void prepareFirstLayer(int j, double best);
     int stagesUpTo(int j, int idx, int w, double best, int k);
@@ -180,6 +205,10 @@ private:
     int bound(int k, int j, double best, int limit);
     void buildTwoOrMore(double best);
     bool tooHeavy(int k, int j, double best) const;
+    void buildLongest(double best);
+    double menuTerm(const double *menu, double lambda, double &compute) const;
+    double rootBound(int k, double lambda, double &compute) const;
+    int lagrangian(int k, double best, int limit);
     int restAtLeast(int k, int j, double best) const;
 };
 

@@ -188,6 +188,66 @@ TEST(PlannerDeep, nestEqualsExhaustiveOnDeepInstances)
     EXPECT_GE(counts.deep, 10);
 }
 
+namespace {
+
+// The instances of the relaxation's tests: the deep ones above, then (seed > 40) tighter
+// ones (less memory, one micro-batch size, small batches) where the stash of deep pipelines
+// decides. Runs NEST with `tuning` on each, asserts its objective equals the exhaustive
+// optimum and is verified, and counts how many instances the relaxation cut on.
+struct RelaxationCounts {
+    int found = 0, cutInstances = 0, fullInstances = 0;
+    long long cuts = 0;
+};
+
+RelaxationCounts relaxationAgainstExhaustive(const NestTuning &tuning, bool unequalHalves = false)
+{
+    RelaxationCounts n;
+    for (int seed = 1; seed <= 120; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        Instance in = makeInstance(seed);
+        if (unequalHalves && seed % 3 == 0) {
+            // The split blocks' halves made unequal (two layer types alternating, period 2):
+            // stages that start at a second half start only inside the periodic stretch.
+            for (size_t i = 1; i + 1 < in.model.layers.size(); ++i)
+                in.model.layers[i].fwdFlops *= i % 2 == 1 ? 0.8 : 1.2;
+        }
+        if (seed > 40) {
+            // Tighter: less memory, so that deep pipelines with their larger stash decide.
+            const double scale = 0.7 + 0.05 * (seed % 7);
+            for (DeviceSpec &d : in.topo.deviceTypes)
+                d.memoryBytes *= scale;
+            in.options.microBatches = {1};
+            in.options.globalBatch = seed % 3 == 0 ? 4 : 8;
+        }
+        long long relaxed = 0;
+        const PlanResult nest = planNestTuned(in.topo, in.model, in.options, tuning, &relaxed);
+        const PlanResult ex = ExhaustivePlanner().plan(in.topo, in.model, in.options);
+        const std::string info = "layers " + std::to_string(in.model.layerCount()) + " devices " +
+                                 std::to_string(in.topo.deviceCount()) + " nest " + std::to_string(nest.objective) +
+                                 " (" + nest.message + ") ex " + std::to_string(ex.objective) + " (" + ex.message +
+                                 ") relaxation cuts " + std::to_string(relaxed);
+        EXPECT_EQ(nest.found, ex.found) << info;
+        n.cuts += relaxed;
+        n.cutInstances += relaxed > 0 ? 1 : 0;
+        if (!ex.found || !nest.found)
+            continue;
+        ++n.found;
+        int used = 0;
+        for (const StagePlan &st : ex.plan.stages)
+            used += st.width();
+        if (relaxed > 0 && used * ex.plan.dp == in.topo.deviceCount() && ex.plan.pipelineDepth() >= 3)
+            ++n.fullInstances;
+        EXPECT_TRUE(nest.verified) << info;
+        EXPECT_LE(std::abs(nest.objective - ex.objective), 1e-9 * ex.objective) << info;
+        // The same search with the planner's own thresholds finds the same value.
+        const PlanResult plain = NestPlanner().plan(in.topo, in.model, in.options);
+        EXPECT_EQ(plain.objective, nest.objective) << info;
+    }
+    return n;
+}
+
+} // namespace
+
 // The positions relaxation and the root weight (docs/planner.md, "Positions needed", "Root
 // weight") on every cell: the planner consults the relaxation only past 2,048 cells of an
 // outer point, which these instances never reach, so here it runs from the first cell. The
@@ -201,48 +261,34 @@ TEST(PlannerDeep, positionsRelaxationOnEveryCellEqualsExhaustive)
 {
     NestTuning eager;
     eager.relaxAfterCells = 0;
-    int found = 0, cutInstances = 0, fullInstances = 0;
-    long long cuts = 0;
-    for (int seed = 1; seed <= 120; ++seed) {
-        SCOPED_TRACE("seed " + std::to_string(seed));
-        Instance in = makeInstance(seed);
-        if (seed > 40) {
-            // Tighter: less memory, so that deep pipelines with their larger stash decide.
-            const double scale = 0.7 + 0.05 * (seed % 7);
-            for (DeviceSpec &d : in.topo.deviceTypes)
-                d.memoryBytes *= scale;
-            in.options.microBatches = {1};
-            in.options.globalBatch = seed % 3 == 0 ? 4 : 8;
-        }
-        long long relaxed = 0;
-        const PlanResult nest = planNestTuned(in.topo, in.model, in.options, eager, &relaxed);
-        const PlanResult ex = ExhaustivePlanner().plan(in.topo, in.model, in.options);
-        const std::string info = "layers " + std::to_string(in.model.layerCount()) + " devices " +
-                                 std::to_string(in.topo.deviceCount()) + " nest " + std::to_string(nest.objective) +
-                                 " (" + nest.message + ") ex " + std::to_string(ex.objective) + " (" + ex.message +
-                                 ") relaxation cuts " + std::to_string(relaxed);
-        ASSERT_EQ(nest.found, ex.found) << info;
-        cuts += relaxed;
-        cutInstances += relaxed > 0 ? 1 : 0;
-        if (!ex.found)
-            continue;
-        ++found;
-        int used = 0;
-        for (const StagePlan &st : ex.plan.stages)
-            used += st.width();
-        if (relaxed > 0 && used * ex.plan.dp == in.topo.deviceCount() && ex.plan.pipelineDepth() >= 3)
-            ++fullInstances;
-        ASSERT_TRUE(nest.verified) << info;
-        ASSERT_LE(std::abs(nest.objective - ex.objective), 1e-9 * ex.objective) << info;
-        // The same search with the planner's own threshold finds the same value.
-        const PlanResult plain = NestPlanner().plan(in.topo, in.model, in.options);
-        ASSERT_EQ(plain.objective, nest.objective) << info;
+    const RelaxationCounts n = relaxationAgainstExhaustive(eager);
+    std::cerr << "found " << n.found << ", relaxation cut on " << n.cutInstances << " instances (" << n.cuts
+              << " cuts), " << n.fullInstances << " deep optima on every device among them\n";
+    EXPECT_GE(n.found, 45);
+    EXPECT_GE(n.cutInstances, 40);
+    EXPECT_GE(n.fullInstances, 12);
+}
+
+// The roots' bound of the relaxation (docs/planner.md, "Eleventh round"), a Lagrangian
+// relaxation of the layers' compute over per-stage menus, tried at every root of every outer
+// point from the first cell on, on the same instances and on the same with the split blocks'
+// halves unequal (a period of two layer types): NEST's objective still equals the exhaustive
+// optimum, and the bound ruled out roots on many of them. Making it one position larger, or
+// the menus of the periodic stretch hold half their compute, fails it (tried by hand).
+TEST(PlannerDeep, rootBoundOnEveryRootEqualsExhaustive)
+{
+    for (const bool unequal : {false, true}) {
+        SCOPED_TRACE(unequal ? "unequal halves" : "equal halves");
+        long long rootCuts = 0;
+        NestTuning eager;
+        eager.relaxAfterCells = 0;
+        eager.rootBoundAfterRows = 0;
+        eager.rootBoundCuts = &rootCuts;
+        const RelaxationCounts n = relaxationAgainstExhaustive(eager, unequal);
+        std::cerr << "found " << n.found << ", the roots' bound ruled out " << rootCuts << " roots\n";
+        EXPECT_GE(n.found, 45);
+        EXPECT_GE(rootCuts, 100);
     }
-    std::cerr << "found " << found << ", relaxation cut on " << cutInstances << " instances (" << cuts
-              << " cuts), " << fullInstances << " deep optima on every device among them\n";
-    EXPECT_GE(found, 45);
-    EXPECT_GE(cutInstances, 40);
-    EXPECT_GE(fullInstances, 12);
 }
 
 // Interleaved candidates whose first or last pipeline position is over every device's
