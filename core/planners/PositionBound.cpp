@@ -66,6 +66,24 @@ int PeriodicRanges::rangeClass(int j, int e)
     return c;
 }
 
+void SettledRangeMin::reset(size_t n, int none)
+{
+    m_n = n;
+    m_levels = static_cast<int>(std::bit_width(n));
+    m_none = none;
+    m_table.assign(static_cast<size_t>(m_levels) * n, none);
+}
+
+void SettledRangeMin::settle(size_t e, int v)
+{
+    m_table[e] = v;
+    for (int l = 1; l < m_levels; ++l) {
+        const size_t half = size_t(1) << (l - 1);
+        const int *below = &m_table[static_cast<size_t>(l - 1) * m_n];
+        m_table[static_cast<size_t>(l) * m_n + e] = std::min(below[e], e + half < m_n ? below[e + half] : m_none);
+    }
+}
+
 PositionBound::PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages,
                              SearchStats &stats, const NestTuning &tuning)
     : m_cache(cache), m_ranges(ranges), m_L(layers), m_maxStages(maxStages), m_stats(stats),
@@ -711,28 +729,10 @@ void PositionBound::buildTwoOrMore(double best)
 {
     const int beyond = m_cache.config().positions + 1;
     m_twoOrMore.assign(static_cast<size_t>(m_L) + 1, kNone);
-    // Range minima over the ends e of min(row 0 at e, the bound at e), filled as j descends.
-    size_t n = 1;
-    while (n < static_cast<size_t>(m_L) + 1)
-        n *= 2;
-    m_rangeMin.assign(2 * n, kNone);
-    std::copy(m_need.begin(), m_need.begin() + m_L + 1, m_rangeMin.begin() + static_cast<std::ptrdiff_t>(n));
-    for (size_t i = n - 1; i >= 1; --i)
-        m_rangeMin[i] = std::min(m_rangeMin[2 * i], m_rangeMin[2 * i + 1]);
-    auto lower = [&](size_t at, int v) {
-        for (at += n; at >= 1 && v < m_rangeMin[at]; at /= 2)
-            m_rangeMin[at] = v;
-    };
-    auto rangeMin = [&](int lo, int hi) {  // over [lo, hi]
-        int r = kNone;
-        for (size_t a = n + static_cast<size_t>(lo), b = n + static_cast<size_t>(hi) + 1; a < b; a /= 2, b /= 2) {
-            if (a & 1)
-                r = std::min(r, m_rangeMin[a++]);
-            if (b & 1)
-                r = std::min(r, m_rangeMin[--b]);
-        }
-        return r;
-    };
+    // Range minima over the ends e of min(row 0 at e, the bound at e), settled as j descends:
+    // every end a walk from j asks of is after j, so its value is final.
+    m_rangeMin.reset(static_cast<size_t>(m_L) + 1, kNone);
+    auto rangeMin = [&](int lo, int hi) { return m_rangeMin.min(lo, hi); };
     // First layers whose compute alone needs more devices than there are: restAtLeast(1, j)
     // bounds every suffix of two or more stages, and only weakens as j grows.
     const int lastJ = m_L - 2;
@@ -745,12 +745,14 @@ void PositionBound::buildTwoOrMore(double best)
             hi = mid;
     }
     std::fill(m_twoOrMore.begin(), m_twoOrMore.begin() + std::min(first, lastJ + 1), beyond);
+    for (int e = m_L; e > lastJ && e >= 0; --e)
+        m_rangeMin.settle(static_cast<size_t>(e), m_need[static_cast<size_t>(e)]);
     for (int j = lastJ; j >= first; --j) {
         // Row 1's walk, with the least over the ends (j, e] in place of the prefix minima (it
         // too only rises as the end falls).
         const int result = walkEnds(j, 1, beyond, best, [&](int idx) { return rangeMin(j + 1, j + 1 + idx); });
         m_twoOrMore[static_cast<size_t>(j)] = result;
-        lower(static_cast<size_t>(j), result);
+        m_rangeMin.settle(static_cast<size_t>(j), std::min(m_need[static_cast<size_t>(j)], result));
     }
 }
 

@@ -22,6 +22,8 @@
 #include "NestTuning.h"
 #include "StageCostCache.h"
 
+#include <algorithm>
+#include <bit>
 #include <limits>
 #include <map>
 #include <utility>
@@ -59,6 +61,28 @@ private:
     int m_period = 0;             // 0: no periodic stretch
     int m_begin = 0, m_end = 0;   // [a, b)
     std::vector<int> m_classes;   // phase * (L + 1) + length -> class, -1 unknown
+};
+
+// Least values over ranges [lo, hi] of an array whose entries become final from the right
+// (e = n - 1 first, then down): a sparse table (level l at e: the least over [e, e + 2^l),
+// or up to n - 1) whose entry at e reads only entries after it, so it can be filled as the
+// entries settle. A query over settled entries is two reads (PositionBound::buildTwoOrMore()).
+class SettledRangeMin {
+public:
+    void reset(size_t n, int none);
+    void settle(size_t e, int v);  // e below every entry settled so far
+    int min(int lo, int hi) const  // over [lo, hi], all settled
+    {
+        const int l = static_cast<int>(std::bit_width(static_cast<unsigned>(hi - lo + 1))) - 1;
+        const int *level = &m_table[static_cast<size_t>(l) * m_n];
+        return std::min(level[lo], level[hi - (1 << l) + 1]);
+    }
+
+private:
+    size_t m_n = 0;
+    int m_levels = 0;
+    int m_none = 0;
+    std::vector<int> m_table;
 };
 
 class PositionBound {
@@ -157,7 +181,7 @@ private:
     // stages (docs/planner.md, "Tenth round"), built in one pass once row 0 is: a query for a
     // row not built yet that it already decides needs no rows. Empty: not built for this table.
     std::vector<int> m_twoOrMore;
-    std::vector<int> m_rangeMin;  // buildTwoOrMore(): range minima over the ends (a segment tree)
+    SettledRangeMin m_rangeMin;  // buildTwoOrMore(): range minima over the ends
 
     // The roots' Lagrangian bound (docs/planner.md, "Eleventh round"), per table: the menus
     // (buildLongest()): per (k' >= 1, width index w) the most compute of a stage that passes

@@ -529,3 +529,25 @@ TEST(PlannerDeep, parallelOuterPointsGiveTheSequentialPlan)
     EXPECT_GE(found, 30);
     EXPECT_GE(multiPoint, 30);  // the points really are dealt to several searches
 }
+
+// The range minima of the bound of two or more stages (PositionBound::buildTwoOrMore()):
+// entries settled from the right, queried over settled ranges, against a scan, on random
+// arrays of every length up to 70 (powers of two and the lengths between them).
+TEST(PlannerDeep, settledRangeMinEqualsAScan)
+{
+    std::mt19937 rng(7);
+    for (int n = 1; n <= 70; ++n) {
+        std::vector<int> v(static_cast<size_t>(n));
+        for (int &x : v)
+            x = std::uniform_int_distribution<int>(0, 50)(rng);
+        SettledRangeMin r;
+        r.reset(static_cast<size_t>(n), 1000);
+        for (int e = n - 1; e >= 0; --e) {
+            r.settle(static_cast<size_t>(e), v[static_cast<size_t>(e)]);
+            for (int lo = e; lo < n; ++lo)
+                for (int hi = lo; hi < n; ++hi)
+                    ASSERT_EQ(r.min(lo, hi), *std::min_element(v.begin() + lo, v.begin() + hi + 1))
+                        << "n " << n << " [" << lo << ", " << hi << "]";
+        }
+    }
+}
