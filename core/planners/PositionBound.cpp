@@ -879,12 +879,10 @@ double PositionBound::rootBound(int k, double lambda, double &compute) const
     double c = 0;
     double sum = lambda * m_lagrangeTotal + menuTerm(m_lastLongest.data(), lambda, c);
     compute = c;
-    for (int kp = 1; kp < k; ++kp) {
-        sum += menuTerm(&m_longest[static_cast<size_t>(kp) * m_nW], lambda, c);
+    for (int kp = 1; kp <= k; ++kp) {
+        sum += menuTerm(menuOf(kp, k), lambda, c);
         compute += c;
     }
-    sum += menuTerm(&m_firstLongest[static_cast<size_t>(k) * m_nW], lambda, c);
-    compute += c;
     return sum;
 }
 
@@ -915,10 +913,9 @@ int PositionBound::lagrangian(int k, double best, int limit)
         while (static_cast<int>(m_lambdaSums.size()) < k) {
             const int kp = static_cast<int>(m_lambdaSums.size());
             m_lambdaSums.push_back(kp == 0 ? m_lambda * m_lagrangeTotal + menuTerm(m_lastLongest.data(), m_lambda, c)
-                                           : m_lambdaSums.back() + menuTerm(&m_longest[static_cast<size_t>(kp) * m_nW], m_lambda, c));
+                                           : m_lambdaSums.back() + menuTerm(menuOf(kp, k), m_lambda, c));
         }
-        const int v = toInt(m_lambdaSums[static_cast<size_t>(k) - 1] +
-                            menuTerm(&m_firstLongest[static_cast<size_t>(k) * m_nW], m_lambda, c));
+        const int v = toInt(m_lambdaSums[static_cast<size_t>(k) - 1] + menuTerm(menuOf(k, k), m_lambda, c));
         if (v > limit)
             return v;
     }
@@ -932,7 +929,7 @@ int PositionBound::lagrangian(int k, double best, int limit)
     double most = *std::max_element(m_lastLongest.begin(), m_lastLongest.end());
     bool none = most < 0;
     for (int kp = 1; kp <= k && !none; ++kp) {
-        const double cap = (kp < k ? m_longest : m_firstLongest)[static_cast<size_t>(kp) * m_nW + m_nW - 1];
+        const double cap = menuOf(kp, k)[m_nW - 1];
         none = cap < 0;
         most += cap;
     }

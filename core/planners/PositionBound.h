@@ -230,6 +230,12 @@ private:
     void buildTwoOrMore(double best);
     bool tooHeavy(int k, int j, double best) const;
     void buildLongest(double best);
+    // The menu of the stage with kp >= 1 stages after it in a root of k + 1 stages: the first
+    // stage's own (kp == k) or the general one.
+    const double *menuOf(int kp, int k) const
+    {
+        return &(kp == k ? m_firstLongest : m_longest)[static_cast<size_t>(kp) * m_nW];
+    }
     double menuTerm(const double *menu, double lambda, double &compute) const;
     double rootBound(int k, double lambda, double &compute) const;
     int lagrangian(int k, double best, int limit);

@@ -273,8 +273,10 @@ TEST(PlannerDeep, positionsRelaxationOnEveryCellEqualsExhaustive)
 // relaxation of the layers' compute over per-stage menus, tried at every root of every outer
 // point from the first cell on, on the same instances and on the same with the split blocks'
 // halves unequal (a period of two layer types): NEST's objective still equals the exhaustive
-// optimum, and the bound ruled out roots on many of them. Making it one position larger, or
-// the menus of the periodic stretch hold half their compute, fails it (tried by hand).
+// optimum, and the bound ruled out roots on many of them. Making it one position larger fails
+// it (tried by hand); making the periodic stretch's stages enter the menus with half their
+// compute does not (on these small models the stages from layer 1, tested one by one, hold
+// the same blocks and dominate the menus; docs/planner.md, "Eleventh round").
 TEST(PlannerDeep, rootBoundOnEveryRootEqualsExhaustive)
 {
     for (const bool unequal : {false, true}) {
