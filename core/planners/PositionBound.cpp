@@ -1,5 +1,6 @@
 #include "PositionBound.h"
 
+#include "FrameworkProfile.h"
 #include "Pipeline.h"
 #include "SearchRun.h"
 
@@ -98,6 +99,11 @@ void PositionBound::setConfig(const LayerComputeBound *compute)
     m_m = cfg.numMicroBatches;
     m_nW = m_cache.widthCount();
     m_facts = &m_placements[{cfg.dp, static_cast<int>(cfg.layout)}];
+    // The floor's argument (makeSummary()) needs one device type, a step overhead and a
+    // contention that never make a time fall as a collective's cost rises.
+    const double contention = frameworkProfile(m_cache.context().options.framework).contention;
+    m_floor = m_cache.topology().deviceTypes.size() == 1 && m_cache.context().options.stepOverhead >= 0 &&
+              contention >= 0 && contention <= 1;
     m_ready = false;
 }
 
@@ -177,10 +183,10 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     StageContext ctx = m_cache.context();
     ctx.stage = &stage;
     ctx.stageIndex = 0;
-    // The cost of option i of block blk as the first of `stages` stages between the links
-    // prev and next (0: none).
-    auto cost = [&](int blk, int i, int stages, int prev, int next) {
-        StageCost c = m_cache.base(blk, i);
+    // The cost of option i whose base is `base` as the first of `stages` stages between the
+    // links prev and next (0: none).
+    auto cost = [&](const StageCost &base, int i, int stages, int prev, int next) {
+        StageCost c = base;
         stage.config() = opts[static_cast<size_t>(i)];
         ctx.numStages = stages;
         ctx.prev.reset();
@@ -199,7 +205,24 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // The p2p of a stage depends on its links, its width and its layers only: the links
     // that give the least before (a stage after the first) and after (one before the last).
     const Placements &f = *m_facts;
-    const int probe = m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx);
+    // With m_floor, one pass over the bases of the floor of the width's placement classes
+    // (StageCostCache::floorBases()) instead of one pass per class (docs/planner.md, "Twelfth
+    // round"). With one device type an option's memory, hence its most stages, is the same at
+    // every class (the capacity is the type's, the sums the layers'). Its time on the floor is
+    // at most its time at any class, and so is its time plus extra: every collective's cost
+    // only adds time (sums of non-negative terms, overlapped() with a contention in [0, 1],
+    // the TP overlap's split, a non-negative step overhead), except that the gradient sync and
+    // ZeRO-2/3's traffic hide behind the backward and the recompute pass, whose collectives
+    // are cheaper on the floor; what that uncovers is at most the recompute time the floor
+    // saves (ZeRO 0/1: in the extra; ZeRO 2/3: in the time, at most hide times it). So for
+    // every weight >= 1 (every pipeline's), weight * time + extra on the floor is at most its
+    // value at any class, the p2p being the same: stagesAfterAllowed() is at least the
+    // per-class summary's, and the relaxation still bounds every suffix that passes its test.
+    const std::vector<StageCost> floorBases =
+        m_floor ? m_cache.floorBases(range, j, jEnd, wIdx, classes) : std::vector<StageCost>();
+    const StageCost &probe =
+        m_floor ? floorBases.front()
+                : m_cache.base(m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx), 0);
     auto cheapest = [&](const std::vector<int> &links, bool before) {
         int pick = 0;
         double least = std::numeric_limits<double>::infinity();
@@ -222,13 +245,16 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     const int prev = j > 0 && known ? cheapest(before, true) : 0;
     const bool canHaveNext = !known || !after.empty();
     const int next = known && canHaveNext ? cheapest(after, false) : 0;
-    for (const auto &[cls, q] : classes) {
-        const int blk = m_cache.block(range, cls, j, jEnd, q, wIdx);
+    const size_t passes = m_floor ? 1 : classes.size();
+    for (size_t pass = 0; pass < passes; ++pass) {
+        const StageCost *bases =
+            m_floor ? floorBases.data()
+                    : &m_cache.base(m_cache.block(range, classes[pass].first, j, jEnd, classes[pass].second, wIdx), 0);
         for (int i = 0; i < static_cast<int>(opts.size()); ++i) {
-            const StageCost alone = cost(blk, i, 1, prev, 0);
+            const StageCost alone = cost(bases[i], i, 1, prev, 0);
             if (!finite(alone) || !alone.fitsMemory)
                 continue;  // the stash of one micro-batch is the least any stage holds
-            const StageCost piped = m_maxStages > 1 ? cost(blk, i, 2, prev, next) : alone;
+            const StageCost piped = m_maxStages > 1 ? cost(bases[i], i, 2, prev, next) : alone;
             if (!finite(piped))
                 continue;
             // The most stages (stash) it fits with: memory never falls as the stash grows, so
@@ -243,7 +269,7 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             // a finite sum), and its extra is alone's (one stage) or piped's (more), both
             // finite. So only its memory total decides, the one finishStageCost() stores.
             int lo = 1, hi = m_maxStages;
-            const StageCost &b = m_cache.base(blk, i);
+            const StageCost &b = bases[i];
             auto fits = [&](int stages) { return fitsAsFirstOf(b, ctx, stages); };
             if (hi > 1) {
                 double guess = hi;
@@ -275,7 +301,11 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             // after the flush): the lesser.
             const double inner = canHaveNext && m_maxStages > 1 ? piped.perMicroBatch
                                                                 : std::numeric_limits<double>::infinity();
-            s.options.push_back({alone.perMicroBatch, inner, std::min(alone.iterationExtra, piped.iterationExtra), lo});
+            // The floor's times are at most each class's in exact arithmetic; rounding in the
+            // TP overlap's split could put one a few ulps above, so they enter a little smaller.
+            const double shade = m_floor ? 1 - kFloorShade : 1;
+            s.options.push_back({alone.perMicroBatch * shade, inner * shade,
+                                 std::min(alone.iterationExtra, piped.iterationExtra) * shade, lo});
             s.memoryStages = std::max(s.memoryStages, lo - 1);
         }
     }

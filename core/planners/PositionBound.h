@@ -7,7 +7,9 @@
 //   * fits in memory with the stash of a stage with k' stages after it, and
 //   * has (m + k') * t + e below the incumbent, where t is the stage's per-micro-batch time
 //     without its pipeline point-to-point and e its per-iteration extra,
-// both at the cheapest placement class its width has anywhere in the current outer point.
+// both at the cheapest placement class its width has anywhere in the current outer point
+// (with one device type: on the floor of those classes, StageCostCache::floorBases(), whose
+// times and values are at most each class's).
 // Every stage of a plan that beats the incumbent meets this test (its pipeline weight is at
 // least m + k', its p2p is not negative), so a DP cell at position q with
 // q + need(k, j) > positions holds no suffix that can beat it.
@@ -91,6 +93,9 @@ public:
     // Boundaries (positions x widths^2) enumerated for the p2p bound at most; above, the
     // relaxation takes p2p as 0.
     static constexpr double kMaxBoundaries = 1 << 18;
+    // The relative amount by which a floor summary's times and extras are lowered, for
+    // rounding (makeSummary()).
+    static constexpr double kFloorShade = 1e-12;
 
     PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats,
                   const NestTuning &tuning);
@@ -151,6 +156,7 @@ private:
     std::vector<int> m_summaryAt;   // PeriodicRanges::slot() * widths + width index -> m_summaries, -1 unknown
     FlatHashMap<int> m_fitsWithTwo; // (range class, width index) -> fitsWithTwo() (0 / 1)
     std::vector<Summary> m_summaries;
+    bool m_floor = false;           // summaries from the floor of the placement classes (makeSummary())
 
     // The table of one (incumbent, weight) (docs/planner.md, "Depth, third round"), built
     // row by row (k ascending) as need() asks. Per first layer j, once a row needs it: the

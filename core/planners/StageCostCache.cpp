@@ -195,6 +195,54 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     return id;
 }
 
+std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, int wIdx,
+                                                  const std::vector<std::pair<int, int>> &classes)
+{
+    StagePlan &stage = m_stage;
+    stage.firstLayer = j;
+    stage.endLayer = jEnd;
+    StageContext ctx = m_ctx;
+    ctx.stage = &stage;
+    const size_t list = optionList(wIdx, j, jEnd);
+    const std::vector<StageConfig> &opts = m_options[list];
+    const std::vector<int> &twin = m_sumsTwin[list];
+    m_blockSums.resize(opts.size());
+    // The lesser, and a number over a NaN.
+    auto lesser = [](double &to, double of) {
+        if (std::isnan(to) || of < to)
+            to = of;
+    };
+    auto least = [&](LinearCost &to, const LinearCost &of) {
+        lesser(to.perByte, of.perByte);
+        lesser(to.fixed, of.fixed);
+    };
+    std::vector<StageCost> bases;
+    bases.reserve(opts.size());
+    for (size_t i = 0; i < opts.size(); ++i) {
+        const StageConfig &o = opts[i];
+        stage.config() = o;
+        // Copied: geometryId() may grow m_geoms.
+        StageGeometry g = m_geoms[static_cast<size_t>(geometryId(classes.front().first, classes.front().second, wIdx, o))];
+        for (size_t c = 1; c < classes.size(); ++c) {
+            const StageCollectives h =
+                m_geoms[static_cast<size_t>(geometryId(classes[c].first, classes[c].second, wIdx, o))].comm;
+            least(g.comm.tp, h.tp);
+            least(g.comm.cp, h.cp);
+            least(g.comm.ep, h.ep);
+            least(g.comm.denseAllReduce, h.denseAllReduce);
+            least(g.comm.denseReduceScatter, h.denseReduceScatter);
+            least(g.comm.expertAllReduce, h.expertAllReduce);
+            least(g.comm.expertReduceScatter, h.expertReduceScatter);
+        }
+        // As newBlock(): an option whose sums' choice is an earlier option's has its sums (one
+        // device type: the same rates).
+        const size_t t = static_cast<size_t>(twin[i]);
+        m_blockSums[i] = t < i ? m_blockSums[t] : m_store.layerSums(range, ctx, g.rates);
+        bases.push_back(stageCostBase(ctx, g, m_store.sums(m_blockSums[i])));
+    }
+    return bases;
+}
+
 StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const StageContext &ctx,
                                                   const std::vector<StageConfig> &opts)
 {

@@ -95,6 +95,14 @@ public:
     {
         return m_bases[static_cast<size_t>(blk)][static_cast<size_t>(opt)];
     }
+    // The bases (options() order) of the stage [j, jEnd) of width index wIdx, whose range class
+    // is `range`, on a geometry whose every collective costs, per byte and fixed, the least
+    // it costs at any of `classes` (placement classes, each with a position where it occurs;
+    // not empty). With one device type an option's memory is the same as at each of them, and
+    // its per-micro-batch time, and that time plus its extra, are at most theirs (finished
+    // with the same links; docs/planner.md, "Twelfth round"). Not kept.
+    std::vector<StageCost> floorBases(int range, int j, int jEnd, int wIdx,
+                                      const std::vector<std::pair<int, int>> &classes);
 
     // Feasible, mutually non-dominated options (keep > 1: see the constructor; t ascending
     // either way) of the stage [j, jEnd) of width wIdx whose

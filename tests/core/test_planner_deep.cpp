@@ -480,6 +480,111 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
     }
 }
 
+// StageCostCache::floorBases() (docs/planner.md, "Twelfth round"): the relaxation's summaries
+// take each option's costs on one geometry whose collectives cost the least of any placement
+// class of the width, instead of one pass per class. Their argument: with one device type no
+// time of an option on that floor is above its time at any class, and its memory is the same.
+// Checked here against every class's own block (the evaluator's costs, as
+// layerSumsByExtensionEqualTheEvaluators shows), finished as a single stage and as the first
+// of two, on clusters of two and three levels with ZeRO and recompute in the space, so the
+// data-parallel, TP and ZeRO collectives all differ between classes. An option's time is never
+// above its time at a class, and its time plus extra neither (so neither is weight * time +
+// extra for a weight >= 1); its extra alone may be: the gradient sync hides behind the
+// backward and the recompute pass, whose collectives are cheaper on the floor. Taking the most
+// instead of the least, or leaving the TP or the dense all-reduce out of the floor, fails it
+// (tried by hand).
+TEST(PlannerDeep, floorBasesAreAtMostEveryPlacementClass)
+{
+    int compared = 0, below = 0, extraAbove = 0;
+    for (int seed = 1; seed <= 24; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        Instance in = makeInstance(seed);
+        in.options.allowZero = true;
+        in.options.tpCandidates = {1, 2, 4};
+        if (seed % 2 == 0) {
+            // Three levels: nodes of 2, racks of 2 nodes, an oversubscribed spine.
+            LinkParams nvlink, rack, spine;
+            nvlink.bandwidth = 300e9;
+            nvlink.latency = 1e-6;
+            rack.bandwidth = 50e9;
+            rack.latency = 3e-6;
+            spine.bandwidth = 25e9;
+            spine.latency = 8e-6;
+            spine.oversubscription = 4;
+            in.topo = Topology::uniform("floor-test", in.topo.deviceTypes.front(),
+                                        {{"node", 2, nvlink}, {"rack", 2, rack}, {"spine", 2, spine}});
+        }
+        const PlanSpace space(in.topo, in.model, in.options);
+        ASSERT_TRUE(space.problem().empty()) << space.problem();
+        const CancelToken cancel;
+        SearchStats stats;
+        MemoryObstacle obstacle;
+        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
+        StageCostCache cache(space, cancel, stats, obstacle, sums);
+        const int layers = in.model.layerCount();
+        for (const OuterConfig &cfg : space.configs()) {
+            if (cfg.schedule == Schedule::Interleaved)
+                continue;
+            cache.setConfig(cfg);
+            for (int w = 0; w < cache.widthCount(); ++w) {
+                std::vector<std::pair<int, int>> classes;
+                for (int q = 0; q + cache.widths()[static_cast<size_t>(w)] <= cfg.positions; ++q) {
+                    const int cls = cache.placementClass(q, w);
+                    if (std::none_of(classes.begin(), classes.end(), [&](const auto &c) { return c.first == cls; }))
+                        classes.push_back({cls, q});
+                }
+                // The floor does not depend on the order of the classes: every second range
+                // asks with them reversed (so the first is not the best aligned).
+                std::vector<std::pair<int, int>> reversed(classes.rbegin(), classes.rend());
+                int asked = 0;
+                for (int j = 0; j < layers; ++j)
+                    for (int e = j + 1; e <= layers; e += 1 + (e - j) / 2) {
+                        const int range = cache.rangeClass(j, e);
+                        const std::vector<StageCost> floor =
+                            cache.floorBases(range, j, e, w, ++asked % 2 ? classes : reversed);
+                        const std::vector<StageConfig> &opts = cache.options(w, j, e);
+                        ASSERT_EQ(floor.size(), opts.size());
+                        StagePlan stage;
+                        stage.firstLayer = j;
+                        stage.endLayer = e;
+                        StageContext ctx = cache.context();
+                        ctx.stage = &stage;
+                        ctx.stageIndex = 0;
+                        for (const auto &[cls, q] : classes) {
+                            const int blk = cache.block(range, cls, j, e, q, w);
+                            for (size_t i = 0; i < opts.size(); ++i) {
+                                stage.config() = opts[i];
+                                for (const int stages : {1, 2}) {
+                                    ctx.numStages = stages;
+                                    StageCost f = floor[i], c = cache.base(blk, static_cast<int>(i));
+                                    finishStageCost(f, ctx);
+                                    finishStageCost(c, ctx);
+                                    const std::string at = std::to_string(j) + ".." + std::to_string(e) + " width " +
+                                                           std::to_string(w) + " option " + std::to_string(i) +
+                                                           " class " + std::to_string(cls);
+                                    const double shade = 1 - PositionBound::kFloorShade;
+                                    EXPECT_LE(f.perMicroBatch * shade, c.perMicroBatch) << at;
+                                    EXPECT_LE((f.perMicroBatch + f.iterationExtra) * shade,
+                                              c.perMicroBatch + c.iterationExtra)
+                                        << at;
+                                    EXPECT_EQ(f.memoryTotal, c.memoryTotal) << at;
+                                    EXPECT_EQ(f.memoryCapacity, c.memoryCapacity) << at;
+                                    ++compared;
+                                    below += f.perMicroBatch < c.perMicroBatch;
+                                    extraAbove += f.iterationExtra > c.iterationExtra;
+                                }
+                            }
+                        }
+                    }
+            }
+        }
+    }
+    std::cerr << compared << " option costs compared, " << below << " of them slower than on the floor, "
+              << extraAbove << " with less extra than on it\n";
+    EXPECT_GT(compared, 10000);
+    EXPECT_GT(below, compared / 10);  // the classes really differ
+}
+
 // SearchOptions::threads (docs/planner.md, "Outer points in parallel"): the outer points
 // after the seeds dealt to several searches that share only the best value. The plan must
 // be the sequential search's, bit for bit, not merely one as good: on these clusters of
