@@ -163,9 +163,12 @@ int StageCostCache::geometryId(int sig, int q, int wIdx, const StageConfig &o)
     return id;
 }
 
-int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)
+// The base of every option (options() order) of the stage [j, jEnd) of width index wIdx,
+// whose range class is `range`, on the geometry geometryOf(option) gives (a reference into
+// m_geoms, read before the next geometryId(), or a value).
+template <typename GeometryOf>
+std::vector<StageCost> StageCostCache::basesOn(int range, int j, int jEnd, int wIdx, GeometryOf geometryOf)
 {
-    const int id = static_cast<int>(m_bases.size());
     StagePlan &stage = m_stage;
     stage.firstLayer = j;
     stage.endLayer = jEnd;
@@ -177,20 +180,27 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     std::vector<StageCost> bases;
     bases.reserve(opts.size());
     m_blockSums.resize(opts.size());
-    m_blockGeoms.resize(opts.size());
+    m_blockRates.resize(opts.size());
     for (size_t i = 0; i < opts.size(); ++i) {
         stage.config() = opts[i];
-        const int geom = geometryId(sig, q, wIdx, opts[i]);
-        const StageGeometry &g = m_geoms[static_cast<size_t>(geom)];
+        decltype(auto) g = geometryOf(opts[i]);
         // An option whose sums' choice (LayerSumsStore::sumsChoice) is an earlier option's,
         // on devices of the same speed, has its sums.
         const size_t t = static_cast<size_t>(twin[i]);
-        const bool reuse = t < i && m_geoms[static_cast<size_t>(m_blockGeoms[t])].rates == g.rates;
-        m_blockGeoms[i] = geom;
+        const bool reuse = t < i && m_blockRates[t] == g.rates;
+        m_blockRates[i] = g.rates;
         m_blockSums[i] = reuse ? m_blockSums[t] : m_store.layerSums(range, ctx, g.rates);
         bases.push_back(stageCostBase(ctx, g, m_store.sums(m_blockSums[i])));
     }
-    m_bases.push_back(std::move(bases));
+    return bases;
+}
+
+int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wIdx)
+{
+    const int id = static_cast<int>(m_bases.size());
+    m_bases.push_back(basesOn(range, j, jEnd, wIdx, [&](const StageConfig &o) -> const StageGeometry & {
+        return m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))];
+    }));
     m_blockIdx.insert(blockKey(range, sig, wIdx), id);
     return id;
 }
@@ -198,15 +208,6 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
 std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, int wIdx,
                                                   const std::vector<std::pair<int, int>> &classes)
 {
-    StagePlan &stage = m_stage;
-    stage.firstLayer = j;
-    stage.endLayer = jEnd;
-    StageContext ctx = m_ctx;
-    ctx.stage = &stage;
-    const size_t list = optionList(wIdx, j, jEnd);
-    const std::vector<StageConfig> &opts = m_options[list];
-    const std::vector<int> &twin = m_sumsTwin[list];
-    m_blockSums.resize(opts.size());
     // The lesser, and a number over a NaN.
     auto lesser = [](double &to, double of) {
         if (std::isnan(to) || of < to)
@@ -216,11 +217,7 @@ std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, in
         lesser(to.perByte, of.perByte);
         lesser(to.fixed, of.fixed);
     };
-    std::vector<StageCost> bases;
-    bases.reserve(opts.size());
-    for (size_t i = 0; i < opts.size(); ++i) {
-        const StageConfig &o = opts[i];
-        stage.config() = o;
+    return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &o) {
         // Copied: geometryId() may grow m_geoms.
         StageGeometry g = m_geoms[static_cast<size_t>(geometryId(classes.front().first, classes.front().second, wIdx, o))];
         for (size_t c = 1; c < classes.size(); ++c) {
@@ -234,13 +231,8 @@ std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, in
             least(g.comm.expertAllReduce, h.expertAllReduce);
             least(g.comm.expertReduceScatter, h.expertReduceScatter);
         }
-        // As newBlock(): an option whose sums' choice is an earlier option's has its sums (one
-        // device type: the same rates).
-        const size_t t = static_cast<size_t>(twin[i]);
-        m_blockSums[i] = t < i ? m_blockSums[t] : m_store.layerSums(range, ctx, g.rates);
-        bases.push_back(stageCostBase(ctx, g, m_store.sums(m_blockSums[i])));
-    }
-    return bases;
+        return g;
+    });
 }
 
 StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const StageContext &ctx,

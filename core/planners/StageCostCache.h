@@ -206,7 +206,8 @@ private:
     StagePlan m_geomStage;                            // geometryId(): the stage's devices
     StagePlan m_timeStage;                            // stageTimes(): the stage costed
     std::vector<StageCost> m_costs;
-    std::vector<int> m_blockSums, m_blockGeoms;       // newBlock(): per option
+    std::vector<int> m_blockSums;                     // basesOn(): per option
+    std::vector<ComputeRates> m_blockRates;
     bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
@@ -226,6 +227,8 @@ private:
     int newPlacementClass(int q, int wIdx);
     int newLinkId(int q, int wp, int w);
     int newBlock(int range, int sig, int j, int jEnd, int q, int wIdx);
+    template <typename GeometryOf>
+    std::vector<StageCost> basesOn(int range, int j, int jEnd, int wIdx, GeometryOf geometryOf);
     OptEntry newEntry(const FlatKey &key, int blk, int j, int jEnd, int wIdx, int k, int v, int u);
     int geometryId(int sig, int q, int wIdx, const StageConfig &o);
 };
