@@ -219,7 +219,8 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // value at any class, the p2p being the same: stagesAfterAllowed() is at least the
     // per-class summary's, and the relaxation still bounds every suffix that passes its test.
     const std::vector<StageCost> floorBases =
-        m_floor ? m_cache.floorBases(range, j, jEnd, wIdx, classes) : std::vector<StageCost>();
+        m_floor ? m_cache.basesOn(range, j, jEnd, wIdx, floorGeometries(wIdx, opts, classes))
+                : std::vector<StageCost>();
     const StageCost &probe =
         m_floor ? floorBases.front()
                 : m_cache.base(m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx), 0);
@@ -328,6 +329,22 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     }
     s.options = std::move(kept);
     return s;
+}
+
+// The floor geometry of every option of `opts` (a list of the current point's) at width index
+// wIdx over `classes` (classesOf(wIdx)), made once per point and list.
+const std::vector<StageGeometry> &PositionBound::floorGeometries(int wIdx, const std::vector<StageConfig> &opts,
+                                                                const std::vector<std::pair<int, int>> &classes)
+{
+    for (const FloorGeometries &f : m_floorGeometries)
+        if (f.list == &opts && f.width == wIdx)
+            return f.geometries;
+    FloorGeometries f{&opts, wIdx, {}};
+    f.geometries.reserve(opts.size());
+    for (const StageConfig &o : opts)
+        f.geometries.push_back(m_cache.floorGeometry(wIdx, o, classes));
+    m_floorGeometries.push_back(std::move(f));
+    return m_floorGeometries.back().geometries;
 }
 
 int PositionBound::summaryIndex(int j, int jEnd, int wIdx)
@@ -701,6 +718,7 @@ int PositionBound::need(int k, int j, double best, double weight, int limit)
         m_summaries.clear();
         m_summaryAt.assign(static_cast<size_t>(m_ranges.slots()) * m_nW, -1);
         m_fitsWithTwo.clear();
+        m_floorGeometries.clear();
         m_need.assign(static_cast<size_t>(m_maxStages) * (m_L + 1), kNone);
         m_prefix.assign(static_cast<size_t>(m_L) + 1, kNone);
         m_needStamp = -1;

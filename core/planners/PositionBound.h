@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <deque>
 #include <limits>
 #include <map>
 #include <utility>
@@ -157,6 +158,12 @@ private:
     FlatHashMap<int> m_fitsWithTwo; // (range class, width index) -> fitsWithTwo() (0 / 1)
     std::vector<Summary> m_summaries;
     bool m_floor = false;           // summaries from the floor of the placement classes (makeSummary())
+    struct FloorGeometries {
+        const std::vector<StageConfig> *list;  // StageCostCache::options() of the point
+        int width;                             // width index
+        std::vector<StageGeometry> geometries; // per option of the list
+    };
+    std::deque<FloorGeometries> m_floorGeometries;  // per point (floorGeometries()); stable references
 
     // The table of one (incumbent, weight) (docs/planner.md, "Depth, third round"), built
     // row by row (k ascending) as need() asks. Per first layer j, once a row needs it: the
@@ -207,6 +214,8 @@ private:
     int summaryIndex(int j, int jEnd, int wIdx);
     int summaryByClass(int j, int jEnd, int wIdx);
     Summary makeSummary(int j, int jEnd, int wIdx);
+    const std::vector<StageGeometry> &floorGeometries(int wIdx, const std::vector<StageConfig> &opts,
+                                                      const std::vector<std::pair<int, int>> &classes);
     int stagesAfterAllowed(Summary &s, double best) const;
     double weightOf(int k) const;
     // The per-layer compute bounds' device-seconds of the layers [j, e) (0 without them).

@@ -205,8 +205,8 @@ int StageCostCache::newBlock(int range, int sig, int j, int jEnd, int q, int wId
     return id;
 }
 
-std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, int wIdx,
-                                                  const std::vector<std::pair<int, int>> &classes)
+StageGeometry StageCostCache::floorGeometry(int wIdx, const StageConfig &o,
+                                            const std::vector<std::pair<int, int>> &classes)
 {
     // The lesser, and a number over a NaN.
     auto lesser = [](double &to, double of) {
@@ -217,22 +217,33 @@ std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, in
         lesser(to.perByte, of.perByte);
         lesser(to.fixed, of.fixed);
     };
-    return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &o) {
-        // Copied: geometryId() may grow m_geoms.
-        StageGeometry g = m_geoms[static_cast<size_t>(geometryId(classes.front().first, classes.front().second, wIdx, o))];
-        for (size_t c = 1; c < classes.size(); ++c) {
-            const StageCollectives h =
-                m_geoms[static_cast<size_t>(geometryId(classes[c].first, classes[c].second, wIdx, o))].comm;
-            least(g.comm.tp, h.tp);
-            least(g.comm.cp, h.cp);
-            least(g.comm.ep, h.ep);
-            least(g.comm.denseAllReduce, h.denseAllReduce);
-            least(g.comm.denseReduceScatter, h.denseReduceScatter);
-            least(g.comm.expertAllReduce, h.expertAllReduce);
-            least(g.comm.expertReduceScatter, h.expertReduceScatter);
-        }
-        return g;
-    });
+    // Copied: geometryId() may grow m_geoms.
+    StageGeometry g = m_geoms[static_cast<size_t>(geometryId(classes.front().first, classes.front().second, wIdx, o))];
+    for (size_t c = 1; c < classes.size(); ++c) {
+        const StageCollectives h =
+            m_geoms[static_cast<size_t>(geometryId(classes[c].first, classes[c].second, wIdx, o))].comm;
+        least(g.comm.tp, h.tp);
+        least(g.comm.cp, h.cp);
+        least(g.comm.ep, h.ep);
+        least(g.comm.denseAllReduce, h.denseAllReduce);
+        least(g.comm.denseReduceScatter, h.denseReduceScatter);
+        least(g.comm.expertAllReduce, h.expertAllReduce);
+        least(g.comm.expertReduceScatter, h.expertReduceScatter);
+    }
+    return g;
+}
+
+std::vector<StageCost> StageCostCache::basesOn(int range, int j, int jEnd, int wIdx,
+                                               const std::vector<StageGeometry> &geometries)
+{
+    size_t i = 0;
+    return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &) -> const StageGeometry & { return geometries[i++]; });
+}
+
+std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, int wIdx,
+                                                  const std::vector<std::pair<int, int>> &classes)
+{
+    return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &o) { return floorGeometry(wIdx, o, classes); });
 }
 
 StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const StageContext &ctx,

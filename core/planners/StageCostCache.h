@@ -103,6 +103,13 @@ public:
     // with the same links; docs/planner.md, "Twelfth round"). Not kept.
     std::vector<StageCost> floorBases(int range, int j, int jEnd, int wIdx,
                                       const std::vector<std::pair<int, int>> &classes);
+    // That floor's geometry for option o of width index wIdx (it depends on the option's
+    // shape and the classes, not on the layers).
+    StageGeometry floorGeometry(int wIdx, const StageConfig &o, const std::vector<std::pair<int, int>> &classes);
+    // The bases (options() order) of the stage [j, jEnd) of width index wIdx, whose range
+    // class is `range`, option i on geometries[i] (so floorBases() with the floor geometries
+    // given). Not kept.
+    std::vector<StageCost> basesOn(int range, int j, int jEnd, int wIdx, const std::vector<StageGeometry> &geometries);
 
     // Feasible, mutually non-dominated options (keep > 1: see the constructor; t ascending
     // either way) of the stage [j, jEnd) of width wIdx whose
