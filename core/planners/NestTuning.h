@@ -9,7 +9,7 @@ struct NestTuning {
     // The positions relaxation (docs/planner.md, "Positions needed") is consulted once an
     // outer point's recurrence has created more than this many cells: on small points it
     // costs more than it saves. 0: from the first cell.
-    long long relaxAfterCells = 1024;
+    long long relaxAfterCells = 512;
     // The roots' bound of the relaxation (docs/planner.md, "Eleventh round") is made for a
     // table once a root asks for a row this many rows past those built, or once the table
     // holds four times as many rows; after a try that does not decide, it is tried again

@@ -249,8 +249,8 @@ RelaxationCounts relaxationAgainstExhaustive(const NestTuning &tuning, bool uneq
 } // namespace
 
 // The positions relaxation and the root weight (docs/planner.md, "Positions needed", "Root
-// weight") on every cell: the planner consults the relaxation only past 2,048 cells of an
-// outer point, which these instances never reach, so here it runs from the first cell. The
+// weight") on every cell: the planner consults the relaxation only past relaxAfterCells cells of an
+// outer point, which these small instances seldom reach, so here it runs from the first cell. The
 // instances are the ones above plus tighter ones (fewer devices per node, memory cut so
 // that the stash of deep pipelines decides), and the test asserts that the relaxation did
 // cut on many of them, including ones whose optimum uses every position or whose
