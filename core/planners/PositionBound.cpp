@@ -206,7 +206,7 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // that give the least before (a stage after the first) and after (one before the last).
     const Placements &f = *m_facts;
     // With m_floor, one pass over the bases of the floor of the width's placement classes
-    // (StageCostCache::floorBases()) instead of one pass per class (docs/planner.md, "Twelfth
+    // (StageCostCache::floorGeometry()) instead of one pass per class (docs/planner.md, "Twelfth
     // round"). With one device type an option's memory, hence its most stages, is the same at
     // every class (the capacity is the type's, the sums the layers'). Its time on the floor is
     // at most its time at any class, and so is its time plus extra: every collective's cost

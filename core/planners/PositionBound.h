@@ -8,8 +8,8 @@
 //   * has (m + k') * t + e below the incumbent, where t is the stage's per-micro-batch time
 //     without its pipeline point-to-point and e its per-iteration extra,
 // both at the cheapest placement class its width has anywhere in the current outer point
-// (with one device type: on the floor of those classes, StageCostCache::floorBases(), whose
-// times and values are at most each class's).
+// (with one device type: on the floor of those classes, StageCostCache::floorGeometry(),
+// whose times and values are at most each class's).
 // Every stage of a plan that beats the incumbent meets this test (its pipeline weight is at
 // least m + k', its p2p is not negative), so a DP cell at position q with
 // q + need(k, j) > positions holds no suffix that can beat it.

@@ -240,12 +240,6 @@ std::vector<StageCost> StageCostCache::basesOn(int range, int j, int jEnd, int w
     return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &) -> const StageGeometry & { return geometries[i++]; });
 }
 
-std::vector<StageCost> StageCostCache::floorBases(int range, int j, int jEnd, int wIdx,
-                                                  const std::vector<std::pair<int, int>> &classes)
-{
-    return basesOn(range, j, jEnd, wIdx, [&](const StageConfig &o) { return floorGeometry(wIdx, o, classes); });
-}
-
 StageCostCache::TimeRow StageCostCache::stageTimes(int blk, int v, int u, const StageContext &ctx,
                                                   const std::vector<StageConfig> &opts)
 {

@@ -95,20 +95,16 @@ public:
     {
         return m_bases[static_cast<size_t>(blk)][static_cast<size_t>(opt)];
     }
-    // The bases (options() order) of the stage [j, jEnd) of width index wIdx, whose range class
-    // is `range`, on a geometry whose every collective costs, per byte and fixed, the least
-    // it costs at any of `classes` (placement classes, each with a position where it occurs;
-    // not empty). With one device type an option's memory is the same as at each of them, and
-    // its per-micro-batch time, and that time plus its extra, are at most theirs (finished
-    // with the same links; docs/planner.md, "Twelfth round"). Not kept.
-    std::vector<StageCost> floorBases(int range, int j, int jEnd, int wIdx,
-                                      const std::vector<std::pair<int, int>> &classes);
-    // That floor's geometry for option o of width index wIdx (it depends on the option's
-    // shape and the classes, not on the layers).
+    // The floor of `classes` (placement classes of width index wIdx, each with a position
+    // where it occurs; not empty) for option o: its geometry at the first class, with every
+    // collective at the least per-byte and the least fixed cost it has at any of them. It
+    // depends on the option's shape and the classes, not on the layers. With one device type
+    // an option's bases on it (basesOn()) have the memory they have at each class, and a
+    // per-micro-batch time, and that time plus the extra, at most theirs (finished with the
+    // same links; docs/planner.md, "Twelfth round").
     StageGeometry floorGeometry(int wIdx, const StageConfig &o, const std::vector<std::pair<int, int>> &classes);
     // The bases (options() order) of the stage [j, jEnd) of width index wIdx, whose range
-    // class is `range`, option i on geometries[i] (so floorBases() with the floor geometries
-    // given). Not kept.
+    // class is `range`, option i on geometries[i]. Not kept.
     std::vector<StageCost> basesOn(int range, int j, int jEnd, int wIdx, const std::vector<StageGeometry> &geometries);
 
     // Feasible, mutually non-dominated options (keep > 1: see the constructor; t ascending
@@ -213,8 +209,8 @@ private:
     StagePlan m_geomStage;                            // geometryId(): the stage's devices
     StagePlan m_timeStage;                            // stageTimes(): the stage costed
     std::vector<StageCost> m_costs;
-    std::vector<int> m_blockSums;                     // basesOn(): per option
-    std::vector<ComputeRates> m_blockRates;
+    std::vector<int> m_blockSums;                     // basesOn(): per option, its sums
+    std::vector<ComputeRates> m_blockRates;           // ... and the rates they are for
     bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first

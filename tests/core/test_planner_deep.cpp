@@ -480,7 +480,7 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
     }
 }
 
-// StageCostCache::floorBases() (docs/planner.md, "Twelfth round"): the relaxation's summaries
+// StageCostCache::floorGeometry() (docs/planner.md, "Twelfth round"): the relaxation's summaries
 // take each option's costs on one geometry whose collectives cost the least of any placement
 // class of the width, instead of one pass per class. Their argument: with one device type no
 // time of an option on that floor is above its time at any class, and its memory is the same.
@@ -490,9 +490,10 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 // data-parallel, TP and ZeRO collectives all differ between classes. An option's time is never
 // above its time at a class, and its time plus extra neither (so neither is weight * time +
 // extra for a weight >= 1); its extra alone may be: the gradient sync hides behind the
-// backward and the recompute pass, whose collectives are cheaper on the floor. Taking the most
-// instead of the least, or leaving the TP or the dense all-reduce out of the floor, fails it
-// (tried by hand).
+// backward and the recompute pass, whose collectives are cheaper on the floor. The bases are
+// made as the summaries make them (floorGeometry() per option, then basesOn()). Taking the
+// most instead of the least, or leaving the TP, the dense all-reduce or the dense
+// reduce-scatter out of the floor, fails it (tried by hand).
 TEST(PlannerDeep, floorBasesAreAtMostEveryPlacementClass)
 {
     int compared = 0, below = 0, extraAbove = 0;
@@ -540,9 +541,12 @@ TEST(PlannerDeep, floorBasesAreAtMostEveryPlacementClass)
                 for (int j = 0; j < layers; ++j)
                     for (int e = j + 1; e <= layers; e += 1 + (e - j) / 2) {
                         const int range = cache.rangeClass(j, e);
-                        const std::vector<StageCost> floor =
-                            cache.floorBases(range, j, e, w, ++asked % 2 ? classes : reversed);
                         const std::vector<StageConfig> &opts = cache.options(w, j, e);
+                        const std::vector<std::pair<int, int>> &asking = ++asked % 2 ? classes : reversed;
+                        std::vector<StageGeometry> floors;
+                        for (const StageConfig &o : opts)
+                            floors.push_back(cache.floorGeometry(w, o, asking));
+                        const std::vector<StageCost> floor = cache.basesOn(range, j, e, w, floors);
                         ASSERT_EQ(floor.size(), opts.size());
                         StagePlan stage;
                         stage.firstLayer = j;
