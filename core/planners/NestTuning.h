@@ -18,6 +18,12 @@ struct NestTuning {
     // Counts the roots that bound ruled out, when set (one search at a time: not with
     // SearchOptions::threads > 1).
     long long *rootBoundCuts = nullptr;
+    // The relaxation's walks over the ends of a first stage step over the ends of the model's
+    // periodic stretch whose summary is known to pass for no stage after it (docs/planner.md,
+    // "Thirteenth round"); false: one end at a time, as before (the same rows).
+    bool skipKnownFailures = true;
+    // Counts the ends those walks passed over without asking, when set (one search at a time).
+    long long *skippedEnds = nullptr;
     // SearchOptions::threads > 1 (docs/planner.md, "Outer points in parallel"): -1 = each
     // point to whichever search is free. 0 or 1: the second search runs the points whose
     // index in the order has this parity (in order), and only then the first search the

@@ -88,7 +88,8 @@ void SettledRangeMin::settle(size_t e, int v)
 PositionBound::PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages,
                              SearchStats &stats, const NestTuning &tuning)
     : m_cache(cache), m_ranges(ranges), m_L(layers), m_maxStages(maxStages), m_stats(stats),
-      m_rootBoundAfterRows(tuning.rootBoundAfterRows), m_rootBoundCuts(tuning.rootBoundCuts)
+      m_rootBoundAfterRows(tuning.rootBoundAfterRows), m_rootBoundCuts(tuning.rootBoundCuts),
+      m_skipKnownFailures(tuning.skipKnownFailures), m_skippedEnds(tuning.skippedEnds)
 {
 }
 
@@ -511,6 +512,7 @@ bool PositionBound::fitsWithTwo(int j, int jEnd, int wIdx)
 void PositionBound::resetTable()
 {
     m_stages.clear();
+    m_failDown.clear();
     m_start.assign(static_cast<size_t>(m_L), -1);
     m_last.assign(static_cast<size_t>(m_L) * m_nW, -1);
     m_rowsBuilt = 0;
@@ -626,26 +628,141 @@ int PositionBound::stagesUpTo(int j, int idx, int w, double best, int k)
 // far, no end below it does either: the walk stops there (idx stays at or above the largest
 // end that passes, which is all a later walk needs, k only growing), and the value is
 // unchanged. Ends that leave fewer than k layers pass for no row from this one on.
+//
+// In the model's periodic stretch, after the first end, the walk asks the summaries of the
+// phase directly (passesInStretch()) and steps over the ends whose summary, at every width
+// up to w whose compute allows the stage, is known to fail for k (openLength(); a summary is
+// that of the stage's phase and length, so what one first layer learns serves every other of
+// its phase; docs/planner.md, "Thirteenth round"): only ends that fail at every width are
+// passed over, so the walk stops at the same end that passes as one step at a time, or
+// (where it stops because w + restAt cannot beat `result`) at one no higher, where it cannot
+// beat it either, so the value is the same. The compute allows the stage at width x up to an
+// end cap[x] (computePasses() for k, monotone in the end), found by bisection once per walk.
 template <typename RestAt>
 int PositionBound::walkEnds(int j, int k, int result, double best, RestAt restAt)
 {
     if (m_start[static_cast<size_t>(j)] < 0)
         prepareFirstLayer(j, best);
     int *last = &m_last[static_cast<size_t>(j) * m_nW];
+    const int *slots = &m_stages[static_cast<size_t>(m_start[static_cast<size_t>(j)])];
     const int *widths = m_cache.widths().data();
+    // The ends [j, j + 1 + idx) in the periodic stretch: idx <= stretchTop (-2: not known yet).
+    int stretchTop = -2;
     for (int w = 0; w < m_nW; ++w) {
         int idx = std::min(last[w], m_L - k - j - 1);
         const int width = widths[w];
-        while (idx >= 0 && width + restAt(idx) < result && stagesUpTo(j, idx, w, best, k) < k)
+        bool stepped = false, capsKnown = false;
+        int cap[kMaxWalkWidths];
+        while (idx >= 0) {
+            const int rest = restAt(idx);
+            if (width + rest >= result)
+                break;  // neither this end nor one below it can lower the value
+            if (stepped && stretchTop == -2) {
+                stretchTop = m_skipKnownFailures && w < kMaxWalkWidths && m_ranges.slot(j, j) >= 0
+                                 ? m_ranges.stretchEnd() - j - 1
+                                 : -1;
+                if (stretchTop >= 0 && m_failDown.empty())
+                    m_failDown.assign(static_cast<size_t>(m_ranges.slots()) * m_nW, -1);
+            }
+            if (!stepped || idx > stretchTop || w >= kMaxWalkWidths) {
+                const int known = slots[static_cast<size_t>(idx) * m_nW + w];
+                if ((known != -3 ? known : stagesUpTo(j, idx, w, best, k)) >= k) {
+                    result = width + rest;
+                    break;
+                }
+                --idx;
+                stepped = true;
+                continue;
+            }
+            if (!capsKnown) {
+                // cap[x]: the last end at or below idx whose compute passes for k at width x
+                // (-1: none); wider widths pass at least as far, so each bisection starts
+                // below the next wider one's cap.
+                const double weightK = weightOf(k);
+                int hiCap = idx;
+                for (int x = w; x >= 0; --x) {
+                    auto passes = [&](int i) {
+                        return !m_compute || computePasses(weightK, rangeDeviceSeconds(j, j + 1 + i), widths[x], best);
+                    };
+                    int lo = -1, hi = hiCap;  // passes(lo) or lo == -1; the answer is in [lo, hi]
+                    if (hi >= 0 && passes(hi))
+                        lo = hi;
+                    else
+                        while (hi - lo > 1) {
+                            const int mid = lo + (hi - lo) / 2;
+                            if (passes(mid))
+                                lo = mid;
+                            else
+                                hi = mid;
+                        }
+                    cap[x] = lo;
+                    hiCap = lo;
+                }
+                capsKnown = true;
+            }
+            // The highest end at or below idx that some width up to w may pass at.
+            const int slotBase = m_ranges.slot(j, j);
+            int next = -1;
+            for (int x = 0; x <= w; ++x) {
+                const int top = std::min(idx, cap[x]);
+                if (top > next)
+                    next = std::max(next, openLength(slotBase, x, top + 1) - 1);
+            }
+            if (next < idx) {
+                if (m_skippedEnds)
+                    *m_skippedEnds += idx - next;
+                idx = next;  // every end above it fails at every width up to w
+                continue;
+            }
+            if (passesInStretch(j, idx, w, k, best, cap)) {
+                result = width + rest;
+                break;
+            }
             --idx;
-        if (idx >= 0) {  // the walk stopped at an end that passes, or where it cannot beat `result`
-            const int value = width + restAt(idx);
-            if (value < result)
-                result = value;
         }
         last[w] = idx;
     }
     return result;
+}
+
+// The longest length at most `length` of the phase of slotBase (PeriodicRanges::slot() of
+// [j, j)) whose summary at width index x is not known to fail (0: none), shortening the
+// chains it follows.
+int PositionBound::openLength(int slotBase, int x, int length)
+{
+    const auto at = [&](int l) { return (static_cast<size_t>(slotBase) + static_cast<size_t>(l)) * m_nW + x; };
+    while (length > 0) {
+        int &down = m_failDown[at(length)];
+        if (down < 0)
+            return length;
+        const int next = down;
+        if (next > 0 && m_failDown[at(next)] >= 0)
+            down = m_failDown[at(next)];  // path halving
+        length = next;
+    }
+    return 0;
+}
+
+// Whether the stage [j, j + 1 + idx) of the periodic stretch passes for k stages after it at
+// a width at most index w (stagesUpTo() >= k, by the same test: compute for k at width x,
+// up to cap[x], and the summary's stagesAfterAllowed() >= k). A summary that fails for k is
+// marked for openLength(): the walks of a table ask for k in ascending order (buildTwoOrMore()
+// for k = 1 after row 0, then rows 1, 2, ...), and one that fails for k fails for more.
+bool PositionBound::passesInStretch(int j, int idx, int w, int k, double best, const int *cap)
+{
+    const int jEnd = j + 1 + idx;
+    const size_t slot = static_cast<size_t>(m_ranges.slot(j, jEnd));
+    for (int x = 0; x <= w; ++x) {
+        if (idx > cap[x])
+            continue;
+        int &down = m_failDown[slot * m_nW + x];
+        if (down >= 0)
+            continue;
+        if (stagesAfterAllowed(m_summaries[static_cast<size_t>(summaryIndex(j, jEnd, x))], best) >= k)
+            return true;
+        down = idx;  // the length idx + 1 fails for k, hence for every later walk: look at idx next
+    }
+    return false;
 }
 
 // Row k of the table. k = 0: the narrowest width that passes as the last stage [j, L).

@@ -97,6 +97,9 @@ public:
     // The relative amount by which a floor summary's times and extras are lowered, for
     // rounding (makeSummary()).
     static constexpr double kFloorShade = 1e-12;
+    // Width indices up to which walkEnds() steps over known failures in the periodic stretch
+    // (wider ones, never seen in practice, walk one end at a time).
+    static constexpr int kMaxWalkWidths = 32;
 
     PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats,
                   const NestTuning &tuning);
@@ -139,6 +142,8 @@ private:
     SearchStats &m_stats;
     const int m_rootBoundAfterRows;
     long long *const m_rootBoundCuts;
+    const bool m_skipKnownFailures;
+    long long *const m_skippedEnds;
     const LayerComputeBound *m_compute = nullptr;
 
     // Per (dp, layout), per width index: the distinct placement classes, each with a
@@ -177,6 +182,13 @@ private:
     // starts at the last end where compute allows a stage after one of width w, and only
     // moves down; a walk that can no longer lower the row's value stops early, buildRow()).
     std::vector<int> m_stages, m_start, m_last;
+    // Per table, for the stages in the model's periodic stretch (whose summary is that of
+    // their phase and length, PeriodicRanges::slot()): per (slot, width index), -1, or, when
+    // that summary is known to fail for the walks from now on, a shorter length of the same
+    // phase to look at next (a chain of known failures, followed and shortened by
+    // openLength()). Shared by every first layer of the phase (walkEnds()). Empty until a
+    // walk needs it.
+    std::vector<int> m_failDown;
     std::vector<int> m_countGuess;  // prepareFirstLayer(): the last count per phase (a guess)
     // need' per (k, j) for rows 0 .. m_rowsBuilt - 1 (any value above the positions means
     // "more than there are"); m_prefix: the last row's prefix minima (min over e' <= e).
@@ -239,6 +251,8 @@ private:
     int stagesUpTo(int j, int idx, int w, double best, int k);
     template <typename RestAt>
     int walkEnds(int j, int k, int result, double best, RestAt restAt);
+    int openLength(int slotBase, int x, int length);
+    bool passesInStretch(int j, int idx, int w, int k, double best, const int *cap);
     void buildRow(int k, double best);
     int solve(int k, int j, double best);
     int bound(int k, int j, double best, int limit);
