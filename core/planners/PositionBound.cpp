@@ -648,9 +648,19 @@ int PositionBound::walkEnds(int j, int k, int result, double best, RestAt restAt
     const int *widths = m_cache.widths().data();
     // The ends [j, j + 1 + idx) in the periodic stretch: idx <= stretchTop (-2: not known yet).
     int stretchTop = -2;
+    // restAt() never falls as idx falls, so no walk gives less than its width plus restAt at
+    // the last end that leaves k layers; the widths ascend, so once that is not below
+    // `result`, no wider width's walk can lower it, and those walks would stop at once (their
+    // last[] clamped to that end, as the next walk clamps it anyway).
+    const int lastIdx = m_L - k - j - 1;
+    if (lastIdx < 0)
+        return result;
+    const int leastRest = restAt(lastIdx);
     for (int w = 0; w < m_nW; ++w) {
-        int idx = std::min(last[w], m_L - k - j - 1);
         const int width = widths[w];
+        if (width + leastRest >= result)
+            break;
+        int idx = std::min(last[w], lastIdx);
         bool stepped = false, capsKnown = false;
         int cap[kMaxWalkWidths];
         while (idx >= 0) {
