@@ -18,9 +18,10 @@ struct NestTuning {
     // Counts the roots that bound ruled out, when set (one search at a time: not with
     // SearchOptions::threads > 1).
     long long *rootBoundCuts = nullptr;
-    // The relaxation's walks over the ends of a first stage step over the ends of the model's
-    // periodic stretch whose summary is known to pass for no stage after it (docs/planner.md,
-    // "Thirteenth round"); false: one end at a time, as before (the same rows).
+    // The relaxation's walks over the ends of a first stage pass over the ends of the model's
+    // periodic stretch whose summary a walk of the same phase already found failing
+    // (docs/planner.md, "Thirteenth round"); false: one end at a time, as before (the same
+    // rows).
     bool skipKnownFailures = true;
     // Counts the ends those walks passed over without asking, when set (one search at a time).
     long long *skippedEnds = nullptr;

@@ -711,12 +711,11 @@ int PositionBound::walkEnds(int j, int k, int result, double best, RestAt restAt
                 capsKnown = true;
             }
             // The highest end at or below idx that some width up to w may pass at.
-            const int slotBase = m_ranges.slot(j, j);
             int next = -1;
             for (int x = 0; x <= w; ++x) {
                 const int top = std::min(idx, cap[x]);
                 if (top > next)
-                    next = std::max(next, openLength(slotBase, x, top + 1) - 1);
+                    next = std::max(next, openLength(m_ranges.slot(j, j), x, top + 1) - 1);
             }
             if (next < idx) {
                 if (m_skippedEnds)

@@ -97,8 +97,8 @@ public:
     // The relative amount by which a floor summary's times and extras are lowered, for
     // rounding (makeSummary()).
     static constexpr double kFloorShade = 1e-12;
-    // Width indices up to which walkEnds() steps over known failures in the periodic stretch
-    // (wider ones, never seen in practice, walk one end at a time).
+    // Width indices below which walkEnds() passes over known failures in the periodic
+    // stretch (the walks of higher indices go one end at a time).
     static constexpr int kMaxWalkWidths = 32;
 
     PositionBound(StageCostCache &cache, PeriodicRanges &ranges, int layers, int maxStages, SearchStats &stats,
