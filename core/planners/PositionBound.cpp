@@ -523,6 +523,27 @@ void PositionBound::resetTable()
     m_lambdaSums.clear();
 }
 
+// The largest idx in [-1, top] whose stage [j, j + 1 + idx) passes the compute test at
+// `width` for `weight` (computePasses(); -1: none), by bisection: the test only fails more as
+// the stage grows. Without compute bounds, top.
+int PositionBound::computeCap(int j, int top, double width, double weight, double best) const
+{
+    if (!m_compute || top < 0)
+        return top;
+    auto passes = [&](int idx) { return computePasses(weight, rangeDeviceSeconds(j, j + 1 + idx), width, best); };
+    if (passes(top))
+        return top;
+    int lo = -1, hi = top;  // !passes(hi); passes(lo) or lo == -1
+    while (hi - lo > 1) {
+        const int mid = lo + (hi - lo) / 2;
+        if (passes(mid))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 // The ends of first layer j: [j + 1, j + count] where count + j + 1 is the first end that is
 // not open. Open is monotone in the end (true, then false: compute and memory only grow with
 // the layers), so the first end that is not open is found by bisection; every end before it
@@ -573,21 +594,7 @@ void PositionBound::prepareFirstLayer(int j, double best)
     const double weightOne = weightOf(1);
     int top = count - 1;
     for (int w = m_nW - 1; w >= 0; --w) {
-        if (m_compute) {
-            const double width = m_cache.widths()[static_cast<size_t>(w)];
-            auto fails = [&](int idx) { return !computePasses(weightOne, rangeDeviceSeconds(j, j + 1 + idx), width, best); };
-            if (top >= 0 && fails(top)) {
-                int lo = -1, hi = top;  // fails(hi); lo passes or is -1
-                while (hi - lo > 1) {
-                    const int mid = lo + (hi - lo) / 2;
-                    if (fails(mid))
-                        hi = mid;
-                    else
-                        lo = mid;
-                }
-                top = lo;
-            }
-        }
+        top = computeCap(j, top, m_cache.widths()[static_cast<size_t>(w)], weightOne, best);
         m_last[static_cast<size_t>(j) * m_nW + w] = top;
     }
 }
@@ -690,24 +697,8 @@ int PositionBound::walkEnds(int j, int k, int result, double best, RestAt restAt
                 // below the next wider one's cap.
                 const double weightK = weightOf(k);
                 int hiCap = idx;
-                for (int x = w; x >= 0; --x) {
-                    auto passes = [&](int i) {
-                        return !m_compute || computePasses(weightK, rangeDeviceSeconds(j, j + 1 + i), widths[x], best);
-                    };
-                    int lo = -1, hi = hiCap;  // passes(lo) or lo == -1; the answer is in [lo, hi]
-                    if (hi >= 0 && passes(hi))
-                        lo = hi;
-                    else
-                        while (hi - lo > 1) {
-                            const int mid = lo + (hi - lo) / 2;
-                            if (passes(mid))
-                                lo = mid;
-                            else
-                                hi = mid;
-                        }
-                    cap[x] = lo;
-                    hiCap = lo;
-                }
+                for (int x = w; x >= 0; --x)
+                    hiCap = cap[x] = computeCap(j, hiCap, widths[x], weightK, best);
                 capsKnown = true;
             }
             // The highest end at or below idx that some width up to w may pass at.

@@ -238,6 +238,7 @@ private:
                          : 0;
     }
     int computeStages(double deviceSeconds, double width, double best) const;
+    int computeCap(int j, int top, double width, double weight, double best) const;
     int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known, double compute);
     int stagesAllowed(int j, int jEnd, int wIdx, double best, bool &open, int known)
     {
