@@ -575,9 +575,14 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
 }
 
+double stageStashBytes(const StageCost &base, const StageContext &ctx)
+{
+    return stashBytes(base, ctx, stashedMicroBatches(ctx));
+}
+
 double stageMemoryTotal(const StageCost &base, const StageContext &ctx)
 {
-    return memoryTotalWith(base, stashBytes(base, ctx, stashedMicroBatches(ctx)));
+    return memoryTotalWith(base, stageStashBytes(base, ctx));
 }
 
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g)

@@ -228,6 +228,8 @@ void finishStageCost(StageCost &c, const StageContext &ctx);
 // memoryTotal. It reads only the schedule, depth, position and micro-batches of ctx, not
 // its links, so a search can ask how many stages a stage fits with without the rest.
 double stageMemoryTotal(const StageCost &base, const StageContext &ctx);
+// Its stash alone (what finishStageCost() stores in StageCost::stash).
+double stageStashBytes(const StageCost &base, const StageContext &ctx);
 // stageCost() with a precomputed geometry.
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
 

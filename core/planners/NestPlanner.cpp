@@ -1170,17 +1170,13 @@ private:
             } else {
                 m_space.setInterleavedOption(chunks, c.option);
             }
+            // +inf also when a pipeline position does not fit in memory (most fast candidates
+            // of a deep model do not): evaluate() would find the plan infeasible, so it is
+            // skipped without building and evaluating it.
             const double t = m_cache.interleavedTime(c, chunks, best);
             m_stats.stageCostCalls += static_cast<long long>(chunks.size());
             ++m_stats.transitions;
             if (t >= best) {
-                ++m_stats.pruned;
-                continue;
-            }
-            // Feasibility needs the per-device memory of all chunks. Most fast candidates
-            // do not fit; that is known from the chunk costs just computed. The full
-            // evaluator only for one that fits and would improve the incumbent.
-            if (!m_cache.interleavedFits()) {
                 ++m_stats.pruned;
                 continue;
             }

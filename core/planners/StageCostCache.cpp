@@ -337,12 +337,24 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
 }
 
 double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
-                                       double cutoff)
+                                       double cutoff, bool *fits)
 {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (fits)
+        *fits = false;
     const int w = c.option.width();
     const int wIdx = static_cast<int>(std::find(m_widths.begin(), m_widths.end(), w) - m_widths.begin());
     const int pp = c.pp;
     const int n = static_cast<int>(chunks.size());
+    m_ilPlan.virtualStages = n / pp;
+    m_ilPlan.stages.resize(static_cast<size_t>(n));
+    m_costs.resize(static_cast<size_t>(n));
+    // One context for every chunk (its copy of the options made once), the per-chunk
+    // fields set below.
+    StageContext ctx = m_ctx;
+    ctx.stage = &m_stage;
+    ctx.numStages = pp;
+    ctx.virtualStages = m_ilPlan.virtualStages;
     // Chunk s runs on position s % pp; chunk s -> s + 1 crosses an adjacent boundary
     // except from position pp - 1 back to 0.
     const std::pair<int, int> wrapKey(pp, wIdx);
@@ -353,31 +365,17 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
         const int d = s % pp;
         return d == pp - 1 ? wrapIt->second : m_links.link(linkId((d + 1) * w, wIdx, wIdx));
     };
-    m_ilPlan.virtualStages = n / pp;
-    m_ilPlan.stages.resize(static_cast<size_t>(n));
-    // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
-    // max extra; every term is >= 0, so one device's sum times the weight bounds it below.
-    // The chunks are costed device by device, the last first (it holds the head, usually
-    // the heaviest), each device's v chunks before the next device's, so a candidate the
-    // incumbent beats is usually known after one device's chunks instead of nearly all of
-    // them (the first device order gave 5 % less in a re-plan, this one 11 %). Each chunk's
-    // cost is that of its own index s whatever the order, and m_costs holds them by s, so
-    // the value returned is unchanged.
-    const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
-    m_costs.resize(static_cast<size_t>(n));
-    m_costsComplete = false;
-    // The chunks share one option (two lists: with and without a MoE layer): its index is
+
+    // A position's memory (positionMemory(), as evaluate() sums it) needs only its chunks'
+    // bases and stashes, not their times: load(d) puts them in m_costs (by chunk index) and
+    // says whether position d fits the least capacity of its devices (1), does not (0), or a
+    // chunk's option is not from the lists (-1, cannot happen: then use evaluate()). The
+    // chunks share one option (two lists: with and without a MoE layer): its index is
     // looked up once per list, not once per chunk.
     const std::vector<StageConfig> *lastOpts = nullptr;
     int lastIdx = 0;
-    // One context for every chunk (its copy of the options made once), the per-chunk
-    // fields set below.
-    StageContext ctx = m_ctx;
-    ctx.stage = &m_stage;
-    ctx.numStages = pp;
-    ctx.virtualStages = m_ilPlan.virtualStages;
-    for (int d = pp - 1; d >= 0; --d) {
-        double deviceT = 0;
+    auto load = [&](int d) {
+        double capacity = kInf;
         for (int s = d; s < n; s += pp) {
             const StageChoice &ch = chunks[static_cast<size_t>(s)];
             const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
@@ -388,12 +386,30 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
                 while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
                     ++idx;
                 if (idx == static_cast<int>(opts.size()))
-                    return -1;  // not from the option lists (cannot happen): use evaluate()
+                    return -1;
                 lastOpts = &opts;
                 lastIdx = idx;
             }
             const int blk = block(m_store.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * w, wIdx),
                                   ch.firstLayer, ch.endLayer, d * w, wIdx);
+            StageCost &cost = m_costs[static_cast<size_t>(s)];
+            cost = base(blk, idx);
+            ctx.stageIndex = s;
+            cost.stash = stageStashBytes(cost, ctx);
+            // The chunks of one position share its devices, so their capacities are equal.
+            capacity = std::min(capacity, cost.memoryCapacity);
+        }
+        return positionMemory(m_costs, d, pp).total > capacity ? 0 : 1;
+    };
+    // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
+    // max extra; every term is >= 0, so one device's sum times the weight bounds it below:
+    // time(d) finishes position d's loaded chunks in place (as on a fresh copy of the base)
+    // and says whether that bound stays below the cutoff.
+    const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
+    auto time = [&](int d) {
+        double deviceT = 0;
+        for (int s = d; s < n; s += pp) {
+            const StageChoice &ch = chunks[static_cast<size_t>(s)];
             StagePlan &stage = m_stage;
             stage.firstLayer = ch.firstLayer;
             stage.endLayer = ch.endLayer;
@@ -408,31 +424,38 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
             else
                 ctx.next.reset();
             StageCost &cost = m_costs[static_cast<size_t>(s)];
-            cost = base(blk, idx);
             finishStageCost(cost, ctx);
             deviceT += cost.perMicroBatch;
             if (weight * deviceT >= cutoff)
-                return std::numeric_limits<double>::infinity();
+                return false;
         }
+        return true;
+    };
+    // The order (docs/planner.md, "Interleaved candidates: memory before time"): the last
+    // position first (it holds the head, usually the heaviest in time, so a candidate the
+    // incumbent beats is usually known after its v chunks; the first position first gave 5 %
+    // less in a re-plan, this one 11 %), then the first position's memory (it holds the most
+    // micro-batches in flight: most candidates of a deep model that do not fit fail there),
+    // then each other position's memory and time, down, and the first position's time. Each
+    // chunk's cost is that of its own index whatever the order, so the value is unchanged.
+    int loaded = load(pp - 1);
+    if (loaded <= 0)
+        return loaded < 0 ? -1 : kInf;
+    if (!time(pp - 1))
+        return kInf;
+    if (pp > 1 && (loaded = load(0)) <= 0)
+        return loaded < 0 ? -1 : kInf;
+    for (int d = pp - 2; d >= 1; --d) {
+        if ((loaded = load(d)) <= 0)
+            return loaded < 0 ? -1 : kInf;
+        if (!time(d))
+            return kInf;
     }
-    m_costsComplete = true;
+    if (fits)
+        *fits = true;
+    if (pp > 1 && !time(0))
+        return kInf;
     return iterationTime(m_costs, m_ilPlan);
-}
-
-bool StageCostCache::interleavedFits() const
-{
-    if (!m_costsComplete)
-        return true;  // the last interleavedTime() stopped early: nothing decided here
-    const int pp = static_cast<int>(m_ilPlan.stages.size()) / std::max(1, m_ilPlan.virtualStages);
-    for (int p = 0; p < pp; ++p) {
-        // The chunks of one position share its devices, so their capacities are equal.
-        double capacity = std::numeric_limits<double>::infinity();
-        for (size_t k = static_cast<size_t>(p); k < m_costs.size(); k += static_cast<size_t>(pp))
-            capacity = std::min(capacity, m_costs[k].memoryCapacity);
-        if (positionMemory(m_costs, p, pp).total > capacity)
-            return false;
-    }
-    return true;
 }
 
 } // namespace nest

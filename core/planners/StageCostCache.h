@@ -136,16 +136,15 @@ public:
 
     // The iteration time of an interleaved candidate of the current (interleaved) point with
     // the evaluator's arithmetic (cached bases, finishStageCost, iterationTime); -1 when
-    // a chunk's option is not one of options() (then use evaluate()). Stops early and
-    // returns +infinity once the time is certain to be >= cutoff: (m + (pp-1)/v) times one
-    // device's partial sum of per-micro-batch times already reaches it.
+    // a chunk's option is not one of options() (then use evaluate()). +infinity when some
+    // pipeline position's memory (positionMemory() of the chunks' costs, as evaluate() sums
+    // it) exceeds the least capacity of its devices, so that evaluate() would find the plan
+    // infeasible (known from the chunks' bases, before their times), or once the time is
+    // certain to be >= cutoff: (m + (pp-1)/v) times one device's partial sum of
+    // per-micro-batch times reaches it. *fits, when given: every position was found to fit
+    // (false when one does not, or when the cutoff was reached before all were loaded).
     double interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
-                           double cutoff = std::numeric_limits<double>::infinity());
-    // After interleavedTime() returned a finite time: whether every pipeline position's
-    // memory (positionMemory() of the same chunk costs, as evaluate() sums it) fits the
-    // smallest capacity of its devices. When it does not, evaluate() would find the plan
-    // infeasible for memory, so the search skips it without building and evaluating it.
-    bool interleavedFits() const;
+                           double cutoff = std::numeric_limits<double>::infinity(), bool *fits = nullptr);
 
 private:
     // Placement facts of one (dp, layout).
@@ -211,7 +210,6 @@ private:
     std::vector<StageCost> m_costs;
     std::vector<int> m_blockSums;                     // basesOn(): per option, its sums
     std::vector<ComputeRates> m_blockRates;           // ... and the rates they are for
-    bool m_costsComplete = false;                     // interleaved: m_costs holds every chunk
     Plan m_ilPlan;                                    // interleaved: scalars and chunk count
     std::map<std::pair<int, int>, BoundaryLink> m_wrapLinks;  // (pp, wIdx) -> last -> first
 

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -203,13 +204,14 @@ TEST(InterleavedMemory, korthikanti175bSelective)
     EXPECT_NEAR((d.weights + d.gradients + d.optimizerState) / params, 18.0, 1e-9);
 }
 
-// The planner skips an interleaved candidate without evaluating it when the chunk costs it
-// has just computed say a pipeline position does not fit (StageCostCache::interleavedFits).
-// That verdict must be evaluate()'s, candidate by candidate: on a cluster small enough in
-// memory that many candidates do not fit, every candidate with a finite time is checked
-// against the full evaluator of the plan it stands for.
+// The planner skips an interleaved candidate without timing or evaluating it when its chunks'
+// bases say a pipeline position does not fit (StageCostCache::interleavedTime(), checked
+// before any chunk is timed). That verdict must be evaluate()'s, candidate by candidate: on a
+// cluster small enough in memory that many candidates do not fit, every candidate is checked
+// against the full evaluator of the plan it stands for, and one that fits has its time.
 TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
 {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
     for (const double memory : {6e9, 12e9, 24e9}) {
         DeviceSpec dev{"il", 100e12, memory, 1e12, 0.5, ""};
         const Topology topo =
@@ -235,16 +237,17 @@ TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
                 continue;
             cache.setConfig(cfg);
             for (const InterleavedChoice &c : space.interleavedChoices(cfg)) {
-                const double t = cache.interleavedTime(c, space.interleavedChunks(c));
-                if (!(t >= 0) || !std::isfinite(t))
-                    continue;
+                bool verdict = true;
+                const double t = cache.interleavedTime(c, space.interleavedChunks(c), kInf, &verdict);
+                ASSERT_FALSE(t == -1);  // every chunk's option is from the lists
                 const Report r = evaluate(space.makeInterleavedPlan(cfg, c), topo, model, space.costOptions());
-                const bool verdict = cache.interleavedFits();
                 EXPECT_EQ(verdict, r.feasible) << "memory " << memory << " mb " << cfg.microBatch << " dp "
                                                << cfg.dp << " pp " << c.pp << " v " << c.virtualStages;
                 (verdict ? fits : doesNot) += 1;
                 if (r.feasible) {
                     EXPECT_EQ(t, r.iterationTime);
+                } else {
+                    EXPECT_EQ(t, kInf);
                 }
             }
         }
