@@ -325,9 +325,13 @@ private slots:
               meter.searchMs(), int(progress.count()), meter.ticksDuringSearch(), meter.searchStallMs(), meter.deliveryMs(),
               meter.deliveryStallMs());
         QVERIFY(meter.ticks() > 3);
-        // The event loop ran while the worker searched (a search on the GUI thread would
-        // leave no tick before its result's delivery).
-        QVERIFY2(meter.ticksDuringSearch() >= 3, qPrintable(QStringLiteral("%1 ticks during the search").arg(meter.ticksDuringSearch())));
+        // The event loop ran while the worker searched. A search on the GUI thread would block
+        // it from Run to the delivery, and a blocked loop fires a timer's missed timeouts as
+        // at most one when it resumes, so two ticks before the delivery are what a blocked
+        // loop cannot give. (This search takes 40-100 ms now, with a first stall of up to
+        // 15 ms while the worker starts: under a loaded CI run it gave 2 ticks in 37 ms, so
+        // more are not guaranteed.)
+        QVERIFY2(meter.ticksDuringSearch() >= 2, qPrintable(QStringLiteral("%1 ticks during the search").arg(meter.ticksDuringSearch())));
         // The figures themselves (docs/gui.md) are measurements, not pass marks. What must
         // hold on any machine: the search never blocks the event loop for a large part of
         // its run. A search on the GUI thread would stall for all of it (from Run to the
