@@ -527,6 +527,12 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     return c;
 }
 
+double computeTimeFloor(const CostOptions &options)
+{
+    // 1 - 1e-12: the product and sum in finishStageCost() round, the bound must stay below.
+    return options.stepOverhead < 0 ? (1.0 + options.stepOverhead) * (1.0 - 1e-12) : 1.0;
+}
+
 void finishStageCost(StageCost &c, const StageContext &ctx)
 {
     const ModelProfile &model = *ctx.model;

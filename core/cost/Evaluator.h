@@ -232,6 +232,13 @@ double stageMemoryTotal(const StageCost &base, const StageContext &ctx);
 double stageStashBytes(const StageCost &base, const StageContext &ctx);
 // stageCost() with a precomputed geometry.
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
+// The least a stage's per-micro-batch time can be as a fraction of the compute in it
+// (forward, backward, recompute): finishStageCost() makes it (1 + stepOverhead) x its work,
+// the compute plus communication terms (non-negative), so the fraction is 1 without a
+// calibration or with a positive step overhead, and 1 + stepOverhead (a little less, for
+// rounding) with a negative one (a calibration that found the model pessimistic, down to
+// -0.5). A search's lower bounds on a stage's time from its compute are scaled by it.
+double computeTimeFloor(const CostOptions &options);
 
 // The link of the worst pair (highest level, then lowest full-load bandwidth) among the
 // pairs that exchange activations: shard j of replica r on `a` with shard j mod width(b)

@@ -812,6 +812,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     StageContext ctx = makeContext(space, cfg);
     ctx.stageIndex = 0;
     ctx.numStages = 1;
+    const double floor = computeTimeFloor(ctx.options);
     // A one-layer stage's cost is determined by its layer, the layer before it (its input)
     // and whether it is the last: equal profiles (names aside) give equal costs, so each
     // distinct (previous, own, last) is costed once (a model's blocks are mostly alike).
@@ -845,7 +846,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
                 double compute = 0;
                 if (rates.empty()) {
                     const StageCost cost = stageCost(ctx);
-                    compute = cost.forward + cost.backward;
+                    compute = (cost.forward + cost.backward) * floor;
                 } else {
                     // Several device types: a stage computes at its slowest device's rates,
                     // one of these; the least compute over them bounds every placement.
@@ -854,7 +855,7 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
                     for (const ComputeRates &r : rates) {
                         g.rates = r;
                         const StageCost cost = stageCost(ctx, g);
-                        compute = std::min(compute, cost.forward + cost.backward);
+                        compute = std::min(compute, (cost.forward + cost.backward) * floor);
                     }
                 }
                 ++stats.stageCostCalls;

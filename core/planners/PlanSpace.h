@@ -259,7 +259,9 @@ private:
     std::vector<int> m_sig;
 };
 
-// Compute lower bounds per layer for one micro-batch size (seconds per micro-batch).
+// Compute lower bounds per layer for one micro-batch size (seconds per micro-batch): a
+// layer's forward and backward, scaled by computeTimeFloor() (a negative calibrated step
+// overhead makes a stage's time less than its compute).
 struct LayerComputeBound {
     double deviceSeconds = 0;  // sum over layers of min over options of width * compute
     double slowestLayer = 0;   // max over layers of min over options of compute

@@ -20,6 +20,7 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
 {
     m_cfg = cfg;
     m_ctx = makeContext(m_space, cfg);
+    m_timeFloor = computeTimeFloor(m_ctx.options);
     m_widths.clear();
     for (int w : m_space.widths())
         if (w <= cfg.positions)
@@ -304,7 +305,7 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
             ++m_stats.pruned;  // the evaluator calls a non-finite cost infeasible; so does the search
             continue;
         }
-        entry.minCompute = std::min(entry.minCompute, b.forward + b.backward);
+        entry.minCompute = std::min(entry.minCompute, (b.forward + b.backward) * m_timeFloor);
         if (!(memory <= b.memoryCapacity)) {
             ++m_stats.pruned;
             m_obstacle.consider(memory, b.memoryCapacity, stage);

@@ -33,7 +33,8 @@ struct OptEntry {
     int begin = 0, count = 0;
     bool fits = false;          // at least one option fits in memory
     double minCompute = std::numeric_limits<double>::infinity();  // min over all options
-                                                                  // of forward + backward
+                                                                  // of forward + backward,
+                                                                  // x computeTimeFloor()
 };
 
 class StageCostCache {
@@ -190,6 +191,7 @@ private:
     FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
+    double m_timeFloor = 1;                           // computeTimeFloor() of the current point
     FlatHashMap<int> m_geomIdx;                       // (placement class, widthKey) -> m_geoms
     std::vector<StageGeometry> m_geoms;
     FlatHashMap<int> m_blockIdx;
