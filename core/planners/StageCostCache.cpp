@@ -21,6 +21,7 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
     m_cfg = cfg;
     m_ctx = makeContext(m_space, cfg);
     m_timeFloor = computeTimeFloor(m_ctx.options);
+    m_fitComputeFloor = !m_space.hasMoe(0, m_space.layerCount());
     m_widths.clear();
     for (int w : m_space.widths())
         if (w <= cfg.positions)
@@ -305,8 +306,12 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
             ++m_stats.pruned;  // the evaluator calls a non-finite cost infeasible; so does the search
             continue;
         }
-        entry.minCompute = std::min(entry.minCompute, (b.forward + b.backward) * m_timeFloor);
-        if (!(memory <= b.memoryCapacity)) {
+        const bool fits = memory <= b.memoryCapacity;
+        // The compute floor of the options that fit (with their recomputation), or with MoE
+        // layers of every option (forward and backward): see OptEntry::minCompute.
+        if (fits || !m_fitComputeFloor)
+            entry.minCompute = std::min(entry.minCompute, (b.forward + b.backward + (m_fitComputeFloor ? b.recompute : 0)) * m_timeFloor);
+        if (!fits) {
             ++m_stats.pruned;
             m_obstacle.consider(memory, b.memoryCapacity, stage);
             continue;

@@ -32,9 +32,14 @@ struct OptCost {
 struct OptEntry {
     int begin = 0, count = 0;
     bool fits = false;          // at least one option fits in memory
-    double minCompute = std::numeric_limits<double>::infinity();  // min over all options
-                                                                  // of forward + backward,
-                                                                  // x computeTimeFloor()
+    // A floor on every fitting option's per-micro-batch time that never falls as the stage
+    // takes more layers at the same position, depth and links (NestPlanner's end scan stops
+    // where weight x it reaches the incumbent): computeTimeFloor() x the least forward +
+    // backward + recompute of the options that fit in memory (+infinity when none does;
+    // memory and each option's compute only grow with the layers, so the options that fit
+    // only drop out). With MoE layers in the model the options change where a stage first
+    // holds one, and it is the least forward + backward of every finite option instead.
+    double minCompute = std::numeric_limits<double>::infinity();
 };
 
 class StageCostCache {
@@ -192,6 +197,7 @@ private:
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
     double m_timeFloor = 1;                           // computeTimeFloor() of the current point
+    bool m_fitComputeFloor = true;                    // OptEntry::minCompute over the fitting options
     FlatHashMap<int> m_geomIdx;                       // (placement class, widthKey) -> m_geoms
     std::vector<StageGeometry> m_geoms;
     FlatHashMap<int> m_blockIdx;
