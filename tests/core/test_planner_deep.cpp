@@ -134,6 +134,19 @@ Instance makeInstance(int seed, int blocks = 0)
     return {topo, model, o};
 }
 
+// A StageCostCache for `space` with what it needs beside it, as the planner holds one.
+struct CacheForSpace {
+    explicit CacheForSpace(const PlanSpace &space)
+        : sums(space.model(), space.seqLength(), space.costOptions()), cache(space, cancel, stats, obstacle, sums)
+    {
+    }
+    const CancelToken cancel;
+    SearchStats stats;
+    MemoryObstacle obstacle;
+    LayerSumsStore sums;
+    StageCostCache cache;
+};
+
 void checkSeed(int seed, Counts &counts)
 {
     const Instance in = makeInstance(seed);
@@ -372,11 +385,8 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
         const Instance in = makeInstance(3);
         const ModelProfile model = rangeTestModel(in, variant);
         const PlanSpace space(in.topo, model, in.options);
-        const CancelToken cancel;
-        SearchStats stats;
-        MemoryObstacle obstacle;
-        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
-        StageCostCache cache(space, cancel, stats, obstacle, sums);
+        CacheForSpace held(space);
+        StageCostCache &cache = held.cache;
         PeriodicRanges ranges(cache, model);
         const int layers = model.layerCount();
         for (int j = 0; j < layers; ++j)
@@ -553,11 +563,8 @@ TEST(PlannerDeep, entryComputeFloorIsBelowEveryFittingTimeAndMonotone)
             in.options.cost.stepOverhead = overhead;
             const PlanSpace space(in.topo, in.model, in.options);
             ASSERT_TRUE(space.problem().empty()) << space.problem();
-            const CancelToken cancel;
-            SearchStats stats;
-            MemoryObstacle obstacle;
-            LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
-            StageCostCache cache(space, cancel, stats, obstacle, sums);
+            CacheForSpace held(space);
+            StageCostCache &cache = held.cache;
             const int layers = in.model.layerCount();
             for (const OuterConfig &cfg : space.configs()) {
                 if (cfg.schedule == Schedule::Interleaved)
@@ -629,11 +636,8 @@ TEST(PlannerDeep, floorBasesAreAtMostEveryPlacementClass)
         }
         const PlanSpace space(in.topo, in.model, in.options);
         ASSERT_TRUE(space.problem().empty()) << space.problem();
-        const CancelToken cancel;
-        SearchStats stats;
-        MemoryObstacle obstacle;
-        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
-        StageCostCache cache(space, cancel, stats, obstacle, sums);
+        CacheForSpace held(space);
+        StageCostCache &cache = held.cache;
         const int layers = in.model.layerCount();
         for (const OuterConfig &cfg : space.configs()) {
             if (cfg.schedule == Schedule::Interleaved)
@@ -821,11 +825,9 @@ TEST(PlannerDeep, skippingKnownFailuresKeepsTheRelaxation)
         EXPECT_EQ(planToJson(a.plan).dump(), planToJson(b.plan).dump());
 
         const PlanSpace space(in.topo, in.model, in.options);
-        const CancelToken cancel;
-        SearchStats stats;
-        MemoryObstacle obstacle;
-        LayerSumsStore sums(space.model(), space.seqLength(), space.costOptions());
-        StageCostCache cache(space, cancel, stats, obstacle, sums);
+        CacheForSpace held(space);
+        StageCostCache &cache = held.cache;
+        SearchStats &stats = held.stats;
         PeriodicRanges ranges(cache, space.model());
         ASSERT_GT(ranges.period(), 0);
         PositionBound one(cache, ranges, space.layerCount(), space.maxStages(), stats, stepping);
