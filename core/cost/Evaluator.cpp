@@ -510,6 +510,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.forward = s.forward;
     c.backward = s.backward;
     c.recompute = s.recompute;
+    c.recomputeCompute = s.recompute;
     addStageCollectives(c, st, g, s, fw);
     addDataParallel(c, st, g, s, fw, opt, gradB, weightB);
 

@@ -106,6 +106,10 @@ struct BoundaryLink {
 struct StageCost {
     // Seconds per micro-batch on this stage.
     double forward = 0, backward = 0, recompute = 0;
+    // The recompute pass's compute alone (recompute less the collectives it repeats, which
+    // overlap with it): like forward and backward a sum over the layers, so it only grows as
+    // a stage takes more (a search's compute floors read it).
+    double recomputeCompute = 0;
     double tpComm = 0, epComm = 0, cpComm = 0, p2p = 0, zeroComm = 0;
     double frameworkOverhead = 0; // CostOptions::stepOverhead x the terms above (calibrated)
     double perMicroBatch = 0;     // the pipeline's t_stage

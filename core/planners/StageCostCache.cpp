@@ -307,10 +307,12 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
             continue;
         }
         const bool fits = memory <= b.memoryCapacity;
-        // The compute floor of the options that fit (with their recomputation), or with MoE
+        // The compute floor of the options that fit (with their recompute pass), or with MoE
         // layers of every option (forward and backward): see OptEntry::minCompute.
-        if (fits || !m_fitComputeFloor)
-            entry.minCompute = std::min(entry.minCompute, (b.forward + b.backward + (m_fitComputeFloor ? b.recompute : 0)) * m_timeFloor);
+        if (fits || !m_fitComputeFloor) {
+            const double compute = b.forward + b.backward + (m_fitComputeFloor ? b.recomputeCompute : 0);
+            entry.minCompute = std::min(entry.minCompute, compute * m_timeFloor);
+        }
         if (!fits) {
             ++m_stats.pruned;
             m_obstacle.consider(memory, b.memoryCapacity, stage);

@@ -35,10 +35,12 @@ struct OptEntry {
     // A floor on every fitting option's per-micro-batch time that never falls as the stage
     // takes more layers at the same position, depth and links (NestPlanner's end scan stops
     // where weight x it reaches the incumbent): computeTimeFloor() x the least forward +
-    // backward + recompute of the options that fit in memory (+infinity when none does;
-    // memory and each option's compute only grow with the layers, so the options that fit
-    // only drop out). With MoE layers in the model the options change where a stage first
-    // holds one, and it is the least forward + backward of every finite option instead.
+    // backward + recompute pass compute (StageCost::recomputeCompute, without the
+    // collectives it repeats, whose exposed share can fall as the stage grows) of the options
+    // that fit in memory (+infinity when none does; memory and each option's compute only
+    // grow with the layers, so the options that fit only drop out). With MoE layers in the
+    // model the options change where a stage first holds one, and it is the least forward +
+    // backward of every finite option instead.
     double minCompute = std::numeric_limits<double>::infinity();
 };
 

@@ -539,8 +539,9 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 // reduce-scatter out of the floor, fails it (tried by hand).
 // The end scan of a DP cell stops where the compute of its first stage alone reaches the
 // incumbent (NestPlanner's collectCandidates(), docs/planner.md, "Fifteenth round"): it reads
-// OptEntry::minCompute, the least forward + backward + recompute of the options that fit in
-// memory, times computeTimeFloor() (models without MoE layers, as these). That is valid when
+// OptEntry::minCompute, the least forward + backward + recompute pass compute of the options
+// that fit in memory, times computeTimeFloor() (models without MoE layers, as these). That is
+// valid when
 // (a) it is at most the time t of every
 // option that fits (so weight x minCompute >= best rules out every option of the stage) and
 // (b) it never falls as the stage takes more layers at the same position, stages after it
