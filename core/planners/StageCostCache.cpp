@@ -12,7 +12,8 @@ StageCostCache::StageCostCache(const PlanSpace &space, const CancelToken &cancel
                                SearchStats &stats, MemoryObstacle &obstacle, LayerSumsStore &sums, int keep)
     : m_space(space), m_topo(space.topology()), m_cancel(cancel), m_stats(stats),
       m_obstacle(obstacle), m_keep(std::max(1, keep)), m_classes(space), m_store(sums),
-      m_blockSizes(regularBlockSizes(m_topo))
+      m_blockSizes(regularBlockSizes(m_topo)), m_timeFloor(computeTimeFloor(space.costOptions())),
+      m_fitComputeFloor(!space.hasMoe(0, space.layerCount()))
 {
 }
 
@@ -20,8 +21,6 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
 {
     m_cfg = cfg;
     m_ctx = makeContext(m_space, cfg);
-    m_timeFloor = computeTimeFloor(m_ctx.options);
-    m_fitComputeFloor = !m_space.hasMoe(0, m_space.layerCount());
     m_widths.clear();
     for (int w : m_space.widths())
         if (w <= cfg.positions)

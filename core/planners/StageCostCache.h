@@ -198,8 +198,8 @@ private:
     FlatHashMap<int> m_boundaryIds;                   // SearchClasses::boundaryKey -> link id
     std::vector<int> m_mbs;                           // micro-batch sizes seen
     std::vector<int> m_blockSizes;                    // regularBlockSizes(): empty unless regular
-    double m_timeFloor = 1;                           // computeTimeFloor() of the current point
-    bool m_fitComputeFloor = true;                    // OptEntry::minCompute over the fitting options
+    const double m_timeFloor;                         // computeTimeFloor() of the space's cost options
+    const bool m_fitComputeFloor;                     // OptEntry::minCompute over the fitting options (no MoE)
     FlatHashMap<int> m_geomIdx;                       // (placement class, widthKey) -> m_geoms
     std::vector<StageGeometry> m_geoms;
     FlatHashMap<int> m_blockIdx;

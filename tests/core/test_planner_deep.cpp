@@ -523,30 +523,14 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
     }
 }
 
-// StageCostCache::floorGeometry() (docs/planner.md, "Twelfth round"): the relaxation's summaries
-// take each option's costs on one geometry whose collectives cost the least of any placement
-// class of the width, instead of one pass per class. Their argument: with one device type no
-// time of an option on that floor is above its time at any class, and its memory is the same.
-// Checked here against every class's own block (the evaluator's costs, as
-// layerSumsByExtensionEqualTheEvaluators shows), finished as a single stage and as the first
-// of two, on clusters of two and three levels with ZeRO and recompute in the space, so the
-// data-parallel, TP and ZeRO collectives all differ between classes. An option's time is never
-// above its time at a class, and its time plus extra neither (so neither is weight * time +
-// extra for a weight >= 1); its extra alone may be: the gradient sync hides behind the
-// backward and the recompute pass, whose collectives are cheaper on the floor. The bases are
-// made as the summaries make them (floorGeometry() per option, then basesOn()). Taking the
-// most instead of the least, or leaving the TP, the dense all-reduce or the dense
-// reduce-scatter out of the floor, fails it (tried by hand).
 // The end scan of a DP cell stops where the compute of its first stage alone reaches the
 // incumbent (NestPlanner's collectCandidates(), docs/planner.md, "Fifteenth round"): it reads
 // OptEntry::minCompute, the least forward + backward + recompute pass compute of the options
 // that fit in memory, times computeTimeFloor() (models without MoE layers, as these). That is
-// valid when
-// (a) it is at most the time t of every
-// option that fits (so weight x minCompute >= best rules out every option of the stage) and
-// (b) it never falls as the stage takes more layers at the same position, stages after it
-// and links (so it rules out every longer stage too); and whether some option fits never
-// comes back once lost. Checked on every end of every first layer, at several positions,
+// valid when (a) it is at most the time t of every option that fits (so weight x minCompute
+// >= best rules out every option of the stage) and (b) it never falls as the stage takes
+// more layers at the same position, stages after it and links (so it rules out every longer
+// stage too); and whether some option fits never comes back once lost. Checked on every end of every first layer, at several positions,
 // depths and links, with no step overhead, a negative and a positive one. Scaling minCompute
 // by 1.05 fails (a); taking the least over every option instead of those that fit passes
 // (it is smaller), and the end-to-end tests against the exhaustive search do not see a 50 %
@@ -614,6 +598,20 @@ TEST(PlannerDeep, entryComputeFloorIsBelowEveryFittingTimeAndMonotone)
     EXPECT_GE(lost, 50);
 }
 
+// StageCostCache::floorGeometry() (docs/planner.md, "Twelfth round"): the relaxation's summaries
+// take each option's costs on one geometry whose collectives cost the least of any placement
+// class of the width, instead of one pass per class. Their argument: with one device type no
+// time of an option on that floor is above its time at any class, and its memory is the same.
+// Checked here against every class's own block (the evaluator's costs, as
+// layerSumsByExtensionEqualTheEvaluators shows), finished as a single stage and as the first
+// of two, on clusters of two and three levels with ZeRO and recompute in the space, so the
+// data-parallel, TP and ZeRO collectives all differ between classes. An option's time is never
+// above its time at a class, and its time plus extra neither (so neither is weight * time +
+// extra for a weight >= 1); its extra alone may be: the gradient sync hides behind the
+// backward and the recompute pass, whose collectives are cheaper on the floor. The bases are
+// made as the summaries make them (floorGeometry() per option, then basesOn()). Taking the
+// most instead of the least, or leaving the TP, the dense all-reduce or the dense
+// reduce-scatter out of the floor, fails it (tried by hand).
 TEST(PlannerDeep, floorBasesAreAtMostEveryPlacementClass)
 {
     int compared = 0, below = 0, extraAbove = 0;
