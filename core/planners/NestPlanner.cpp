@@ -20,6 +20,7 @@
 #include <memory>
 #include <system_error>
 #include <thread>
+#include <tuple>
 
 namespace nest {
 
@@ -306,8 +307,9 @@ private:
     // The positions a suffix needs at least (docs/planner.md, "Positions needed").
     PositionBound m_positionBound;
 
-    // Per (micro-batch, widest width that fits the positions): the bound's options.
-    std::map<std::pair<int, int>, LayerComputeBound> m_bounds;
+    // Per (micro-batch, widest width that fits the positions, dp with MoE layers else 0):
+    // the bound's options.
+    std::map<std::tuple<int, int, int>, LayerComputeBound> m_bounds;
 
     double bestValue() const { return m_keep > 1 ? (m_top.empty() ? kInf : m_top.front().value) : best; }
 
@@ -446,7 +448,8 @@ private:
         for (int w : m_space.widths())
             if (w <= cfg.positions)
                 widest = w;
-        const std::pair<int, int> key(cfg.microBatch, widest);
+        // With MoE layers the bound depends on dp too (layerComputeBound()).
+        const std::tuple<int, int, int> key(cfg.microBatch, widest, m_space.hasMoe(0, m_L) ? cfg.dp : 0);
         auto it = m_bounds.find(key);
         if (it == m_bounds.end()) {
             poll();

@@ -1,5 +1,7 @@
 #include "PlanSpace.h"
 
+#include "LayerSumsStore.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -799,11 +801,13 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
 {
     LayerComputeBound b;
     const int layers = space.layerCount();
-    // Compute does not depend on dp: cost single-layer stages with one replica (cheap).
-    OuterConfig cfg = cfgIn;
-    cfg.dp = 1;
-    cfg.layout = Layout::ReplicasOutside;
-    cfg.positions = std::min(cfgIn.positions, space.topology().deviceCount());
+    // The point's own options: compute depends on dp only through the expert-parallel
+    // widths it allows (ep divides dp, and ep > 1 gives each expert GEMM ep x the rows,
+    // ComputeModel.cpp, so a MoE layer computes faster at a larger dp; NestPlanner keys the
+    // bounds of a model with MoE layers by dp). Their compute is the layer sums alone
+    // (stageLayerSums(): no device ids, no dp), at each device type's rates: a stage
+    // computes at its slowest device's, one of these, so the least bounds every placement.
+    const OuterConfig &cfg = cfgIn;
     b.suffixDeviceSeconds.assign(layers + 1, 0.0);
     b.suffixSlowest.assign(layers + 1, 0.0);
     b.suffixLightest.assign(layers + 1, std::numeric_limits<double>::infinity());
@@ -818,12 +822,9 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
     // distinct (previous, own, last) is costed once (a model's blocks are mostly alike).
     const std::vector<int> type = layerTypes(space.model());
     std::map<std::tuple<int, int, bool>, std::pair<double, double>> costed;
-    // One device type: the stage's own costs (as the recurrence prices it). Several: each
-    // type's compute rates, as stageGeometry() derives them for a stage's slowest device.
     std::vector<ComputeRates> rates;
-    if (space.topology().deviceTypes.size() > 1)
-        for (const DeviceSpec &d : space.topology().deviceTypes)
-            rates.push_back(deviceRates(d, ctx.options));
+    for (const DeviceSpec &d : space.topology().deviceTypes)
+        rates.push_back(deviceRates(d, ctx.options));
     for (int i = 0; i < space.layerCount(); ++i) {
         const std::tuple<int, int, bool> key{i > 0 ? type[i - 1] : -1, type[i], i + 1 == layers};
         if (const auto known = costed.find(key); known != costed.end()) {
@@ -836,27 +837,23 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
         for (int w : space.widths()) {
             if (w > cfg.positions)
                 break;
-            StageChoice c;
-            c.firstLayer = i;
-            c.endLayer = i + 1;
+            StagePlan stage;
+            stage.firstLayer = i;
+            stage.endLayer = i + 1;
+            ctx.stage = &stage;
+            // Options that differ in their ZeRO stage alone compute alike: the first stands
+            // for them.
+            std::vector<StageConfig> seen;
             for (const StageConfig &o : space.stageOptions(cfg, w, i, i + 1)) {
-                c.option = o;
-                const StagePlan stage = space.makeStage(cfg, 0, c);
-                ctx.stage = &stage;
-                double compute = 0;
-                if (rates.empty()) {
-                    const StageCost cost = stageCost(ctx);
-                    compute = (cost.forward + cost.backward) * floor;
-                } else {
-                    // Several device types: a stage computes at its slowest device's rates,
-                    // one of these; the least compute over them bounds every placement.
-                    StageGeometry g = stageGeometry(space.topology(), stage, ctx.dp, ctx.options);
-                    compute = std::numeric_limits<double>::infinity();
-                    for (const ComputeRates &r : rates) {
-                        g.rates = r;
-                        const StageCost cost = stageCost(ctx, g);
-                        compute = std::min(compute, (cost.forward + cost.backward) * floor);
-                    }
+                const StageConfig sums = LayerSumsStore::sumsChoice(o);
+                if (std::find(seen.begin(), seen.end(), sums) != seen.end())
+                    continue;
+                seen.push_back(sums);
+                stage.config() = o;
+                double compute = std::numeric_limits<double>::infinity();
+                for (const ComputeRates &r : rates) {
+                    const StageLayerSums s = stageLayerSums(ctx, r);
+                    compute = std::min(compute, (s.forward + s.backward) * floor);
                 }
                 ++stats.stageCostCalls;
                 minDev = std::min(minDev, w * compute);

@@ -274,6 +274,8 @@ struct LayerComputeBound {
     // suffixSecondLightest[j] / w.
     std::vector<double> suffixLightest, suffixSecondLightest;
 };
+// It depends on cfg's micro-batch and the widths that fit its positions, and with MoE
+// layers in the model on its dp (the expert-parallel widths dp allows).
 LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &cfg,
                                     SearchStats &stats);
 

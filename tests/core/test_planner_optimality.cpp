@@ -6,6 +6,7 @@
 #include "ExhaustivePlanner.h"
 #include "ModelBuilder.h"
 #include "NestPlanner.h"
+#include "PlanSpace.h"
 
 #include "CoreTestSupport.h"
 
@@ -295,4 +296,67 @@ TEST(PlannerOptimality, coverage)
     ASSERT_TRUE(c.interleaved >= 3);
     ASSERT_TRUE(c.mixedDevices >= 5);
     ASSERT_TRUE(c.unitOptima >= 3);
+}
+
+// The per-layer compute bound (layerComputeBound()) is at most every option's compute at
+// the point's own dp: with MoE layers the expert-parallel widths dp allows give each expert
+// GEMM ep x the rows, so a MoE layer computes faster at ep > 1 than any option at dp 1 has
+// (costed at dp 1, the bound was above them and NestPlanner missed the optimum; seeds 14 and
+// 26 of test_zero_traffic_bound).
+TEST(PlannerOptimality, layerComputeBoundIsBelowEveryOptionAtItsDp)
+{
+    int checked = 0, expertParallel = 0;
+    double tightestEp = 0;
+    for (int seed = 1; seed <= 24; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 rng(static_cast<unsigned>(seed) * 6151u + 5u);
+        const bool moe = seed % 3 != 0;
+        const ModelProfile model = randomModel(rng, moe);
+        const Topology topo = randomTopology(rng, 80e9, seed % 5 == 2);
+        SearchOptions o;
+        o.globalBatch = 8;
+        o.microBatches = {1, 2};
+        o.tpCandidates = {1, 2};
+        o.epCandidates = {1, 2, 4};
+        o.cpCandidates = {1};
+        const PlanSpace space(topo, model, o);
+        SearchStats stats;
+        for (const OuterConfig &cfg : space.configs()) {
+            if (cfg.schedule != Schedule::OneFOneB)
+                continue;
+            const LayerComputeBound b = layerComputeBound(space, cfg, stats);
+            StageContext ctx = makeContext(space, cfg);
+            ctx.numStages = 1;
+            const double floor = computeTimeFloor(ctx.options);
+            for (int i = 0; i < space.layerCount(); ++i) {
+                const double dev = b.suffixDeviceSeconds[i] - b.suffixDeviceSeconds[i + 1];
+                for (int w : space.widths()) {
+                    if (w > cfg.positions)
+                        break;
+                    for (const StageConfig &opt : space.stageOptions(cfg, w, i, i + 1)) {
+                        StageChoice c;
+                        c.firstLayer = i;
+                        c.endLayer = i + 1;
+                        c.option = opt;
+                        const StagePlan stage = space.makeStage(cfg, 0, c);
+                        ctx.stage = &stage;
+                        const StageCost cost = stageCost(ctx);
+                        const double compute = (cost.forward + cost.backward) * floor;
+                        ASSERT_GE(w * compute, dev * (1 - 1e-12))
+                            << "layer " << i << " width " << w << " ep " << opt.ep << " dp " << cfg.dp;
+                        ++checked;
+                        if (opt.ep > 1) {
+                            ++expertParallel;
+                            tightestEp = std::max(tightestEp, dev / (w * compute));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    std::cerr << checked << " options checked, " << expertParallel << " with ep > 1 (the closest at "
+              << tightestEp << " of its compute)\n";
+    EXPECT_GE(expertParallel, 500);
+    // At some layer an ep > 1 option is the least: the bound is its compute.
+    EXPECT_GT(tightestEp, 1 - 1e-9);
 }
