@@ -534,6 +534,44 @@ double computeTimeFloor(const CostOptions &options)
     return options.stepOverhead < 0 ? (1.0 + options.stepOverhead) * (1.0 - 1e-12) : 1.0;
 }
 
+ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int dp)
+{
+    const FrameworkProfile &fw = frameworkProfile(options.framework);
+    const double n = std::max(dp, 1);
+    const double weightB = model.bytesPerParam;
+    const double optimizerB =
+        model.optimizerBytesPerParam >= 0 ? model.optimizerBytesPerParam : options.optimizerBytesPerParam;
+    // setMemory(): shard(s) divides by dp x cp from ZeRO stage s on, over a stage's tp x cp
+    // devices per replica, so a replica's devices keep at least 1 / dp of the parameter.
+    StagePlan st;
+    double below = std::numeric_limits<double>::infinity();
+    for (int z = 0; z <= 2; ++z) {
+        st.zero = z;
+        const double gradients = gradientBufferBytes(fw, options, st) / (z >= 2 ? n : 1.0) +
+                                 (usesBf16Optimizer(fw, st) ? weightB : 0.0);
+        below = std::min(below, weightB + gradients + optimizerB / (z >= 1 ? n : 1.0));
+    }
+    st.zero = 3;
+    const double gradients3 = gradientBufferBytes(fw, options, st);
+    ZeroFloor f;
+    f.belowZero3 = below;
+    f.atZero3 = (weightB + gradients3 + optimizerB) / n;
+    f.zero3Traffic = 2 * weightB + gradients3;
+    return f;
+}
+
+double replicaDenseParams(const LayerProfile &l)
+{
+    if (!l.byWidth.empty()) {
+        double least = std::numeric_limits<double>::infinity();
+        for (const WidthMeasurement &m : l.byWidth)
+            least = std::min(least, std::max(m.tp, 1) * m.params);
+        return least;
+    }
+    // stageLayerSums(): (dense - denseTp) + denseTp / tp per device, over tp x cp devices.
+    return l.params - std::min(l.expertParams, l.params);
+}
+
 void finishStageCost(StageCost &c, const StageContext &ctx)
 {
     const ModelProfile &model = *ctx.model;

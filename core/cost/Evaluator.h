@@ -244,6 +244,31 @@ StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
 // -0.5). A search's lower bounds on a stage's time from its compute are scaled by it.
 double computeTimeFloor(const CostOptions &options);
 
+// What memory forces on ZeRO-3, per dense parameter (a floor from setMemory() and
+// addDataParallel(), for a search's bound on an outer point: docs/planner.md, "ZeRO-3 that
+// memory forces").
+struct ZeroFloor {
+    // Training-state bytes (weights, gradients, optimizer state) one data-parallel replica
+    // keeps per dense parameter of its stages, summed over the replica's devices: below
+    // ZeRO-3 (the least of stages 0, 1 and 2: every replica holds the weights whole) and at
+    // ZeRO-3 (all three sharded over the dp replicas). Without activations, stash, buffers.
+    double belowZero3 = 0, atZero3 = 0;
+    // Bytes per dense parameter of a ZeRO-3 stage's device that its per-micro-batch time
+    // moves through its dense ZeRO group at least, exposed whatever it overlaps: a weight
+    // gather before the forward and one before the backward (their exposed parts and the
+    // forward / backward each cover one: overlapped() hides at most its window), and the
+    // gradients' reduce-scatter. Priced with the group's denseReduceScatter (the gathers'
+    // cost too).
+    double zero3Traffic = 0;
+};
+ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int dp);
+// The dense parameters of layer `l` that the devices of one replica of a stage holding it
+// keep together at least, at any width: its dense parameters (tensor parallelism divides
+// the tpParams part and replicates the rest, context parallelism replicates all), or for a
+// layer measured per width the least tp x its measured parameters per device. Tied copies
+// not counted.
+double replicaDenseParams(const LayerProfile &l);
+
 // The link of the worst pair (highest level, then lowest full-load bandwidth) among the
 // pairs that exchange activations: shard j of replica r on `a` with shard j mod width(b)
 // of replica r on `b` (and the reverse mapping when b is wider).

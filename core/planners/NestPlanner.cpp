@@ -8,6 +8,7 @@
 #include "SearchEstimate.h"
 #include "SearchRun.h"
 #include "StageCostCache.h"
+#include "ZeroTrafficBound.h"
 
 #include <algorithm>
 #include <atomic>
@@ -178,6 +179,15 @@ public:
             // Dominated by the 1F1B point with the same (mb, dp, layout): the same plans
             // with the same times and never more stashed micro-batches (docs/planner.md).
             ++m_stats.configsSkipped;
+            return;
+        }
+        setupConfig(cfg);
+        // The traffic bound needs the point's placements (docs/planner.md, "ZeRO-3 that
+        // memory forces").
+        if (zeroTrafficBound(m_space, m_cache) >= best) {
+            ++m_stats.configsSkipped;
+            if (m_tuning.zeroBoundCuts)
+                ++*m_tuning.zeroBoundCuts;
             return;
         }
         ++m_stats.configs;
@@ -1096,9 +1106,9 @@ private:
         return span;
     }
 
+    // After setupConfig(cfg).
     void runDp(const OuterConfig &cfg)
     {
-        setupConfig(cfg);
         if (m_nW == 0)
             return;
         const int m = cfg.numMicroBatches;
@@ -1144,9 +1154,9 @@ private:
         return stages;
     }
 
+    // After setupConfig(cfg).
     void runInterleaved(const OuterConfig &cfg)
     {
-        setupConfig(cfg);
         const std::vector<InterleavedChoice> choices = m_space.interleavedChoices(cfg);
         // The choices come by (pp, v), then width and option: the chunk cuts depend on (pp, v)
         // only, so they are made once per pair and the option set into them.

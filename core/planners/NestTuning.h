@@ -18,6 +18,8 @@ struct NestTuning {
     // Counts the roots that bound ruled out, when set (one search at a time: not with
     // SearchOptions::threads > 1).
     long long *rootBoundCuts = nullptr;
+    // Counts the outer points zeroTrafficBound() skipped, when set (one search at a time).
+    long long *zeroBoundCuts = nullptr;
     // The relaxation's walks over the ends of a first stage pass over the ends of the model's
     // periodic stretch whose summary a walk of the same phase already found failing
     // (docs/planner.md, "Thirteenth round"); false: one end at a time, as before (the same

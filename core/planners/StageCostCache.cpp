@@ -234,6 +234,23 @@ StageGeometry StageCostCache::floorGeometry(int wIdx, const StageConfig &o,
     return g;
 }
 
+double StageCostCache::leastZero3PerByte()
+{
+    double least = std::numeric_limits<double>::infinity();
+    const int reach = static_cast<int>(m_pl->sig.size() / static_cast<size_t>(std::max(m_nW, 1))) - 1;
+    for (int wIdx = 0; wIdx < m_nW; ++wIdx) {
+        for (int q = 0; q + m_widths[wIdx] <= reach; ++q) {
+            const int sig = placementClass(q, wIdx);
+            for (int moe = 0; moe < 2; ++moe)
+                for (const StageConfig &o : m_options[static_cast<size_t>(wIdx) * 2 + moe])
+                    if (o.zero >= 3)
+                        least = std::min(least, m_geoms[static_cast<size_t>(geometryId(sig, q, wIdx, o))]
+                                                    .comm.denseReduceScatter.perByte);
+        }
+    }
+    return least;
+}
+
 std::vector<StageCost> StageCostCache::basesOn(int range, int j, int jEnd, int wIdx,
                                                const std::vector<StageGeometry> &geometries)
 {

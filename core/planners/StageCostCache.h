@@ -111,6 +111,10 @@ public:
     // per-micro-batch time, and that time plus the extra, at most theirs (finished with the
     // same links; docs/planner.md, "Twelfth round").
     StageGeometry floorGeometry(int wIdx, const StageConfig &o, const std::vector<std::pair<int, int>> &classes);
+    // The least per-byte cost of the dense ZeRO group's reduce-scatter (and all-gather,
+    // addDataParallel()) over every ZeRO-3 option of every width at every position a stage
+    // of the current point can take; +infinity when no option is ZeRO-3.
+    double leastZero3PerByte();
     // The bases (options() order) of the stage [j, jEnd) of width index wIdx, whose range
     // class is `range`, option i on geometries[i]. Not kept.
     std::vector<StageCost> basesOn(int range, int j, int jEnd, int wIdx, const std::vector<StageGeometry> &geometries);
