@@ -19,7 +19,7 @@ timeout_s=${NEST_TABLE_TIMEOUT:-600}
 
 rows=(
   "pods 64" "pods 1024" "pods 16384" "pods 131072" "pods 1048576"
-  "layers 24" "layers 96" "layers 384" "layers 768" "ops 384 4"
+  "layers 24" "layers 96" "layers 384" "layers 768" "layers 1536" "ops 384 4"
   "replan superpod-h100-256 gpt3-175b 5" "replan superpod-h100-256 llama3-70b 5"
   "replan paper-fattree-256 gpt3-175b 5" "replan paper-fattree-256 llama3-70b 5"
   "replan superpod-h100-1024 gpt3-175b 5" "replan paper-spineleaf-1024 llama3-70b 5"
