@@ -493,7 +493,7 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
     c.stashPerMicroBatch = s.stashPerMicroBatch * (1 + fragmentation);
     c.activations = (s.maxWorking + s.maxLayerStash) * (1 + fragmentation);
     c.overhead = opt.runtimeOverheadBytes;
-    c.memoryCapacity = g.capacity * (1.0 - std::clamp(opt.memoryHeadroom, 0.0, 1.0));
+    c.memoryCapacity = usableMemory(g.capacity, opt);
 }
 
 } // namespace
@@ -521,11 +521,18 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
 
-    // The optimizer the model file names (artifact optimizerAlgorithm), else the options'.
-    const double optimizerBytes =
-        ctx.model->optimizerBytesPerParam >= 0 ? ctx.model->optimizerBytesPerParam : opt.optimizerBytesPerParam;
-    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB, optimizerBytes);
+    setMemory(c, st, g, s, fw, opt, groups, gradB, weightB, optimizerBytesPerParam(*ctx.model, opt));
     return c;
+}
+
+double usableMemory(double deviceBytes, const CostOptions &options)
+{
+    return deviceBytes * (1.0 - std::clamp(options.memoryHeadroom, 0.0, 1.0));
+}
+
+double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &options)
+{
+    return model.optimizerBytesPerParam >= 0 ? model.optimizerBytesPerParam : options.optimizerBytesPerParam;
 }
 
 double computeTimeFloor(const CostOptions &options)
@@ -539,8 +546,7 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
     const FrameworkProfile &fw = frameworkProfile(options.framework);
     const double n = std::max(dp, 1);
     const double weightB = model.bytesPerParam;
-    const double optimizerB =
-        model.optimizerBytesPerParam >= 0 ? model.optimizerBytesPerParam : options.optimizerBytesPerParam;
+    const double optimizerB = optimizerBytesPerParam(model, options);
     // setMemory(): shard(s) divides by dp x cp from ZeRO stage s on, over a stage's tp x cp
     // devices per replica, so a replica's devices keep at least 1 / dp of the parameter.
     StagePlan st;
@@ -796,7 +802,7 @@ double addDeviceReports(Report &rep, const std::vector<StageCost> &costs, const 
     for (int d = 0; d < topo.deviceCount(); ++d) {
         rep.devices[static_cast<size_t>(d)].device = d;
         rep.devices[static_cast<size_t>(d)].capacity =
-            topo.spec(d).memoryBytes * (1.0 - std::clamp(options.memoryHeadroom, 0.0, 1.0));
+            usableMemory(topo.spec(d).memoryBytes, options);
     }
     double peakSum = 0;
     for (int p = 0; p < depth; ++p) {

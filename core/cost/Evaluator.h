@@ -236,6 +236,12 @@ double stageMemoryTotal(const StageCost &base, const StageContext &ctx);
 double stageStashBytes(const StageCost &base, const StageContext &ctx);
 // stageCost() with a precomputed geometry.
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g);
+// The bytes a device with `deviceBytes` of memory may fill: all but CostOptions::memoryHeadroom
+// (a stage's memoryCapacity, a device report's capacity).
+double usableMemory(double deviceBytes, const CostOptions &options);
+// Optimizer-state bytes per parameter: the model file's (artifact optimizerAlgorithm) when it
+// names one, else the options'.
+double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &options);
 // The least a stage's per-micro-batch time can be as a fraction of the compute in it
 // (forward, backward, recompute): finishStageCost() makes it (1 + stepOverhead) x its work,
 // the compute plus communication terms (non-negative), so the fraction is 1 without a

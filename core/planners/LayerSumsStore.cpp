@@ -7,6 +7,20 @@
 
 namespace nest {
 
+std::vector<int> LayerSumsStore::sumsTwins(const std::vector<StageConfig> &options)
+{
+    std::vector<int> twins;
+    twins.reserve(options.size());
+    for (size_t i = 0; i < options.size(); ++i) {
+        const StageConfig a = sumsChoice(options[i]);
+        size_t twin = 0;
+        while (twin < i && !(sumsChoice(options[twin]) == a))
+            ++twin;
+        twins.push_back(static_cast<int>(twin));
+    }
+    return twins;
+}
+
 namespace {
 
 // The index of `value` in `seen`, appended when new; a key holds `bits` bits of it.

@@ -47,6 +47,9 @@ public:
         c.zero = 0;
         return c;
     }
+    // Per option of `options`, the index of the first option with the same sumsChoice() (its
+    // own index when it is the first).
+    static std::vector<int> sumsTwins(const std::vector<StageConfig> &options);
 
     int rangeClass(int first, int end) { return m_ranges.rangeClass(first, end); }
     // The index of stageLayerSums(ctx, rates), bit for bit, of ctx's stage, whose range

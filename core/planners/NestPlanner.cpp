@@ -479,8 +479,7 @@ private:
 
     double lowerBound(const OuterConfig &cfg)
     {
-        const int wmax = m_space.widths().back();
-        return lowerBound(cfg, std::min<double>(cfg.positions, double(m_space.maxStages()) * wmax));
+        return lowerBound(cfg, m_space.usablePositions(cfg));
     }
 
     void setupConfig(const OuterConfig &cfg)

@@ -843,13 +843,12 @@ LayerComputeBound layerComputeBound(const PlanSpace &space, const OuterConfig &c
             ctx.stage = &stage;
             // Options that differ in their ZeRO stage alone compute alike: the first stands
             // for them.
-            std::vector<StageConfig> seen;
-            for (const StageConfig &o : space.stageOptions(cfg, w, i, i + 1)) {
-                const StageConfig sums = LayerSumsStore::sumsChoice(o);
-                if (std::find(seen.begin(), seen.end(), sums) != seen.end())
+            const std::vector<StageConfig> options = space.stageOptions(cfg, w, i, i + 1);
+            const std::vector<int> twins = LayerSumsStore::sumsTwins(options);
+            for (size_t k = 0; k < options.size(); ++k) {
+                if (twins[k] != static_cast<int>(k))
                     continue;
-                seen.push_back(sums);
-                stage.config() = o;
+                stage.config() = options[k];
                 double compute = std::numeric_limits<double>::infinity();
                 for (const ComputeRates &r : rates) {
                     const StageLayerSums s = stageLayerSums(ctx, r);

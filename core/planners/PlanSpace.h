@@ -25,6 +25,7 @@
 #include "Planner.h"
 #include "RangeClasses.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -68,6 +69,12 @@ public:
     int seqLength() const { return m_seqLength; }
     int layerCount() const { return m_model->layerCount(); }
     int maxStages() const { return m_maxStages; }
+    // The devices of a replica that a pipeline of `cfg` can use at most: its positions, and
+    // maxStages stages of the widest width (the point bounds divide device-seconds by it).
+    double usablePositions(const OuterConfig &cfg) const
+    {
+        return std::min<double>(cfg.positions, double(m_maxStages) * double(m_widths.back()));
+    }
     const CostOptions &costOptions() const { return m_cost; }  // searchCostOptions(options())
     // Empty when the options describe a searchable space, otherwise why not.
     const std::string &problem() const { return m_problem; }

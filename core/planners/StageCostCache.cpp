@@ -38,17 +38,9 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
             m_options[i * 2 + 1] = m_space.stageOptions(cfg, m_widths[i], moeLayer, moeLayer + 1);
         }
     }
-    m_sumsTwin.assign(m_options.size(), {});
-    for (size_t l = 0; l < m_options.size(); ++l) {
-        const std::vector<StageConfig> &opts = m_options[l];
-        for (size_t i = 0; i < opts.size(); ++i) {
-            const StageConfig a = LayerSumsStore::sumsChoice(opts[i]);
-            size_t twin = 0;
-            while (twin < i && !(LayerSumsStore::sumsChoice(opts[twin]) == a))
-                ++twin;
-            m_sumsTwin[l].push_back(static_cast<int>(twin));
-        }
-    }
+    m_sumsTwin.clear();
+    for (const std::vector<StageConfig> &opts : m_options)
+        m_sumsTwin.push_back(LayerSumsStore::sumsTwins(opts));
     m_pl = nullptr;
     for (Placement &p : m_placements)
         if (p.dp == cfg.dp && p.layout == cfg.layout)

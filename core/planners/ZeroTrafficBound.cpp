@@ -20,11 +20,8 @@ double zeroTrafficBound(const PlanSpace &space, StageCostCache &cache)
         params += replicaDenseParams(l);
     double capacity = 0;
     for (const DeviceSpec &d : space.topology().deviceTypes)
-        capacity = std::max(capacity, d.memoryBytes);
-    // setMemory(): the capacity a stage may fill.
-    capacity *= 1.0 - std::clamp(options.memoryHeadroom, 0.0, 1.0);
-    const double usable =
-        std::min<double>(cfg.positions, double(space.maxStages()) * double(space.widths().back()));
+        capacity = std::max(capacity, usableMemory(d.memoryBytes, options));
+    const double usable = space.usablePositions(cfg);
     // The capacity shaded up and the bound down, for the rounding of the sums they stand for.
     const double forced = (f.belowZero3 * params - usable * capacity * (1 + 1e-9)) / (f.belowZero3 - f.atZero3);
     if (!(forced > 0))
