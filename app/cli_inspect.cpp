@@ -58,11 +58,17 @@ Json clusterJson(const Topology &t)
 Json modelJson(const ModelProfile &m)
 {
     int moe = 0;
-    Json kinds = Json::array();
+    double mtp = 0;
+    Json kinds = Json::array(), labels = Json::array(), params = Json::array(), counts = Json::object();
     for (const auto &l : m.layers) {
         moe += l.kind == LayerKind::Moe;
+        mtp += l.kind == LayerKind::Mtp ? l.params : 0;
         kinds.push_back(toString(l.kind));
+        labels.push_back(layerLabel(l));
+        params.push_back(l.params);
     }
+    for (const LayerRun &c : layerKindCounts(m))
+        counts[c.kind] = c.count;
     return {{"name", m.name},
             {"family", m.family},
             {"layers", m.layerCount()},
@@ -73,7 +79,12 @@ Json modelJson(const ModelProfile &m)
             {"active_parameters", m.activeParams()},
             {"flops_per_token", m.flopsPerToken()},
             {"weight_bytes", m.weightBytes()},
-            {"layer_kinds", kinds}};
+            {"layer_kinds", kinds},
+            {"mtp_parameters", mtp},
+            {"layer_pattern", formatLayerPattern(layerRuns(m))},
+            {"layer_kind_counts", counts},
+            {"layer_labels", labels},
+            {"layer_parameters", params}};
 }
 
 void printCluster(const Json &c)
@@ -97,8 +108,12 @@ void printModel(const Json &m)
                 m["name"].get<std::string>().c_str(), m["family"].get<std::string>().c_str(),
                 m["layers"].get<int>(), m["moe_layers"].get<int>(), m["seq_length"].get<int>(),
                 m["global_batch"].get<int>());
+    std::printf("  layers:            %s\n", m["layer_pattern"].get<std::string>().c_str());
     std::printf("  parameters:        %.4g (%.3f B)\n", m["parameters"].get<double>(),
                 m["parameters"].get<double>() / 1e9);
+    if (m["mtp_parameters"].get<double>() > 0)
+        std::printf("  of which MTP:      %.4g (%.3f B)\n", m["mtp_parameters"].get<double>(),
+                    m["mtp_parameters"].get<double>() / 1e9);
     std::printf("  active parameters: %.4g (%.3f B)\n", m["active_parameters"].get<double>(),
                 m["active_parameters"].get<double>() / 1e9);
     std::printf("  FLOPs per token:   %.4g (forward + backward)\n", m["flops_per_token"].get<double>());

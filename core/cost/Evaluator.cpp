@@ -18,7 +18,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool recomputed(const LayerProfile &l)
 {
-    return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
+    return isRecomputedBlock(l.kind);
 }
 
 // Micro-batches whose activations a stage holds at its peak (see docs/cost-model.md).

@@ -13,24 +13,112 @@ constexpr double LOGIT_BYTES = 4;   // FP32 logits for the loss (Korthikanti et 
 constexpr double LSE_BYTES = 4;     // FP32 softmax logsumexp per row (FlashAttention)
 
 // Sizes as doubles so that every product is exact below 2^53 and never overflows.
+// Model-wide sizes; a block's own kind is a Block (below).
 struct Dims {
     double s, h, a, hkv, f, v, e, k;
     bool gated, bias, rms, dropout, moe, flash, causal, rotary;
+    // issue 45: today's layer kinds
+    double qW = 0, dh = 0;          // Q (and attention output) width, head width
+    double fe = 0, shared = 0;      // routed experts' width; all shared experts' width (S * F_s)
+    bool attnBias = false, qkvBias = false, mlpBias = false, qkNorm = false, sinks = false;
+    bool routerBias = false, sharedGate = false;
+    ModelConfig::NormPlacement norms = ModelConfig::NormPlacement::Pre;
+    double qLora = 0, kvLora = 0, rope = 0, nope = 0, vh = 0;               // MLA
+    double mHeads = 0, mHeadDim = 0, state = 0, groups = 1, conv = 4, chunk = 256;  // Mamba-2
+    bool mambaBias = false, convBias = true;
 };
 
 Dims dimsOf(const ModelConfig &m)
 {
-    return {static_cast<double>(m.seqLength), static_cast<double>(m.hidden),
-            static_cast<double>(m.heads), static_cast<double>(m.kvHidden()),
-            static_cast<double>(m.ffnHidden), static_cast<double>(m.vocab),
-            static_cast<double>(m.experts), static_cast<double>(m.topK),
-            m.gatedMlp, m.linearBias, m.rmsNorm, m.dropout, m.experts > 1, m.flashAttention, m.causal,
-            m.family != "gpt" && m.family != "bert"};  // rotary unless learned positions
+    Dims d{static_cast<double>(m.seqLength), static_cast<double>(m.hidden),
+           static_cast<double>(m.heads), static_cast<double>(m.kvHidden()),
+           static_cast<double>(m.ffnHidden), static_cast<double>(m.vocab),
+           static_cast<double>(m.experts), static_cast<double>(m.topK),
+           m.gatedMlp, m.linearBias(), m.rmsNorm, m.dropout, m.experts > 1, m.flashAttention, m.causal,
+           m.family != "gpt" && m.family != "bert"};  // rotary unless learned positions
+    d.qW = static_cast<double>(m.qHidden());
+    d.dh = static_cast<double>(m.headDim());
+    d.fe = static_cast<double>(m.routedFfn());
+    d.shared = static_cast<double>(m.sharedExperts) * m.sharedFfn();
+    d.attnBias = m.attentionBias;
+    d.qkvBias = m.attentionBias || m.qkvBias;
+    d.mlpBias = m.mlpBias;
+    d.qkNorm = m.qkNorm;
+    d.sinks = m.attentionSinks;
+    d.routerBias = m.routerBias;
+    d.sharedGate = m.sharedExpertGate && m.sharedExperts > 0;
+    d.norms = m.normPlacement;
+    d.qLora = m.qLoraRank;
+    d.kvLora = m.kvLoraRank;
+    d.rope = m.qkRopeHeadDim;
+    d.nope = m.qkNopeHeadDim;
+    d.vh = m.vHeadDim;
+    d.mHeads = m.mambaHeads;
+    d.mHeadDim = m.mambaHeadDim;
+    d.state = m.ssmState;
+    d.groups = m.mambaGroups;
+    d.conv = m.convKernel;
+    d.chunk = m.mambaChunk;
+    d.mambaBias = m.mambaBias;
+    d.convBias = m.mambaConvBias;
+    return d;
+}
+
+// One block's kind: its mixer, attention and MLP, with the window and dense width resolved.
+struct Block {
+    bool attention = true, mamba = false;
+    AttentionKind att = AttentionKind::Full;
+    bool dense = true, moe = false;
+    double f = 0;       // dense MLP width
+    double window = 0;  // sliding: keys per query (at most s)
+    std::string label;
+    // Sublayers (mixer, MLP) present: what the norms, residuals and TP all-reduces count.
+    int sublayers() const { return (attention || mamba ? 1 : 0) + (dense || moe ? 1 : 0); }
+    bool mla() const { return attention && att == AttentionKind::Mla; }
+    bool sliding() const { return attention && att == AttentionKind::Sliding; }
+};
+
+Block blockOf(const Dims &d, const LayerKindSpec &k)
+{
+    Block b;
+    b.attention = k.mixer == MixerKind::Attention;
+    b.mamba = k.mixer == MixerKind::Mamba;
+    b.att = k.attention;
+    b.dense = k.mlp == MlpKind::Dense;
+    b.moe = k.mlp == MlpKind::Moe;
+    b.f = k.ffnHidden > 0 ? static_cast<double>(k.ffnHidden) : d.f;
+    b.window = std::min(static_cast<double>(k.window), d.s);
+    b.label = k.name;
+    return b;
+}
+
+// Mamba-2's widths (Dao & Gu 2024, Sec. 7; transformers' Mamba2Mixer): the inner width,
+// the causal conv's channels (x, B, C) and in_proj's output (z, x, B, C, dt).
+struct MambaWidths {
+    double inner, conv, in;
+};
+MambaWidths mambaWidths(const Dims &d)
+{
+    const double inner = d.mHeads * d.mHeadDim;
+    const double conv = inner + 2 * d.groups * d.state;
+    return {inner, conv, inner + conv + d.mHeads};
 }
 
 double normParams(const Dims &d)
 {
     return d.rms ? d.h : 2 * d.h;  // RMSNorm: weight; LayerNorm: weight + bias
+}
+
+// Norms of a block: one before each sublayer (pre-LN), one shared by both (parallel
+// attention and MLP), or one before and one after each (sandwich).
+double blockNorms(const Dims &d, const Block &b)
+{
+    switch (d.norms) {
+    case ModelConfig::NormPlacement::Parallel: return 1;
+    case ModelConfig::NormPlacement::Sandwich: return 2.0 * b.sublayers();
+    case ModelConfig::NormPlacement::Pre: break;
+    }
+    return b.sublayers();
 }
 
 LayerProfile embeddingLayer(const ModelConfig &m, const Dims &d)
@@ -61,90 +149,225 @@ LayerProfile embeddingLayer(const ModelConfig &m, const Dims &d)
     return l;
 }
 
+// MLA's parameters (DeepSeek-V2, Sec. 2.1.2; transformers' DeepseekV3Attention): Q through a
+// low-rank down projection and its norm (or directly), K and V from one compressed latent
+// plus a shared rotary key, then the output. Megatron-Core keeps the down projections whole
+// on every TP rank and splits the up projections and the output.
+void mlaParameters(const Dims &d, double &all, double &split)
+{
+    const double h = d.h, qk = d.nope + d.rope;
+    const double qDown = d.qLora > 0 ? h * d.qLora + d.qLora : 0;  // q_a_proj + q_a_layernorm
+    const double qUp = (d.qLora > 0 ? d.qLora : h) * d.a * qk;      // q_b_proj (or q_proj)
+    const double kvDown = h * (d.kvLora + d.rope) + d.kvLora;        // kv_a_proj_with_mqa + norm
+    const double kvUp = d.kvLora * d.a * (d.nope + d.vh);            // kv_b_proj
+    const double out = d.a * d.vh * h + (d.attnBias ? h : 0);
+    all = qDown + qUp + kvDown + kvUp + out;
+    split = qUp + kvUp + d.a * d.vh * h;
+}
+
+// Mamba-2's parameters (transformers' Mamba2Mixer / NemotronHMamba2Mixer): in_proj, the
+// depthwise conv (and its bias), dt_bias, A_log and D per head, the gated RMSNorm and out_proj.
+// Megatron-Core's MambaMixer splits all of them across TP by heads but out_proj's bias.
+void mambaParameters(const Dims &d, double &all, double &split)
+{
+    const MambaWidths w = mambaWidths(d);
+    const double in = d.h * w.in + (d.mambaBias ? w.in : 0);
+    const double conv = w.conv * d.conv + (d.convBias ? w.conv : 0);
+    const double heads = 3 * d.mHeads;
+    const double out = w.inner * d.h;
+    all = in + conv + heads + w.inner + out + (d.mambaBias ? d.h : 0);
+    split = in + conv + heads + w.inner + out;
+}
+
 // A block's parameters: column-parallel linears (QKV, MLP up/gate) split weight and bias
 // across TP; row-parallel ones (attention out, MLP down) split the weight, replicate the bias.
-void blockParameters(const Dims &d, LayerProfile &l)
+void blockParameters(const Dims &d, const Block &b, LayerProfile &l)
 {
     const double h = d.h;
-    const double qkv = h * (h + 2 * d.hkv) + (d.bias ? h + 2 * d.hkv : 0);
-    const double out = h * h;
-    const double outBias = d.bias ? h : 0;
-    const double mlpMatrices = (d.gated ? 3 : 2) * h * d.f;
-    const double mlpColBias = d.bias ? (d.gated ? 2 : 1) * d.f : 0;
-    const double mlpRowBias = d.bias ? h : 0;
-    const double norms = 2 * normParams(d);
-    const double expert = mlpMatrices + mlpColBias + mlpRowBias;
-    if (d.moe) {
-        const double router = h * d.e;  // replicated, no bias (Mixtral)
+    double mixer = 0, mixerTp = 0;
+    if (b.mla()) {
+        mlaParameters(d, mixer, mixerTp);
+    } else if (b.attention) {
+        const double qkvW = d.qW + 2 * d.hkv;
+        const double qkv = h * qkvW + (d.qkvBias ? qkvW : 0);
+        const double out = d.qW * h;
+        const double outBias = d.attnBias ? h : 0;
+        const double sinks = d.sinks ? d.a : 0;  // one logit per head, split with the heads
+        mixer = qkv + out + outBias + sinks + (d.qkNorm ? 2 * d.dh : 0);
+        mixerTp = qkv + out + sinks;
+    } else if (b.mamba) {
+        mambaParameters(d, mixer, mixerTp);
+    }
+    const auto mlpMatrices = [&](double f) { return (d.gated ? 3 : 2) * h * f; };
+    const auto mlpColBias = [&](double f) { return d.mlpBias ? (d.gated ? 2 : 1) * f : 0; };
+    const double mlpRowBias = d.mlpBias ? h : 0;
+    const double norms = blockNorms(d, b) * normParams(d);
+    if (b.moe) {
+        const double expert = mlpMatrices(d.fe) + mlpColBias(d.fe) + mlpRowBias;
+        const double router = h * d.e + (d.routerBias ? d.e : 0);  // replicated
+        const double shared = d.shared > 0 ? mlpMatrices(d.shared) + mlpColBias(d.shared) + mlpRowBias : 0;
+        const double sharedGate = d.sharedGate ? h : 0;
         l.expertParams = d.e * expert;
-        l.params = qkv + out + outBias + l.expertParams + router + norms;
-        l.tpParams = qkv + out + d.e * (mlpMatrices + mlpColBias);
+        l.params = mixer + l.expertParams + router + shared + sharedGate + norms;
+        l.tpParams = mixerTp + d.e * (mlpMatrices(d.fe) + mlpColBias(d.fe)) +
+                     (d.shared > 0 ? mlpMatrices(d.shared) + mlpColBias(d.shared) : 0);
         l.activeParams = l.params - (d.e - d.k) * expert;
+    } else if (b.dense) {
+        const double expert = mlpMatrices(b.f) + mlpColBias(b.f) + mlpRowBias;
+        l.params = mixer + expert + norms;
+        l.tpParams = mixerTp + mlpMatrices(b.f) + mlpColBias(b.f);
+        l.activeParams = l.params;
     } else {
-        l.params = qkv + out + outBias + expert + norms;
-        l.tpParams = qkv + out + mlpMatrices + mlpColBias;
+        l.params = mixer + norms;
+        l.tpParams = mixerTp;
         l.activeParams = l.params;
     }
 }
 
-// The core attention's forward FLOPs per sequence: QK^T and PV.
-double coreAttentionFlops(double s, double h) { return 2 * (2 * s * s * h); }
+// Queries times the keys each sees, the s^2 of the attention's FLOPs: s * min(W, s) for a
+// sliding window, s^2 for full attention. `executed`: what causal kernels compute (the keys at
+// or before each query: s^2/2, or s*W - W^2/2 for a window W < s).
+double keyPairs(const Dims &d, const Block &b, bool executed)
+{
+    const double s = d.s;
+    if (!b.sliding() || b.window >= s)
+        return executed && d.causal ? s * s / 2 : s * s;
+    const double w = b.window;
+    return executed && d.causal ? s * w - w * w / 2 : s * w;
+}
+
+// The SSD scan's FLOPs per token per head (Dao & Gu 2024, Sec. 6, chunk length Q, state N,
+// head width P): the intra-chunk C B^T and its product with X (2Q(N + P)), the chunk states
+// and their output (4NP); plus the depthwise conv (2 x kernel per channel).
+double mambaScanFlops(const Dims &d)
+{
+    const MambaWidths w = mambaWidths(d);
+    const double perHead = 2 * d.chunk * (d.state + d.mHeadDim) + 4 * d.state * d.mHeadDim;
+    return d.s * (d.mHeads * perHead + 2 * d.conv * w.conv);
+}
 
 // A block's model FLOPs per sequence.
-void blockFlops(const Dims &d, LayerProfile &l)
+void blockFlops(const Dims &d, const Block &b, LayerProfile &l)
 {
     const double s = d.s, h = d.h;
     // Model FLOPs, the same with flash attention: its backward also recomputes QK^T (Dao et
     // al. 2022, Alg. 4; +2s^2h per block), hardware work that MFU does not count and that we
     // leave out of the time as well (docs/cost-model.md).
-    const double projections = 2 * s * h * (h + 2 * d.hkv) + 2 * s * h * h;  // Q,K,V + O
-    const double attention = coreAttentionFlops(s, h);
-    const double mlpPerExpert = 2 * s * h * d.f * (d.gated ? 3 : 2);
-    const double mlp = d.moe ? d.k * mlpPerExpert + 2 * s * h * d.e : mlpPerExpert;
+    double projections = 0, attention = 0;
+    if (b.mla()) {
+        const double qk = d.nope + d.rope;
+        projections = 2 * s * (d.qLora > 0 ? h * d.qLora + d.qLora * d.a * qk : h * d.a * qk) +
+                      2 * s * h * (d.kvLora + d.rope) + 2 * s * d.kvLora * d.a * (d.nope + d.vh) +
+                      2 * s * d.a * d.vh * h;
+        attention = 2 * keyPairs(d, b, false) * d.a * (qk + d.vh);
+    } else if (b.attention) {
+        projections = 2 * s * h * (d.qW + 2 * d.hkv) + 2 * s * d.qW * h;  // Q,K,V + O
+        attention = 2 * (2 * keyPairs(d, b, false) * d.qW);                // QK^T and PV
+    } else if (b.mamba) {
+        const MambaWidths w = mambaWidths(d);
+        projections = 2 * s * h * w.in + 2 * s * w.inner * h;
+        attention = mambaScanFlops(d);
+    }
+    const auto perExpert = [&](double f) { return 2 * s * h * f * (d.gated ? 3 : 2); };
+    const double mlp = b.moe ? d.k * perExpert(d.fe) + (d.shared > 0 ? perExpert(d.shared) : 0) + 2 * s * h * d.e
+                     : b.dense ? perExpert(b.f)
+                               : 0;
     l.fwdFlops = projections + attention + mlp;
     l.bwdFlops = 2 * l.fwdFlops;
 }
 
+// The fused attention's executed FLOPs (causal masking skips the upper triangle, Dao 2023,
+// Sec. 3.1.1) and, without fusion, the batched per-head GEMMs (scores and weighted values,
+// the masked half computed too).
+void attentionOperators(const Dims &d, const Block &b, LayerProfile &l)
+{
+    using Split = GemmShape::Split;
+    const double s = d.s;
+    if (b.mla()) {
+        const double qk = d.nope + d.rope;
+        l.attentionFlops = 2 * keyPairs(d, b, true) * d.a * (qk + d.vh);
+        if (!d.flash) {
+            l.attentionFlops = 0;
+            l.gemms.push_back({1, s, qk, d.a, Split::Heads, false, true});
+            l.gemms.push_back({1, d.vh, s, d.a, Split::Heads, false, true});
+        }
+        return;
+    }
+    if (d.flash) {
+        const double attention = 2 * (2 * keyPairs(d, b, false) * d.qW);
+        l.attentionFlops = b.sliding() ? 2 * (2 * keyPairs(d, b, true) * d.qW) : attention * (d.causal ? 0.5 : 1.0);
+    } else {
+        l.gemms.push_back({1, s, d.dh, d.a, Split::Heads, false, true});
+        l.gemms.push_back({1, d.dh, s, d.a, Split::Heads, false, true});
+    }
+}
+
 // A block's executed work by operator (docs/cost-model.md, "Compute from shapes"): its GEMMs,
 // the fused attention's FLOPs and the memory-bound kernels' bytes.
-void blockOperators(const Dims &d, LayerProfile &l)
+void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
 {
     const double s = d.s, h = d.h;
-    const double attention = coreAttentionFlops(s, h);
     using Split = GemmShape::Split;
-    const double dh = d.a > 0 ? h / d.a : h;
-    l.gemms.push_back({1, h + 2 * d.hkv, h, 1, Split::Column, false, false});  // QKV
-    if (d.flash) {
-        // One fused kernel; causal masking skips the upper triangle (Dao 2023, Sec. 3.1.1).
-        l.attentionFlops = attention * (d.causal ? 0.5 : 1.0);
-    } else {
-        // Batched per head: scores (s x s over dh) and the weighted values (s x dh over s);
-        // the masked half is computed too.
-        l.gemms.push_back({1, s, dh, d.a, Split::Heads, false, true});
-        l.gemms.push_back({1, dh, s, d.a, Split::Heads, false, true});
+    double rotary = 0, mixerElementwise = 0;
+    if (b.mla()) {
+        const double qk = d.nope + d.rope;
+        if (d.qLora > 0) {
+            l.gemms.push_back({1, d.qLora, h, 1, Split::None, false, false});           // q_a_proj
+            l.gemms.push_back({1, d.a * qk, d.qLora, 1, Split::Column, false, false});  // q_b_proj
+        } else {
+            l.gemms.push_back({1, d.a * qk, h, 1, Split::Column, false, false});        // q_proj
+        }
+        l.gemms.push_back({1, d.kvLora + d.rope, h, 1, Split::None, false, false});          // kv_a_proj
+        l.gemms.push_back({1, d.a * (d.nope + d.vh), d.kvLora, 1, Split::Column, false, false});  // kv_b
+        attentionOperators(d, b, l);
+        l.gemms.push_back({1, h, d.a * d.vh, 1, Split::Row, false, false});  // output
+        rotary = 2 * ACT_BYTES * (d.a * d.rope + d.rope);
+    } else if (b.attention) {
+        l.gemms.push_back({1, d.qW + 2 * d.hkv, h, 1, Split::Column, false, false});  // QKV
+        attentionOperators(d, b, l);
+        l.gemms.push_back({1, h, d.qW, 1, Split::Row, false, false});  // attention output
+        rotary = d.rotary ? 2 * ACT_BYTES * (d.qW + d.hkv) : 0;
+        if (d.qkNorm)
+            mixerElementwise = 2 * ACT_BYTES * (d.qW + d.hkv);
+    } else if (b.mamba) {
+        const MambaWidths w = mambaWidths(d);
+        l.gemms.push_back({1, w.in, h, 1, Split::Column, false, false});     // in_proj
+        l.attentionFlops = mambaScanFlops(d);                                 // conv + SSD scan
+        l.gemms.push_back({1, h, w.inner, 1, Split::Row, false, false});     // out_proj
+        // The conv (read, write its channels), the gate and the gated norm (read 2, write 1).
+        mixerElementwise = ACT_BYTES * (2 * w.conv + 3 * w.inner);
     }
-    l.gemms.push_back({1, h, h, 1, Split::Row, false, false});  // attention output
-    const double up = d.f * (d.gated ? 2 : 1);
-    if (d.moe) {
+    const auto up = [&](double f) { return f * (d.gated ? 2 : 1); };
+    if (b.moe) {
         l.gemms.push_back({1, d.e, h, 1, Split::None, false, false});  // router
-        l.gemms.push_back({d.k, up, h, d.e, Split::Column, true, false});
-        l.gemms.push_back({d.k, h, d.f, d.e, Split::Row, true, false});
-    } else {
-        l.gemms.push_back({1, up, h, 1, Split::Column, false, false});
-        l.gemms.push_back({1, h, d.f, 1, Split::Row, false, false});
+        l.gemms.push_back({d.k, up(d.fe), h, d.e, Split::Column, true, false});
+        l.gemms.push_back({d.k, h, d.fe, d.e, Split::Row, true, false});
+        if (d.shared > 0) {
+            l.gemms.push_back({1, up(d.shared), h, 1, Split::Column, false, false});
+            l.gemms.push_back({1, h, d.shared, 1, Split::Row, false, false});
+        }
+    } else if (b.dense) {
+        l.gemms.push_back({1, up(b.f), h, 1, Split::Column, false, false});
+        l.gemms.push_back({1, h, b.f, 1, Split::Row, false, false});
     }
     // Memory-bound kernels, forward HBM bytes (read + write, BF16; 1-byte dropout masks):
-    // two norms (read h, write h), two residual adds (read 2h, write h), the dropouts after
-    // attention and MLP (read h, write h and the mask), MoE token permute / unpermute; split
-    // by TP always: the activation (GeLU: read f, write f; SwiGLU: read 2f, write f, per
-    // routed copy), rotary on Q and K, and for materialised attention the softmax (read and
-    // write a*s per token) and its dropout (read, write, mask).
-    l.elementwiseSpBytes = s * (2 * 2 * ACT_BYTES * h + 2 * 3 * ACT_BYTES * h +
-                                (d.dropout ? 2 * (2 * ACT_BYTES + 1) * h : 0) +
-                                (d.moe ? 2 * 2 * d.k * ACT_BYTES * h : 0));
-    l.elementwiseTpBytes = s * ((d.moe ? d.k : 1) * ACT_BYTES * (d.gated ? 3 : 2) * d.f +
-                                (d.rotary ? 2 * ACT_BYTES * (h + d.hkv) : 0) +
-                                (d.flash ? 0 : 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0)));
+    // the norms (read h, write h), a residual add per sublayer (read 2h, write h), the
+    // dropouts after each sublayer (read h, write h and the mask), MoE token permute /
+    // unpermute; split by TP always: the activation (GeLU: read f, write f; SwiGLU: read 2f,
+    // write f, per routed copy), rotary on Q and K, the Mamba conv and gate, and for
+    // materialised attention the softmax (read and write a*s per token) and its dropout.
+    const double norms = blockNorms(d, b);
+    const double sub = b.sublayers();
+    l.elementwiseSpBytes = s * (norms * 2 * ACT_BYTES * h + sub * 3 * ACT_BYTES * h +
+                                (d.dropout ? sub * (2 * ACT_BYTES + 1) * h : 0) +
+                                (b.moe ? 2 * 2 * d.k * ACT_BYTES * h : 0));
+    const double activation = b.moe ? d.k * ACT_BYTES * (d.gated ? 3 : 2) * d.fe +
+                                          (d.shared > 0 ? ACT_BYTES * (d.gated ? 3 : 2) * d.shared : 0)
+                             : b.dense ? ACT_BYTES * (d.gated ? 3 : 2) * b.f
+                                       : 0;
+    const bool materialised = b.attention && !d.flash;
+    l.elementwiseTpBytes = s * (activation + rotary + mixerElementwise +
+                                (materialised ? 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0) : 0));
 }
 
 // torchtitan's op-level selective activation checkpointing (torchtitan
@@ -156,17 +379,18 @@ void blockOperators(const Dims &d, LayerProfile &l)
 // from the block input the checkpoint wrapper keeps. The matmuls in forward order
 // (torchtitan models/llama/model.py: wq, wk, wv in Attention.forward; wo; w2(silu(w1(x)) *
 // w3(x)) in FeedForward.forward, so w1 runs before w3) are numbered from 1 and the odd ones
-// are kept. Dense blocks with fused attention only (the save list names the SDPA kernels).
-void opSelectiveStash(const Dims &d, LayerProfile &l)
+// are kept. Dense blocks with fused full attention of width h only (the save list names the
+// SDPA kernels; torchtitan's llama blocks).
+void opSelectiveStash(const Dims &d, const Block &b, LayerProfile &l)
 {
-    if (d.moe || !d.flash)
+    if (!b.dense || !d.flash || !b.attention || b.att != AttentionKind::Full || d.qW != d.h)
         return;
     const double s = d.s, h = d.h;
     struct Matmul { double n, k; bool sharded; };  // output width, input width per token
-    std::vector<Matmul> order = {{h, h, true}, {d.hkv, h, true}, {d.hkv, h, true}, {h, h, false}, {d.f, h, true}};
+    std::vector<Matmul> order = {{h, h, true}, {d.hkv, h, true}, {d.hkv, h, true}, {h, h, false}, {b.f, h, true}};
     if (d.gated)
-        order.push_back({d.f, h, true});  // w3
-    order.push_back({h, d.f, false});     // w2 (down projection)
+        order.push_back({b.f, h, true});  // w3
+    order.push_back({h, b.f, false});     // w2 (down projection)
     double sp = ACT_BYTES * s * h;  // the block input (the checkpoint's own argument)
     // The fused attention's output and its FP32 logsumexp (the SDPA op is saved).
     double tp = ACT_BYTES * s * h + LSE_BYTES * d.a * s;
@@ -189,13 +413,16 @@ void opSelectiveStash(const Dims &d, LayerProfile &l)
 }
 
 // A block's activations saved for backward (bytes per sequence).
-void blockStash(const Dims &d, LayerProfile &l)
+void blockStash(const Dims &d, const Block &b, LayerProfile &l)
 {
     const double s = d.s, h = d.h;
-    // Replicated across TP (divided only by sequence parallelism): the inputs of the two
-    // norms, the inputs of the QKV and first MLP (or router) matmuls (the norm outputs), and
-    // the two 1-byte dropout masks after attention and MLP: 8sh (+2sh) = Korthikanti's 10sh.
-    double sp = 4 * ACT_BYTES * s * h + (d.dropout ? 2 * s * h : 0);
+    const double sub = b.sublayers();
+    // Replicated across TP (divided only by sequence parallelism): per sublayer the norm's
+    // input and the first linear's input (the norm output) and the 1-byte dropout mask after
+    // it: 8sh (+2sh) for attention + MLP = Korthikanti's 10sh. A parallel block's two
+    // sublayers read one norm; a sandwich block also keeps each post-norm's input.
+    const double normed = d.norms == ModelConfig::NormPlacement::Parallel ? 2.0 : d.norms == ModelConfig::NormPlacement::Sandwich ? 3 * sub : 2 * sub;
+    double sp = normed * ACT_BYTES * s * h + (d.dropout ? sub * s * h : 0);
     // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input
     // (= the attention output), then the attention's own saved tensors:
     //  - materialised attention: the softmax output (2as^2) and, with dropout, its mask
@@ -207,56 +434,116 @@ void blockStash(const Dims &d, LayerProfile &l)
     // Selective recomputation (Korthikanti Sec. 5) reruns the core attention in backward and
     // drops the tensors saved inside it: the s x s ones, or with flash attention only the
     // logsumexp (its output is also the output projection's input, which stays).
-    l.attentionStashBytes = d.flash ? LSE_BYTES * d.a * s
-                                    : ACT_BYTES * d.a * s * s + (d.dropout ? 3 * d.a * s * s : 0);
-    double tp = ACT_BYTES * s * (2 * h + 2 * d.hkv) + l.attentionStashBytes;
+    double tp = 0;
+    if (b.attention) {
+        l.attentionStashBytes = d.flash ? LSE_BYTES * d.a * s
+                                        : ACT_BYTES * d.a * s * s + (d.dropout ? 3 * d.a * s * s : 0);
+        if (b.mla()) {
+            // Q and K of width nope + rope per head, V and the output of width v per head;
+            // replicated: the down projections' outputs and their norms' outputs.
+            tp = ACT_BYTES * s * d.a * (2 * (d.nope + d.rope) + 2 * d.vh) + l.attentionStashBytes;
+            sp += ACT_BYTES * s * (2 * d.qLora + 2 * d.kvLora + d.rope);
+        } else {
+            tp = ACT_BYTES * s * (2 * d.qW + 2 * d.hkv) + l.attentionStashBytes;
+            if (d.qkNorm)
+                tp += ACT_BYTES * s * (d.qW + d.hkv);  // the Q and K norms' inputs
+        }
+    } else if (b.mamba) {
+        // in_proj's output, the conv's output, the scan's output and the gated norm's output.
+        const MambaWidths w = mambaWidths(d);
+        tp = ACT_BYTES * s * (w.in + w.conv + 2 * w.inner);
+    }
     // MLP: GeLU keeps its input and output (2 * 2sf = 16sh for f = 4h); SwiGLU keeps the
     // gate and up outputs and their product, the down projection's input (3 * 2sf; the
-    // fused Megatron kernel recomputes silu in backward). MoE: per routed token copy.
-    const double mlpStash = ACT_BYTES * s * d.f * (d.gated ? 3 : 2);
-    if (d.moe) {
-        tp += d.k * mlpStash;
+    // fused Megatron kernel recomputes silu in backward). MoE: per routed token copy, and the
+    // shared experts as one MLP of their summed width.
+    const auto mlpStash = [&](double f) { return ACT_BYTES * s * f * (d.gated ? 3 : 2); };
+    if (b.moe) {
+        tp += d.k * mlpStash(d.fe) + (d.shared > 0 ? mlpStash(d.shared) : 0);
         // Router logits (FP32), the permuted expert inputs and the expert outputs kept for
         // the weighted combine: not split by TP.
         sp += LOGIT_BYTES * s * d.e + 2 * d.k * ACT_BYTES * s * h;
-    } else {
-        tp += mlpStash;
+    } else if (b.dense) {
+        tp += mlpStash(b.f);
     }
     l.stashSpBytes = sp;
     l.stashTpBytes = tp;
     l.recomputeStashBytes = ACT_BYTES * s * h;  // the block input
-    opSelectiveStash(d, l);
+    opSelectiveStash(d, b, l);
     l.outputBytes = ACT_BYTES * s * h;
 }
 
 // A block's transient peak and its communication per sequence per forward.
-void blockWorkingAndComm(const Dims &d, LayerProfile &l)
+void blockWorkingAndComm(const Dims &d, const Block &b, LayerProfile &l)
 {
     const double s = d.s, h = d.h;
     // Transient peak: the largest intermediate together with its gradient in backward
     // (attention scores a*s^2, the MLP's inner activation, or the QKV output). Flash
     // attention keeps its score tiles in on-chip SRAM: no s x s term; its FP32 dQ
     // accumulator (4sh) is below the QKV term's 2 x 2s(h + 2hkv).
-    const double mlpInner = ACT_BYTES * s * d.f * (d.gated ? 2 : 1) * (d.moe ? d.k : 1);
-    const double scores = d.flash ? 0.0 : ACT_BYTES * d.a * s * s;
-    l.workingBytes = 2 * std::max({scores, mlpInner, ACT_BYTES * s * (h + 2 * d.hkv)});
+    const double mlpInner = b.moe     ? ACT_BYTES * s * d.fe * (d.gated ? 2 : 1) * d.k
+                            : b.dense ? ACT_BYTES * s * b.f * (d.gated ? 2 : 1)
+                                      : 0.0;
+    const double scores = d.flash || !b.attention ? 0.0 : ACT_BYTES * d.a * s * s;
+    const double mixer = b.mla()       ? ACT_BYTES * s * d.a * (2 * (d.nope + d.rope) + d.vh)
+                         : b.attention ? ACT_BYTES * s * (d.qW + 2 * d.hkv)
+                         : b.mamba     ? ACT_BYTES * s * mambaWidths(d).in
+                                       : 0.0;
+    l.workingBytes = 2 * std::max({scores, mlpInner, mixer});
 
     // --- communication per sequence per forward ------------------------------------------
-    l.tpAllReduceBytes = 2 * ACT_BYTES * s * h;             // attention out + MLP out
-    l.epAllToAllBytes = d.moe ? 2 * d.k * s * h * ACT_BYTES : 0;  // dispatch + combine
-    l.cpExchangeBytes = 2 * s * d.hkv * ACT_BYTES;          // K and V around the ring
+    l.tpAllReduceBytes = b.sublayers() * ACT_BYTES * s * h;  // each sublayer's output
+    l.epAllToAllBytes = b.moe ? 2 * d.k * s * h * ACT_BYTES : 0;  // dispatch + combine
+    // K and V around the ring (MLA: its per-head K and V); a Mamba block passes no K/V.
+    l.cpExchangeBytes = b.mla()       ? s * d.a * (d.nope + d.rope + d.vh) * ACT_BYTES
+                        : b.attention ? 2 * s * d.hkv * ACT_BYTES
+                                      : 0;
 }
 
-LayerProfile blockLayer(const Dims &d, int index)
+LayerProfile blockLayer(const Dims &d, const Block &b, int index)
 {
     LayerProfile l;
     l.name = "block" + std::to_string(index);
-    l.kind = d.moe ? LayerKind::Moe : LayerKind::Transformer;
-    blockParameters(d, l);
-    blockFlops(d, l);
-    blockOperators(d, l);
-    blockStash(d, l);
-    blockWorkingAndComm(d, l);
+    l.kind = b.moe ? LayerKind::Moe : b.mamba ? LayerKind::Mamba : LayerKind::Transformer;
+    l.kindLabel = b.label;
+    blockParameters(d, b, l);
+    blockFlops(d, b, l);
+    blockOperators(d, b, l);
+    blockStash(d, b, l);
+    blockWorkingAndComm(d, b, l);
+    return l;
+}
+
+// A multi-token-prediction module (DeepSeek-V3, Sec. 2.2; Megatron-Core's
+// MultiTokenPredictionLayer): the RMSNorms of the hidden state and of the next token's
+// embedding, their concatenation projected from 2h to h, one block of the model's last kind,
+// and the logits of the shared output head. The embedding and the output head are the main
+// model's: a stage without the embedding keeps a copy (tiedParams).
+LayerProfile mtpLayer(const Dims &d, const Block &b, int index)
+{
+    LayerProfile l = blockLayer(d, b, index);
+    l.name = "mtp" + std::to_string(index);
+    l.kind = LayerKind::Mtp;
+    l.kindLabel = "mtp";
+    const double s = d.s, h = d.h;
+    const double projection = 2 * h * h;
+    l.params += 3 * normParams(d) + projection;  // enorm, hnorm, the final norm; eh_proj
+    l.tpParams += projection;
+    l.activeParams += 3 * normParams(d) + projection;
+    l.tiedParams = d.v * h;
+    l.fwdFlops += 2 * s * 2 * h * h + 2 * s * h * d.v;
+    l.bwdFlops = 2 * l.fwdFlops;
+    l.gemms.push_back({1, h, 2 * h, 1, GemmShape::Split::Column, false, false});
+    l.gemms.push_back({1, d.v, h, 1, GemmShape::Split::Column, false, false});
+    l.elementwiseSpBytes += s * 3 * 2 * ACT_BYTES * h;
+    l.elementwiseTpBytes += s * (2 * ACT_BYTES + LOGIT_BYTES) * d.v;
+    l.stashSpBytes += ACT_BYTES * s * 2 * h + 2 * ACT_BYTES * s * h;  // eh_proj's input, the norms' inputs
+    l.stashTpBytes += LOGIT_BYTES * s * d.v;
+    l.workingBytes = std::max(l.workingBytes, ACT_BYTES * s * d.v);
+    l.tpAllReduceBytes += ACT_BYTES * s * h;
+    l.recomputeStashBytes = 2 * ACT_BYTES * s * h;  // the main hidden state and its own
+    l.outputBytes = 2 * ACT_BYTES * s * h;         // the head still needs the main hidden state
+    l.opSelectiveStashSpBytes = l.opSelectiveStashTpBytes = l.opRecomputeGemmShare = 0;
     return l;
 }
 
@@ -277,6 +564,7 @@ LayerProfile headLayer(const ModelConfig &m, const Dims &d)
         split = d.v;
     } else {
         replicated = normParams(d);  // final norm
+        split = m.headBias ? d.v : 0;  // phi, GPT-J: a vocab-parallel output bias
     }
     if (m.tiedEmbeddings) {
         l.tiedParams = projection;
@@ -331,10 +619,13 @@ ModelProfile buildProfile(const ModelConfig &config)
     p.vocab = config.vocab;
     p.globalBatch = config.globalBatch;
     p.source = config.source;
-    p.layers.reserve(static_cast<size_t>(std::max(0, config.layers)) + 2);
+    p.layers.reserve(static_cast<size_t>(std::max(0, config.layers) + config.mtpLayers) + 2);
     p.layers.push_back(embeddingLayer(config, d));
+    const std::vector<LayerKindSpec> stack = config.layerStack();
     for (int i = 0; i < config.layers; ++i)
-        p.layers.push_back(blockLayer(d, i));
+        p.layers.push_back(blockLayer(d, blockOf(d, stack[static_cast<size_t>(i)]), i));
+    for (int i = 0; i < config.mtpLayers && !stack.empty(); ++i)
+        p.layers.push_back(mtpLayer(d, blockOf(d, stack.back()), i));
     p.layers.push_back(headLayer(config, d));
     return p;
 }

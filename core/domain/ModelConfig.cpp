@@ -135,6 +135,166 @@ std::vector<ModelConfig> makePresets()
 
 } // namespace
 
+namespace {
+
+ConfigProblem sizeProblem(const char *key, long long value, long long min, long long max)
+{
+    if (value < min || value > max)
+        return {key, std::string(key) + " must be between " + std::to_string(min) + " and " +
+                         std::to_string(max) + ", found " + std::to_string(value)};
+    return {};
+}
+
+// MLA: either no rank at all, or the KV rank with every head width.
+ConfigProblem mlaProblem(const ModelConfig &m)
+{
+    if (m.kvLoraRank == 0) {
+        for (const auto &[key, value] : {std::pair<const char *, int>{"q_lora_rank", m.qLoraRank},
+                                         {"qk_rope_head_dim", m.qkRopeHeadDim},
+                                         {"qk_nope_head_dim", m.qkNopeHeadDim}, {"v_head_dim", m.vHeadDim}})
+            if (value != 0)
+                return {key, std::string(key) + " (" + std::to_string(value) +
+                                 ") is an MLA size, but kv_lora_rank is 0 (no MLA): set kv_lora_rank or remove " + key};
+        return {};
+    }
+    for (const auto &[key, value] : {std::pair<const char *, int>{"qk_rope_head_dim", m.qkRopeHeadDim},
+                                     {"qk_nope_head_dim", m.qkNopeHeadDim}, {"v_head_dim", m.vHeadDim}})
+        if (value <= 0)
+            return {key, std::string(key) + " must be positive with MLA (kv_lora_rank " +
+                             std::to_string(m.kvLoraRank) + "), found " + std::to_string(value)};
+    return {};
+}
+
+// What one kind needs of the model: a window for sliding attention, MLA ranks, Mamba sizes,
+// experts.
+ConfigProblem kindNeeds(const ModelConfig &m, const LayerKindSpec &k, const std::string &where)
+{
+    if (k.mixer == MixerKind::Attention && k.attention == AttentionKind::Sliding && k.window == 0 &&
+        m.slidingWindow == 0)
+        return {where, "layer kind '" + k.name + "' has sliding-window attention but no window: set sliding_window"};
+    if (k.mixer == MixerKind::Attention && k.attention == AttentionKind::Mla && m.kvLoraRank == 0)
+        return {where, "layer kind '" + k.name + "' has MLA attention but the model has no kv_lora_rank"};
+    if (k.mixer == MixerKind::Mamba && (m.mambaHeads == 0 || m.mambaHeadDim == 0 || m.ssmState == 0))
+        return {where, "layer kind '" + k.name + "' has a Mamba-2 mixer but the model lacks mamba_heads, "
+                       "mamba_head_dim or ssm_state"};
+    if (k.mlp == MlpKind::Moe && m.experts <= 1)
+        return {where, "layer kind '" + k.name + "' has a MoE MLP but the model has " +
+                           std::to_string(m.experts) + " expert (set experts > 1)"};
+    if (k.mixer == MixerKind::None && k.mlp == MlpKind::None)
+        return {where, "layer kind '" + k.name + "' has neither a mixer nor an MLP"};
+    return {};
+}
+
+ConfigProblem layerKindProblem(const ModelConfig &m)
+{
+    const std::pair<const char *, std::pair<long long, long long>> sizes[] = {
+        {"head_dim", {m.headDimension, MAX_SIZE}}, {"sliding_window", {m.slidingWindow, MAX_SIZE}},
+        {"q_lora_rank", {m.qLoraRank, MAX_SIZE}}, {"kv_lora_rank", {m.kvLoraRank, MAX_SIZE}},
+        {"qk_rope_head_dim", {m.qkRopeHeadDim, MAX_SIZE}}, {"qk_nope_head_dim", {m.qkNopeHeadDim, MAX_SIZE}},
+        {"v_head_dim", {m.vHeadDim, MAX_SIZE}}, {"expert_ffn_hidden", {m.expertFfnHidden, limits::ffnHidden.max}},
+        {"shared_experts", {m.sharedExperts, limits::experts.max}},
+        {"shared_ffn_hidden", {m.sharedFfnHidden, limits::ffnHidden.max}},
+        {"mamba_heads", {m.mambaHeads, limits::heads.max}}, {"mamba_head_dim", {m.mambaHeadDim, MAX_SIZE}},
+        {"ssm_state", {m.ssmState, MAX_SIZE}}, {"mtp_layers", {m.mtpLayers, 64}}};
+    for (const auto &[key, range] : sizes)
+        if (ConfigProblem p = sizeProblem(key, range.first, 0, range.second); !p.reason.empty())
+            return p;
+    for (const auto &[key, value] : {std::pair<const char *, int>{"mamba_groups", m.mambaGroups},
+                                     {"conv_kernel", m.convKernel}, {"mamba_chunk", m.mambaChunk}})
+        if (ConfigProblem p = sizeProblem(key, value, 1, 1'000'000); !p.reason.empty())
+            return p;
+    if (m.mambaHeads > 0 && m.mambaHeads % m.mambaGroups != 0)
+        return {"mamba_groups", "mamba_groups (" + std::to_string(m.mambaGroups) + ") must divide mamba_heads (" +
+                                    std::to_string(m.mambaHeads) + ")"};
+    if (ConfigProblem p = mlaProblem(m); !p.reason.empty())
+        return p;
+    for (const auto &k : m.layerKinds)
+        if (ConfigProblem p = kindNeeds(m, k, "layer_kinds." + k.name); !p.reason.empty())
+            return p;
+    if (m.pattern.empty()) {
+        LayerKindSpec uniform = *m.findLayerKind(m.defaultMlp() == MlpKind::Moe ? "moe" : "dense");
+        return kindNeeds(m, uniform, "layers");
+    }
+    for (size_t i = 0; i < m.pattern.size(); ++i) {
+        const LayerRun &r = m.pattern[i];
+        const LayerKindSpec *k = m.findLayerKind(r.kind);
+        if (!k) {
+            std::string known = builtinLayerKindNames();
+            for (const auto &own : m.layerKinds)
+                known += ", " + own.name;
+            return {"layer_pattern", "run " + std::to_string(i + 1) + ": unknown layer kind '" + r.kind +
+                                         "' (known: " + known + ")"};
+        }
+        if (r.count < 1)
+            return {"layer_pattern", "run " + std::to_string(i + 1) + ": count must be at least 1"};
+        if (ConfigProblem p = kindNeeds(m, *k, "layer_pattern"); !p.reason.empty())
+            return p;
+    }
+    if (const long long n = patternLength(m.pattern); n > m.layers)
+        return {"layer_pattern", "the pattern holds " + std::to_string(n) + " layers, more than the model's " +
+                                     std::to_string(m.layers) + " (layers)"};
+    return {};
+}
+
+} // namespace
+
+const LayerKindSpec *ModelConfig::findLayerKind(const std::string &name) const
+{
+    for (const auto &k : layerKinds)
+        if (k.name == name)
+            return &k;
+    static const std::vector<std::vector<LayerKindSpec>> builtins = [] {
+        std::vector<std::vector<LayerKindSpec>> all;
+        for (const AttentionKind a : {AttentionKind::Full, AttentionKind::Mla})
+            for (const MlpKind mlp : {MlpKind::Dense, MlpKind::Moe})
+                all.push_back(builtinLayerKinds(a, mlp));
+        return all;
+    }();  // immutable after init
+    const auto &table = builtins[(defaultAttention() == AttentionKind::Mla ? 2 : 0) +
+                                 (defaultMlp() == MlpKind::Moe ? 1 : 0)];
+    for (const auto &k : table)
+        if (k.name == name)
+            return &k;
+    return nullptr;
+}
+
+std::vector<LayerKindSpec> ModelConfig::layerStack() const
+{
+    std::vector<LayerKindSpec> stack;
+    stack.reserve(static_cast<size_t>(std::max(0, layers)));
+    const auto resolved = [this](const LayerKindSpec &k) {
+        LayerKindSpec r = k;
+        if (r.window == 0)
+            r.window = slidingWindow;
+        if (r.ffnHidden == 0)
+            r.ffnHidden = ffnHidden;
+        return r;
+    };
+    if (pattern.empty()) {
+        const LayerKindSpec *k = findLayerKind(defaultMlp() == MlpKind::Moe ? "moe" : "dense");
+        stack.assign(static_cast<size_t>(std::max(0, layers)), resolved(*k));
+        return stack;
+    }
+    while (static_cast<int>(stack.size()) < layers) {
+        for (const LayerRun &r : pattern) {
+            const LayerKindSpec k = resolved(*findLayerKind(r.kind));
+            for (int i = 0; i < r.count && static_cast<int>(stack.size()) < layers; ++i)
+                stack.push_back(k);
+        }
+    }
+    return stack;
+}
+
+const char *toString(ModelConfig::NormPlacement p)
+{
+    switch (p) {
+    case ModelConfig::NormPlacement::Pre: return "pre";
+    case ModelConfig::NormPlacement::Parallel: return "parallel";
+    case ModelConfig::NormPlacement::Sandwich: return "sandwich";
+    }
+    return "pre";
+}
+
 ConfigProblem findProblem(const ModelConfig &m)
 {
     const auto &fams = modelFamilies();
@@ -168,7 +328,9 @@ ConfigProblem findProblem(const ModelConfig &m)
             return {key, std::string(key) + " must be between 0 and " + std::to_string(MAX_SIZE) +
                              ", found " + std::to_string(value)};
     }
-    if (m.hidden % m.heads != 0)
+    if (ConfigProblem p = layerKindProblem(m); !p.reason.empty())
+        return p;
+    if (m.headDimension == 0 && m.kvLoraRank == 0 && m.hidden % m.heads != 0)
         return {"heads", "heads (" + std::to_string(m.heads) + ") must divide hidden (" +
                              std::to_string(m.hidden) + ")"};
     if (m.kvHeads > m.heads || m.heads % m.kvHeads != 0)
@@ -196,7 +358,14 @@ const std::set<std::string> &knownKeys()
         "format", "preset", "name", "family", "layers", "hidden", "heads", "kv_heads",
         "ffn_hidden", "vocab", "max_positions", "type_vocab", "experts", "top_k",
         "tied_embeddings", "gated_mlp", "linear_bias", "norm", "dropout", "flash_attention",
-        "causal", "seq_length", "global_batch", "source", "comment"};
+        "causal", "seq_length", "global_batch", "source", "comment",
+        // issue 45: layer kinds
+        "head_dim", "attention_bias", "mlp_bias", "qkv_bias", "head_bias", "qk_norm", "attention_sinks",
+        "norm_placement", "sliding_window", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+        "qk_nope_head_dim", "v_head_dim", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
+        "shared_expert_gate", "router_bias", "mamba_heads", "mamba_head_dim", "ssm_state", "mamba_groups",
+        "conv_kernel", "mamba_chunk", "mamba_bias", "mamba_conv_bias", "layer_kinds", "layer_pattern",
+        "hybrid_pattern", "mtp_layers"};
     return keys;
 }
 
@@ -220,7 +389,7 @@ ModelConfig familyDefaults(const std::string &family)
     if (family == "llama" || family == "mixtral") {
         m.tiedEmbeddings = false;
         m.gatedMlp = true;
-        m.linearBias = false;
+        m.setLinearBias(false);
         m.rmsNorm = true;
         m.dropout = false;
         m.flashAttention = true;
@@ -329,6 +498,168 @@ ModelConfig modelBase(const Json &j, const std::string &path)
     return m;
 }
 
+LayerKindSpec readLayerKind(const Json &j, const std::string &name, const std::string &path)
+{
+    requireObject(j, path);
+    static const std::set<std::string> keys = {"mixer", "attention", "mlp", "window", "ffn_hidden", "comment"};
+    for (const auto &[key, value] : j.items())
+        if (!keys.count(key))
+            throw JsonError(childPath(path, key), "unknown key (known: attention, comment, ffn_hidden, mixer, mlp, window)");
+    LayerKindSpec k;
+    k.name = name;
+    if (has(j, "mixer")) {
+        const auto v = mixerKindFromString(getString(j, "mixer", path));
+        if (!v)
+            throw JsonError(childPath(path, "mixer"), "expected \"attention\", \"mamba\" or \"none\"");
+        k.mixer = *v;
+    }
+    if (has(j, "attention")) {
+        const std::string a = getString(j, "attention", path);
+        if (a == "none") {
+            k.mixer = MixerKind::None;
+        } else {
+            const auto v = attentionKindFromString(a);
+            if (!v)
+                throw JsonError(childPath(path, "attention"),
+                                "expected \"full\" (or \"mha\", \"gqa\"), \"sliding\", \"mla\" or \"none\", found \"" + a + "\"");
+            k.attention = *v;
+        }
+    }
+    if (has(j, "mlp")) {
+        const auto v = mlpKindFromString(getString(j, "mlp", path));
+        if (!v)
+            throw JsonError(childPath(path, "mlp"), "expected \"dense\", \"moe\" or \"none\"");
+        k.mlp = *v;
+    }
+    k.window = readSize(j, "window", path, 0, 0);
+    k.ffnHidden = readSize(j, "ffn_hidden", path, 0, 0);
+    return k;
+}
+
+// The pattern: a string ("3*dense, 58*moe") or an array of such items; or NemotronH's
+// hybrid string. Unknown kind names are reported at the item that names them.
+void readPattern(const Json &j, const std::string &path, ModelConfig &m)
+{
+    if (has(j, "layer_pattern") && has(j, "hybrid_pattern"))
+        throw JsonError(childPath(path, "hybrid_pattern"), "give layer_pattern or hybrid_pattern, not both");
+    std::vector<LayerRun> runs;
+    std::string error;
+    const auto checkKinds = [&m](const std::vector<LayerRun> &items, const std::string &where) {
+        for (const auto &r : items)
+            if (!m.findLayerKind(r.kind)) {
+                std::string known = builtinLayerKindNames();
+                for (const auto &own : m.layerKinds)
+                    known += ", " + own.name;
+                throw JsonError(where, "unknown layer kind '" + r.kind + "' (known: " + known + ")");
+            }
+    };
+    if (has(j, "hybrid_pattern")) {
+        const auto parsed = parseHybridPattern(getString(j, "hybrid_pattern", path), error);
+        if (!parsed)
+            throw JsonError(childPath(path, "hybrid_pattern"), error);
+        runs = *parsed;
+    } else if (has(j, "layer_pattern")) {
+        const Json &p = j.at("layer_pattern");
+        const std::string where = childPath(path, "layer_pattern");
+        if (p.is_string()) {
+            const auto parsed = parseLayerPattern(p.get<std::string>(), error);
+            if (!parsed)
+                throw JsonError(where, error);
+            checkKinds(*parsed, where);
+            runs = *parsed;
+        } else if (p.is_array()) {
+            if (p.empty())
+                throw JsonError(where, "the pattern is empty");
+            for (size_t i = 0; i < p.size(); ++i) {
+                const std::string item = childPath(where, i);
+                if (!p[i].is_string())
+                    throw JsonError(item, "expected a string such as \"3*dense\"");
+                const auto parsed = parseLayerPattern(p[i].get<std::string>(), error);
+                if (!parsed)
+                    throw JsonError(item, error);
+                checkKinds(*parsed, item);
+                for (const auto &r : *parsed)
+                    runs.push_back(r);
+            }
+        } else {
+            throw JsonError(where, "expected a string (\"3*dense, 58*moe\") or an array of strings");
+        }
+    } else {
+        return;
+    }
+    m.pattern = runs;
+    const long long n = patternLength(runs);
+    if (!has(j, "layers")) {
+        if (n > limits::layers.max)
+            throw JsonError(childPath(path, has(j, "layer_pattern") ? "layer_pattern" : "hybrid_pattern"),
+                            "the pattern holds " + std::to_string(n) + " layers, more than " +
+                                std::to_string(static_cast<long long>(limits::layers.max)));
+        m.layers = static_cast<int>(n);
+    }
+}
+
+// The stack's own keys: sizes of each part, the file's kinds and the pattern.
+void readLayerKinds(const Json &j, const std::string &path, ModelConfig &m)
+{
+    m.headDimension = readSize(j, "head_dim", path, m.headDimension, 0);
+    m.attentionBias = getBool(j, "attention_bias", path, m.attentionBias);
+    m.mlpBias = getBool(j, "mlp_bias", path, m.mlpBias);
+    m.qkvBias = getBool(j, "qkv_bias", path, m.qkvBias);
+    m.headBias = getBool(j, "head_bias", path, m.headBias);
+    m.qkNorm = getBool(j, "qk_norm", path, m.qkNorm);
+    m.attentionSinks = getBool(j, "attention_sinks", path, m.attentionSinks);
+    if (has(j, "norm_placement")) {
+        const std::string v = getString(j, "norm_placement", path);
+        if (v == "pre")
+            m.normPlacement = ModelConfig::NormPlacement::Pre;
+        else if (v == "parallel")
+            m.normPlacement = ModelConfig::NormPlacement::Parallel;
+        else if (v == "sandwich")
+            m.normPlacement = ModelConfig::NormPlacement::Sandwich;
+        else
+            throw JsonError(childPath(path, "norm_placement"),
+                            "expected \"pre\", \"parallel\" or \"sandwich\", found \"" + v + "\"");
+    }
+    m.slidingWindow = readSize(j, "sliding_window", path, m.slidingWindow, 0);
+    m.qLoraRank = readSize(j, "q_lora_rank", path, m.qLoraRank, 0);
+    m.kvLoraRank = readSize(j, "kv_lora_rank", path, m.kvLoraRank, 0);
+    m.qkRopeHeadDim = readSize(j, "qk_rope_head_dim", path, m.qkRopeHeadDim, 0);
+    m.qkNopeHeadDim = readSize(j, "qk_nope_head_dim", path, m.qkNopeHeadDim, 0);
+    m.vHeadDim = readSize(j, "v_head_dim", path, m.vHeadDim, 0);
+    m.expertFfnHidden = readSize(j, "expert_ffn_hidden", path, m.expertFfnHidden, 0);
+    m.sharedExperts = readSize(j, "shared_experts", path, m.sharedExperts, 0);
+    m.sharedFfnHidden = readSize(j, "shared_ffn_hidden", path, m.sharedFfnHidden, 0);
+    m.sharedExpertGate = getBool(j, "shared_expert_gate", path, m.sharedExpertGate);
+    m.routerBias = getBool(j, "router_bias", path, m.routerBias);
+    m.mambaHeads = readSize(j, "mamba_heads", path, m.mambaHeads, 0);
+    m.mambaHeadDim = readSize(j, "mamba_head_dim", path, m.mambaHeadDim, 0);
+    m.ssmState = readSize(j, "ssm_state", path, m.ssmState, 0);
+    m.mambaGroups = readSize(j, "mamba_groups", path, m.mambaGroups);
+    m.convKernel = readSize(j, "conv_kernel", path, m.convKernel);
+    m.mambaChunk = readSize(j, "mamba_chunk", path, m.mambaChunk);
+    m.mambaBias = getBool(j, "mamba_bias", path, m.mambaBias);
+    m.mambaConvBias = getBool(j, "mamba_conv_bias", path, m.mambaConvBias);
+    m.mtpLayers = readSize(j, "mtp_layers", path, m.mtpLayers, 0);
+    if (has(j, "layer_kinds")) {
+        const Json &kinds = j.at("layer_kinds");
+        const std::string where = childPath(path, "layer_kinds");
+        requireObject(kinds, where);
+        m.layerKinds.clear();
+        for (const auto &[name, spec] : kinds.items()) {
+            const std::string lower = lowerKindName(name);
+            std::string error;
+            const auto parsed = parseLayerPattern(lower, error);
+            if (!parsed || parsed->size() != 1 || parsed->front().count != 1 || parsed->front().kind != lower)
+                throw JsonError(childPath(where, name), "'" + name + "' is not a layer kind name (letters, digits, '_', '-', '.')");
+            for (const auto &k : m.layerKinds)
+                if (k.name == lower)
+                    throw JsonError(childPath(where, name), "layer kind '" + lower + "' is defined twice");
+            m.layerKinds.push_back(readLayerKind(spec, lower, childPath(where, name)));
+        }
+    }
+    readPattern(j, path, m);
+}
+
 // The architecture's fields over `m`. Defaults that follow other fields: a preset's
 // multi-head attention (kv == heads), its 4h MLP and its position table sized to the
 // sequence keep following when those fields are overridden; otherwise the preset's own
@@ -350,7 +681,8 @@ void readArchitecture(const Json &j, const std::string &path, ModelConfig &m)
     m.topK = readSize(j, "top_k", path, m.topK);
     m.tiedEmbeddings = getBool(j, "tied_embeddings", path, m.tiedEmbeddings);
     m.gatedMlp = getBool(j, "gated_mlp", path, m.gatedMlp);
-    m.linearBias = getBool(j, "linear_bias", path, m.linearBias);
+    if (has(j, "linear_bias"))
+        m.setLinearBias(getBool(j, "linear_bias", path, m.linearBias()));
     m.dropout = getBool(j, "dropout", path, m.dropout);
     m.flashAttention = getBool(j, "flash_attention", path, m.flashAttention);
     m.causal = getBool(j, "causal", path, m.causal);
@@ -366,6 +698,7 @@ void readArchitecture(const Json &j, const std::string &path, ModelConfig &m)
         if (!has(j, "seq_length") && !has(j, "preset"))
             m.seqLength = std::min(m.seqLength, m.maxPositions);
     }
+    readLayerKinds(j, path, m);
     m.seqLength = readSize(j, "seq_length", path, m.seqLength);
     if (learnedPositions && !has(j, "max_positions") &&
         (before.maxPositions == 0 || before.maxPositions == before.seqLength))
@@ -405,6 +738,58 @@ ModelConfig modelConfigFromJson(const Json &j, const std::string &path)
     return m;
 }
 
+namespace {
+
+// The stack's keys, each only where it departs from the default (a model of 2022 writes
+// exactly the keys it always did).
+void writeLayerKinds(const ModelConfig &m, Json &j)
+{
+    const ModelConfig d = familyDefaults(m.family);
+    if (m.attentionBias != m.mlpBias) {
+        j["attention_bias"] = m.attentionBias;
+        j["mlp_bias"] = m.mlpBias;
+    }
+    const std::pair<const char *, std::pair<int, int>> ints[] = {
+        {"head_dim", {m.headDimension, d.headDimension}}, {"sliding_window", {m.slidingWindow, d.slidingWindow}},
+        {"q_lora_rank", {m.qLoraRank, d.qLoraRank}}, {"kv_lora_rank", {m.kvLoraRank, d.kvLoraRank}},
+        {"qk_rope_head_dim", {m.qkRopeHeadDim, d.qkRopeHeadDim}}, {"qk_nope_head_dim", {m.qkNopeHeadDim, d.qkNopeHeadDim}},
+        {"v_head_dim", {m.vHeadDim, d.vHeadDim}}, {"expert_ffn_hidden", {m.expertFfnHidden, d.expertFfnHidden}},
+        {"shared_experts", {m.sharedExperts, d.sharedExperts}}, {"shared_ffn_hidden", {m.sharedFfnHidden, d.sharedFfnHidden}},
+        {"mamba_heads", {m.mambaHeads, d.mambaHeads}}, {"mamba_head_dim", {m.mambaHeadDim, d.mambaHeadDim}},
+        {"ssm_state", {m.ssmState, d.ssmState}}, {"mamba_groups", {m.mambaGroups, d.mambaGroups}},
+        {"conv_kernel", {m.convKernel, d.convKernel}}, {"mamba_chunk", {m.mambaChunk, d.mambaChunk}},
+        {"mtp_layers", {m.mtpLayers, d.mtpLayers}}};
+    for (const auto &[key, v] : ints)
+        if (v.first != v.second)
+            j[key] = v.first;
+    const std::pair<const char *, std::pair<bool, bool>> flags[] = {
+        {"qkv_bias", {m.qkvBias, d.qkvBias}}, {"head_bias", {m.headBias, d.headBias}},
+        {"qk_norm", {m.qkNorm, d.qkNorm}}, {"attention_sinks", {m.attentionSinks, d.attentionSinks}},
+        {"shared_expert_gate", {m.sharedExpertGate, d.sharedExpertGate}}, {"router_bias", {m.routerBias, d.routerBias}},
+        {"mamba_bias", {m.mambaBias, d.mambaBias}}, {"mamba_conv_bias", {m.mambaConvBias, d.mambaConvBias}}};
+    for (const auto &[key, v] : flags)
+        if (v.first != v.second)
+            j[key] = v.first;
+    if (m.normPlacement != d.normPlacement)
+        j["norm_placement"] = toString(m.normPlacement);
+    if (!m.layerKinds.empty()) {
+        Json kinds = Json::object();
+        for (const auto &k : m.layerKinds) {
+            Json e = {{"mixer", toString(k.mixer)}, {"attention", toString(k.attention)}, {"mlp", toString(k.mlp)}};
+            if (k.window > 0)
+                e["window"] = k.window;
+            if (k.ffnHidden > 0)
+                e["ffn_hidden"] = k.ffnHidden;
+            kinds[k.name] = e;
+        }
+        j["layer_kinds"] = kinds;
+    }
+    if (!m.pattern.empty())
+        j["layer_pattern"] = formatLayerPattern(m.pattern);
+}
+
+} // namespace
+
 Json modelConfigToJson(const ModelConfig &m)
 {
     Json j = {{"format", "nest-model"},
@@ -422,13 +807,14 @@ Json modelConfigToJson(const ModelConfig &m)
               {"top_k", m.topK},
               {"tied_embeddings", m.tiedEmbeddings},
               {"gated_mlp", m.gatedMlp},
-              {"linear_bias", m.linearBias},
+              {"linear_bias", m.linearBias()},
               {"norm", m.rmsNorm ? "rmsnorm" : "layernorm"},
               {"dropout", m.dropout},
               {"flash_attention", m.flashAttention},
               {"causal", m.causal},
               {"seq_length", m.seqLength},
               {"global_batch", m.globalBatch}};
+    writeLayerKinds(m, j);
     if (!m.source.empty())
         j["source"] = m.source;
     return j;

@@ -4,6 +4,7 @@
 // Presets carry published numbers with their sources (see ModelConfig.cpp and
 // docs/formats.md (Model inputs)).
 #include "JsonUtil.h"
+#include "LayerStack.h"
 #include "Result.h"
 
 #include <string>
@@ -29,7 +30,8 @@ struct ModelConfig {
     int topK = 1;              // experts active per token
     bool tiedEmbeddings = true;// output projection shares the input embedding matrix
     bool gatedMlp = false;     // SwiGLU: three matrices (gate, up, down) instead of two
-    bool linearBias = true;    // biases on the attention and MLP linears
+    bool attentionBias = true; // biases on the attention linears (Q, K, V, output)
+    bool mlpBias = true;       // biases on the MLP linears (experts' too)
     bool rmsNorm = false;      // RMSNorm (weight only) instead of LayerNorm (weight + bias)
     bool dropout = true;       // dropout layers present (their masks are stashed)
     // Fused attention (FlashAttention, Dao et al. 2022): the s x s scores, softmax and
@@ -42,18 +44,72 @@ struct ModelConfig {
     // (the executed attention FLOPs halve; model FLOPs for MFU keep the full s^2 count, as
     // Narayanan et al.). Family default: true except bert (bidirectional encoder).
     bool causal = true;
+
+    // --- Layer kinds (issue 45; docs/formats.md (Model inputs)) ---------------------------
+    int headDimension = 0;     // attention head width; 0 = hidden / heads
+    bool qkvBias = false;      // biases on Q, K, V alone (Qwen2); attentionBias implies them
+    bool headBias = false;     // a bias on the output projection (phi, GPT-J)
+    bool qkNorm = false;       // per-head norms on Q and K (Qwen3, Gemma 3)
+    bool attentionSinks = false;  // one learned sink logit per head (gpt-oss)
+    // Norms per block: Pre = one before each sublayer (attention, MLP); Parallel = one for
+    // both (GPT-J, phi, Falcon-7B: attention and MLP read the same normed input); Sandwich =
+    // one before and one after each sublayer (Gemma 2 and 3).
+    enum class NormPlacement { Pre, Parallel, Sandwich };
+    NormPlacement normPlacement = NormPlacement::Pre;
+    int slidingWindow = 0;     // keys a sliding-window query sees (0: no sliding layers)
+    // Multi-head latent attention (DeepSeek-V2/V3): kvLoraRank > 0 makes MLA the default
+    // attention. qLoraRank 0 = Q projected directly (V2-Lite).
+    int qLoraRank = 0, kvLoraRank = 0, qkRopeHeadDim = 0, qkNopeHeadDim = 0, vHeadDim = 0;
+    // Mixture of experts beyond Mixtral: routed experts of their own width, shared experts
+    // (each `sharedFfnHidden` wide) every token passes, a sigmoid gate on the shared expert's
+    // output (Qwen2-MoE), a bias on the router (gpt-oss; DeepSeek-V3's correction bias).
+    int expertFfnHidden = 0;   // 0 = ffnHidden
+    int sharedExperts = 0;
+    int sharedFfnHidden = 0;   // 0 = the routed experts' width
+    bool sharedExpertGate = false;
+    bool routerBias = false;
+    // Mamba-2 mixers (NemotronH): heads x head width = the inner width; state size per
+    // group, groups of B/C, the causal conv's width, the SSD chunk length.
+    int mambaHeads = 0, mambaHeadDim = 0, ssmState = 0, mambaGroups = 1, convKernel = 4, mambaChunk = 256;
+    bool mambaBias = false, mambaConvBias = true;
+    // The stack: kinds defined by the file (beside builtinLayerKinds()) and the pattern of
+    // runs that repeats to `layers` (empty: every layer the default kind).
+    std::vector<LayerKindSpec> layerKinds;
+    std::vector<LayerRun> pattern;
+    int mtpLayers = 0;         // multi-token-prediction modules after the last block (DeepSeek-V3)
+
     int seqLength = 2048;      // tokens per sample (training sequence length)
     int globalBatch = 4096;    // samples per iteration (default for plans)
     std::string source;        // citation of the published numbers (presets)
 
-    int headDim() const { return heads > 0 ? hidden / heads : 0; }
-    // Width of the K (or V) projection: hidden * kvHeads / heads.
+    int headDim() const { return headDimension > 0 ? headDimension : heads > 0 ? hidden / heads : 0; }
+    // Width of the K (or V) projection: headDim * kvHeads (hidden * kvHeads / heads).
     long long kvHidden() const
     {
+        if (headDimension > 0)
+            return static_cast<long long>(headDimension) * kvHeads;
         return heads > 0 ? static_cast<long long>(hidden) / heads * kvHeads : 0;
     }
+    // Width of Q and of the attention output: headDim * heads (= hidden without head_dim).
+    long long qHidden() const
+    {
+        return headDimension > 0 ? static_cast<long long>(headDimension) * heads : hidden;
+    }
+    bool linearBias() const { return attentionBias && mlpBias; }
+    void setLinearBias(bool on) { attentionBias = mlpBias = on; }
+    AttentionKind defaultAttention() const { return kvLoraRank > 0 ? AttentionKind::Mla : AttentionKind::Full; }
+    MlpKind defaultMlp() const { return experts > 1 ? MlpKind::Moe : MlpKind::Dense; }
+    int routedFfn() const { return expertFfnHidden > 0 ? expertFfnHidden : ffnHidden; }
+    int sharedFfn() const { return sharedFfnHidden > 0 ? sharedFfnHidden : routedFfn(); }
+    // The kind called `name` (the file's own first, then the built-in ones); nullptr if none.
+    const LayerKindSpec *findLayerKind(const std::string &name) const;
+    // One resolved kind per block (window and dense width filled from the model), `layers`
+    // entries: the pattern repeated and cut at the layer count. Assumes findProblem() passed.
+    std::vector<LayerKindSpec> layerStack() const;
     bool operator==(const ModelConfig &) const = default;
 };
+
+const char *toString(ModelConfig::NormPlacement p);  // "pre", "parallel", "sandwich"
 
 // Family names accepted in files: gpt, llama, mixtral, bert.
 const std::vector<std::string> &modelFamilies();

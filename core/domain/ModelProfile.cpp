@@ -15,13 +15,28 @@ const char *toString(LayerKind k)
         return "moe";
     case LayerKind::Head:
         return "head";
+    case LayerKind::Mamba:
+        return "mamba";
+    case LayerKind::Mtp:
+        return "mtp";
     }
     return "transformer";
 }
 
+bool isDecoderBlock(LayerKind k)
+{
+    return k == LayerKind::Transformer || k == LayerKind::Moe || k == LayerKind::Mamba;
+}
+
+bool isRecomputedBlock(LayerKind k)
+{
+    return isDecoderBlock(k) || k == LayerKind::Mtp;
+}
+
 std::optional<LayerKind> layerKindFromString(std::string_view s)
 {
-    for (const LayerKind k : {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Moe, LayerKind::Head})
+    for (const LayerKind k : {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Moe, LayerKind::Head,
+                              LayerKind::Mamba, LayerKind::Mtp})
         if (s == toString(k))
             return k;
     return std::nullopt;
@@ -69,6 +84,39 @@ double ModelProfile::flopsPerToken() const
 double ModelProfile::weightBytes() const
 {
     return totalParams() * bytesPerParam;
+}
+
+std::string layerLabel(const LayerProfile &l)
+{
+    return l.kindLabel.empty() ? toString(l.kind) : l.kindLabel;
+}
+
+std::vector<LayerRun> layerRuns(const ModelProfile &m)
+{
+    std::vector<LayerRun> runs;
+    for (const LayerProfile &l : m.layers) {
+        if (!isRecomputedBlock(l.kind))
+            continue;
+        const std::string label = layerLabel(l);
+        if (!runs.empty() && runs.back().kind == label)
+            ++runs.back().count;
+        else
+            runs.push_back({label, 1});
+    }
+    return runs;
+}
+
+std::vector<LayerRun> layerKindCounts(const ModelProfile &m)
+{
+    std::vector<LayerRun> counts;
+    for (const LayerRun &r : layerRuns(m)) {
+        const auto it = std::find_if(counts.begin(), counts.end(), [&](const LayerRun &c) { return c.kind == r.kind; });
+        if (it == counts.end())
+            counts.push_back(r);
+        else
+            it->count += r.count;
+    }
+    return counts;
 }
 
 } // namespace nest

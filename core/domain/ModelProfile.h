@@ -15,6 +15,7 @@
 //    sequence parallelism is on; with full recomputation a transformer block keeps only
 //    its input (2*s*b*h); embedding and head keep their own stash (docs/formats.md (Model inputs)).
 #include "JsonUtil.h"
+#include "LayerStack.h"
 
 #include <optional>
 #include <string>
@@ -23,9 +24,17 @@
 
 namespace nest {
 
-enum class LayerKind { Embedding, Transformer, Moe, Head };
-const char *toString(LayerKind k);  // "embedding", "transformer", "moe", "head"
+// Transformer: a block with a dense MLP (or none); Moe: a block with a MoE MLP; Mamba: a
+// block whose mixer is Mamba-2 with a dense MLP or none; Mtp: a multi-token-prediction module
+// (its projection, one block and the shared head's logits) after the last block.
+enum class LayerKind { Embedding, Transformer, Moe, Head, Mamba, Mtp };
+// "embedding", "transformer", "moe", "head", "mamba", "mtp"
+const char *toString(LayerKind k);
 std::optional<LayerKind> layerKindFromString(std::string_view s);
+// A decoder block, what a framework's layer count counts: transformer, MoE and Mamba blocks.
+bool isDecoderBlock(LayerKind k);
+// What full recomputation reruns from the input it keeps: decoder blocks and MTP modules.
+bool isRecomputedBlock(LayerKind k);
 
 // One matrix multiply of a layer's forward pass for one sample: m = tokens * rowsPerToken,
 // n output columns, k the inner dimension, all unsharded. The backward runs the two
@@ -55,6 +64,10 @@ struct WidthMeasurement {
 struct LayerProfile {
     std::string name;
     LayerKind kind = LayerKind::Transformer;
+    // The model's name for the layer's kind (its layer pattern's "dense", "moe", "sliding",
+    // "mamba", ...; "mtp" for MTP modules), for views that split by kind; empty for
+    // embedding, head and profiles that do not say.
+    std::string kindLabel;
 
     // Compute per sample (FLOPs, unsharded). Backward includes weight and input gradients.
     double fwdFlops = 0;
@@ -157,5 +170,13 @@ struct ModelProfile {
 
     bool operator==(const ModelProfile &) const = default;
 };
+
+// The name a view shows for a layer's kind: its kindLabel, else its LayerKind's name.
+std::string layerLabel(const LayerProfile &l);
+// The model's blocks and MTP modules as runs of labels ("3*dense, 58*moe, mtp" once
+// formatted): the strip the window and inspect show. Embedding and head are left out.
+std::vector<LayerRun> layerRuns(const ModelProfile &m);
+// Blocks and MTP modules per label, in first-seen order: {"dense", 3}, {"moe", 58}, ...
+std::vector<LayerRun> layerKindCounts(const ModelProfile &m);
 
 } // namespace nest

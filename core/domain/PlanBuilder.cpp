@@ -34,8 +34,7 @@ PipelineSpan pipelineSpan(const ModelProfile &model)
 {
     const int layers = model.layerCount();
     const auto isBlock = [&](int i) {
-        return model.layers[static_cast<size_t>(i)].kind == LayerKind::Transformer ||
-               model.layers[static_cast<size_t>(i)].kind == LayerKind::Moe;
+        return isDecoderBlock(model.layers[static_cast<size_t>(i)].kind);
     };
     int lead = 0;
     while (lead < layers && !isBlock(lead))

@@ -47,7 +47,7 @@ const std::set<std::string> &layerKeys()
         "tp_params", "expert_params", "active_params", "tied_params", "output_bytes",
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
         "tp_allreduce_bytes", "ep_alltoall_bytes", "cp_exchange_bytes", "gemms", "attention_flops",
-        "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "comment"};
+        "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "kind_label", "comment"};
     return keys;
 }
 
@@ -124,8 +124,9 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     const auto kind = layerKindFromString(kindName);
     if (!kind)
         throw JsonError(childPath(path, "kind"), "unknown layer kind '" + kindName +
-                                                     "' (known: embedding, transformer, moe, head)");
+                                                     "' (known: embedding, transformer, moe, mamba, mtp, head)");
     l.kind = *kind;
+    l.kindLabel = getString(e, "kind_label", path, "");
 
     if (has(e, "fwd_ms") != has(e, "bwd_ms"))
         throw JsonError(childPath(path, has(e, "fwd_ms") ? "bwd_ms" : "fwd_ms"),
@@ -262,7 +263,7 @@ Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
         for (size_t i = 0; i < layers.size(); ++i) {
             const auto blocks = static_cast<size_t>(std::count_if(
                 p.layers.begin(), p.layers.end(), [](const LayerProfile &l) {
-                    return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
+                    return isDecoderBlock(l.kind);
                 }));
             auto chunk = readLayer(layers[i], childPath("layers", i), p, microBatch, blocks);
             if (p.layers.size() + chunk.size() > static_cast<size_t>(limits::profileLayers.max))
@@ -282,6 +283,8 @@ Json profileToJson(const ModelProfile &p)
     Json layers = Json::array();
     for (const auto &l : p.layers) {
         Json e = {{"name", l.name}, {"kind", toString(l.kind)}};
+        if (!l.kindLabel.empty())
+            e["kind_label"] = l.kindLabel;
         if (l.measuredFwdTime >= 0 && l.measuredBwdTime >= 0) {
             e["fwd_ms"] = l.measuredFwdTime / MS;
             e["bwd_ms"] = l.measuredBwdTime / MS;

@@ -28,7 +28,7 @@ ModelShape modelShape(const ExportRequest &request)
     ModelShape s;
     const ModelProfile &m = request.model;
     for (const LayerProfile &l : m.layers)
-        s.layers += l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe ? 1 : 0;
+        s.layers += isDecoderBlock(l.kind) ? 1 : 0;
     s.seqLength = request.plan.seqLength;
     if (request.config) {
         const ModelConfig &c = *request.config;
@@ -44,7 +44,7 @@ ModelShape modelShape(const ExportRequest &request)
         s.gatedMlp = c.gatedMlp;
         s.rmsNorm = c.rmsNorm;
         s.rotary = c.maxPositions == 0 || c.family == "llama" || c.family == "mixtral";  // RoPE families
-        s.linearBias = c.linearBias;
+        s.linearBias = c.linearBias();
         s.tiedEmbeddings = c.tiedEmbeddings;
         return s;
     }

@@ -20,7 +20,7 @@ std::vector<ExportFile> writeNestArtifact(const LaunchContext &c)
     for (int l = 0; l < model.layerCount(); ++l) {
         const LayerKind k = model.layers[static_cast<size_t>(l)].kind;
         nodeId[static_cast<size_t>(l)] = k == LayerKind::Embedding ? -1 : blocks;
-        if (k == LayerKind::Transformer || k == LayerKind::Moe || k == LayerKind::Head)
+        if (isDecoderBlock(k) || k == LayerKind::Mtp || k == LayerKind::Head)
             ++blocks;
     }
 

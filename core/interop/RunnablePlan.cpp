@@ -13,7 +13,7 @@ namespace {
 
 bool isBlock(const LayerProfile &l)
 {
-    return l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe;
+    return isDecoderBlock(l.kind);
 }
 
 std::string joined(const std::vector<int> &values)

@@ -22,7 +22,7 @@ int transformerBlocks(const ModelProfile &model)
 {
     int blocks = 0;
     for (const LayerProfile &l : model.layers)
-        if (l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe)
+        if (isDecoderBlock(l.kind))
             ++blocks;
     return blocks > 0 ? blocks : model.layerCount();
 }

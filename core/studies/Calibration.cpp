@@ -178,7 +178,7 @@ double stepFlops(const ModelProfile &model, const std::string &formula, int glob
     // Megatron: the matrix parameters a token passes through, the logits, the attention scores.
     double blockMatrix = 0, attention = 0;
     for (const LayerProfile &l : model.layers) {
-        if (l.kind != LayerKind::Transformer && l.kind != LayerKind::Moe)
+        if (!isDecoderBlock(l.kind))
             continue;
         for (const GemmShape &g : l.gemms) {
             if (g.perSequence)

@@ -370,7 +370,9 @@ const std::vector<ErrorRow> errorRows = {
     {"missing model_type", R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096})", "model_type",
      "required field is missing"},
     {"unknown model_type", R"({"model_type": "t5", "d_model": 512})", "model_type",
-     "unsupported model_type 't5' (supported: gpt2, llama, mistral, mixtral, bert)"},
+     "unsupported model_type 't5' (supported: gpt2, bert, llama, mistral, mixtral, minicpm, phi3, qwen2, qwen2_moe, "
+     "qwen3, qwen3_moe, deepseek, deepseek_v2, deepseek_v3, gemma, gemma2, gemma3, gemma3_text, phi, gpt_neox, gptj, "
+     "falcon, starcoder2, gpt_oss, nemotron_h, llama4, llama4_text)"},
     {"hf heads do not divide", R"({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 100,
                           "num_attention_heads": 3, "intermediate_size": 10, "vocab_size": 5})",
      "num_attention_heads", "heads (3) must divide hidden (100)"},
