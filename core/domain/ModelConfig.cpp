@@ -491,8 +491,11 @@ ModelConfig modelBase(const Json &j, const std::string &path)
         throw JsonError(childPath(path, "family"), "unknown family '" + family + "' (known: gpt, llama, mixtral, bert)");
     m = familyDefaults(family);
     m.name = family;
+    // The layer count follows from a pattern that does not repeat.
+    const bool patterned = has(j, "layer_pattern") || has(j, "hybrid_pattern");
     for (const char *key : {"layers", "hidden", "heads", "vocab"})
-        requireKey(j, key, path);
+        if (!(patterned && std::string_view(key) == "layers"))
+            requireKey(j, key, path);
     if (family == "llama" || family == "mixtral")
         requireKey(j, "ffn_hidden", path);
     return m;

@@ -1,5 +1,6 @@
 // Optimality: on seeded random small instances (2-6 layers, 2-16 devices, 1-4 levels,
-// non-uniform trees, oversubscription, link overrides, MoE models, memory-tight devices),
+// non-uniform trees, oversubscription, link overrides, MoE models, heterogeneous stacks of
+// dense, MoE, sliding, MLA, Mamba-2 and MTP layers (issue 45), memory-tight devices),
 // the NEST dynamic program finds the same minimum iteration time as the brute-force
 // enumeration of the same plan space (relative 1e-9), and both values equal the
 // evaluator's iteration time of the returned plans.
@@ -120,11 +121,49 @@ ModelProfile randomModel(std::mt19937 &rng, bool moe)
     return p;
 }
 
+// A heterogeneous stack (issue 45): 2-3 blocks drawn from dense, MoE, sliding-window, MLA,
+// Mamba-2, attention-only and MLP-only kinds, and on some seeds an MTP module, so that stages
+// cut anywhere in a stack whose layers differ in compute, memory and communication.
+ModelProfile randomHeterogeneousModel(std::mt19937 &rng)
+{
+    ModelConfig c = familyDefaults("mixtral");
+    c.name = "tiny-hetero";
+    c.hidden = 256 * std::uniform_int_distribution<int>(1, 3)(rng);
+    c.heads = 8;
+    c.kvHeads = 4;
+    c.ffnHidden = 3 * c.hidden;
+    c.expertFfnHidden = c.hidden;
+    c.sharedExperts = std::uniform_int_distribution<int>(0, 1)(rng);
+    c.experts = 4;
+    c.topK = 2;
+    c.vocab = 1000 * std::uniform_int_distribution<int>(1, 8)(rng);
+    c.seqLength = 128 * std::uniform_int_distribution<int>(1, 4)(rng);
+    c.slidingWindow = 64;
+    c.qLoraRank = 64;
+    c.kvLoraRank = 32;
+    c.qkRopeHeadDim = 16;
+    c.qkNopeHeadDim = 32;
+    c.vHeadDim = 32;
+    c.mambaHeads = 8;
+    c.mambaHeadDim = 32;
+    c.ssmState = 16;
+    c.mambaGroups = 2;
+    c.globalBatch = 16;
+    const char *kinds[] = {"global", "moe", "sliding", "mla", "mamba", "attention", "mlp"};
+    c.layers = std::uniform_int_distribution<int>(2, 3)(rng);
+    for (int i = 0; i < c.layers; ++i)
+        c.pattern.push_back({kinds[std::uniform_int_distribution<int>(0, 6)(rng)], 1});
+    c.mtpLayers = c.layers == 2 ? std::uniform_int_distribution<int>(0, 1)(rng) : 0;
+    EXPECT_EQ(validate(c), "");
+    return buildProfile(c);
+}
+
 // Features the instances exercised: filled by nestEqualsExhaustive, checked in coverage()
 // (declared after it, so it runs after it, as the Qt Test slots did).
 struct Coverage {
     int found = 0, infeasible = 0, zero = 0, recompute = 0, pipeline = 0, dp = 0, nonUniform = 0, moe = 0,
-        widthMix = 0, multiLevel = 0, gpipe = 0, interleaved = 0, mixedDevices = 0, unitOptima = 0;
+        widthMix = 0, multiLevel = 0, gpipe = 0, interleaved = 0, mixedDevices = 0, unitOptima = 0,
+        heterogeneous = 0, heterogeneousCuts = 0;
 };
 Coverage g_coverage;
 
@@ -157,6 +196,11 @@ std::vector<Row> rows()
     for (int s = 161; s <= 170; ++s)
         out.push_back({"seed " + std::to_string(s) + " units", s, -1,
                        s % 2 ? PipelineUnits::LayersEmbeddingLoss : PipelineUnits::LayersEmbedding});
+    // Heterogeneous stacks (issue 45), among every schedule and with the embedding and loss as
+    // units on some seeds.
+    for (int s = 171; s <= 230; ++s)
+        out.push_back({"seed " + std::to_string(s) + " heterogeneous", s, -1,
+                       s % 3 == 0 ? PipelineUnits::LayersEmbeddingLoss : PipelineUnits::Layers});
     return out;
 }
 
@@ -164,8 +208,9 @@ void checkSeed(int seed, int only, PipelineUnits units)
 {
     Coverage &c = g_coverage;
     std::mt19937 rng(static_cast<unsigned>(seed) * 7919u + 17u);
-    const bool moe = seed % 4 == 0;
-    const ModelProfile model = randomModel(rng, moe);
+    const bool heterogeneous = seed > 170;
+    const bool moe = seed % 4 == 0 || heterogeneous;
+    const ModelProfile model = heterogeneous ? randomHeterogeneousModel(rng) : randomModel(rng, moe);
     ASSERT_TRUE(model.layerCount() >= 3 && model.layerCount() <= 6);
 
     // Memory: from generous to tight (a fraction of the unsharded training state of one
@@ -232,6 +277,17 @@ void checkSeed(int seed, int only, PipelineUnits units)
             EXPECT_EQ(nest.plan.pipelineUnits, units);
         }
         c.mixedDevices += topo.deviceTypes.size() > 1 ? 1 : 0;
+        c.heterogeneous += heterogeneous ? 1 : 0;
+        // A cut between blocks of different kinds.
+        for (size_t i = 1; heterogeneous && i < ex.plan.stages.size(); ++i) {
+            const int cut = ex.plan.stages[i].firstLayer;
+            if (cut >= 2 && cut < model.layerCount() &&
+                layerLabel(model.layers[static_cast<size_t>(cut - 1)]) != layerLabel(model.layers[static_cast<size_t>(cut)]) &&
+                isRecomputedBlock(model.layers[static_cast<size_t>(cut - 1)].kind)) {
+                ++c.heterogeneousCuts;
+                break;
+            }
+        }
     } else {
         ++c.infeasible;
     }
@@ -282,7 +338,8 @@ TEST(PlannerOptimality, coverage)
               << c.recompute << " pipeline " << c.pipeline << " dp " << c.dp << " mixed widths " << c.widthMix
               << " non-uniform " << c.nonUniform << " moe " << c.moe << " >=3 levels " << c.multiLevel
               << " gpipe optima " << c.gpipe << " interleaved optima " << c.interleaved << " mixed devices "
-              << c.mixedDevices << " interleaved optima in units " << c.unitOptima << "\n";
+              << c.mixedDevices << " interleaved optima in units " << c.unitOptima << " heterogeneous optima "
+              << c.heterogeneous << " cut between kinds " << c.heterogeneousCuts << "\n";
     // The random instances must exercise what the test claims to cover.
     ASSERT_TRUE(c.found >= 50);
     ASSERT_TRUE(c.infeasible >= 1);
@@ -296,6 +353,8 @@ TEST(PlannerOptimality, coverage)
     ASSERT_TRUE(c.interleaved >= 3);
     ASSERT_TRUE(c.mixedDevices >= 5);
     ASSERT_TRUE(c.unitOptima >= 3);
+    ASSERT_TRUE(c.heterogeneous >= 30);
+    ASSERT_TRUE(c.heterogeneousCuts >= 5);
 }
 
 // The per-layer compute bound (layerComputeBound()) is at most every option's compute at
