@@ -92,6 +92,10 @@ std::string builtinLayerKindNames()
 
 namespace {
 
+// Far above any model (limits::layers is 100,000) and far below int's range, so that merged
+// runs never overflow a count.
+constexpr long long kMaxPatternLayers = 10'000'000;
+
 std::string_view trim(std::string_view s)
 {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
@@ -174,10 +178,18 @@ void appendRun(std::vector<LayerRun> &runs, LayerRun run)
 
 std::optional<std::vector<LayerRun>> parseLayerPattern(std::string_view text, std::string &error)
 {
-    std::string normalised(text);
-    for (std::size_t at; (at = normalised.find(" then ")) != std::string::npos;)
-        normalised.replace(at, 6, ",");
+    std::string normalised;  // " then " read as ",", in one pass
+    normalised.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        if (text.compare(i, 6, " then ") == 0) {
+            normalised += ',';
+            i += 6;
+        } else {
+            normalised += text[i++];
+        }
+    }
     std::vector<LayerRun> runs;
+    long long total = 0;
     std::size_t start = 0;
     for (int item = 1;; ++item) {
         const std::size_t comma = normalised.find(',', start);
@@ -189,7 +201,13 @@ std::optional<std::vector<LayerRun>> parseLayerPattern(std::string_view text, st
             error = "item " + std::to_string(item) + ": " + why;
             return std::nullopt;
         }
+        total += run->count;
         appendRun(runs, std::move(*run));
+        if (total > kMaxPatternLayers) {
+            error = "item " + std::to_string(item) + ": the pattern holds more than " +
+                    std::to_string(kMaxPatternLayers) + " layers";
+            return std::nullopt;
+        }
         if (comma == std::string::npos)
             break;
         start = comma + 1;
@@ -202,6 +220,10 @@ std::optional<std::vector<LayerRun>> parseHybridPattern(std::string_view text, s
     std::vector<LayerRun> runs;
     if (text.empty()) {
         error = "the hybrid pattern is empty";
+        return std::nullopt;
+    }
+    if (static_cast<long long>(text.size()) > kMaxPatternLayers) {
+        error = "the hybrid pattern holds more than " + std::to_string(kMaxPatternLayers) + " layers";
         return std::nullopt;
     }
     for (std::size_t i = 0; i < text.size(); ++i) {

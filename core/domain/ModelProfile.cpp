@@ -33,6 +33,11 @@ bool isRecomputedBlock(LayerKind k)
     return isDecoderBlock(k) || k == LayerKind::Mtp;
 }
 
+bool hasExperts(const LayerProfile &l)
+{
+    return l.kind == LayerKind::Moe || (l.kind == LayerKind::Mtp && l.expertParams > 0);
+}
+
 std::optional<LayerKind> layerKindFromString(std::string_view s)
 {
     for (const LayerKind k : {LayerKind::Embedding, LayerKind::Transformer, LayerKind::Moe, LayerKind::Head,

@@ -35,6 +35,10 @@ std::optional<LayerKind> layerKindFromString(std::string_view s);
 bool isDecoderBlock(LayerKind k);
 // What full recomputation reruns from the input it keeps: decoder blocks and MTP modules.
 bool isRecomputedBlock(LayerKind k);
+struct LayerProfile;
+// A layer with routed experts, which expert parallelism divides: MoE blocks and MTP modules
+// whose block is MoE (DeepSeek-V3).
+bool hasExperts(const LayerProfile &l);
 
 // One matrix multiply of a layer's forward pass for one sample: m = tokens * rowsPerToken,
 // n output columns, k the inner dimension, all unsharded. The backward runs the two

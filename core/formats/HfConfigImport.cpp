@@ -62,6 +62,14 @@ public:
             throw JsonError(pathOf(key), "required field is missing");
         return static_cast<int>(getInt(*o, key, parentOf(key), 1, MAX_SIZE));
     }
+    // A layer count: within limits::layers before anything is sized by it.
+    int layers(const char *key) const
+    {
+        const Json *o = where(key);
+        if (!o)
+            throw JsonError(pathOf(key), "required field is missing");
+        return static_cast<int>(getInt(*o, key, parentOf(key), 1, static_cast<long long>(limits::layers.max)));
+    }
     int size(const char *key, int fallback, long long min = 1) const
     {
         const Json *o = where(key);
@@ -176,25 +184,29 @@ std::vector<LayerRun> runsOf(const std::vector<std::string> &perLayer)
 }
 
 // Shortens runs that repeat a period: [s, s, g, s, s, g] -> [2*s, g] when the whole list is
-// that period repeated (and cut at the end).
+// that period repeated (and cut at the end). The least period is n - pi[n-1] of the prefix
+// function (Knuth-Morris-Pratt), linear in the layers.
 std::vector<LayerRun> compact(const std::vector<std::string> &perLayer)
 {
     const size_t n = perLayer.size();
-    for (size_t p = 1; p < n; ++p) {
-        bool periodic = true;
-        for (size_t i = p; i < n && periodic; ++i)
-            periodic = perLayer[i] == perLayer[i % p];
-        if (periodic)
-            return runsOf(std::vector<std::string>(perLayer.begin(), perLayer.begin() + static_cast<long>(p)));
+    if (n == 0)
+        return {};
+    std::vector<size_t> pi(n, 0);
+    for (size_t i = 1; i < n; ++i) {
+        size_t k = pi[i - 1];
+        while (k > 0 && perLayer[i] != perLayer[k])
+            k = pi[k - 1];
+        pi[i] = perLayer[i] == perLayer[k] ? k + 1 : k;
     }
-    return runsOf(perLayer);
+    const size_t period = n - pi[n - 1];
+    return runsOf(std::vector<std::string>(perLayer.begin(), perLayer.begin() + static_cast<long>(period)));
 }
 
 // The attention, MLP width and vocabulary that llama-like configs share.
 ModelConfig decoderBase(const HfKeys &k, const std::string &family, bool tiedDefault, int vocabDefault = 0)
 {
     ModelConfig m = familyDefaults(family);
-    m.layers = k.size("num_hidden_layers");
+    m.layers = k.layers("num_hidden_layers");
     m.hidden = k.size("hidden_size");
     m.heads = k.size("num_attention_heads");
     m.kvHeads = k.size("num_key_value_heads", m.heads);
@@ -242,7 +254,7 @@ std::vector<std::string> qwenWindows(const HfKeys &k, ModelConfig &m, const std:
 ModelConfig fromGpt2(const HfKeys &k)
 {
     ModelConfig m = familyDefaults("gpt");
-    m.layers = k.size("n_layer");
+    m.layers = k.layers("n_layer");
     m.hidden = k.size("n_embd");
     m.heads = k.size("n_head");
     m.kvHeads = m.heads;
@@ -258,7 +270,7 @@ ModelConfig fromGpt2(const HfKeys &k)
 ModelConfig fromBert(const HfKeys &k)
 {
     ModelConfig m = familyDefaults("bert");
-    m.layers = k.size("num_hidden_layers");
+    m.layers = k.layers("num_hidden_layers");
     m.hidden = k.size("hidden_size");
     m.heads = k.size("num_attention_heads");
     m.kvHeads = m.heads;
@@ -445,7 +457,7 @@ ModelConfig fromGptNeox(const HfKeys &k)
 ModelConfig fromGptj(const HfKeys &k)
 {
     ModelConfig m = familyDefaults("llama");
-    m.layers = k.size("n_layer");
+    m.layers = k.layers("n_layer");
     m.hidden = k.size("n_embd");
     m.heads = k.size("n_head");
     m.kvHeads = m.heads;
@@ -469,7 +481,7 @@ ModelConfig fromGptj(const HfKeys &k)
 ModelConfig fromFalcon(const HfKeys &k)
 {
     ModelConfig m = familyDefaults("llama");
-    m.layers = k.present("num_hidden_layers") ? k.size("num_hidden_layers") : k.size("n_layer");
+    m.layers = k.present("num_hidden_layers") ? k.layers("num_hidden_layers") : k.layers("n_layer");
     m.hidden = k.size("hidden_size");
     m.heads = k.present("num_attention_heads") ? k.size("num_attention_heads") : k.size("n_head");
     const bool newArch = k.flag("new_decoder_architecture", false);
@@ -530,7 +542,7 @@ ModelConfig fromGptOss(const HfKeys &k)
 ModelConfig fromNemotronH(const HfKeys &k)
 {
     ModelConfig m = familyDefaults("llama");
-    m.layers = k.size("num_hidden_layers");
+    m.layers = k.layers("num_hidden_layers");
     m.hidden = k.size("hidden_size");
     m.heads = k.size("num_attention_heads");
     m.kvHeads = k.size("num_key_value_heads", m.heads);

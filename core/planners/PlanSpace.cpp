@@ -156,7 +156,7 @@ PlanSpace::PlanSpace(const Topology &topo, const ModelProfile &model, const Sear
 
     m_moePrefix.assign(layers + 1, 0);
     for (int i = 0; i < layers; ++i)
-        m_moePrefix[i + 1] = m_moePrefix[i] + (model.layers[i].kind == LayerKind::Moe ? 1 : 0);
+        m_moePrefix[i + 1] = m_moePrefix[i] + (hasExperts(model.layers[i]) ? 1 : 0);
 
     m_problem = inputProblem(topo, model, options, m_globalBatch);
     if (!m_problem.empty())

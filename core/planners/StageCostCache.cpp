@@ -33,7 +33,7 @@ void StageCostCache::setConfig(const OuterConfig &cfg)
         m_options[i * 2] = m_space.stageOptions(cfg, m_widths[i], 0, 0);
         if (m_space.hasMoe(0, layers)) {
             int moeLayer = 0;
-            while (m_space.model().layers[moeLayer].kind != LayerKind::Moe)
+            while (!hasExperts(m_space.model().layers[moeLayer]))
                 ++moeLayer;
             m_options[i * 2 + 1] = m_space.stageOptions(cfg, m_widths[i], moeLayer, moeLayer + 1);
         }

@@ -7,6 +7,9 @@
 //   bench_planner layers N   GPT-3 shape with N blocks on paper-spineleaf-1024 (issue 24)
 //   bench_planner ops N P    the same with every block split into P entries
 //   bench_planner pods N     GPT3-175B on a 4-tier H100 tree of N devices (up to 1,048,576)
+//   bench_planner model M [CLUSTER]  any model (preset, model file, config.json) on CLUSTER
+//                            (default paper-spineleaf-1024), e.g. the heterogeneous stacks of
+//                            issue 45: sample_configs/models/hf/deepseek-v3.json
 //   bench_planner replan CLUSTER MODEL [REPS]  PlanningSession vs from scratch after edits
 //   bench_planner top CLUSTER K                 --top K on GPT3-175B
 //   (each prints the peak RSS of its process: run one row per process)
@@ -300,6 +303,16 @@ int main(int argc, char **argv)
         return 0;
     }
 #endif
+    if (argc > 2 && std::strcmp(argv[1], "model") == 0) {
+        const std::string cluster = argc > 3 ? argv[3] : "paper-spineleaf-1024";
+        const auto model = resolveModel(argv[2]);
+        if (!model) {
+            std::fprintf(stderr, "%s\n", model.error().c_str());
+            return 2;
+        }
+        row(model->name + " " + cluster, clusterPreset(cluster).value(), *model);
+        return 0;
+    }
     if (argc > 2 && std::strcmp(argv[1], "pods") == 0) {
         const int n = std::atoi(argv[2]);
         row("gpt3-175b  pods-" + std::to_string(n), podCluster(n), preset("gpt3-175b"));
@@ -313,6 +326,9 @@ int main(int argc, char **argv)
         return 0;
     row("llama3-70b paper-spineleaf-1024", sl1024, preset("llama3-70b"));
     row("mixtral-8x7b paper-spineleaf-1024", sl1024, preset("mixtral-8x7b"));
+    // A heterogeneous stack (issue 45): DeepSeek-V3's 3 dense + 58 MoE blocks (MLA) + MTP.
+    row("deepseek-v3 paper-spineleaf-1024", sl1024,
+        preset(NEST_SOURCE_DIR "/sample_configs/models/hf/deepseek-v3.json"));
     row("gpt3-175b  paper-fattree-1024", clusterPreset("paper-fattree-1024").value(), preset("gpt3-175b"));
 
     // Scaling with devices (spine-leaf template, GPT3-175B).
