@@ -68,7 +68,9 @@ public:
         const Json *o = where(key);
         if (!o)
             throw JsonError(pathOf(key), "required field is missing");
-        return static_cast<int>(getInt(*o, key, parentOf(key), 1, static_cast<long long>(limits::layers.max)));
+        const long long n = getInt(*o, key, parentOf(key), 1, MAX_SIZE);
+        requireInRange(static_cast<double>(n), limits::layers, pathOf(key));
+        return static_cast<int>(n);
     }
     int size(const char *key, int fallback, long long min = 1) const
     {
