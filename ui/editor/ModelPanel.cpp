@@ -348,6 +348,7 @@ void ModelPanel::refreshPattern(const ModelConfig &c)
 {
     const QSignalBlocker bp(m_pattern);
     m_pattern->setText(QString::fromStdString(formatLayerPattern(c.pattern)));
+    m_pattern->setCursorPosition(0);  // a long hybrid pattern shows its start
     m_pattern->setToolTip(tr("Runs of layer kinds that repeat to the layer count, e.g. \"3*dense, 58*moe\" or "
                              "\"5*sliding, global\"; empty: every block the default kind.\nKinds: %1")
                               .arg(QString::fromStdString(builtinLayerKindNames())));
