@@ -215,6 +215,55 @@ BreakdownChartView::Table BreakdownChartView::kindTable() const
     return t;
 }
 
+// One stacked series per table row, on the stages' axes and on the iteration split.
+void BreakdownChartView::addBars(const Table &table)
+{
+    QCPAxis *splitX = m_splitRect->axis(QCPAxis::atBottom);
+    QCPAxis *splitY = m_splitRect->axis(QCPAxis::atLeft);
+    for (int c = 0; c < static_cast<int>(table.series.size()); ++c) {
+        const auto at = static_cast<size_t>(c);
+        const QColor colour = table.colours[at];
+        auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(table.series[c]);
+        bars->setWidth(m_keys.size() > 64 ? 1.0 : 0.7);
+        bars->setBrush(colour);
+        bars->setPen(m_keys.size() > 64 ? QPen(Qt::NoPen) : QPen(colour.darker(130), 0));
+        bars->setData(m_keys, table.values[at], true);
+        if (!m_bars.isEmpty())
+            bars->moveAbove(m_bars.back());
+        m_bars << bars;
+        auto *part = new QCPBars(splitX, splitY);
+        part->setName(table.series[c]);
+        part->setWidth(0.7);
+        part->setBrush(colour);
+        part->setPen(QPen(colour.darker(130), 0));
+        part->setData({kSplitKey}, {table.split[at]}, true);
+        part->removeFromLegend();
+        if (!m_splitBars.isEmpty())
+            part->moveAbove(m_splitBars.back());
+        m_splitBars << part;
+    }
+}
+
+// Shares of the iteration on the split bar, for segments tall enough to hold a label.
+void BreakdownChartView::labelSplitBar(const std::vector<double> &split, double iterationTime)
+{
+    QCPAxis *splitX = m_splitRect->axis(QCPAxis::atBottom);
+    QCPAxis *splitY = m_splitRect->axis(QCPAxis::atLeft);
+    const double total = std::max(iterationTime, 1e-300);
+    double base = 0;
+    for (double v : split) {
+        if (v / total >= 0.05) {
+            auto *text = new QCPItemText(m_plot);
+            text->setClipAxisRect(m_splitRect);
+            text->position->setAxes(splitX, splitY);
+            text->position->setCoords(kSplitKey, base + v / 2);
+            text->setText(QStringLiteral("%1%").arg(std::round(100 * v / total)));
+        }
+        base += v;
+    }
+}
+
 void BreakdownChartView::rebuild()
 {
     m_plot->clearPlottables();
@@ -245,45 +294,8 @@ void BreakdownChartView::rebuild()
             stack += v[m_keys.size() - 1];
         top = std::max(top, stack);
     }
-    const int series = static_cast<int>(m_series.size());
-    QCPAxis *splitX = m_splitRect->axis(QCPAxis::atBottom);
-    QCPAxis *splitY = m_splitRect->axis(QCPAxis::atLeft);
-    for (int c = 0; c < series; ++c) {
-        const auto at = static_cast<size_t>(c);
-        const QColor colour = table.colours[at];
-        auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-        bars->setName(m_series[c]);
-        bars->setWidth(m_keys.size() > 64 ? 1.0 : 0.7);
-        bars->setBrush(colour);
-        bars->setPen(m_keys.size() > 64 ? QPen(Qt::NoPen) : QPen(colour.darker(130), 0));
-        bars->setData(m_keys, table.values[at], true);
-        if (!m_bars.isEmpty())
-            bars->moveAbove(m_bars.back());
-        m_bars << bars;
-        auto *part = new QCPBars(splitX, splitY);
-        part->setName(m_series[c]);
-        part->setWidth(0.7);
-        part->setBrush(colour);
-        part->setPen(QPen(colour.darker(130), 0));
-        part->setData({kSplitKey}, {table.split[at]}, true);
-        part->removeFromLegend();
-        if (!m_splitBars.isEmpty())
-            part->moveAbove(m_splitBars.back());
-        m_splitBars << part;
-    }
-    // Shares of the iteration on the split bar, for segments tall enough to hold a label.
-    const double total = std::max(rep.iterationTime, 1e-300);
-    double base = 0;
-    for (double v : table.split) {
-        if (v / total >= 0.05) {
-            auto *text = new QCPItemText(m_plot);
-            text->setClipAxisRect(m_splitRect);
-            text->position->setAxes(splitX, splitY);
-            text->position->setCoords(kSplitKey, base + v / 2);
-            text->setText(QStringLiteral("%1%").arg(std::round(100 * v / total)));
-        }
-        base += v;
-    }
+    addBars(table);
+    labelSplitBar(table.split, rep.iterationTime);
 
     m_plot->xAxis->setRange(m_keys.front() - 0.6, m_keys.back() + 0.6);
     setValueRange(top, 1.05, 1);

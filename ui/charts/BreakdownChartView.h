@@ -84,6 +84,8 @@ private:
     };
     Table categoryTable() const;
     Table kindTable() const;
+    void addBars(const Table &table);
+    void labelSplitBar(const std::vector<double> &split, double iterationTime);
     void rebuild() override;
     bool hasContent() const override { return !m_keys.isEmpty(); }
     void recolour();
