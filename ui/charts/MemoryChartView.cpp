@@ -1,5 +1,7 @@
 #include "MemoryChartView.h"
 
+#include "LayerKindColours.h"
+#include "LayerKindSplit.h"
 #include "PlotExport.h"
 
 #include <QComboBox>
@@ -19,9 +21,12 @@ namespace {
 // Bars at most this many get outlines and a width of 0.7; more are drawn edge to edge.
 constexpr int kOutlinedBars = 64;
 const QColor kOverColour(0xd6, 0x27, 0x28);
-const std::array<QColor, 6> kComponentColours = {QColor(0x4c, 0x78, 0xa8), QColor(0x72, 0xb7, 0xb2),
-                                                 QColor(0xb2, 0x79, 0xa2), QColor(0xf5, 0x85, 0x18),
-                                                 QColor(0xee, 0xca, 0x3b), QColor(0x9d, 0x9d, 0x9d)};
+const std::vector<QColor> kComponentColours = {QColor(0x4c, 0x78, 0xa8), QColor(0x72, 0xb7, 0xb2),
+                                              QColor(0xb2, 0x79, 0xa2), QColor(0xf5, 0x85, 0x18),
+                                              QColor(0xee, 0xca, 0x3b), QColor(0x9d, 0x9d, 0x9d)};
+// By kind, what belongs to no kind: greys, apart from every kind's colour.
+const QColor kWorkingColour(0xd4, 0xd4, 0xd4);
+const QColor kOverheadColour(0x9d, 0x9d, 0x9d);
 
 // The value plotted at exactly `key` in a data container, 0 when there is none.
 template <typename Container>
@@ -45,6 +50,10 @@ MemoryChartView::MemoryChartView(QWidget *parent)
     m_modeBox->setObjectName(QStringLiteral("memoryMode"));
     m_modeBox->addItem(tr("Per device"), PerDevice);
     m_modeBox->addItem(tr("Per stage"), PerStage);
+    m_modeBox->addItem(tr("Per stage, by layer kind"), PerStageByKind);
+    m_modeBox->setItemData(2, tr("Each stage's memory split by the kinds of the layers it holds (dense, MoE, Mamba, "
+                                 "MTP, embedding, head); working activations and overhead belong to no kind"),
+                           Qt::ToolTipRole);
     connect(m_modeBox, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(static_cast<Mode>(m_modeBox->itemData(index).toInt())); });
 
@@ -87,8 +96,12 @@ void MemoryChartView::setMode(Mode mode)
     rebuild();
 }
 
-std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
+std::vector<MemoryChartView::Row> MemoryChartView::collectRows()
 {
+    if (m_mode == PerStageByKind)
+        return collectKindRows();
+    m_series = componentNames();
+    m_colours = kComponentColours;
     std::vector<Row> rows;
     const Report &rep = m_snapshot->report();
     if (m_mode == PerDevice) {
@@ -99,7 +112,7 @@ std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
                             {d.weights, d.gradients, d.optimizerState, d.activations, d.stash, d.overhead},
                             d.total, d.capacity, d.total > d.capacity,
                             tr("device %1 (stage %2, replica %3, shard %4)")
-                                .arg(d.device).arg(d.stage).arg(d.replica).arg(d.shard)});
+                                .arg(d.device).arg(d.stage).arg(d.replica).arg(d.shard), {}});
         }
     } else {
         for (const StageReport &s : rep.stages) {
@@ -108,7 +121,58 @@ std::vector<MemoryChartView::Row> MemoryChartView::collectRows() const
                             {c.weights, c.gradients, c.optimizerState, c.activations, c.stash, c.overhead},
                             c.memoryTotal, c.memoryCapacity, !c.fitsMemory,
                             tr("stage %1 (layers %2-%3, worst device)")
-                                .arg(s.index).arg(s.firstLayer).arg(s.endLayer - 1)});
+                                .arg(s.index).arg(s.firstLayer).arg(s.endLayer - 1), {}});
+        }
+    }
+    return rows;
+}
+
+// Per stage by layer kind: core's layerKindSplit() of the report, one series per kind of the
+// plan, then the working activations and the overhead (and, should core leave any memory to
+// no kind beyond those, "Other").
+std::vector<MemoryChartView::Row> MemoryChartView::collectKindRows()
+{
+    const Report &rep = m_snapshot->report();
+    const PlanKindSplit split =
+        layerKindSplit(m_snapshot->plan(), m_snapshot->topology, m_snapshot->model, m_snapshot->cost, rep);
+    m_series.clear();
+    m_colours.clear();
+    for (const std::string &kind : split.kinds) {
+        m_series << QString::fromStdString(kind);
+        m_colours.push_back(layerKindColour(m_series.back()));
+    }
+    const int kinds = static_cast<int>(m_series.size());
+    m_series << componentNames()[3] << componentNames()[5];
+    m_colours.push_back(kWorkingColour);
+    m_colours.push_back(kOverheadColour);
+    std::vector<Row> rows;
+    double other = 0;
+    for (size_t i = 0; i < split.stages.size(); ++i) {
+        const StageReport &s = rep.stages[i];
+        const StageKindSplit &k = split.stages[i];
+        Row row{static_cast<double>(s.index), std::vector<double>(static_cast<size_t>(kinds) + 3, 0.0),
+                s.cost.memoryTotal, s.cost.memoryCapacity, !s.cost.fitsMemory,
+                tr("stage %1 (layers %2-%3, worst device)").arg(s.index).arg(s.firstLayer).arg(s.endLayer - 1),
+                std::vector<QString>(static_cast<size_t>(kinds) + 3)};
+        for (const KindShare &share : k.kinds) {
+            const auto at = static_cast<size_t>(m_series.indexOf(QString::fromStdString(share.kind)));
+            row.parts[at] = share.bytes();
+            row.details[at] = tr("weights %1, gradients %2, optimizer %3, stash %4")
+                                  .arg(gb(share.weights), gb(share.gradients), gb(share.optimizerState), gb(share.stash));
+        }
+        row.parts[static_cast<size_t>(kinds)] = k.activations;
+        row.parts[static_cast<size_t>(kinds) + 1] = k.overhead;
+        row.parts[static_cast<size_t>(kinds) + 2] = k.restBytes - k.activations - k.overhead;
+        other = std::max(other, row.parts.back());
+        rows.push_back(std::move(row));
+    }
+    if (other > 0) {
+        m_series << tr("Other");
+        m_colours.push_back(QColor(0x60, 0x60, 0x60));
+    } else {
+        for (Row &row : rows) {
+            row.parts.pop_back();
+            row.details.pop_back();
         }
     }
     return rows;
@@ -127,13 +191,14 @@ void MemoryChartView::rebuild()
         return;
     m_rows = collectRows();
     if (m_rows.empty())
-        return showPlaceholder(tr("The plan uses no device"));
+        return showPlaceholder(m_mode == PerStageByKind ? tr("The plan's stages cannot be split by layer kind")
+                                                        : tr("The plan uses no device"));
     showPlot();
 
     const bool many = m_rows.size() > static_cast<size_t>(kOutlinedBars);
-    const QStringList names = componentNames();
+    const QStringList &names = m_series;
     QVector<double> keys, capKeys, capValues, overKeys, overValues;
-    std::array<QVector<double>, 6> values;
+    std::vector<QVector<double>> values(static_cast<size_t>(names.size()));
     double top = 0;
     for (size_t i = 0; i < m_rows.size(); ++i) {
         const Row &r = m_rows[i];
@@ -164,8 +229,8 @@ void MemoryChartView::rebuild()
         auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         bars->setName(names[static_cast<int>(c)]);
         bars->setWidth(many ? 1.0 : 0.7);
-        bars->setBrush(kComponentColours[c]);
-        bars->setPen(many ? QPen(Qt::NoPen) : QPen(kComponentColours[c].darker(130), 0));
+        bars->setBrush(m_colours[c]);
+        bars->setPen(many ? QPen(Qt::NoPen) : QPen(m_colours[c].darker(130), 0));
         bars->setData(keys, values[c], true);
         if (below)
             bars->moveAbove(below);
@@ -198,7 +263,10 @@ void MemoryChartView::rebuild()
     setValueRange(top, 1.1, 1e9);
 
     const QString label = QString::fromStdString(m_snapshot->label);
-    QString text = (m_mode == PerDevice ? tr("Memory per device — %1") : tr("Memory per stage — %1")).arg(label);
+    QString text = (m_mode == PerDevice ? tr("Memory per device — %1")
+                    : m_mode == PerStage ? tr("Memory per stage — %1")
+                                         : tr("Memory per stage by layer kind — %1"))
+                       .arg(label);
     if (m_overCount > 0)
         text += (m_mode == PerDevice ? (m_overCount == 1 ? tr(" — %1 device over capacity")
                                                          : tr(" — %1 devices over capacity"))
@@ -257,9 +325,14 @@ QString MemoryChartView::toolTipAt(const QPoint &pos) const
     if (it == m_rows.end() || it->key != key)
         return {};
     QString text = QStringLiteral("<b>%1</b>").arg(it->name.toHtmlEscaped());
-    const QStringList names = componentNames();
-    for (int c = 0; c < names.size(); ++c)
-        text += QStringLiteral("<br>%1: %2").arg(names[c], gb(it->parts[static_cast<size_t>(c)]));
+    for (int c = 0; c < m_series.size(); ++c) {  // bottom of the stack first
+        const auto at = static_cast<size_t>(c);
+        if (m_mode == PerStageByKind && it->parts[at] == 0)
+            continue;  // kinds the stage does not hold
+        text += QStringLiteral("<br>%1: %2").arg(m_series[c].toHtmlEscaped(), gb(it->parts[at]));
+        if (at < it->details.size() && !it->details[at].isEmpty())
+            text += QStringLiteral(" <small>(%1)</small>").arg(it->details[at]);
+    }
     text += QStringLiteral("<br><b>%1</b> of %2").arg(gb(it->total), gb(it->capacity));
     if (it->over)
         text += QStringLiteral("<br><font color=\"%1\">%2</font>").arg(kOverColour.name(), overCapacityName());

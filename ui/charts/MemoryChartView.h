@@ -3,7 +3,11 @@
 // weights, gradients, optimizer state, activations, stash, runtime overhead — against its
 // capacity (a step line, since devices may differ), straight from the evaluator's Report:
 // per device from Report::devices (used devices only, x = device id), per stage from
-// StageReport::cost (the worst device of the stage). Bars over capacity get a red outline
+// StageReport::cost (the worst device of the stage). Per stage by layer kind, each stage's
+// bar is split by the kinds of the layers it holds (dense, moe, mamba, mtp, embedding, head,
+// ...: weights, gradients, optimizer state and stash of those layers, from core's
+// layerKindSplit()), with what belongs to no kind (the working activations, the runtime
+// overhead) on top: the same totals as per stage. Bars over capacity get a red outline
 // and marker, and the title counts them. Stays usable with thousands of devices (bars of
 // width 1 without outlines, a readable number of ticks, horizontal zoom and pan).
 #include "PlotView.h"
@@ -12,7 +16,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include <array>
+#include <vector>
 
 class QComboBox;
 class QCPBars;
@@ -23,7 +27,7 @@ namespace nest::ui {
 class MemoryChartView : public PlotView {
     Q_OBJECT
 public:
-    enum Mode { PerDevice, PerStage };
+    enum Mode { PerDevice, PerStage, PerStageByKind };
 
     explicit MemoryChartView(QWidget *parent = nullptr);
 
@@ -34,6 +38,9 @@ public:
     static QStringList componentNames();  // "Weights", ..., "Overhead"
     static QString capacityName();         // "Capacity"
     static QString overCapacityName();     // "Over capacity"
+    // The stacked series as drawn, bottom to top: componentNames(), or by kind the plan's
+    // kinds ("dense", "moe", ...) then "Activations" and "Overhead".
+    QStringList seriesNames() const { return m_series; }
 
     // For tests and the window: the chart as drawn.
     QComboBox *modeBox() const { return m_modeBox; }
@@ -53,12 +60,14 @@ protected:
 private:
     struct Row {
         double key = 0;
-        std::array<double, 6> parts{};  // componentNames() order
+        std::vector<double> parts;  // m_series order
         double total = 0, capacity = 0;
         bool over = false;
         QString name;
+        std::vector<QString> details;  // per part, what it holds (by kind), else empty
     };
-    std::vector<Row> collectRows() const;
+    std::vector<Row> collectRows();
+    std::vector<Row> collectKindRows();
     void rebuild() override;
     bool hasContent() const override { return !m_keys.isEmpty(); }
     void recolour();
@@ -68,6 +77,8 @@ private:
     Mode m_mode = PerDevice;
     QVector<double> m_keys;
     std::vector<Row> m_rows;
+    QStringList m_series;
+    std::vector<QColor> m_colours;
     int m_overCount = 0;
 };
 

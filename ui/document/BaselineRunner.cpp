@@ -80,6 +80,7 @@ void BaselineRunner::start(const Workspace &inputs, const QStringList &planners,
             snap->settings.planner = run.planner;
             snap->calibration = inputs.calibration;
             snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
+            snap->cost = options.cost;
             snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
             snap->searched = true;
             snap->stats = r.stats;

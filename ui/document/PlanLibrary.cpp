@@ -42,6 +42,7 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &works
     const SearchOptions options = calibratedSearchOptions(pin.settings, snap->model, pin.cluster, calibration);
     snap->calibration = calibration;
     snap->band = modelErrorBand(options.cost.framework, calibration);
+    snap->cost = options.cost;
     snap->analysis = analyzePlan(pin.plan, pin.cluster, snap->model, options.cost);
     return snap;
 }

@@ -37,6 +37,7 @@ std::shared_ptr<PlanSnapshot> analysedSnapshot(quint64 job, const std::string &l
     snap->settings = inputs.search;
     snap->calibration = inputs.calibration;
     snap->band = modelErrorBand(options.cost.framework, inputs.calibration);
+    snap->cost = options.cost;
     snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
     return snap;
 }

@@ -30,6 +30,8 @@ struct PlanSnapshot {
     std::optional<ModelSource> modelSource;   // ... as the workspace named it (for pinning); none = not said
     SearchSettings settings;      // the settings it was planned with
     std::optional<Calibration> calibration;   // the cost model's calibration it was priced with
+    CostOptions cost;             // the cost model it was priced with (calibration applied): what
+                                  // the views ask core with for more than the report (layerKindSplit)
     ErrorBand band;               // the error band of its times (modelErrorBand)
     PlanAnalysis analysis;        // plan + report + simulation
     bool searched = false;        // true: stats/objective below come from a search

@@ -2,6 +2,7 @@
 
 #include "WindowWording.h"
 #include "WorkspaceDocument.h"
+#include "LayerStripView.h"
 #include "LayerTableModel.h"
 #include "ModelSource.h"
 
@@ -13,6 +14,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -79,6 +81,9 @@ ModelPanel::ModelPanel(WorkspaceDocument *document, QWidget *parent)
     m_error->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; padding: 4px; border-radius: 3px; }"));
     m_error->hide();
     layout->addWidget(m_error);
+    m_strip = new LayerStripView;
+    m_strip->setToolTip(tr("The blocks by layer kind, in order; hover a run for its blocks"));
+    layout->addWidget(m_strip);
 
     createLayerTable();
     layout->addWidget(m_table, 1);
@@ -154,6 +159,28 @@ void ModelPanel::createForm()
     m_flash->setToolTip(tr("Fused attention keeps no score matrix for backward: activation memory "
                            "and element-wise time drop (docs/cost-model.md)."));
     form->addRow(QString(), m_flash);
+    addPatternRows(form);
+}
+
+// The layer pattern (runs of layer kinds that repeat to the layer count), the reason a
+// pattern was refused, and what else the stack holds (MTP modules, the sliding window).
+void ModelPanel::addPatternRows(QFormLayout *form)
+{
+    m_pattern = new QLineEdit;
+    m_pattern->setObjectName(QStringLiteral("layerPattern"));
+    m_pattern->setPlaceholderText(tr("uniform: every block the default kind"));
+    form->addRow(tr("Pattern"), m_pattern);
+    m_patternProblem = new QLabel;
+    m_patternProblem->setObjectName(QStringLiteral("patternProblem"));
+    m_patternProblem->setWordWrap(true);
+    m_patternProblem->setStyleSheet(
+        QStringLiteral("QLabel { background: #fdecea; color: #8a1c12; padding: 3px; border-radius: 3px; }"));
+    m_patternProblem->hide();
+    form->addRow(QString(), m_patternProblem);
+    m_stackInfo = new QLabel;
+    m_stackInfo->setObjectName(QStringLiteral("stackInfo"));
+    m_stackInfo->setStyleSheet(QStringLiteral("color: #6b7785;"));
+    form->addRow(QString(), m_stackInfo);
 }
 
 // The per-layer table (m_table) over the layer model.
@@ -182,6 +209,7 @@ void ModelPanel::connectEdits()
     for (QSpinBox *s : {m_layersSpin, m_hidden, m_heads, m_kvHeads, m_ffn, m_vocab, m_experts, m_topK})
         connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitForm);
     connect(m_flash, &QCheckBox::toggled, this, &ModelPanel::commitForm);
+    connect(m_pattern, &QLineEdit::editingFinished, this, &ModelPanel::commitPattern);
     for (QSpinBox *s : {m_seq, m_batch})
         connect(s, &QSpinBox::valueChanged, this, &ModelPanel::commitRunOptions);
     connect(m_document, &WorkspaceDocument::modelChanged, this, &ModelPanel::refresh);
@@ -200,6 +228,7 @@ void ModelPanel::refresh()
         m_source->setText(tr("No model: pick a preset or import a file."));
         m_form->setEnabled(false);
         m_layers->clear();
+        m_strip->clear();
         m_summary->clear();
         m_error->hide();
         m_updating = false;
@@ -229,6 +258,7 @@ void ModelPanel::refresh()
         }
         const QSignalBlocker bfa(m_flash);
         m_flash->setChecked(c.flashAttention);
+        refreshPattern(c);
         m_form->setEnabled(true);
         m_form->setVisible(true);
         m_seq->setEnabled(true);
@@ -252,6 +282,7 @@ void ModelPanel::refresh()
         m_error->setText(m_problem);
         m_error->show();
         m_layers->clear();
+        m_strip->clear();
         m_summary->clear();
         m_updating = false;
         return;
@@ -265,6 +296,7 @@ void ModelPanel::refresh()
         m_seq->setToolTip(tr("Sequence length the profile was measured at"));
     }
     m_layers->setProfile(p);
+    m_strip->setProfile(p);
     m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5 per token "
                           "(fwd+bwd), weights %6")
                            .arg(QString::fromStdString(p.name), human(p.totalParams()),
@@ -310,6 +342,64 @@ void ModelPanel::commitForm()
         emit statusMessage(tr("Model not changed: %1").arg(refusal));
         refresh();
     }
+}
+
+void ModelPanel::refreshPattern(const ModelConfig &c)
+{
+    const QSignalBlocker bp(m_pattern);
+    m_pattern->setText(QString::fromStdString(formatLayerPattern(c.pattern)));
+    m_pattern->setCursorPosition(0);  // a long hybrid pattern shows its start
+    m_pattern->setToolTip(tr("Runs of layer kinds that repeat to the layer count, e.g. \"3*dense, 58*moe\" or "
+                             "\"5*sliding, global\"; empty: every block the default kind.\nKinds: %1")
+                              .arg(QString::fromStdString(builtinLayerKindNames())));
+    m_patternProblem->hide();
+    m_patternProblem->clear();
+    QStringList info;
+    if (c.mtpLayers > 0)
+        info << tr("MTP modules: %1").arg(c.mtpLayers);
+    if (c.slidingWindow > 0)
+        info << tr("sliding window: %1 tokens").arg(c.slidingWindow);
+    m_stackInfo->setText(info.join(QStringLiteral(" · ")));
+    m_stackInfo->setVisible(!info.isEmpty());
+}
+
+QString ModelPanel::patternProblem() const
+{
+    return m_patternProblem->text();
+}
+
+// The pattern as typed: parsed by core, checked with the rest of the model (kinds it knows,
+// not longer than the layer count, what a kind needs), and taken as one undo step of its own;
+// a pattern that does not parse or check is refused with the reason and changes nothing.
+void ModelPanel::commitPattern()
+{
+    if (m_updating || !m_config)
+        return;
+    const std::string text = m_pattern->text().trimmed().toStdString();
+    std::vector<LayerRun> runs;
+    if (!text.empty()) {
+        std::string error;
+        auto parsed = parseLayerPattern(text, error);
+        if (!parsed) {
+            m_patternProblem->setText(tr("Pattern not changed: %1").arg(QString::fromStdString(error)));
+            m_patternProblem->show();
+            return;
+        }
+        runs = std::move(*parsed);
+    }
+    if (runs == m_config->pattern) {  // the same runs, perhaps written otherwise
+        refreshPattern(*m_config);
+        return;
+    }
+    ModelConfig c = *m_config;
+    c.pattern = std::move(runs);
+    if (const ConfigProblem problem = findProblem(c); !problem.reason.empty()) {
+        m_patternProblem->setText(tr("Pattern not changed: %1").arg(windowWording(QString::fromStdString(problem.reason))));
+        m_patternProblem->show();
+        return;
+    }
+    // Not merged with the spin boxes' edits: a typed pattern is one step of its own.
+    m_document->setModel(ModelSource::fromConfig(c));
 }
 
 void ModelPanel::commitRunOptions()

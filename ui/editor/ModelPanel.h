@@ -1,7 +1,7 @@
 #pragma once
-// The model dock: preset picker, hyperparameter form (ModelConfig fields), sequence length,
-// global batch, Import… (Hugging Face config.json, our model file, a measured profile) and
-// the per-layer table. The document's typed model (core/formats/ModelSource) is the truth; each
+// The model dock: preset picker, hyperparameter form (ModelConfig fields, the layer pattern),
+// sequence length, global batch, Import… (Hugging Face config.json, our model file, a
+// measured profile), the strip of layer kinds (LayerStripView) and the per-layer table. The document's typed model (core/formats/ModelSource) is the truth; each
 // edit goes through a typed setter of the document (setModelPreset, setModelConfig,
 // setModelRunSettings, setModel) and is an undo command (ChangeModel). The profile shown
 // comes from core (ModelSource::profile); the panel computes no cost and writes no JSON.
@@ -17,6 +17,7 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSpinBox;
 class QTableView;
@@ -25,6 +26,7 @@ namespace nest::ui {
 
 class WorkspaceDocument;
 class LayerTableModel;
+class LayerStripView;
 
 class ModelPanel : public QWidget {
     Q_OBJECT
@@ -32,6 +34,9 @@ public:
     explicit ModelPanel(WorkspaceDocument *document, QWidget *parent = nullptr);
 
     LayerTableModel *layerModel() const { return m_layers; }
+    LayerStripView *layerStrip() const { return m_strip; }
+    // The reason the last pattern edit was refused (empty when it was taken or none was made).
+    QString patternProblem() const;
     // Last problem with the model (empty when it loads).
     QString problem() const { return m_problem; }
     // Imports a model file into the document (also used by the Import… button).
@@ -43,12 +48,15 @@ signals:
 private:
     void addPresetRow(QVBoxLayout *layout);
     void createForm();
+    void addPatternRows(QFormLayout *form);
+    void refreshPattern(const ModelConfig &config);
     void createLayerTable();
     void connectEdits();
     void refresh();
     void choosePreset(int index);
     void commitForm();
     void commitRunOptions();
+    void commitPattern();
     void import();
 
     WorkspaceDocument *m_document;
@@ -63,6 +71,10 @@ private:
     QSpinBox *m_layersSpin, *m_hidden, *m_heads, *m_kvHeads, *m_ffn, *m_vocab, *m_experts, *m_topK;
     QSpinBox *m_seq, *m_batch;
     QCheckBox *m_flash = nullptr;
+    QLineEdit *m_pattern = nullptr;
+    QLabel *m_patternProblem = nullptr;
+    QLabel *m_stackInfo = nullptr;
+    LayerStripView *m_strip = nullptr;
     QWidget *m_form;
     QLabel *m_summary;
     QLabel *m_error;
