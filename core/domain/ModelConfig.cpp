@@ -137,6 +137,42 @@ std::vector<ModelConfig> makePresets()
 
 namespace {
 
+// The layer-kind sizes and switches of the model file (docs/formats.md, "Layer kinds"): one
+// table that the reader, the writer and the validator all walk.
+struct SizeField {
+    const char *key;
+    int ModelConfig::*member;
+    long long min, max;
+};
+constexpr SizeField kSizeFields[] = {
+    {"head_dim", &ModelConfig::headDimension, 0, MAX_SIZE},
+    {"sliding_window", &ModelConfig::slidingWindow, 0, MAX_SIZE},
+    {"q_lora_rank", &ModelConfig::qLoraRank, 0, MAX_SIZE},
+    {"kv_lora_rank", &ModelConfig::kvLoraRank, 0, MAX_SIZE},
+    {"qk_rope_head_dim", &ModelConfig::qkRopeHeadDim, 0, MAX_SIZE},
+    {"qk_nope_head_dim", &ModelConfig::qkNopeHeadDim, 0, MAX_SIZE},
+    {"v_head_dim", &ModelConfig::vHeadDim, 0, MAX_SIZE},
+    {"expert_ffn_hidden", &ModelConfig::expertFfnHidden, 0, static_cast<long long>(limits::ffnHidden.max)},
+    {"shared_experts", &ModelConfig::sharedExperts, 0, static_cast<long long>(limits::experts.max)},
+    {"shared_ffn_hidden", &ModelConfig::sharedFfnHidden, 0, static_cast<long long>(limits::ffnHidden.max)},
+    {"mamba_heads", &ModelConfig::mambaHeads, 0, static_cast<long long>(limits::heads.max)},
+    {"mamba_head_dim", &ModelConfig::mambaHeadDim, 0, MAX_SIZE},
+    {"ssm_state", &ModelConfig::ssmState, 0, MAX_SIZE},
+    {"mamba_groups", &ModelConfig::mambaGroups, 1, 1'000'000},
+    {"conv_kernel", &ModelConfig::convKernel, 1, 1'000'000},
+    {"mamba_chunk", &ModelConfig::mambaChunk, 1, 1'000'000},
+    {"mtp_layers", &ModelConfig::mtpLayers, 0, 64}};
+
+struct FlagField {
+    const char *key;
+    bool ModelConfig::*member;
+};
+constexpr FlagField kFlagFields[] = {
+    {"qkv_bias", &ModelConfig::qkvBias}, {"head_bias", &ModelConfig::headBias},
+    {"qk_norm", &ModelConfig::qkNorm}, {"attention_sinks", &ModelConfig::attentionSinks},
+    {"shared_expert_gate", &ModelConfig::sharedExpertGate}, {"router_bias", &ModelConfig::routerBias},
+    {"mamba_bias", &ModelConfig::mambaBias}, {"mamba_conv_bias", &ModelConfig::mambaConvBias}};
+
 ConfigProblem sizeProblem(const char *key, long long value, long long min, long long max)
 {
     if (value < min || value > max)
@@ -187,21 +223,8 @@ ConfigProblem kindNeeds(const ModelConfig &m, const LayerKindSpec &k, const std:
 
 ConfigProblem layerKindProblem(const ModelConfig &m)
 {
-    const std::pair<const char *, std::pair<long long, long long>> sizes[] = {
-        {"head_dim", {m.headDimension, MAX_SIZE}}, {"sliding_window", {m.slidingWindow, MAX_SIZE}},
-        {"q_lora_rank", {m.qLoraRank, MAX_SIZE}}, {"kv_lora_rank", {m.kvLoraRank, MAX_SIZE}},
-        {"qk_rope_head_dim", {m.qkRopeHeadDim, MAX_SIZE}}, {"qk_nope_head_dim", {m.qkNopeHeadDim, MAX_SIZE}},
-        {"v_head_dim", {m.vHeadDim, MAX_SIZE}}, {"expert_ffn_hidden", {m.expertFfnHidden, limits::ffnHidden.max}},
-        {"shared_experts", {m.sharedExperts, limits::experts.max}},
-        {"shared_ffn_hidden", {m.sharedFfnHidden, limits::ffnHidden.max}},
-        {"mamba_heads", {m.mambaHeads, limits::heads.max}}, {"mamba_head_dim", {m.mambaHeadDim, MAX_SIZE}},
-        {"ssm_state", {m.ssmState, MAX_SIZE}}, {"mtp_layers", {m.mtpLayers, 64}}};
-    for (const auto &[key, range] : sizes)
-        if (ConfigProblem p = sizeProblem(key, range.first, 0, range.second); !p.reason.empty())
-            return p;
-    for (const auto &[key, value] : {std::pair<const char *, int>{"mamba_groups", m.mambaGroups},
-                                     {"conv_kernel", m.convKernel}, {"mamba_chunk", m.mambaChunk}})
-        if (ConfigProblem p = sizeProblem(key, value, 1, 1'000'000); !p.reason.empty())
+    for (const SizeField &f : kSizeFields)
+        if (ConfigProblem p = sizeProblem(f.key, m.*f.member, f.min, f.max); !p.reason.empty())
             return p;
     if (m.mambaHeads > 0 && m.mambaHeads % m.mambaGroups != 0)
         return {"mamba_groups", "mamba_groups (" + std::to_string(m.mambaGroups) + ") must divide mamba_heads (" +
@@ -359,14 +382,17 @@ const std::set<std::string> &knownKeys()
         "ffn_hidden", "vocab", "max_positions", "type_vocab", "experts", "top_k",
         "tied_embeddings", "gated_mlp", "linear_bias", "norm", "dropout", "flash_attention",
         "causal", "seq_length", "global_batch", "source", "comment",
-        // issue 45: layer kinds
-        "head_dim", "attention_bias", "mlp_bias", "qkv_bias", "head_bias", "qk_norm", "attention_sinks",
-        "norm_placement", "sliding_window", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
-        "qk_nope_head_dim", "v_head_dim", "expert_ffn_hidden", "shared_experts", "shared_ffn_hidden",
-        "shared_expert_gate", "router_bias", "mamba_heads", "mamba_head_dim", "ssm_state", "mamba_groups",
-        "conv_kernel", "mamba_chunk", "mamba_bias", "mamba_conv_bias", "layer_kinds", "layer_pattern",
-        "hybrid_pattern", "mtp_layers"};
-    return keys;
+        // issue 45: layer kinds (and kSizeFields, kFlagFields below)
+        "attention_bias", "mlp_bias", "norm_placement", "layer_kinds", "layer_pattern", "hybrid_pattern"};
+    static const std::set<std::string> all = [] {
+        std::set<std::string> out = keys;
+        for (const SizeField &f : kSizeFields)
+            out.insert(f.key);
+        for (const FlagField &f : kFlagFields)
+            out.insert(f.key);
+        return out;
+    }();  // immutable after init
+    return all;
 }
 
 int readSize(const Json &j, const char *key, const std::string &path, int fallback, long long min = 1)
@@ -604,13 +630,12 @@ void readPattern(const Json &j, const std::string &path, ModelConfig &m)
 // The stack's own keys: sizes of each part, the file's kinds and the pattern.
 void readLayerKinds(const Json &j, const std::string &path, ModelConfig &m)
 {
-    m.headDimension = readSize(j, "head_dim", path, m.headDimension, 0);
+    for (const SizeField &f : kSizeFields)
+        m.*f.member = readSize(j, f.key, path, m.*f.member, f.min);
+    for (const FlagField &f : kFlagFields)
+        m.*f.member = getBool(j, f.key, path, m.*f.member);
     m.attentionBias = getBool(j, "attention_bias", path, m.attentionBias);
     m.mlpBias = getBool(j, "mlp_bias", path, m.mlpBias);
-    m.qkvBias = getBool(j, "qkv_bias", path, m.qkvBias);
-    m.headBias = getBool(j, "head_bias", path, m.headBias);
-    m.qkNorm = getBool(j, "qk_norm", path, m.qkNorm);
-    m.attentionSinks = getBool(j, "attention_sinks", path, m.attentionSinks);
     if (has(j, "norm_placement")) {
         const std::string v = getString(j, "norm_placement", path);
         if (v == "pre")
@@ -623,26 +648,6 @@ void readLayerKinds(const Json &j, const std::string &path, ModelConfig &m)
             throw JsonError(childPath(path, "norm_placement"),
                             "expected \"pre\", \"parallel\" or \"sandwich\", found \"" + v + "\"");
     }
-    m.slidingWindow = readSize(j, "sliding_window", path, m.slidingWindow, 0);
-    m.qLoraRank = readSize(j, "q_lora_rank", path, m.qLoraRank, 0);
-    m.kvLoraRank = readSize(j, "kv_lora_rank", path, m.kvLoraRank, 0);
-    m.qkRopeHeadDim = readSize(j, "qk_rope_head_dim", path, m.qkRopeHeadDim, 0);
-    m.qkNopeHeadDim = readSize(j, "qk_nope_head_dim", path, m.qkNopeHeadDim, 0);
-    m.vHeadDim = readSize(j, "v_head_dim", path, m.vHeadDim, 0);
-    m.expertFfnHidden = readSize(j, "expert_ffn_hidden", path, m.expertFfnHidden, 0);
-    m.sharedExperts = readSize(j, "shared_experts", path, m.sharedExperts, 0);
-    m.sharedFfnHidden = readSize(j, "shared_ffn_hidden", path, m.sharedFfnHidden, 0);
-    m.sharedExpertGate = getBool(j, "shared_expert_gate", path, m.sharedExpertGate);
-    m.routerBias = getBool(j, "router_bias", path, m.routerBias);
-    m.mambaHeads = readSize(j, "mamba_heads", path, m.mambaHeads, 0);
-    m.mambaHeadDim = readSize(j, "mamba_head_dim", path, m.mambaHeadDim, 0);
-    m.ssmState = readSize(j, "ssm_state", path, m.ssmState, 0);
-    m.mambaGroups = readSize(j, "mamba_groups", path, m.mambaGroups);
-    m.convKernel = readSize(j, "conv_kernel", path, m.convKernel);
-    m.mambaChunk = readSize(j, "mamba_chunk", path, m.mambaChunk);
-    m.mambaBias = getBool(j, "mamba_bias", path, m.mambaBias);
-    m.mambaConvBias = getBool(j, "mamba_conv_bias", path, m.mambaConvBias);
-    m.mtpLayers = readSize(j, "mtp_layers", path, m.mtpLayers, 0);
     if (has(j, "layer_kinds")) {
         const Json &kinds = j.at("layer_kinds");
         const std::string where = childPath(path, "layer_kinds");
@@ -752,27 +757,12 @@ void writeLayerKinds(const ModelConfig &m, Json &j)
         j["attention_bias"] = m.attentionBias;
         j["mlp_bias"] = m.mlpBias;
     }
-    const std::pair<const char *, std::pair<int, int>> ints[] = {
-        {"head_dim", {m.headDimension, d.headDimension}}, {"sliding_window", {m.slidingWindow, d.slidingWindow}},
-        {"q_lora_rank", {m.qLoraRank, d.qLoraRank}}, {"kv_lora_rank", {m.kvLoraRank, d.kvLoraRank}},
-        {"qk_rope_head_dim", {m.qkRopeHeadDim, d.qkRopeHeadDim}}, {"qk_nope_head_dim", {m.qkNopeHeadDim, d.qkNopeHeadDim}},
-        {"v_head_dim", {m.vHeadDim, d.vHeadDim}}, {"expert_ffn_hidden", {m.expertFfnHidden, d.expertFfnHidden}},
-        {"shared_experts", {m.sharedExperts, d.sharedExperts}}, {"shared_ffn_hidden", {m.sharedFfnHidden, d.sharedFfnHidden}},
-        {"mamba_heads", {m.mambaHeads, d.mambaHeads}}, {"mamba_head_dim", {m.mambaHeadDim, d.mambaHeadDim}},
-        {"ssm_state", {m.ssmState, d.ssmState}}, {"mamba_groups", {m.mambaGroups, d.mambaGroups}},
-        {"conv_kernel", {m.convKernel, d.convKernel}}, {"mamba_chunk", {m.mambaChunk, d.mambaChunk}},
-        {"mtp_layers", {m.mtpLayers, d.mtpLayers}}};
-    for (const auto &[key, v] : ints)
-        if (v.first != v.second)
-            j[key] = v.first;
-    const std::pair<const char *, std::pair<bool, bool>> flags[] = {
-        {"qkv_bias", {m.qkvBias, d.qkvBias}}, {"head_bias", {m.headBias, d.headBias}},
-        {"qk_norm", {m.qkNorm, d.qkNorm}}, {"attention_sinks", {m.attentionSinks, d.attentionSinks}},
-        {"shared_expert_gate", {m.sharedExpertGate, d.sharedExpertGate}}, {"router_bias", {m.routerBias, d.routerBias}},
-        {"mamba_bias", {m.mambaBias, d.mambaBias}}, {"mamba_conv_bias", {m.mambaConvBias, d.mambaConvBias}}};
-    for (const auto &[key, v] : flags)
-        if (v.first != v.second)
-            j[key] = v.first;
+    for (const SizeField &f : kSizeFields)
+        if (m.*f.member != d.*f.member)
+            j[f.key] = m.*f.member;
+    for (const FlagField &f : kFlagFields)
+        if (m.*f.member != d.*f.member)
+            j[f.key] = m.*f.member;
     if (m.normPlacement != d.normPlacement)
         j["norm_placement"] = toString(m.normPlacement);
     if (!m.layerKinds.empty()) {
