@@ -1,6 +1,7 @@
 #include "SlurmTopology.h"
 
 #include "ImportError.h"
+#include "SafeText.h"
 
 #include <algorithm>
 #include <cctype>
@@ -175,11 +176,20 @@ Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin)
         if (value.empty())
             return R::failure(importError(origin, st.line, "'" + word.substr(0, eq) + "' has no value"));
         if (key == "switchname") {
+            if (const std::string why = hostNameProblem(value); !why.empty())
+                return R::failure(importError(origin, st.line, "SwitchName: " + why));
             raw.sw.name = value;
         } else if (key == "nodes" || key == "switches") {
             auto names = expandHostlist(value);
             if (!names)
-                return R::failure(importError(origin, st.line, "cannot read the hostlist '" + value + "': " + names.error()));
+                return R::failure(importError(origin, st.line, "cannot read the hostlist '" + oneLine(value) +
+                                                                   "': " + names.error()));
+            // Node names are the hosts of the exported launch scripts (issue 48); switch
+            // names follow the same rule.
+            for (const std::string &name : *names)
+                if (const std::string why = hostNameProblem(name); !why.empty())
+                    return R::failure(importError(origin, st.line, std::string(key == "nodes" ? "Nodes" : "Switches") +
+                                                                       ": " + why));
             if (key == "nodes") {
                 raw.sw.nodes = std::move(*names);
                 hasNodes = true;

@@ -1,0 +1,598 @@
+// Issue 48, point 1: no injection through exported launch scripts. Node names are host names
+// (letters, digits, '-', '.', '_'), refused otherwise on load and import with the file and the
+// JSON path or line; and every value the exporters write into bash, YAML, TOML and JSON is
+// quoted by that language's rules, so even names the loaders would refuse (given to the
+// exporters directly) leave the scripts inert and valid: `bash -n` passes, running them with
+// stub launchers never runs the payload, and the launchers receive the names byte for byte.
+#include "CoreTestSupport.h"
+
+#include "ClusterEdits.h"
+#include "ClusterIO.h"
+#include "FrameworkExport.h"
+#include "ModelIO.h"
+#include "PlanIO.h"
+#include "SafeText.h"
+
+#include <sys/stat.h>
+
+namespace {
+
+using coretest::contains;
+using coretest::readFile;
+using coretest::runCli;
+using coretest::runProgram;
+using coretest::sample;
+using coretest::TempDir;
+using coretest::writeFile;
+using nlohmann::json;
+using namespace nest;
+
+// The file a payload would create; every hostile value below tries to create it.
+std::string pwnedPath(const TempDir &dir) { return dir.filePath("pwned-XYZ"); }
+// The same payload without a '/', for file names: the scripts run with HOME set to the
+// test's directory (runScript), so `cd` goes there.
+const std::string FileNamePayload = "cd;touch pwned-XYZ";
+
+// Names an attacker or a careless user could put in a cluster file, PAYLOAD standing for
+// `touch <pwned file>`.
+std::vector<std::string> hostileTemplates()
+{
+    return {
+        "gpu$(PAYLOAD)",       // command substitution
+        "gpu`PAYLOAD`",        // backticks
+        "gpu;PAYLOAD",         // a second command
+        "gpu'; PAYLOAD; '",    // closes a single-quoted string
+        "gpu\"; PAYLOAD; \"",  // closes a double-quoted string
+        "gpu\nPAYLOAD",        // a new line, a new command
+        "gpu\rPAYLOAD",        // a carriage return
+        "gp\xc3\xbc-01",       // non-ASCII (u umlaut)
+        "gpu\xe2\x80\xa8PAYLOAD",  // U+2028, a line break to YAML 1.1
+        "gpu|PAYLOAD",         // a pipe
+        "gpu&&PAYLOAD",        // and
+        "gpu${IFS}x",          // parameter expansion
+        "gpu 01",              // a space
+        "gpu*",                // a glob
+        "-gpu",                // an option to the launcher
+        "gpu\\x",              // a backslash
+        "$(PAYLOAD)",          // nothing but the payload
+    };
+}
+
+std::string withPayload(std::string text, const std::string &payload)
+{
+    for (size_t at = text.find("PAYLOAD"); at != std::string::npos; at = text.find("PAYLOAD", at + payload.size()))
+        text.replace(at, 7, payload);
+    return text;
+}
+
+std::vector<std::string> hostileNames(const TempDir &dir)
+{
+    std::vector<std::string> out;
+    for (const std::string &t : hostileTemplates())
+        out.push_back(withPayload(t, "touch " + pwnedPath(dir)));
+    return out;
+}
+
+bool exists(const std::string &path)
+{
+    struct stat st{};
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// `bash -n FILE`: the syntax check.
+coretest::Run bashSyntax(const std::string &file) { return runProgram("/bin/bash", {"-n", file}); }
+
+// Stub launchers on PATH: torchrun and deepspeed write their arguments, NUL-separated, to
+// $ARGS_OUT; hostname prints $STUB_HOSTNAME. So a script runs to its `exec` without a GPU.
+std::string makeStubs(const TempDir &dir)
+{
+    const std::string bin = dir.filePath("stub-bin");
+    std::filesystem::create_directories(bin);
+    const std::string record = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGS_OUT\"\n";
+    for (const char *name : {"torchrun", "deepspeed"}) {
+        writeFile(bin + "/" + name, record);
+        ::chmod((bin + "/" + name).c_str(), 0755);
+    }
+    writeFile(bin + "/hostname", "#!/bin/sh\nprintf '%s\\n' \"$STUB_HOSTNAME\"\n");
+    ::chmod((bin + "/hostname").c_str(), 0755);
+    return bin;
+}
+
+std::vector<std::string> recordedArgs(const std::string &file)
+{
+    std::vector<std::string> out;
+    const std::string text = readFile(file);
+    size_t from = 0;
+    for (size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', from)) {
+        out.push_back(text.substr(from, at - from));
+        from = at + 1;
+    }
+    return out;
+}
+
+// The value after `flag` in `args` ("--flag VALUE" or "--flag=VALUE"); "<absent>" when none.
+std::string argValue(const std::vector<std::string> &args, const std::string &flag)
+{
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == flag && i + 1 < args.size())
+            return args[i + 1];
+        if (args[i].rfind(flag + "=", 0) == 0)
+            return args[i].substr(flag.size() + 1);
+    }
+    return "<absent>";
+}
+
+// Runs `script` with bash under `env` (VAR=VALUE) and the stubs first on PATH; the
+// launcher's arguments.
+struct ScriptRun {
+    coretest::Run run;
+    std::vector<std::string> args;
+};
+ScriptRun runScript(const TempDir &dir, const std::string &stubs, const std::string &script,
+                    const std::vector<std::string> &env)
+{
+    const std::string argsOut = dir.filePath("launcher-args");
+    std::filesystem::remove(argsOut);
+    std::vector<std::string> a{"-i", "PATH=" + stubs + ":/usr/bin:/bin", "ARGS_OUT=" + argsOut,
+                               "HOME=" + dir.path(), "TORCHTITAN_DIR=" + dir.path()};
+    a.insert(a.end(), env.begin(), env.end());
+    a.insert(a.end(), {"/bin/bash", script});
+    ScriptRun r;
+    r.run = runProgram("/usr/bin/env", a, 60000);
+    r.args = recordedArgs(argsOut);
+    return r;
+}
+
+// Debian's python3 reading a YAML or TOML file back: the value at `expr` (a Python
+// expression over `d`), printed as JSON; nullopt when python3 or its YAML module is missing.
+std::optional<json> pythonRead(const std::string &file, const std::string &kind, const std::string &expr)
+{
+    if (!exists("/usr/bin/python3"))
+        return std::nullopt;
+    const std::string load = kind == "yaml" ? "import yaml; d = yaml.safe_load(open(sys.argv[1], 'rb'))"
+                                            : "import tomllib; d = tomllib.load(open(sys.argv[1], 'rb'))";
+    const coretest::Run r = runProgram(
+        "/usr/bin/python3", {"-c", "import sys, json\ntry:\n    " + load +
+                                       "\nexcept ImportError:\n    sys.exit(77)\nprint(json.dumps(" + expr + "))",
+                             file});
+    if (r.exitCode == 77)
+        return std::nullopt;
+    EXPECT_EQ(r.exitCode, 0) << file << ": " << r.err;
+    return json::parse(r.out, nullptr, false);
+}
+
+Topology spineleaf64()
+{
+    auto t = resolveCluster("paper-spineleaf-64");  // 8 nodes of 8 H100
+    EXPECT_TRUE(t.ok()) << t.error();
+    return *t;
+}
+
+} // namespace
+
+// ---- the quoting functions themselves ---------------------------------------------------------
+
+TEST(SafeText, hostNamesAreLettersDigitsDashDotUnderscore)
+{
+    for (const char *good : {"gpu001", "node-1.rack_2", "A", "n0.cluster.example.com", "x-"})
+        EXPECT_EQ(hostNameProblem(good), "") << good;
+    TempDir dir;
+    for (const std::string &bad : hostileNames(dir)) {
+        const std::string why = hostNameProblem(bad);
+        EXPECT_TRUE(contains(why, "is not a host name")) << why;
+        // The message stays on one line: the offending character is shown escaped.
+        EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+        EXPECT_EQ(why.find('\r'), std::string::npos) << why;
+    }
+    EXPECT_TRUE(contains(hostNameProblem(""), "empty"));
+    EXPECT_TRUE(contains(hostNameProblem(std::string(254, 'a')), "above the limit of 253"));
+    EXPECT_EQ(hostNameProblem(std::string(253, 'a')), "");
+    EXPECT_TRUE(contains(hostNameProblem("gpu;x"), "';' at position 4")) << hostNameProblem("gpu;x");
+    EXPECT_TRUE(contains(hostNameProblem("gpu\nx"), "\\n at position 4")) << hostNameProblem("gpu\nx");
+}
+
+TEST(SafeText, shellQuoteKeepsEveryValueByteForByteAndRunsNothing)
+{
+    TempDir dir;
+    std::vector<std::string> values = hostileNames(dir);
+    for (const char *extra : {"", "'", "''", "a'b'c", "\n", "$'x'", "!!", "~", "~root", "-n", "a=b", "{a,b}", "\\",
+                              "\"", "$HOME", "%s", "\xff\xfe", "\t", " lead", "trail "})
+        values.push_back(extra);
+    // One script printing every quoted value NUL-terminated: the output must be the values.
+    std::string script = "set -euo pipefail\n";
+    std::string expected;
+    for (const std::string &v : values) {
+        script += "printf '%s\\0' " + shellQuote(v) + "\n";
+        // ... and as an array element and an assignment, the forms the exporters write.
+        script += "A=(" + shellQuote(v) + ")\nV=" + shellQuote(v) + "\nprintf '%s\\0%s\\0' \"${A[0]}\" \"$V\"\n";
+        expected += v + '\0' + v + '\0' + v + '\0';
+    }
+    const std::string file = dir.filePath("quoted.sh");
+    ASSERT_TRUE(writeFile(file, script));
+    EXPECT_EQ(bashSyntax(file).exitCode, 0);
+    const coretest::Run r = runProgram("/bin/bash", {file});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
+    EXPECT_FALSE(exists(pwnedPath(dir))) << "a quoted value ran its payload";
+    // Plain words stay plain (the exported scripts stay readable).
+    EXPECT_EQ(shellQuote("gpu001"), "gpu001");
+    EXPECT_EQ(shellQuote("node0:0,1,2@node1:0,1"), "node0:0,1,2@node1:0,1");
+    EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
+    EXPECT_EQ(shellQuote(""), "''");
+}
+
+TEST(SafeText, oneLineLeavesNoLineBreak)
+{
+    const std::string text = "a\nb\rc\x0b" "d\x0c" "e\x1b[31m\x7f" "f\xc2\x85g\xe2\x80\xa8h\xe2\x80\xa9i\t\xc3\xbc";
+    const std::string line = oneLine(text);
+    for (const char *breakChar : {"\n", "\r", "\x0b", "\x0c", "\x1b", "\x7f", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"})
+        EXPECT_EQ(line.find(breakChar), std::string::npos) << line;
+    EXPECT_TRUE(contains(line, "a\\nb\\rc")) << line;
+    EXPECT_TRUE(contains(line, "\\u2028")) << line;
+    EXPECT_TRUE(contains(line, "\xc3\xbc")) << "non-ASCII letters are kept: " << line;
+}
+
+// ---- refused on load and import ---------------------------------------------------------------
+
+TEST(HostileNames, clusterFilesRefuseThemWithTheJsonPath)
+{
+    TempDir dir;
+    for (const std::string &bad : hostileNames(dir)) {
+        // The explicit form: a node named in the tree.
+        const json explicitCluster = {
+            {"name", "c"},
+            {"format", "explicit"},
+            {"device", "h100-sxm-80gb"},
+            {"levels", {{{"name", "node"}, {"bandwidth_GBps", 450}}, {{"name", "rack"}, {"bandwidth_GBps", 50}}}},
+            {"tree",
+             {{"name", "rack0"},
+              {"children", {{{"name", "gpu1"}, {"devices", 8}}, {{"name", bad}, {"devices", 8}}}}}}};
+        const std::string file = dir.filePath("explicit.json");
+        ASSERT_TRUE(writeFile(file, explicitCluster.dump()));
+        auto loaded = loadCluster(file);
+        ASSERT_FALSE(loaded.ok()) << json(bad).dump();
+        EXPECT_TRUE(contains(loaded.error(), file)) << loaded.error();
+        EXPECT_TRUE(contains(loaded.error(), "tree.children[1].name")) << loaded.error();
+        EXPECT_TRUE(contains(loaded.error(), "is not a host name")) << loaded.error();
+
+        // The compact form: the innermost level's name names the nodes (NAME0, NAME1, ...).
+        const json compact = {{"name", "c"},
+                              {"device", "h100-sxm-80gb"},
+                              {"levels", {{{"name", bad}, {"fanout", 8}, {"bandwidth_GBps", 450}},
+                                          {{"name", "rack"}, {"fanout", 2}, {"bandwidth_GBps", 50}}}}};
+        ASSERT_TRUE(writeFile(file, compact.dump()));
+        loaded = loadCluster(file);
+        ASSERT_FALSE(loaded.ok()) << json(bad).dump();
+        EXPECT_TRUE(contains(loaded.error(), "levels[0].name")) << loaded.error();
+        EXPECT_TRUE(contains(loaded.error(), "is not a host name")) << loaded.error();
+    }
+    // The same tree with a good name loads (the test above can fail).
+    const json good = {{"name", "c"},
+                       {"format", "explicit"},
+                       {"device", "h100-sxm-80gb"},
+                       {"levels", {{{"name", "node"}, {"bandwidth_GBps", 450}}}},
+                       {"tree", {{"name", "gpu-01.rack_2"}, {"devices", 8}}}};
+    const std::string file = dir.filePath("good.json");
+    ASSERT_TRUE(writeFile(file, good.dump()));
+    EXPECT_TRUE(loadCluster(file).ok()) << loadCluster(file).error();
+    EXPECT_FALSE(exists(pwnedPath(dir)));
+}
+
+TEST(HostileNames, theCliRefusesThemInClustersAndWorkspacesWithExit2)
+{
+    TempDir dir;
+    const std::string bad = "gpu$(touch " + pwnedPath(dir) + ")";
+    json cluster = json::parse(readFile(sample("sample_configs/clusters/nonuniform-3-4.json")));
+    cluster["tree"]["children"][1]["children"][2]["name"] = bad;
+    const std::string file = dir.filePath("cluster.json");
+    ASSERT_TRUE(writeFile(file, cluster.dump(2)));
+    coretest::Run r = runCli({"inspect", "--cluster", file});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, file + ": at tree.children[1].children[2].name")) << r.err;
+    EXPECT_TRUE(contains(r.err, "'$' at position 4")) << r.err;
+
+    json ws = json::parse(readFile(sample("sample_configs/workspaces/quickstart.nestws.json")));
+    ASSERT_TRUE(ws.contains("cluster"));
+    ws["cluster"] = cluster;
+    const std::string wsFile = dir.filePath("w.nestws.json");
+    ASSERT_TRUE(writeFile(wsFile, ws.dump(2)));
+    r = runCli({"plan", "--workspace", wsFile});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, wsFile)) << r.err;
+    EXPECT_TRUE(contains(r.err, "is not a host name")) << r.err;
+    EXPECT_FALSE(exists(pwnedPath(dir)));
+}
+
+TEST(HostileNames, slurmImportRefusesThemWithFileAndLine)
+{
+    TempDir dir;
+    const std::vector<std::string> flags{"--device", "h100-sxm-80gb", "--gpus-per-node", "8", "--bandwidth",
+                                         "450,50,25"};
+    for (const std::string &bad : hostileNames(dir)) {
+        for (const bool asSwitch : {false, true}) {
+            // Line 2 holds the name; bad names with white space or a line break split the
+            // statement, which is refused as well (but then with another reason).
+            const std::string conf =
+                "# hostile\n" +
+                (asSwitch ? "SwitchName=" + bad + " Nodes=gpu[1-2]\nSwitchName=top Switches=" + bad + "\n"
+                          : "SwitchName=leaf0 Nodes=gpu1," + bad + "\nSwitchName=leaf1 Nodes=gpu[3-4]\n"
+                            "SwitchName=top Switches=leaf[0-1]\n");
+            const std::string file = dir.filePath("topology.conf");
+            ASSERT_TRUE(writeFile(file, conf));
+            std::vector<std::string> args{"import-cluster", file, "--format", "slurm", "--out", dir.filePath("o.json")};
+            args.insert(args.end(), flags.begin(), flags.end());
+            const coretest::Run r = runCli(args);
+            EXPECT_EQ(r.exitCode, 2) << json(bad).dump() << ": " << r.err;
+            EXPECT_TRUE(contains(r.err, file + ":2: ") || contains(r.err, file + ":3: ")) << r.err;
+            const bool splits = bad.find_first_of(" \t\n\r") != std::string::npos;
+            if (!splits) {
+                EXPECT_TRUE(contains(r.err, "is not a host name")) << json(bad).dump() << ": " << r.err;
+            }
+            EXPECT_FALSE(exists(dir.filePath("o.json")));
+        }
+    }
+    // The good form imports (the refusals above are about the names).
+    ASSERT_TRUE(writeFile(dir.filePath("ok.conf"), "SwitchName=leaf0 Nodes=gpu-1.a_b,gpu2\n"));
+    std::vector<std::string> args{"import-cluster", dir.filePath("ok.conf"), "--format", "slurm"};
+    args.insert(args.end(), {"--device", "h100-sxm-80gb", "--gpus-per-node", "8", "--bandwidth", "450,50"});
+    const coretest::Run ok = runCli(args);
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_FALSE(exists(pwnedPath(dir)));
+}
+
+TEST(HostileNames, exportPlanRefusesAClusterWithThem)
+{
+    TempDir dir;
+    Topology topo = spineleaf64();
+    topo.groups[static_cast<size_t>(topo.groupsAtLevel(0)[3])].name = "gpu\n$(touch " + pwnedPath(dir) + ")";
+    auto plan = loadPlan(sample("sample_configs/plans/llama2-7b-spineleaf64-tp8-pp2-dp4.json"));
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    ModelOptions o;
+    o.seqLength = plan->seqLength;
+    o.globalBatch = plan->globalBatch;
+    ExportRequest request;
+    request.plan = *plan;
+    request.topology = topo;
+    request.model = *resolveModel("llama2-7b", o);
+    for (const ExportFormat format : exportFormats()) {
+        auto result = exportPlan(request, format);
+        ASSERT_FALSE(result.ok()) << toString(format);
+        EXPECT_TRUE(contains(result.error(), "is not a host name")) << result.error();
+        EXPECT_TRUE(contains(result.error(), "\\n at position 4")) << result.error();
+    }
+    request.topology = spineleaf64();
+    EXPECT_TRUE(exportPlan(request, ExportFormat::Megatron).ok());
+}
+
+TEST(HostileNames, renamingANodeInTheEditorIsRefused)
+{
+    GroupUid next = 1;
+    const ClusterState s = makeClusterState(spineleaf64(), next);
+    const int node = s.topology.groupsAtLevel(0).front();
+    TempDir dir;
+    for (const std::string &bad : hostileNames(dir)) {
+        auto renamed = setGroupName(s, node, bad);
+        ASSERT_FALSE(renamed.ok()) << json(bad).dump();
+        EXPECT_TRUE(contains(renamed.error(), "is not a host name")) << renamed.error();
+    }
+    EXPECT_TRUE(setGroupName(s, node, "gpu-007").ok());
+}
+
+// ---- the exporters quote what they write --------------------------------------------------------
+
+namespace {
+
+struct Exported {
+    std::vector<std::string> hosts;
+    std::string dir, mainName, modelName, clusterName;
+    std::map<std::string, ExportFile> files;
+};
+
+// Every format's files for the sample plan on paper-spineleaf-64 whose model name, cluster
+// name and file name are hostile and whose hosts are made hostile past the loaders and
+// exportPlan() (which refuse them): exportFiles() writes what it is given. Written to `outDir`.
+Exported exportHostile(const TempDir &dir, ExportFormat format, const std::string &outDir)
+{
+    Exported e;
+    Topology topo = spineleaf64();
+    e.clusterName = "cluster\n$(touch " + pwnedPath(dir) + ")\xe2\x80\xa8`touch " + pwnedPath(dir) + "`";
+    topo.name = e.clusterName;
+    auto plan = loadPlan(sample("sample_configs/plans/llama2-7b-spineleaf64-tp8-pp2-dp4.json"));
+    EXPECT_TRUE(plan.ok()) << plan.error();
+    ModelOptions o;
+    o.seqLength = plan->seqLength;
+    o.globalBatch = plan->globalBatch;
+    auto model = resolveModel("llama2-7b", o);
+    EXPECT_TRUE(model.ok()) << model.error();
+    ExportRequest request;
+    request.plan = *plan;
+    request.topology = topo;
+    request.model = *model;
+    e.modelName = "llama'\"\n# $(touch " + pwnedPath(dir) + ")\r\n: `touch " + pwnedPath(dir) + "`; x: [1";
+    request.model.name = e.modelName;
+    auto config = modelPreset("llama2-7b");
+    EXPECT_TRUE(config.ok());
+    request.config = *config;
+    request.config->seqLength = plan->seqLength;
+    const std::string ext = defaultExportFileName(format).substr(defaultExportFileName(format).find_last_of('.'));
+    e.mainName = "run $(" + FileNamePayload + ")'\n\"`" + FileNamePayload + "`" + ext;
+    request.fileName = e.mainName;
+    auto result = exportPlan(request, format);
+    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error());
+    if (!result.ok())
+        return e;
+    // Names that survive $(hostname -s) (no trailing line break) and are distinct.
+    const std::vector<std::string> names = hostileNames(dir);
+    for (size_t k = 0; k < result->runnable.ranks.hosts.size(); ++k) {
+        result->runnable.ranks.hosts[k].host = names[k % names.size()] + "-" + std::to_string(k);
+        e.hosts.push_back(result->runnable.ranks.hosts[k].host);
+    }
+    if (format != ExportFormat::Nest) {
+        EXPECT_EQ(e.hosts.size(), 8u);
+    }
+    result->files = exportFiles(request, *result);
+    e.dir = outDir;
+    std::filesystem::create_directories(outDir);
+    for (const ExportFile &f : result->files) {
+        const std::string path = outDir + "/" + f.name;
+        EXPECT_TRUE(writeFile(path, f.text)) << path;
+        e.files[f.name] = f;
+    }
+    return e;
+}
+
+} // namespace
+
+TEST(HostileNames, exportedScriptsStayValidAndInert)
+{
+    TempDir dir;
+    const std::string stubs = makeStubs(dir);
+    int scripts = 0;
+    for (const ExportFormat format : exportFormats()) {
+        SCOPED_TRACE(toString(format));
+        const Exported e = exportHostile(dir, format, dir.filePath(std::string("out-") + toString(format)));
+        ASSERT_FALSE(e.files.empty());
+        for (const auto &[name, file] : e.files) {
+            const std::string path = e.dir + "/" + name;
+            const bool isShell = file.text.rfind("#!/usr/bin/env bash", 0) == 0;
+            if (!isShell)
+                continue;
+            ++scripts;
+            const coretest::Run syntax = bashSyntax(path);
+            EXPECT_EQ(syntax.exitCode, 0) << json(name).dump() << ": " << syntax.err;
+
+            // NODE_RANK given: the script runs to its launcher.
+            ScriptRun run = runScript(dir, stubs, path, {"NODE_RANK=0"});
+            EXPECT_EQ(run.run.exitCode, 0) << json(name).dump() << ": " << run.run.err;
+            EXPECT_FALSE(exists(pwnedPath(dir))) << json(name).dump() << " ran a payload";
+            ASSERT_FALSE(run.args.empty()) << "the launcher was not reached: " << run.run.err;
+            if (format == ExportFormat::DeepSpeed) {
+                // --include HOST:GPUS@HOST:GPUS..., the hosts byte for byte; the config by its name.
+                std::string include;
+                for (size_t k = 0; k < e.hosts.size(); ++k)
+                    include += (k ? "@" : "") + e.hosts[k] + ":0,1,2,3,4,5,6,7";
+                EXPECT_EQ(argValue(run.args, "--include"), include);
+                EXPECT_EQ(argValue(run.args, "--master_addr"), e.hosts.front());
+                EXPECT_EQ(argValue(run.args, "--deepspeed_config"), e.dir + "/" + e.mainName);
+                EXPECT_TRUE(exists(argValue(run.args, "--hostfile")));
+                continue;
+            }
+            EXPECT_EQ(argValue(run.args, "--master-addr"), e.hosts.front());
+            EXPECT_EQ(argValue(run.args, "--node-rank"), "0");
+            if (format == ExportFormat::Torchtitan) {
+                EXPECT_EQ(argValue(run.args, "--job.config_file"), e.dir + "/" + e.mainName);
+            }
+            if (format == ExportFormat::Nemo) {
+                EXPECT_EQ(argValue(run.args, "--config-name"), e.mainName);
+            }
+
+            // No NODE_RANK: the script finds this host among HOSTS, compared byte for byte.
+            run = runScript(dir, stubs, path, {"STUB_HOSTNAME=" + e.hosts[5]});
+            EXPECT_EQ(run.run.exitCode, 0) << run.run.err;
+            EXPECT_EQ(argValue(run.args, "--node-rank"), "5") << run.run.err;
+            EXPECT_FALSE(exists(pwnedPath(dir)));
+        }
+    }
+    EXPECT_EQ(scripts, 4);  // megatron, nemo, deepspeed, torchtitan
+}
+
+TEST(HostileNames, exportedConfigsReadBackTheValues)
+{
+    TempDir dir;
+    for (const ExportFormat format : exportFormats()) {
+        SCOPED_TRACE(toString(format));
+        const Exported e = exportHostile(dir, format, dir.filePath(std::string("out-") + toString(format)));
+        const std::string main = e.dir + "/" + e.mainName;
+        ASSERT_TRUE(e.files.count(e.mainName));
+        if (format == ExportFormat::Nemo) {
+            // The header comment block and run.name: one document with the model's name.
+            if (auto name = pythonRead(main, "yaml", "[d['run']['name'], sorted(d.keys())]")) {
+                EXPECT_EQ((*name)[0], "nest_" + e.modelName);
+                EXPECT_EQ((*name)[1], json({"model", "run", "trainer"}));
+            }
+        } else if (format == ExportFormat::Torchtitan) {
+            if (auto job = pythonRead(main, "toml", "[d['job']['description'], sorted(d.keys())]")) {
+                EXPECT_EQ((*job)[0], "NEST plan for " + e.modelName + " on " + e.clusterName);
+                EXPECT_EQ((*job)[1], json({"activation_checkpoint", "job", "model", "parallelism", "training"}));
+            }
+        } else if (format == ExportFormat::DeepSpeed || format == ExportFormat::Nest) {
+            // JSON: DeepSpeed's config and the NEST artifact's output parse, with the header.
+            const json j = json::parse(e.files.at(e.mainName).text, nullptr, false);
+            ASSERT_TRUE(j.is_object());
+            EXPECT_TRUE(j.contains("_comment"));
+        }
+        // In the bash and Python files every line holding a payload is a comment or inside
+        // quotes: the header's names stay inside their comment lines. (YAML, TOML and JSON are
+        // read back above, where a string may span lines by the language's rules; the hostfile
+        // has no quoting: its hosts are host names, which the loaders and exportPlan() ensure.)
+        for (const auto &[name, file] : e.files) {
+            if (!coretest::endsWith(name, ".sh") && !coretest::endsWith(name, ".py"))
+                continue;
+            for (const std::string &line : coretest::split(file.text, '\n'))
+                EXPECT_FALSE(contains(line, "touch " + pwnedPath(dir)) && !contains(line, "#") &&
+                             !contains(line, "\"") && !contains(line, "'"))
+                    << json(name).dump() << ": a bare payload line: " << json(line).dump();
+        }
+        // The rank map JSON keeps the hosts exactly.
+        const std::string stem = e.mainName.substr(0, e.mainName.find_last_of('.'));
+        if (format != ExportFormat::Nest) {
+            const json map = json::parse(e.files.at(stem + ".ranks.json").text);
+            ASSERT_EQ(map["hosts"].size(), e.hosts.size());
+            for (size_t k = 0; k < e.hosts.size(); ++k)
+                EXPECT_EQ(map["hosts"][k]["host"], e.hosts[k]);
+        }
+    }
+    EXPECT_FALSE(exists(pwnedPath(dir)));
+}
+
+// ---- end to end: what the CLI accepts and writes -------------------------------------------------
+
+// Names the loaders accept but a shell would run: the cluster's and the model's names, the
+// output file's name and an import's --name. Every script the CLI writes stays inert.
+TEST(HostileNames, cliExportsOfHostileClusterModelAndFileNamesAreInert)
+{
+    TempDir dir;
+    const std::string stubs = makeStubs(dir);
+    const std::string payload = "touch " + pwnedPath(dir);
+    // An NCCL dump imported from a file with a hostile name, which names the cluster (NCCL and
+    // nvidia-smi files name no host).
+    const std::string xml = dir.filePath("nccl$(" + FileNamePayload + ")\n`" + FileNamePayload + "`.xml");
+    ASSERT_TRUE(writeFile(xml, readFile(sample("sample_configs/clusters/imports/dgx-h100-nccl-topo.xml"))));
+    const std::string imported = dir.filePath("nccl.json");
+    coretest::Run r = runCli({"import-cluster", xml, "--out", imported});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    ASSERT_TRUE(contains(readFile(imported), "nccl$(cd;touch pwned-XYZ)\\n`cd;touch pwned-XYZ`"))
+        << "the cluster is named after the file: " << readFile(imported).substr(0, 200);
+    json model = json::parse(readFile(sample("sample_configs/models/llama2-7b.json")));
+    model["name"] = "m'\"\n$(" + payload + ")\n`" + payload + "`;" + payload;
+    const std::string modelFile = dir.filePath("model.json");
+    ASSERT_TRUE(writeFile(modelFile, model.dump(2)));
+    const std::string planFile = dir.filePath("plan.json");
+    r = runCli({"plan", "--cluster", imported, "--model", modelFile, "--batch", "64", "--out", planFile});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    int scripts = 0;
+    for (const ExportFormat format : exportFormats()) {
+        SCOPED_TRACE(toString(format));
+        const std::string ext =
+            defaultExportFileName(format).substr(defaultExportFileName(format).find_last_of('.'));
+        const std::string outDir = dir.filePath(std::string("cli-") + toString(format));
+        const std::string out = outDir + "/x $(" + FileNamePayload + ")'\n\"`" + FileNamePayload + "`" + ext;
+        r = runCli({"export", "--cluster", imported, "--model", modelFile, "--plan", planFile,
+                    "--format", toString(format), "--out", out});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        for (const auto &entry : std::filesystem::directory_iterator(outDir)) {
+            const std::string path = entry.path().string();
+            if (readFile(path).rfind("#!/usr/bin/env bash", 0) != 0)
+                continue;
+            ++scripts;
+            EXPECT_EQ(bashSyntax(path).exitCode, 0) << json(path).dump() << ": " << bashSyntax(path).err;
+            const ScriptRun run = runScript(dir, stubs, path, {"NODE_RANK=0"});
+            EXPECT_EQ(run.run.exitCode, 0) << run.run.err;
+            EXPECT_FALSE(run.args.empty());
+            EXPECT_EQ(argValue(run.args, format == ExportFormat::DeepSpeed ? "--master_addr" : "--master-addr"),
+                      "node0");
+        }
+        EXPECT_FALSE(exists(pwnedPath(dir)));
+    }
+    EXPECT_EQ(scripts, 4);
+}
