@@ -2,6 +2,7 @@
 
 #include "ImportError.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -107,6 +108,11 @@ Result<AstraSimNetwork> parseAstraSimNetwork(const std::string &text, const std:
     YAML::Node root;
     try {
         root = YAML::Load(text);
+    } catch (const YAML::DeepRecursion &e) {
+        // yaml-cpp's own bound on nesting (its message is "bad file"); an ASTRA-sim network
+        // nests two levels (issue 48).
+        return R::failure(importError(origin, e.mark.line + 1, "not valid YAML: nested " + std::to_string(e.depth()) +
+                                                                   " levels deep, far more than a network file has"));
     } catch (const YAML::ParserException &e) {
         return R::failure(importError(origin, e.mark.line + 1, "not valid YAML: " + e.msg));
     }

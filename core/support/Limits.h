@@ -39,6 +39,11 @@ namespace limits {
 
 // Files.
 inline constexpr std::uintmax_t maxFileBytes = 256ull * 1024 * 1024;  // 256 MB per input file
+// Nesting of JSON objects and arrays, checked before the parse (issue 48): nlohmann_json
+// copies, compares and dumps recursively, so a 100,000-deep model overflowed the stack
+// (SIGSEGV in `inspect`). The deepest file NEST writes (a workspace holding an explicit
+// cluster of 16 levels) nests about 40 levels.
+inline constexpr int maxJsonDepth = 256;
 
 // Links (cluster levels and overrides).
 inline constexpr Range bandwidthGBps{1e-6, 1e7, "GB/s"};       // 1 kB/s .. 10 PB/s per device

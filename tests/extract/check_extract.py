@@ -217,7 +217,14 @@ def check_bad_input(a, tmp):
     with open(no_layers, "w") as f:
         json.dump({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
                    "intermediate_size": 128, "vocab_size": 100}, f)
+    # Issue 48: 100,000-deep JSON (a RecursionError traceback before) is refused like nest-cli.
+    deep_json = os.path.join(tmp, "deep.json")
+    with open(deep_json, "w") as f:
+        f.write('{"model_type": "gpt2", "x": ' + "[" * 100000 + "]" * 100000 + "}")
     cases = [
+        (["--hf-config", deep_json], "deep.json: objects and arrays nested more than 256 levels deep (100001) at line 1"),
+        (["--module", mod + ":TinyMlpLM", "--args", "[" * 50000 + "]" * 50000, "--seq", "8"],
+         "--args: objects and arrays nested more than 256 levels deep"),
         (["--module", os.path.join(tmp, "missing.py") + ":X", "--seq", "8"], "missing.py: no such file"),
         (["--module", mod + ":NoSuchClass", "--seq", "8"], "no class 'NoSuchClass'"),
         (["--module", mod + ":TinyMlpLM", "--args", "{layers: 2}", "--seq", "8"], "--args: bad JSON"),

@@ -596,3 +596,118 @@ TEST(HostileNames, cliExportsOfHostileClusterModelAndFileNamesAreInert)
     }
     EXPECT_EQ(scripts, 4);
 }
+
+// ---- point 2: deep JSON is refused at parse time, never a crash ---------------------------------
+
+namespace {
+
+// `n` levels of `open` around `inner`, closed again: "[[[1]]]".
+std::string nested(int n, const std::string &open, const std::string &close, const std::string &inner = "1")
+{
+    std::string out;
+    out.reserve(static_cast<size_t>(n) * (open.size() + close.size()) + inner.size());
+    for (int i = 0; i < n; ++i)
+        out += open;
+    out += inner;
+    for (int i = 0; i < n; ++i)
+        out += close;
+    return out;
+}
+
+// The refusal every loader gives: exit 2 within seconds, the file, a path and the bound.
+void expectTooDeep(const coretest::Run &r, const std::string &file, const std::string &pathStart,
+                   std::chrono::steady_clock::duration took)
+{
+    EXPECT_EQ(r.exitCode, 2) << file << ": " << r.err.substr(0, 400);
+    EXPECT_TRUE(contains(r.err, file + ": at " + pathStart)) << r.err.substr(0, 400);
+    EXPECT_TRUE(contains(r.err, "nested more than 256 levels deep (100")) << r.err.substr(0, 400);
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 10000);
+    // One line, not 100,000 path segments.
+    EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 400);
+}
+
+} // namespace
+
+TEST(DeepJson, everyLoaderRefusesA100000DeepFileWithItsPath)
+{
+    TempDir dir;
+    const int n = 100000;
+    const std::string deepObject = nested(n, "{\"a\": ", "}");
+    const std::string deepArray = nested(n, "[", "]");
+    const std::string ws = readFile(sample("sample_configs/workspaces/quickstart.nestws.json"));
+    struct Case {
+        const char *name;
+        std::string text;
+        std::vector<std::string> args;  // FILE stands for the deep file
+        std::string path;               // how the reported path starts
+    };
+    const std::vector<Case> cases{
+        {"model", "{\"format\": \"nest-model\", \"name\": \"x\", \"a\": " + deepObject + "}",
+         {"inspect", "--cluster", "paper-v100-8", "--model", "FILE"}, "a.a.a.a.a.a.a.a ...(244 levels)... a.a.a.a"},
+        {"hf-config", "{\"model_type\": \"llama\", \"rope_scaling\": " + deepArray + "}",
+         {"inspect", "--cluster", "paper-v100-8", "--model", "FILE"}, "rope_scaling[0][0]"},
+        {"profile", "{\"format\": \"nest-profile\", \"layers\": " + deepArray + "}",
+         {"plan", "--cluster", "paper-v100-8", "--model", "FILE"}, "layers[0][0]"},
+        {"cluster", deepArray, {"inspect", "--cluster", "FILE", "--model", "gpt3-35b"}, "[0][0][0]"},
+        {"workspace", ws.substr(0, ws.find_last_of('}')) + ", \"x\": " + deepArray + "}",
+         {"plan", "--workspace", "FILE"}, "x[0][0]"},
+        {"runs", "{\"format\": \"nest-runs\", \"runs\": " + deepArray + "}", {"calibrate", "--runs", "FILE"},
+         "runs[0][0]"},
+        {"plan", "{\"format\": \"nest-plan\", \"stages\": " + deepArray + "}",
+         {"evaluate", "--cluster", "paper-v100-8", "--model", "gpt3-35b", "--plan", "FILE"}, "stages[0][0]"},
+        {"calibration", "{\"format\": \"nest-calibration\", \"x\": " + deepObject + "}",
+         {"evaluate", "--cluster", "paper-v100-8", "--model", "gpt3-35b", "--tp", "8", "--calibration", "FILE"},
+         "x.a.a"},
+        {"rank-map", "{\"format\": \"nest-rank-map\", \"ranks\": " + deepArray + "}",
+         {"evaluate", "--cluster", "paper-v100-8", "--model", "gpt3-35b", "--tp", "8", "--rank-map", "FILE"},
+         "ranks[0][0]"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string file = dir.filePath(std::string("deep-") + c.name + ".json");
+        ASSERT_TRUE(writeFile(file, c.text));
+        std::vector<std::string> args = c.args;
+        for (std::string &a : args)
+            if (a == "FILE")
+                a = file;
+        const auto start = std::chrono::steady_clock::now();
+        const coretest::Run r = runCli(args, 60000);
+        expectTooDeep(r, file, c.path, std::chrono::steady_clock::now() - start);
+    }
+}
+
+TEST(DeepJson, theBoundIs256LevelsAndBracketsInStringsDoNotCount)
+{
+    TempDir dir;
+    json model = json::parse(readFile(sample("sample_configs/models/llama2-7b.json")));
+    // 300 brackets inside a string are text, not nesting: the model loads.
+    model["name"] = std::string(300, '[') + std::string(300, '{') + "\\\"[";
+    const std::string file = dir.filePath("m.json");
+    ASSERT_TRUE(writeFile(file, model.dump()));
+    coretest::Run r = runCli({"inspect", "--cluster", "paper-v100-8", "--model", file});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    // 256 levels (the object and 255 arrays): refused for the unknown key, not the depth.
+    const std::string base = readFile(sample("sample_configs/models/llama2-7b.json"));
+    const std::string open = base.substr(0, base.find_last_of('}'));
+    ASSERT_TRUE(writeFile(file, open + ", \"x\": " + nested(255, "[", "]") + "}"));
+    r = runCli({"inspect", "--cluster", "paper-v100-8", "--model", file});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_FALSE(contains(r.err, "nested more than")) << r.err;
+    // 257 levels: refused for the depth, at the first value too deep.
+    ASSERT_TRUE(writeFile(file, open + ", \"x\": " + nested(256, "[", "]") + "}"));
+    r = runCli({"inspect", "--cluster", "paper-v100-8", "--model", file});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "at x[0][0][0][0][0][0][0] ...(244 levels)... [0][0][0][0]: objects and arrays "
+                                "nested more than 256 levels deep (257)"))
+        << r.err;
+}
+
+TEST(DeepJson, deepYamlIsRefusedWithItsLine)
+{
+    TempDir dir;
+    const std::string file = dir.filePath("net.yml");
+    ASSERT_TRUE(writeFile(file, "topology: " + nested(100000, "[", "]", "Ring") + "\n"));
+    const coretest::Run r = runCli({"import-cluster", file, "--device", "h100-sxm-80gb"});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, file + ":1: not valid YAML: nested")) << r.err;
+}
