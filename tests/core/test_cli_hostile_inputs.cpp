@@ -711,3 +711,101 @@ TEST(DeepJson, deepYamlIsRefusedWithItsLine)
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_TRUE(contains(r.err, file + ":1: not valid YAML: nested")) << r.err;
 }
+
+// ---- point 7: an export's files are written all or nothing -------------------------------------
+
+namespace {
+
+const std::string SamplePlan = "sample_configs/plans/llama2-7b-spineleaf64-tp8-pp2-dp4.json";
+
+std::vector<std::string> exportArgs(const std::string &out, const std::string &format = "megatron")
+{
+    return {"export", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", sample(SamplePlan),
+            "--format", format, "--out", out};
+}
+
+// Every entry of `dir` (names), sorted: temporaries left behind would show here.
+std::vector<std::string> listing(const std::string &dir)
+{
+    std::vector<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator(dir))
+        out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+} // namespace
+
+TEST(ExportWrites, aFifoAtALaterFileLeavesEveryFileAsItWas)
+{
+    TempDir dir;
+    const std::string out = dir.filePath("launch.sh");
+    ASSERT_TRUE(writeFile(out, "OLD SCRIPT\n"));
+    ASSERT_TRUE(writeFile(dir.filePath("launch.ranks.json"), "OLD MAP\n"));
+    ASSERT_EQ(::mkfifo(dir.filePath("launch.hostfile").c_str(), 0644), 0);
+    const std::vector<std::string> before = listing(dir.path());
+    const coretest::Run r = runCli(exportArgs(out), 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, dir.filePath("launch.hostfile") + ": not a regular file (refusing to replace a FIFO)"))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "no file of the set was changed")) << r.err;
+    EXPECT_EQ(readFile(out), "OLD SCRIPT\n");
+    EXPECT_EQ(readFile(dir.filePath("launch.ranks.json")), "OLD MAP\n");
+    EXPECT_EQ(listing(dir.path()), before) << "a temporary was left behind";
+}
+
+TEST(ExportWrites, aFileSizeLimitHitByALaterFileLeavesEveryFileAsItWas)
+{
+    // `ulimit -f 8` (8 KB): the 3 kB launch script would fit, the 15 kB rank map does not: a
+    // nearly full disk for the second file. nest-cli ignores SIGXFSZ and reports EFBIG.
+    TempDir dir;
+    const std::string out = dir.filePath("launch.sh");
+    ASSERT_TRUE(writeFile(out, "OLD SCRIPT\n"));
+    ASSERT_TRUE(writeFile(dir.filePath("launch.hostfile"), "OLD HOSTS\n"));
+    const std::vector<std::string> before = listing(dir.path());
+    std::string command = "ulimit -f 8 && exec " + shellQuote(NEST_CLI_PATH);
+    for (const std::string &a : exportArgs(out))
+        command += " " + shellQuote(a);
+    const coretest::Run r = runProgram("/bin/bash", {"-c", command}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "launch.ranks.json: write failed (File too large); no file of the set was changed"))
+        << r.err;
+    EXPECT_EQ(readFile(out), "OLD SCRIPT\n");
+    EXPECT_EQ(readFile(dir.filePath("launch.hostfile")), "OLD HOSTS\n");
+    EXPECT_EQ(listing(dir.path()), before) << "a temporary was left behind";
+}
+
+TEST(ExportWrites, theWholeSetIsReplacedWhenEveryFileCanBeWritten)
+{
+    TempDir dir;
+    const std::string out = dir.filePath("launch.sh");
+    ASSERT_TRUE(writeFile(out, "OLD SCRIPT\n"));
+    ASSERT_EQ(::chmod(out.c_str(), 0640), 0);
+    // The hostfile is a symlink: written through, the link kept.
+    ASSERT_TRUE(writeFile(dir.filePath("hosts.real"), "OLD HOSTS\n"));
+    std::filesystem::create_symlink("hosts.real", dir.filePath("launch.hostfile"));
+    const coretest::Run r = runCli(exportArgs(out), 60000);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(coretest::startsWith(readFile(out), "#!/usr/bin/env bash"));
+    EXPECT_TRUE(contains(readFile(dir.filePath("hosts.real")), " slots=8"));
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.filePath("launch.hostfile")));
+    struct stat st{};
+    ASSERT_EQ(::stat(out.c_str(), &st), 0);
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    EXPECT_EQ(st.st_mode & 0777, 0640u | (0111u & ~mask)) << "the old bits kept, execute added (umask applied)";
+    EXPECT_EQ(listing(dir.path()),
+              (std::vector<std::string>{"hosts.real", "launch.hostfile", "launch.ranks.json", "launch.sh"}));
+}
+
+// Point 6: --out a symlink loop was an internal error (filesystem_error from is_directory).
+TEST(ExportWrites, anOutThatIsASymlinkLoopIsBadInput)
+{
+    TempDir dir;
+    std::filesystem::create_symlink("b.sh", dir.filePath("a.sh"));
+    std::filesystem::create_symlink("a.sh", dir.filePath("b.sh"));
+    const coretest::Run r = runCli(exportArgs(dir.filePath("a.sh")), 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, dir.filePath("a.sh") + ": too many levels of symbolic links")) << r.err;
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.filePath("a.sh")));
+}

@@ -21,6 +21,7 @@ Exit 77 (CTest SKIP_RETURN_CODE) when this interpreter cannot import torch.
 import argparse
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -243,6 +244,66 @@ def check_bad_input(a, tmp):
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and not r.stdout,
               "exit %d, %r" % (r.returncode, r.stderr.strip()[:160]))
+    check_hostile_modules_and_outputs(a, tmp)
+
+
+def check_hostile_modules_and_outputs(a, tmp):
+    """Issue 48: a module raising KeyboardInterrupt or calling sys.exit(0) at import is bad input
+    (a SIGINT traceback and a silent exit 0 before); --out follows nest-cli's writer rules: no
+    FIFO replaced, a symlink written through, a pre-placed OUT.tmp symlink never followed, no
+    temporary left and the old file intact past a file-size limit."""
+    print("--- hostile modules and outputs")
+    for name, body, expected in [("ki.py", "raise KeyboardInterrupt\n", "ki.py: cannot import: KeyboardInterrupt"),
+                                 ("ex.py", "import sys\nsys.exit(0)\n", "ex.py: cannot import: SystemExit: 0")]:
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(body)
+        r = subprocess.run([sys.executable, a.extract, "--module", path + ":X", "--seq", "8"],
+                           capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and not r.stdout,
+              "%s: exit %d, %r" % (name, r.returncode, r.stderr.strip()[:160]))
+    tiny = os.path.join(a.root, "tests", "extract", "tiny-gpt2.json")
+    folder = os.path.join(tmp, "outs")
+    os.makedirs(folder)
+
+    def extract_to(out, limit_kb=None):
+        cmd = [sys.executable, a.extract, "--hf-config", tiny, "--out", out]
+        if limit_kb:
+            cmd = ["/bin/bash", "-c", "ulimit -f %d && exec \"$@\"" % limit_kb, "bash"] + cmd
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    fifo = os.path.join(folder, "fifo.json")
+    os.mkfifo(fifo)
+    r = extract_to(fifo)
+    check(r.returncode == 2 and "fifo.json: not a regular file (refusing to replace a FIFO)" in r.stderr
+          and stat.S_ISFIFO(os.lstat(fifo).st_mode), "--out FIFO: exit %d, %r" % (r.returncode, r.stderr[:160]))
+    secret = os.path.join(folder, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("secret\n")
+    out = os.path.join(folder, "out.json")
+    os.symlink(secret, out + ".tmp")
+    r = extract_to(out)
+    check(r.returncode == 0 and open(secret).read() == "secret\n" and json.load(open(out))["format"] == "nest-profile",
+          "a pre-placed OUT.tmp symlink is not followed: exit %d, %r" % (r.returncode, r.stderr[:160]))
+    link = os.path.join(folder, "link.json")
+    os.symlink("out.json", link)
+    os.unlink(out)
+    r = extract_to(link)
+    check(r.returncode == 0 and os.path.islink(link) and json.load(open(out))["format"] == "nest-profile",
+          "--out a symlink: written through, the link kept")
+    with open(out, "w") as f:
+        f.write("OLD\n")
+    before = sorted(os.listdir(folder))
+    r = extract_to(out, limit_kb=1)
+    check(r.returncode == 2 and "out.json: write failed (File too large); the previous file is unchanged" in r.stderr
+          and open(out).read() == "OLD\n" and sorted(os.listdir(folder)) == before,
+          "past a file-size limit: exit %d, %r, %s" % (r.returncode, r.stderr[:160], sorted(os.listdir(folder))))
+    loop = os.path.join(folder, "l1")
+    os.symlink("l2", loop)
+    os.symlink("l1", os.path.join(folder, "l2"))
+    r = extract_to(loop)
+    check(r.returncode == 2 and "l1: too many levels of symbolic links" in r.stderr, "--out a symlink loop")
 
 
 def main():
