@@ -29,7 +29,8 @@ std::optional<ModelConfig> modelConfigOf(const CliArgs &args, const PlanInputs &
     const std::string name = args.value("model");
     if (auto preset = modelPreset(name))
         return *preset;
-    if (std::filesystem::is_regular_file(name))
+    std::error_code ec;  // a 300-character name or a symlink loop is no file (issue 48)
+    if (std::filesystem::is_regular_file(name, ec))
         if (auto c = loadModelConfig(name))
             return *c;
     return std::nullopt;

@@ -29,7 +29,10 @@ namespace fs = std::filesystem;
 // A run's cluster or model: a file next to RUNS.json (or as given), else a preset name.
 std::string resolvePath(const std::string &value, const fs::path &folder)
 {
-    if (!value.empty() && fs::path(value).is_relative() && fs::exists(folder / value))
+    // error_code: a name longer than NAME_MAX or a symlink loop is no file here (the preset
+    // lookup then names the problem), not a filesystem_error (issue 48).
+    std::error_code ec;
+    if (!value.empty() && fs::path(value).is_relative() && fs::exists(folder / value, ec))
         return (folder / value).string();
     return value;
 }

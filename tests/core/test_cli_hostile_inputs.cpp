@@ -809,3 +809,61 @@ TEST(ExportWrites, anOutThatIsASymlinkLoopIsBadInput)
     EXPECT_TRUE(contains(r.err, dir.filePath("a.sh") + ": too many levels of symbolic links")) << r.err;
     EXPECT_TRUE(std::filesystem::is_symlink(dir.filePath("a.sh")));
 }
+
+// ---- point 6: long names and symlink loops are bad input, not internal errors ----------------------
+
+TEST(NoInternalErrors, calibrateWithALongModelNameOrASymlinkLoop)
+{
+    TempDir dir;
+    json runs = json::parse(readFile(sample("sample_configs/runs/mtnlg-530b.json")));
+    json run = runs["runs"][0];
+    run["cluster"] = sample("sample_configs/runs/mtnlg-530b-2240.cluster.json");
+    std::filesystem::create_symlink("loop-b.json", dir.filePath("loop-a.json"));
+    std::filesystem::create_symlink("loop-a.json", dir.filePath("loop-b.json"));
+    for (const std::string &model : {std::string(300, 'm'), std::string(300, 'm') + ".json", std::string("loop-a.json"),
+                                     std::string(5000, 'x') + "/" + std::string(300, 'y')}) {
+        run["model"] = model;
+        runs["runs"] = json::array({run});
+        const std::string file = dir.filePath("runs.json");
+        ASSERT_TRUE(writeFile(file, runs.dump()));
+        const coretest::Run r = runCli({"calibrate", "--runs", file}, 60000);
+        EXPECT_EQ(r.exitCode, 2) << model.substr(0, 40) << ": " << r.err.substr(0, 300);
+        EXPECT_TRUE(contains(r.err, file + ": at runs[0].model: ")) << r.err.substr(0, 300);
+        EXPECT_FALSE(contains(r.err, "internal error")) << r.err.substr(0, 300);
+    }
+}
+
+TEST(NoInternalErrors, everyFileFlagWithALongNameOrASymlinkLoop)
+{
+    TempDir dir;
+    std::filesystem::create_symlink("loop-b", dir.filePath("loop-a"));
+    std::filesystem::create_symlink("loop-a", dir.filePath("loop-b"));
+    const std::string plan = sample(SamplePlan);
+    const std::vector<std::vector<std::string>> commands{
+        {"inspect", "--cluster", "V", "--model", "gpt3-35b"},
+        {"inspect", "--cluster", "paper-v100-8", "--model", "V"},
+        {"evaluate", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", "V"},
+        {"plan", "--workspace", "V"},
+        {"calibrate", "--runs", "V"},
+        {"evaluate", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", plan, "--calibration", "V"},
+        {"evaluate", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", plan, "--rank-map", "V"},
+        {"plan", "--cluster", "paper-v100-8", "--model", "bert-large", "--out", "V"},
+        {"simulate", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", plan, "--out", "V"},
+        {"import-cluster", "V"},
+        {"import-cluster", sample("sample_configs/clusters/imports/dgx-h100-nccl-topo.xml"), "--out", "V"},
+        {"export", "--cluster", "paper-spineleaf-64", "--model", "llama2-7b", "--plan", plan, "--format", "nemo",
+         "--out", "V"},
+        {"export", "--cluster", "paper-spineleaf-64", "--model", "V", "--plan", plan, "--format", "nemo"},
+    };
+    for (const std::string &value : {std::string(300, 'x'), dir.filePath(std::string(300, 'x') + ".json"),
+                                     dir.filePath("loop-a"), dir.filePath("loop-a") + "/f.json"}) {
+        for (std::vector<std::string> args : commands) {
+            for (std::string &a : args)
+                if (a == "V")
+                    a = value;
+            const coretest::Run r = runCli(args, 60000);
+            EXPECT_EQ(r.exitCode, 2) << args[0] << " " << value.substr(0, 60) << ": " << r.err.substr(0, 300);
+            EXPECT_FALSE(contains(r.err, "internal error")) << r.err.substr(0, 300);
+        }
+    }
+}
