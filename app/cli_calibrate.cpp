@@ -27,7 +27,7 @@ int cmdCalibrate(const Args &argv)
         throw UsageError{runs.error()};
     auto cal = fitCalibration(*runs, fit);
     if (!cal)
-        throw UsageError{cal.error()};
+        throw UsageError{args.value("runs") + ": " + cal.error()};  // the file, then the run
     if (args.has("out")) {
         auto ok = writeFileAtomically(args.value("out"), cal->toJson().dump(2) + "\n");
         if (!ok)

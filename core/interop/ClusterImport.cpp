@@ -357,6 +357,16 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
         link.bandwidth = *bw;
         link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(0));
         link.oversubscription = (*oversubscription)[l].value_or(1);
+        // What import-cluster writes, --cluster must read (issue 48): the loader's ranges on
+        // the values the files gave (the flags were checked above), e.g. an NCCL NIC speed
+        // that makes a per-GPU bandwidth above 10 PB/s.
+        const std::string level = "level " + std::to_string(l) + " (" + t.levels[l].name + "): ";
+        if (const auto why = rangeProblem(link.bandwidth / GBps, limits::bandwidthGBps))
+            return R::failure(importError(sketch.origin, 0, level + "bandwidth from the file" +
+                                                                (sketch.nodeFromFile && l > 0 ? "s (the NICs per GPU)" : "") +
+                                                                ": " + *why + "; give --bandwidth"));
+        if (const auto why = rangeProblem(link.latency / Microsecond, limits::latencyUs))
+            return R::failure(importError(sketch.origin, 0, level + "latency from the file: " + *why + "; give --latency"));
     }
     for (TopoGroup &g : t.groups)
         if (g.level == 0) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -168,6 +169,14 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
     }
     if (!std::isfinite(run.measuredSeconds) || run.measuredSeconds <= 0)
         throw JsonError(path, "the measurement gives no finite step time");
+    if (const auto why = rangeProblem(run.measuredSeconds, limits::stepSeconds)) {
+        const char *key = has(r, "step_time_s") ? "step_time_s" : has(r, "tokens_per_s_per_gpu") ? "tokens_per_s_per_gpu"
+                                                                                                 : "tflops_per_gpu";
+        throw JsonError(childPath(path, key), std::string(key) == "step_time_s"
+                                                  ? *why
+                                                  : "gives a step time of " + std::to_string(run.measuredSeconds) +
+                                                        " s, which " + *why);
+    }
     return run;
 }
 
@@ -402,6 +411,25 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
     // The starting point without any fitted parameter: the uncalibrated model.
     if (const std::string e = predict(theta, before); !e.empty())
         return R::failure(e);
+    // A measurement the parameters cannot reach would pin them at their bounds and report
+    // errors of thousands of per cent as a calibration (issue 48): refused, naming the run.
+    const auto outOfReach = [&](const std::vector<double> &times, const char *what) -> std::string {
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const double factor = runs[i].measuredSeconds / times[i];
+            if (factor > limits::maxCalibrationFactor || factor < 1 / limits::maxCalibrationFactor) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "measured %.6g s, %s %.6g s (a factor of %.3g)", runs[i].measuredSeconds,
+                              what, times[i], factor >= 1 ? factor : 1 / factor);
+                return "run '" + runs[i].name + "': " + buf + ", more than " +
+                       std::to_string(static_cast<int>(limits::maxCalibrationFactor)) +
+                       ": beyond what a calibration can fit (GEMM efficiency 0.05..1, step overhead -0.5..3); check "
+                       "the run's layout, batch, sequence and units";
+            }
+        }
+        return {};
+    };
+    if (const std::string e = outOfReach(before, "the uncalibrated cost model predicts"); !e.empty())
+        return R::failure(e);
     now = before;
     double lambda = 1e-3;
     const size_t n = space.size();
@@ -455,6 +483,9 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
             break;
     }
 
+    // What calibrate writes, --calibration reads: the loader refuses the same factor.
+    if (const std::string e = outOfReach(now, "the calibrated cost model gives"); !e.empty())
+        return R::failure(e);
     Calibration c;
     std::map<std::pair<std::string, std::string>, CalibrationEntry> entries;
     auto entryOf = [&](const std::string &device, const std::string &fw) -> CalibrationEntry & {

@@ -226,7 +226,9 @@ Result<Json> readJsonFile(const std::string &file)
 
 Result<bool> writeJsonFile(const std::string &file, const Json &j)
 {
-    return writeFileAtomically(file, j.dump(2) + "\n");
+    // Text from the outside (a file name as a cluster's name) need not be UTF-8: such bytes
+    // become U+FFFD instead of an exception (issue 48).
+    return writeFileAtomically(file, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 void requireObject(const Json &j, const std::string &path)

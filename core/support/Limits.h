@@ -57,6 +57,14 @@ inline constexpr Range memoryBandwidthGBps{1e-3, 1e7, "GB/s"}; // 1 MB/s .. 10 P
 inline constexpr Range efficiency{1e-3, 1, "", true};          // (0.001, 1]: fraction of peak
 inline constexpr Range matmulEfficiency{0, 1, ""};             // 0 = the cost model's default
 
+// Measured runs and calibrations (issue 48): a step time of 1e308 s was accepted, fitted to
+// parameters stuck at their bounds, and gave "+inf %" errors and an error band of infinity.
+inline constexpr Range stepSeconds{1e-6, 1e6, "s"};   // a microsecond .. 11.6 days per step
+// A measured step time more than this factor from the uncalibrated prediction is beyond
+// what the fitted parameters (GEMM efficiency 0.05..1, step overhead -0.5..3) can reach, and
+// a calibrated time this far from its measurement is no calibration.
+inline constexpr double maxCalibrationFactor = 100;
+
 // Model shapes (counts).
 inline constexpr Range layers{1, 100'000, "", false, true};
 inline constexpr Range hidden{1, 1'048'576, "", false, true};

@@ -867,3 +867,113 @@ TEST(NoInternalErrors, everyFileFlagWithALongNameOrASymlinkLoop)
         }
     }
 }
+
+// ---- point 5: what one command writes, every other command reads ---------------------------------
+
+TEST(OneRule, importClusterRefusesWhatItsLoaderWouldRefuse)
+{
+    TempDir dir;
+    struct Case {
+        const char *name;
+        std::string yaml;
+        std::string expected;
+    };
+    const std::vector<Case> cases{
+        {"huge-bandwidth", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 1e200 ]\nlatency: [ 1 ]\n",
+         ":3: bandwidth 1e+200 GB/s (2^30 bytes/s): must be at most 10000000 GB/s"},
+        {"tiny-bandwidth", "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 1e-300 ]\nlatency: [ 1 ]\n",
+         ":3: bandwidth 1e-300 GB/s (2^30 bytes/s): must be at least 1e-06 GB/s"},
+        {"huge-latency", "topology: [ Ring, Switch ]\nnpus_count: [ 8, 2 ]\nbandwidth: [ 100, 50 ]\nlatency: [ 1, 1e300 ]\n",
+         ":4: latency 1e+300 ns: must be at most 1000000 us"},
+    };
+    for (const Case &c : cases) {
+        const std::string file = dir.filePath(std::string(c.name) + ".yml");
+        const std::string out = dir.filePath(std::string(c.name) + ".json");
+        ASSERT_TRUE(writeFile(file, c.yaml));
+        const coretest::Run r = runCli({"import-cluster", file, "--device", "h100-sxm-80gb", "--out", out});
+        EXPECT_EQ(r.exitCode, 2) << c.name << ": " << r.err;
+        EXPECT_TRUE(contains(r.err, file + c.expected)) << r.err;
+        EXPECT_FALSE(exists(out)) << c.name << ": written anyway";
+    }
+    // An NCCL dump whose 20,000 NICs at 100 Tb/s each give every GPU 3e7 GB/s above the node.
+    std::string xml = readFile(sample("sample_configs/clusters/imports/dgx-h100-nccl-topo.xml"));
+    const size_t at = xml.find("<net ");
+    ASSERT_NE(at, std::string::npos);
+    const size_t end = xml.find("/>", at) + 2;
+    std::string net = xml.substr(at, end - at);
+    const size_t speed = net.find("speed=\"");
+    net.replace(speed + 7, net.find('"', speed + 7) - speed - 7, "100000000");
+    std::string nets;
+    for (int i = 0; i < 20000; ++i)
+        nets += net;
+    xml.replace(at, end - at, nets);
+    const std::string node = dir.filePath("nics.xml");
+    ASSERT_TRUE(writeFile(node, xml));
+    const std::string out = dir.filePath("slurm.json");
+    const coretest::Run r = runCli({"import-cluster", sample("sample_configs/clusters/imports/slurm-topology.conf"),
+                                    "--node", node, "--out", out});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "level 1 (leaf): bandwidth from the files (the NICs per GPU): must be at most "
+                                "10000000 GB/s"))
+        << r.err;
+    EXPECT_FALSE(exists(out));
+    // In range, the same file imports and its output loads.
+    ASSERT_TRUE(writeFile(dir.filePath("ok.yml"),
+                          "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 9000000 ]\nlatency: [ 999999999 ]\n"));
+    const coretest::Run ok = runCli({"import-cluster", dir.filePath("ok.yml"), "--device", "h100-sxm-80gb", "--out",
+                                     dir.filePath("ok.json")});
+    ASSERT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_EQ(runCli({"inspect", "--cluster", dir.filePath("ok.json"), "--model", "gpt3-35b"}).exitCode, 0);
+}
+
+TEST(OneRule, calibrateRefusesStepTimesItCannotFitAndCalibrationsReadBack)
+{
+    TempDir dir;
+    json runs = json::parse(readFile(sample("sample_configs/runs/mtnlg-530b.json")));
+    for (json &run : runs["runs"]) {
+        run["cluster"] = sample("sample_configs/runs/" + run["cluster"].get<std::string>());
+        run["model"] = sample("sample_configs/runs/" + run["model"].get<std::string>());
+    }
+    const std::string file = dir.filePath("runs.json");
+    struct Case {
+        json value;
+        std::string expected;
+    };
+    for (const Case &c : std::vector<Case>{
+             {1e308, file + ": at runs[0].step_time_s: must be at most 1000000 s, found 1e+308"},
+             {1e-9, file + ": at runs[0].step_time_s: must be at least 1e-06 s"},
+             {1e5, file + ": run 'mtnlg-530b-2240': measured 100000 s, the uncalibrated cost model predicts"},
+             {0.01, file + ": run 'mtnlg-530b-2240': measured 0.01 s"}}) {
+        json r = runs;
+        r["runs"][0]["step_time_s"] = c.value;
+        ASSERT_TRUE(writeFile(file, r.dump()));
+        const std::string out = dir.filePath("cal.json");
+        const coretest::Run run = runCli({"calibrate", "--runs", file, "--fit", "step_overhead", "--out", out}, 120000);
+        EXPECT_EQ(run.exitCode, 2) << c.value << ": " << run.err;
+        EXPECT_TRUE(contains(run.err, c.expected)) << run.err;
+        EXPECT_FALSE(contains(run.err, "inf")) << run.err;
+        EXPECT_FALSE(exists(out));
+    }
+    // A calibration file with an infinite (or 1e6-fold) band is refused by --calibration.
+    const std::string cal = dir.filePath("bad-cal.json");
+    ASSERT_TRUE(writeFile(cal, json({{"format", "nest-calibration"},
+                                     {"parameters", {{"a100-80gb/deepspeed", {{"step_overhead", 0.1}}}}},
+                                     {"runs", {{{"name", "r"}, {"measured_s", 1e-6}, {"before_s", 60}, {"after_s", 1}}}}})
+                                   .dump()));
+    const coretest::Run bad = runCli({"evaluate", "--cluster", "paper-v100-8", "--model", "bert-large", "--tp", "1",
+                                      "--pp", "1", "--dp", "8", "--calibration", cal});
+    EXPECT_EQ(bad.exitCode, 2) << bad.err;
+    EXPECT_TRUE(contains(bad.err, cal + ": at runs[0].after_s: is 1000000.000000 times off measured_s")) << bad.err;
+    // The sample runs calibrate, and what calibrate writes, evaluate reads.
+    ASSERT_TRUE(writeFile(file, runs.dump()));
+    const std::string out = dir.filePath("cal.json");
+    const coretest::Run fit = runCli({"calibrate", "--runs", file, "--fit", "step_overhead", "--out", out}, 120000);
+    ASSERT_EQ(fit.exitCode, 0) << fit.err;
+    const coretest::Run read = runCli({"evaluate", "--cluster", sample("sample_configs/runs/mtnlg-530b-2800.cluster.json"),
+                                       "--model", sample("sample_configs/runs/mtnlg-530b.model.json"), "--tp", "8",
+                                       "--pp", "35", "--dp", "10", "--batch", "1920", "--seq", "2048", "--zero", "1",
+                                       "--recompute", "full", "--framework", "deepspeed", "--calibration", out},
+                                      120000);
+    EXPECT_EQ(read.exitCode, 0) << read.err;
+    EXPECT_FALSE(contains(read.out, "inf")) << read.out;
+}

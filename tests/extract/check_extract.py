@@ -226,6 +226,13 @@ def check_bad_input(a, tmp):
         (["--hf-config", deep_json], "deep.json: objects and arrays nested more than 256 levels deep (100001) at line 1"),
         (["--module", mod + ":TinyMlpLM", "--args", "[" * 50000 + "]" * 50000, "--seq", "8"],
          "--args: objects and arrays nested more than 256 levels deep"),
+        # Issue 48: what nest-extract writes, nest-cli reads: its ranges, before any tracing.
+        (["--hf-config", bert, "--seq", "1000000000"], "--seq must be at most 16777216"),
+        (["--hf-config", bert, "--micro-batch", "100000"], "--micro-batch must be at most 65536"),
+        (["--hf-config", bert, "--global-batch", "100000000"], "--global-batch must be at most 16777216"),
+        (["--module", mod + ":TinyMlpLM", "--args", '{"layers": 1, "hidden": 1024, "vocab": 100}',
+          "--seq", "16777216", "--micro-batch", "65536", "--global-batch", "16777216"],
+         "layers[0].output_bytes would be 2.2518e+15 bytes, outside nest-cli's range 0 to 1e+15"),
         (["--module", os.path.join(tmp, "missing.py") + ":X", "--seq", "8"], "missing.py: no such file"),
         (["--module", mod + ":NoSuchClass", "--seq", "8"], "no class 'NoSuchClass'"),
         (["--module", mod + ":TinyMlpLM", "--args", "{layers: 2}", "--seq", "8"], "--args: bad JSON"),
