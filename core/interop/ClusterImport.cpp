@@ -344,6 +344,16 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     if (!oversubscription)
         return R::failure(oversubscription.error());
 
+    // Devices counted before any is made (issue 48: --gpus-per-node 1048576 on 10,000 nodes
+    // filled 4 GB before the old check after the loop).
+    long long nodes = 0;
+    for (const TopoGroup &g : sketch.skeleton.groups)
+        nodes += g.level == 0 ? 1 : 0;
+    if (nodes * static_cast<long long>(*gpus) > Topology::maxDevices)
+        return R::failure(importError(sketch.origin, 0, std::to_string(nodes) + " nodes x " + std::to_string(*gpus) +
+                                                            " GPUs = " + std::to_string(nodes * *gpus) +
+                                                            " devices, more than the " +
+                                                            std::to_string(Topology::maxDevices) + " a cluster may have"));
     Topology t = sketch.skeleton;
     t.name = sketch.name;
     t.deviceTypes = {*device};

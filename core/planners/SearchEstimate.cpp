@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace nest {
@@ -82,13 +84,44 @@ std::string count(double n)
 
 } // namespace
 
+namespace {
+
+// The cgroup's memory limit in bytes (v2 memory.max, else v1 memory.limit_in_bytes); 0 when
+// there is none or it cannot be read.
+double cgroupMemoryLimit()
+{
+    for (const char *file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        std::FILE *f = std::fopen(file, "r");
+        if (!f)
+            continue;
+        char buf[64] = {};
+        const bool read = std::fgets(buf, sizeof buf, f) != nullptr;
+        std::fclose(f);
+        if (!read)
+            continue;
+        char *end = nullptr;
+        const double v = std::strtod(buf, &end);
+        if (end != buf && v > 0 && v < 1e18)  // "max" and v1's "no limit" (~9.2e18) are none
+            return v;
+    }
+    return 0;
+}
+
+} // namespace
+
 double defaultMemoryBudgetBytes()
 {
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long pageSize = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || pageSize <= 0)
-        return 4e9;
-    return 0.5 * static_cast<double>(pages) * static_cast<double>(pageSize);
+    double usable = pages > 0 && pageSize > 0 ? static_cast<double>(pages) * static_cast<double>(pageSize) : 8e9;
+    for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+        rlimit l{};
+        if (::getrlimit(resource, &l) == 0 && l.rlim_cur != RLIM_INFINITY)
+            usable = std::min(usable, static_cast<double>(l.rlim_cur));
+    }
+    if (const double cgroup = cgroupMemoryLimit(); cgroup > 0)
+        usable = std::min(usable, cgroup);
+    return 0.5 * usable;
 }
 
 double memoryBudgetOf(const SearchOptions &options)

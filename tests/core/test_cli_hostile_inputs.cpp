@@ -977,3 +977,117 @@ TEST(OneRule, calibrateRefusesStepTimesItCannotFitAndCalibrationsReadBack)
     EXPECT_EQ(read.exitCode, 0) << read.err;
     EXPECT_FALSE(contains(read.out, "inf")) << read.out;
 }
+
+// ---- point 4: no memory blowups --------------------------------------------------------------
+
+namespace {
+
+// nest-cli with `args` under an address-space cap of `capKb` (ulimit -v): a bad_alloc or a
+// kill would show as exit 1 or a signal.
+coretest::Run runCliCapped(long capKb, const std::vector<std::string> &args, int timeoutMs = 120000)
+{
+    std::string command = "ulimit -v " + std::to_string(capKb) + " && exec " + shellQuote(NEST_CLI_PATH);
+    for (const std::string &a : args)
+        command += " " + shellQuote(a);
+    return runProgram("/bin/bash", {"-c", command}, timeoutMs);
+}
+
+} // namespace
+
+TEST(MemoryBlowups, slurmHostlistsAreCountedBeforeTheyAreExpanded)
+{
+    TempDir dir;
+    struct Case {
+        const char *name;
+        std::string conf;
+        std::string expected;
+    };
+    std::string million;
+    for (int i = 0; i < 1100000; ++i)
+        million += (i ? "," : "") + std::string("n") + std::to_string(i);
+    std::string manyLines;
+    for (int i = 0; i < 200; ++i)
+        manyLines += "SwitchName=s" + std::to_string(i) + " Nodes=n" + std::to_string(i) + "-[0-999999]\n";
+    manyLines += "SwitchName=top Switches=s[0-199]\n";
+    std::string manyRanges = "SwitchName=s Nodes=n[";
+    for (int i = 0; i < 100; ++i)
+        manyRanges += (i ? "," : "") + std::string("0-999999");
+    manyRanges += "]\n";
+    const std::vector<Case> cases{
+        {"huge-range", "SwitchName=s Nodes=n[0-99999999]\n", ":1: cannot read the hostlist 'n[0-99999999]'"},
+        {"long-name", "SwitchName=s Nodes=" + std::string(100000, 'x') + "[0-999999]\n",
+         "makes names longer than 253 characters"},
+        {"long-suffix", "SwitchName=s Nodes=[0-999999]" + std::string(240, 'x') + "\n",
+         "expands to more than 32 MB of names"},
+        {"three-brackets", "SwitchName=s Nodes=n[0-999][0-999][0-9]\n", "names more than 1048576 hosts"},
+        {"many-ranges", manyRanges, "brackets with more than 1048576 numbers"},
+        {"million-entries", "SwitchName=s Nodes=" + million + "\n", "more than 1048576 names in the file"},
+        {"many-lines", manyLines, ":2: cannot read the hostlist 'n1-[0-999999]': brackets with more than 48576 "
+                                  "numbers (what is left of the file's 1048576 names)"},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string file = dir.filePath(std::string(c.name) + ".conf");
+        ASSERT_TRUE(writeFile(file, c.conf));
+        const auto start = std::chrono::steady_clock::now();
+        const coretest::Run r = runCliCapped(1000000, {"import-cluster", file, "--device", "h100-sxm-80gb",
+                                                       "--gpus-per-node", "8", "--bandwidth", "450,50,25"});
+        EXPECT_EQ(r.exitCode, 2) << r.err.substr(0, 300);
+        EXPECT_TRUE(contains(r.err, file + ":")) << r.err.substr(0, 300);
+        EXPECT_TRUE(contains(r.err, c.expected)) << r.err.substr(0, 400);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    }
+    // --gpus-per-node 1048576 on 10,000 nodes: counted before a device is made.
+    const std::string file = dir.filePath("nodes.conf");
+    ASSERT_TRUE(writeFile(file, "SwitchName=s Nodes=n[0-9999]\n"));
+    const coretest::Run r = runCliCapped(1000000, {"import-cluster", file, "--device", "h100-sxm-80gb",
+                                                   "--gpus-per-node", "1048576", "--bandwidth", "450,50"});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "10000 nodes x 1048576 GPUs = 10485760000 devices, more than the 1048576")) << r.err;
+}
+
+TEST(MemoryBlowups, deepModelsAreRefusedOrReportedUnderAMemoryCap)
+{
+    TempDir dir;
+    // 25,000 GPT-3 layers on 8 V100: nothing fits whatever the plan, said before any table
+    // is allocated (it took 4.4 GB), under a 1 GB cap, for plan, the flat planner and compare.
+    json gpt = json::parse(readFile(sample("sample_configs/models/gpt3-175b.json")));
+    gpt["layers"] = 25000;
+    const std::string big = dir.filePath("gpt-25000.json");
+    ASSERT_TRUE(writeFile(big, gpt.dump()));
+    for (const std::vector<std::string> &args :
+         {std::vector<std::string>{"plan", "--cluster", "paper-v100-8", "--model", big},
+          std::vector<std::string>{"plan", "--cluster", "paper-v100-8", "--model", big, "--planner", "flat"},
+          std::vector<std::string>{"compare", "--cluster", "paper-v100-8", "--model", big, "--planners", "nest,flat"}}) {
+        const auto start = std::chrono::steady_clock::now();
+        const coretest::Run r = runCliCapped(1000000, args);
+        EXPECT_EQ(r.exitCode, 2) << args[0] << ": " << r.err;
+        EXPECT_TRUE(contains(r.err + r.out, "nothing fits in memory: the model's weights, gradients and optimizer "
+                                            "state"))
+            << r.err << r.out;
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    }
+    // 18,000 small layers that fit: under a 3 GB cap the budget is 1.5 GB (half the cap, not
+    // half the machine); the estimate (1.3 GB) lets the search start and it runs out of memory:
+    // reported as the reason, exit 2, never "internal error: std::bad_alloc".
+    json small = json::parse(readFile(sample("sample_configs/models/bert-large.json")));
+    small["layers"] = 18000;
+    small["hidden"] = 64;
+    small["heads"] = 1;
+    small["kv_heads"] = 1;
+    small["ffn_hidden"] = 64;
+    small["vocab"] = 100;
+    const std::string deep = dir.filePath("small-18000.json");
+    ASSERT_TRUE(writeFile(deep, small.dump()));
+    coretest::Run r = runCliCapped(3000000, {"plan", "--cluster", "paper-v100-8", "--model", deep});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "search ran out of memory") || contains(r.err, "search would need")) << r.err;
+    EXPECT_FALSE(contains(r.err, "internal error")) << r.err;
+    // 25,000 of them under the same cap: refused by the estimate against the capped budget.
+    small["layers"] = 25000;
+    ASSERT_TRUE(writeFile(deep, small.dump()));
+    r = runCliCapped(3000000, {"plan", "--cluster", "paper-v100-8", "--model", deep});
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "search would need ~2.5 GB")) << r.err;
+    EXPECT_TRUE(contains(r.err, "above the budget of 1.5 GB")) << r.err;
+}

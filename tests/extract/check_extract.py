@@ -174,6 +174,22 @@ def check_user_module(a, tmp):
     check(blk["output_bytes"] == 2 * b * s * h, "block output 2bsh (found %d)" % blk["output_bytes"])
     check(prof["hidden"] == h, "hidden read from the first block's input (found %s)" % prof.get("hidden"))
     inspect(a, out)
+    # Issue 48: --module is built on meta from the start. 8 blocks of hidden 16384 (inner 65536)
+    # are 17e9 parameters, 69 GB in FP32 on the CPU: under a 3 GB address-space cap it must
+    # still extract, with the same parameter count.
+    L, h, V = 8, 16384, 100
+    f = 4 * h
+    wide = os.path.join(tmp, "wide-mlp.json")
+    r = subprocess.run(["/bin/bash", "-c", "ulimit -v 3000000 && exec \"$@\"", "bash", sys.executable, a.extract,
+                        "--module", mod + ":TinyMlpLM", "--args", json.dumps({"layers": L, "hidden": h, "vocab": V}),
+                        "--seq", "8", "--out", wide], capture_output=True, text=True)
+    check(r.returncode == 0, "a 17e9-parameter module under a 3 GB cap: exit %d, %r" % (r.returncode, r.stderr[-300:]))
+    if r.returncode == 0:
+        with open(wide) as fh:
+            blocks = [l for l in json.load(fh)["layers"] if l["name"].startswith("block")]
+        block_params = 2 * h + h * f + f + f * h + h
+        check(len(blocks) == L and all(l["params"] == block_params for l in blocks),
+              "wide blocks of %d parameters each" % block_params)
 
 
 def check_op_granularity(a, tmp):
