@@ -15,6 +15,8 @@ enum class SearchKind {
     None,        // no estimate (planners that bound their own work: mcmc, manual)
     Nest,        // NestPlanner's dynamic programme
     Exhaustive,  // ExhaustivePlanner's enumeration of every plan
+    Megatron,    // MegatronPlanner's grid (issue 48: thousands of candidates ran for over 600 s
+                 // with no estimate): states are the plans it evaluates
 };
 
 struct SearchEstimate {

@@ -338,6 +338,12 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
 Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
                                    const CostOptions &base)
 {
+    return fitCalibration(runs, fit, base, FitLimits{});
+}
+
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base, const FitLimits &limits)
+{
     using R = Result<Calibration>;
     if (runs.empty())
         return R::failure("no runs to calibrate on");
@@ -384,7 +390,33 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
                           "; add runs or fit fewer parameters with --fit");
     }
 
+    // The bound before the work (issue 48), in the search's units: evaluations are states,
+    // each state stands for about 8 us of the limit.
+    double unitsPerPass = 0;  // devices + layers of every run: one evaluation of each
+    for (const MeasuredRun &r : runs)
+        unitsPerPass += r.topology.deviceCount() + r.model.layerCount();
+    const double params = static_cast<double>(space.size());
+    const double iterationsGuess = 10;
+    const double passes = 1 + iterationsGuess * (params + 2);
+    const double evaluations = passes * static_cast<double>(runs.size());
+    const double seconds = passes * unitsPerPass * 5e-7 + iterationsGuess * 2 * params * params * params * 1e-9;
+    const double maxStates = limits.maxStates > 0 ? limits.maxStates : 2e9;
+    const double maxSeconds = maxStates * 8e-6;
+    if (seconds > maxSeconds || evaluations > maxStates) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "fitting %zu parameters to %zu runs would take about %.2g s (%.2g plan evaluations), above the "
+                      "limit of about %.2g s (%.2g evaluations): fewer runs or device types, --fit fewer parameters, "
+                      "or --max-states to allow more",
+                      space.size(), runs.size(), seconds, evaluations, maxSeconds, maxStates);
+        return R::failure(buf);
+    }
+    if (limits.estimate)
+        limits.estimate(seconds);
+    double passesDone = 0;
     auto predict = [&](const std::vector<double> &theta, std::vector<double> &out) -> std::string {
+        if (limits.progress)
+            limits.progress(std::min(0.99, ++passesDone / passes));
         out.resize(runs.size());
         for (size_t i = 0; i < runs.size(); ++i) {
             const Report rep = evaluate(runs[i].plan, runs[i].topology, runs[i].model, optionsFor(runs[i], space, theta, base));

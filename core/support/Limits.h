@@ -100,6 +100,9 @@ inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction 
 inline constexpr Range searchDepths{1, 64, "", false, true};        // interleaving depths searched (--vpp)
 inline constexpr Range maxStages{0, 100'000, "", false, true};      // --max-stages; 0 = the layer count
 inline constexpr Range evaluationBudget{1, 100'000'000, "", false, true};  // mcmc plan evaluations
+// --max-states: the search limit (SearchOptions::maxStates; default 2e9, about 16,000 s); each
+// state stands for about 8 us, so 1e12 is three months.
+inline constexpr Range searchStates{1e3, 1e12, ""};
 inline constexpr Range threads{1, 1'024, "", false, true};          // planners run at once
 // Searches one NestPlanner run deals its outer points to (SearchOptions::threads, --threads).
 inline constexpr Range searchThreads{1, 64, "", false, true};

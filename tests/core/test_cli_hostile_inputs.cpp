@@ -1091,3 +1091,88 @@ TEST(MemoryBlowups, deepModelsAreRefusedOrReportedUnderAMemoryCap)
     EXPECT_TRUE(contains(r.err, "search would need ~2.5 GB")) << r.err;
     EXPECT_TRUE(contains(r.err, "above the budget of 1.5 GB")) << r.err;
 }
+
+// ---- point 3: no hangs: an estimate, a refusal past the limit, progress ------------------------
+
+TEST(NoHangs, theMegatronGridHasAnEstimateAndALimit)
+{
+    // 4,000 micro-batch candidates x 4 context widths on 1,024 devices: 384,000 grid points
+    // (about 4 s here). The estimate is known before the grid starts: --max-states 1e4 refuses
+    // at once, naming the flag that raises the limit.
+    std::string mbs;
+    for (int mb = 1; mb <= 4000; ++mb)
+        mbs += (mb > 1 ? "," : "") + std::to_string(mb);
+    const std::vector<std::string> base{"--cluster", "paper-spineleaf-1024", "--model", "gpt3-175b", "--microbatch", mbs,
+                                        "--cp", "1,2,4,8", "--max-states", "1e4"};
+    for (const std::vector<std::string> &head : {std::vector<std::string>{"plan", "--planner", "megatron"},
+                                                 std::vector<std::string>{"compare", "--planners", "megatron"}}) {
+        std::vector<std::string> args = head;
+        args.insert(args.end(), base.begin(), base.end());
+        const auto start = std::chrono::steady_clock::now();
+        const coretest::Run r = runCli(args, 60000);
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_TRUE(contains(r.err + r.out, "search would visit ~13824 states (about")) << r.err << r.out;
+        EXPECT_TRUE(contains(r.err + r.out, "above the limit of 10000 states")) << r.err << r.out;
+        EXPECT_TRUE(contains(r.err + r.out, "--max-states to allow more")) << r.err << r.out;
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    }
+    // --max-states is checked like any number.
+    const coretest::Run bad = runCli({"plan", "--cluster", "paper-v100-8", "--model", "bert-large", "--max-states", "10"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_TRUE(contains(bad.err, "option --max-states: must be at least 1000")) << bad.err;
+}
+
+TEST(NoHangs, ncclImportIsLinearInTheGpus)
+{
+    // 100,000 GPUs (17 MB): over 120 s before (a line count from the start and a preset lookup
+    // per <gpu>), now well under a second.
+    TempDir dir;
+    std::string xml = "<system version=\"1\">\n<cpu numaid=\"0\">\n";
+    for (int i = 0; i < 100000; ++i)
+        xml += "<pci busid=\"0000:01:00.0\" class=\"0x030200\" device=\"0x2330\"><gpu dev=\"" + std::to_string(i) +
+               "\" sm=\"90\" rank=\"" + std::to_string(i) +
+               "\" gdr=\"1\"><nvlink target=\"0000:00:00.0\" count=\"18\" tclass=\"0x068000\"/></gpu></pci>\n";
+    xml += "</cpu>\n</system>\n";
+    const std::string file = dir.filePath("nccl.xml");
+    ASSERT_TRUE(writeFile(file, xml));
+    const auto start = std::chrono::steady_clock::now();
+    const coretest::Run r = runCli({"import-cluster", file, "--out", dir.filePath("c.json")}, 60000);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "100000 devices")) << r.out;
+    EXPECT_LT(took, std::chrono::seconds(10));
+    // A bad GPU at the end still names its line (the index is right).
+    xml.replace(xml.rfind("sm=\"90\""), 7, "sm=\"9\"");
+    ASSERT_TRUE(writeFile(file, xml));
+    const coretest::Run bad = runCli({"import-cluster", file}, 60000);
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_TRUE(contains(bad.err, file + ":100002: <gpu sm=\"9\">: expected a whole number from 10 to 1000")) << bad.err;
+}
+
+TEST(NoHangs, calibrateEstimatesItsFitAndRefusesPastTheLimit)
+{
+    TempDir dir;
+    json runs = json::parse(readFile(sample("sample_configs/runs/mtnlg-530b.json")));
+    json base = runs["runs"][0];
+    base["cluster"] = sample("sample_configs/runs/" + base["cluster"].get<std::string>());
+    base["model"] = sample("sample_configs/runs/" + base["model"].get<std::string>());
+    runs["runs"] = json::array();
+    for (int i = 0; i < 300; ++i) {
+        base["name"] = "r" + std::to_string(i);
+        runs["runs"].push_back(base);
+    }
+    const std::string file = dir.filePath("runs.json");
+    ASSERT_TRUE(writeFile(file, runs.dump()));
+    const auto start = std::chrono::steady_clock::now();
+    const coretest::Run r = runCli({"calibrate", "--runs", file, "--max-states", "1e6"}, 60000);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, file + ": fitting 2 parameters to 300 runs would take about")) << r.err;
+    EXPECT_TRUE(contains(r.err, "--max-states to allow more")) << r.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    // With progress: one line a second on stderr, and the sample's three runs fit as before.
+    const coretest::Run ok = runCli({"calibrate", "--runs", sample("sample_configs/runs/mtnlg-530b.json"), "--fit",
+                                     "step_overhead", "--progress"},
+                                    60000);
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_TRUE(contains(ok.out, "step_overhead")) << ok.out;
+}
