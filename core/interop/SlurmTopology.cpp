@@ -320,6 +320,10 @@ Result<std::vector<std::string>> expandHostlist(const std::string &expression, H
         auto names = expandPattern(pattern, budget);
         if (!names)
             return names.error();
+        // Hostlists name hosts (issue 48; the fuzzer found "a,b[1-3]\xff..." passing here).
+        for (const std::string &n : *names)
+            if (std::string why = hostNameProblem(n); !why.empty())
+                return why;
         long long chars = 0;
         for (const std::string &n : *names)
             chars += static_cast<long long>(n.size());

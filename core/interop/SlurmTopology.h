@@ -48,9 +48,9 @@ struct HostlistBudget {
     long long chars = maxChars;   // left
 };
 
-// Expands a Slurm hostlist ("gpu[001-016,020],login1"); the error says what is wrong. Names
-// longer than a host name may be (253 characters) and expansions past `budget` are refused
-// before they are built.
+// Expands a Slurm hostlist ("gpu[001-016,020],login1"); the error says what is wrong. Every
+// name must be a host name (hostNameProblem); names longer than 253 characters and
+// expansions past `budget` are refused before they are built.
 Result<std::vector<std::string>> expandHostlist(const std::string &expression);
 Result<std::vector<std::string>> expandHostlist(const std::string &expression, HostlistBudget &budget);
 
