@@ -96,6 +96,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                    " (default megatron-core)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
         {"max-stages", {"N", "pipeline depth limit, 0 = the layer count (default 0)"}},
+        {"max-states", {"N", "the search limit: states (and the ~8 us each stands for) a search's estimate may "
+                             "reach before it is refused (default 2e9, about 16,000 s; 1e3 to 1e12)"}},
         {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
         {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
         {"no-zero", {"", "search ZeRO stage 0 only"}},

@@ -32,7 +32,7 @@ std::set<std::string> planFlagOptions()
 std::set<std::string> planSearchValueOptions()
 {
     return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
-            "budget", "seed", "pipeline-units"};
+            "budget", "seed", "pipeline-units", "max-states"};
 }
 
 std::set<std::string> planSearchFlagOptions()
@@ -486,6 +486,18 @@ SearchJob loadSearchJob(const CliArgs &args)
     // The workspace's mcmc_budget and seed (searchOptionsFrom), the flags on top.
     if (args.has("budget"))
         job.options.evaluationBudget = args.intValue("budget", 0, limits::evaluationBudget);
+    // --max-states N (issue 48): raises (or lowers) the limit a search's estimate is held to,
+    // states and the seconds they stand for; the refusals name it.
+    if (args.has("max-states")) {
+        const std::string text = args.value("max-states");
+        char *end = nullptr;
+        const double n = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0')
+            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" + text + "'"};
+        if (auto why = checkRange(n, limits::searchStates, "option --max-states"))
+            throw UsageError{*why};
+        job.options.maxStates = n;
+    }
     if (args.has("seed"))
         job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
     return job;

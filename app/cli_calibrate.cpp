@@ -6,17 +6,20 @@
 #include "CliArgs.h"
 
 #include "Calibration.h"
+#include "CliProgress.h"
 #include "FileGuard.h"
+#include "Limits.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace nest::cli {
 
 int cmdCalibrate(const Args &argv)
 {
-    const CliArgs args(argv, {"runs", "fit", "out"}, {"json"}, "calibrate");
+    const CliArgs args(argv, {"runs", "fit", "out", "max-states"}, {"json", "progress"}, "calibrate");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     if (!args.has("runs"))
@@ -25,9 +28,26 @@ int cmdCalibrate(const Args &argv)
     auto runs = loadMeasuredRuns(args.value("runs"));
     if (!runs)
         throw UsageError{runs.error()};
-    auto cal = fitCalibration(*runs, fit);
+    // The fit's bound and progress (issue 48), as plan's: --max-states, --progress or a terminal.
+    FitLimits limits;
+    if (args.has("max-states")) {
+        const std::string text = args.value("max-states");
+        char *end = nullptr;
+        limits.maxStates = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0')
+            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" + text + "'"};
+        if (auto why = checkRange(limits.maxStates, nest::limits::searchStates, "option --max-states"))
+            throw UsageError{*why};
+    }
+    TerminalProgress progress("calibrate", args.flag("progress"));
+    if (progress.enabled()) {
+        limits.estimate = [&progress](double seconds) { progress.setEstimate(seconds); };
+        limits.progress = [&progress](double fraction) { progress.update(fraction); };
+    }
+    auto cal = fitCalibration(*runs, fit, CostOptions{}, limits);
+    progress.finish();
     if (!cal)
-        throw UsageError{cal.error()};
+        throw UsageError{args.value("runs") + ": " + cal.error()};  // the file, then the run
     if (args.has("out")) {
         auto ok = writeFileAtomically(args.value("out"), cal->toJson().dump(2) + "\n");
         if (!ok)

@@ -29,23 +29,11 @@ std::optional<ModelConfig> modelConfigOf(const CliArgs &args, const PlanInputs &
     const std::string name = args.value("model");
     if (auto preset = modelPreset(name))
         return *preset;
-    if (std::filesystem::is_regular_file(name))
+    std::error_code ec;  // a 300-character name or a symlink loop is no file (issue 48)
+    if (std::filesystem::is_regular_file(name, ec))
         if (auto c = loadModelConfig(name))
             return *c;
     return std::nullopt;
-}
-
-void writeOut(const std::string &path, const ExportFile &file)
-{
-    auto ok = writeFileAtomically(path, file.text);
-    if (!ok)
-        throw UsageError{ok.error()};
-    if (file.executable) {
-        std::error_code ec;
-        using std::filesystem::perms;
-        std::filesystem::permissions(path, perms::owner_exec | perms::group_exec | perms::others_exec,
-                                     std::filesystem::perm_options::add, ec);
-    }
 }
 
 } // namespace
@@ -81,7 +69,8 @@ int cmdExport(const Args &argv)
     namespace fs = std::filesystem;
     const std::string out = args.value("out");
     if (!out.empty()) {
-        if (fs::is_directory(out))
+        std::error_code dirError;  // a symlink loop is no directory: the writer names it below
+        if (fs::is_directory(out, dirError))
             throw UsageError{out + ": is a directory; --out names the main file (for example " + out + "/" +
                              defaultExportFileName(*format) + ")"};
         request.fileName = fs::path(out).filename().string();
@@ -97,11 +86,16 @@ int cmdExport(const Args &argv)
         std::error_code ec;
         if (!dir.empty() && !fs::exists(dir, ec) && !fs::create_directories(dir, ec))
             throw UsageError{out + ": cannot create the folder " + dir.string() + " (" + ec.message() + ")"};
+        // All or nothing (issue 48): a launch script must not be replaced when its rank map
+        // or hostfile cannot be written.
+        std::vector<FileToWrite> set;
         for (const ExportFile &f : result->files) {
             const std::string path = (dir / f.name).string();
-            writeOut(path, f);
+            set.push_back({path, f.text, f.executable});
             written.push_back(path);
         }
+        if (auto ok = writeFilesAtomically(set); !ok)
+            throw UsageError{ok.error()};
     }
     if (args.flag("json")) {
         Json j = {{"format", toString(*format)},
@@ -113,7 +107,7 @@ int cmdExport(const Args &argv)
                   {"fits_memory", result->exported.feasible},
                   {"summary", result->summary()},
                   {"files", written}};
-        std::cout << j.dump(2) << "\n";
+        std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
         return 0;
     }
     if (out.empty()) {

@@ -67,8 +67,12 @@ int cmdImportCluster(const Args &argv)
     if (!t)
         throw UsageError{t.error()};
     const Json j = clusterToCompactJson(*t).value_or(clusterToJson(*t));
+    // One rule (issue 48): what import-cluster writes, --cluster reads. The importers check the
+    // loader's ranges; reading the result back with the loader itself guarantees it.
+    if (auto back = clusterFromJson(j, file); !back)
+        throw UsageError{"the imported cluster would not load back, so it is not written: " + back.error()};
     if (!args.has("out")) {
-        std::cout << j.dump(2) << "\n";
+        std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
         return 0;
     }
     if (auto written = writeJsonFile(args.value("out"), j); !written)

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -87,6 +88,9 @@ const std::map<std::string, Command> &commandTable()
 int main(int argc, char **argv)
 {
     using namespace nest::cli;
+    // Past a file-size limit (ulimit -f) a write fails with EFBIG and the writers report it
+    // with the previous files intact, instead of the process dying by SIGXFSZ (issue 48).
+    std::signal(SIGXFSZ, SIG_IGN);
     const std::map<std::string, Command> &commands = commandTable();
 
     if (argc < 2) {

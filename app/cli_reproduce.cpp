@@ -50,7 +50,7 @@ int cmdReproduce(const Args &argv)
     const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir))
+    if (ec || !std::filesystem::is_directory(dir, ec))
         throw UsageError{dir.string() + ": cannot create the output folder" + (ec ? " (" + ec.message() + ")" : "")};
 
     const std::optional<Calibration> calibration = calibrationOption(args, std::nullopt);

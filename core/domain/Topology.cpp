@@ -1,5 +1,7 @@
 #include "Topology.h"
 
+#include "SafeText.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -361,6 +363,9 @@ std::string groupProblem(const Topology &t, int g, std::vector<int> &referencedB
             return groupLabel(t, g) + ": a node (level 0) cannot have child groups";
         if (group.devices.empty())
             return groupLabel(t, g) + ": an empty node (no devices)";
+        // A node's name is the host the launch files run on (issue 48): no shell syntax.
+        if (const std::string why = hostNameProblem(group.name); !why.empty())
+            return "node #" + std::to_string(g) + ": " + why;
         if (group.deviceType < 0 || group.deviceType >= static_cast<int>(t.deviceTypes.size()))
             return groupLabel(t, g) + ": device type index " + std::to_string(group.deviceType) +
                    " is out of range (" + std::to_string(t.deviceTypes.size()) + " types declared)";

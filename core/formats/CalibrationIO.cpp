@@ -77,8 +77,19 @@ Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin
             for (size_t i = 0; i < rows.size(); ++i) {
                 const std::string path = childPath("runs", i);
                 requireObject(rows[i], path);
-                c.runs.push_back({getString(rows[i], "name", path), getPositive(rows[i], "measured_s", path),
-                                  getPositive(rows[i], "before_s", path), getPositive(rows[i], "after_s", path)});
+                // Step times in the runs' range, and a calibrated time within the factor
+                // calibrate itself allows (issue 48: an error band of infinity was applied and
+                // printed as "±inf %").
+                const double measured = getInRange(rows[i], "measured_s", path, limits::stepSeconds);
+                const double before = getInRange(rows[i], "before_s", path, limits::stepSeconds);
+                const double after = getInRange(rows[i], "after_s", path, limits::stepSeconds);
+                const double factor = std::max(after / measured, measured / after);
+                if (factor > limits::maxCalibrationFactor)
+                    throw JsonError(childPath(path, "after_s"),
+                                    "is " + std::to_string(factor) + " times off measured_s, more than the " +
+                                        std::to_string(static_cast<int>(limits::maxCalibrationFactor)) +
+                                        " a calibration may be (nest-cli calibrate refuses such a fit)");
+                c.runs.push_back({getString(rows[i], "name", path), measured, before, after});
             }
         }
         return c;

@@ -1,6 +1,7 @@
 #include "ClusterIO.h"
 
 #include "ClusterTemplates.h"
+#include "SafeText.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,6 +117,15 @@ bool railOptimizedKey(const Json &j, size_t levelCount)
     return rail;
 }
 
+// The innermost level's name names the nodes that do not name themselves ("node" -> node0,
+// node1, ...): host names in the launch files (issue 48), so it must make one.
+void checkNodeNamePrefix(const std::string &levelName, const std::string &path)
+{
+    if (const std::string why = hostNameProblem(levelName + "0"); !why.empty())
+        throw JsonError(path, "names the nodes that have no name of their own (NAME0, NAME1, ...), which are "
+                              "host names in launch files: " + why);
+}
+
 // --- compact ------------------------------------------------------------------------------
 Topology parseCompact(const Json &j)
 {
@@ -132,6 +142,8 @@ Topology parseCompact(const Json &j)
         checkKeys(lv[i], path, {"name", "fanout", "bandwidth_GBps", "latency_us", "oversubscription"});
         UniformLevel u;
         u.name = levelName(lv[i], path, names);
+        if (i == 0)
+            checkNodeNamePrefix(u.name, childPath(path, "name"));
         names.push_back(u.name);
         u.fanout = static_cast<int>(getInt(lv[i], "fanout", path, 1, Topology::maxDevices));
         u.link = levelLink(lv[i], path);
@@ -249,6 +261,12 @@ private:
         ++m_counters[level];
         if (g.name.empty())
             throw JsonError(childPath(path, "name"), "must not be empty");
+        if (level == 0) {
+            if (!has(o, "name"))
+                checkNodeNamePrefix(m_levelNames[0], "levels[0].name");
+            else if (const std::string why = hostNameProblem(g.name); !why.empty())
+                throw JsonError(childPath(path, "name"), "a node's name is its host name in launch files: " + why);
+        }
         g.level = level;
         g.parent = parent;
         if (has(o, "link"))

@@ -1,7 +1,9 @@
 #include "AstraSimNetwork.h"
 
 #include "ImportError.h"
+#include "Limits.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -107,6 +109,11 @@ Result<AstraSimNetwork> parseAstraSimNetwork(const std::string &text, const std:
     YAML::Node root;
     try {
         root = YAML::Load(text);
+    } catch (const YAML::DeepRecursion &e) {
+        // yaml-cpp's own bound on nesting (its message is "bad file"); an ASTRA-sim network
+        // nests two levels (issue 48).
+        return R::failure(importError(origin, e.mark.line + 1, "not valid YAML: nested " + std::to_string(e.depth()) +
+                                                                   " levels deep, far more than a network file has"));
     } catch (const YAML::ParserException &e) {
         return R::failure(importError(origin, e.mark.line + 1, "not valid YAML: " + e.msg));
     }
@@ -164,6 +171,13 @@ Result<AstraSimNetwork> parseAstraSimNetwork(const std::string &text, const std:
             return R::failure(importError(origin, bandwidthLines[d], "bandwidth must be > 0, found " + shortest(bandwidth[d])));
         if (!(latency[d] >= 0))
             return R::failure(importError(origin, latencyLines[d], "latency must be >= 0, found " + shortest(latency[d])));
+        // The cluster loader's ranges (Limits.h), so that what import-cluster writes,
+        // --cluster reads (issue 48: 1e200 GB/s was written, then refused).
+        if (const auto why = rangeProblem(bandwidth[d] * AstraGB / 1e9, limits::bandwidthGBps))
+            return R::failure(importError(origin, bandwidthLines[d], "bandwidth " + shortest(bandwidth[d]) +
+                                                                        " GB/s (2^30 bytes/s): " + *why));
+        if (const auto why = rangeProblem(latency[d] / 1000, limits::latencyUs))
+            return R::failure(importError(origin, latencyLines[d], "latency " + shortest(latency[d]) + " ns: " + *why));
         net.dimensions.push_back({topologies[d], static_cast<int>(npus[d]), bandwidth[d], latency[d], topologyLines[d]});
     }
     return net;

@@ -344,6 +344,16 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     if (!oversubscription)
         return R::failure(oversubscription.error());
 
+    // Devices counted before any is made (issue 48: --gpus-per-node 1048576 on 10,000 nodes
+    // filled 4 GB before the old check after the loop).
+    long long nodes = 0;
+    for (const TopoGroup &g : sketch.skeleton.groups)
+        nodes += g.level == 0 ? 1 : 0;
+    if (nodes * static_cast<long long>(*gpus) > Topology::maxDevices)
+        return R::failure(importError(sketch.origin, 0, std::to_string(nodes) + " nodes x " + std::to_string(*gpus) +
+                                                            " GPUs = " + std::to_string(nodes * *gpus) +
+                                                            " devices, more than the " +
+                                                            std::to_string(Topology::maxDevices) + " a cluster may have"));
     Topology t = sketch.skeleton;
     t.name = sketch.name;
     t.deviceTypes = {*device};
@@ -357,6 +367,16 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
         link.bandwidth = *bw;
         link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(0));
         link.oversubscription = (*oversubscription)[l].value_or(1);
+        // What import-cluster writes, --cluster must read (issue 48): the loader's ranges on
+        // the values the files gave (the flags were checked above), e.g. an NCCL NIC speed
+        // that makes a per-GPU bandwidth above 10 PB/s.
+        const std::string level = "level " + std::to_string(l) + " (" + t.levels[l].name + "): ";
+        if (const auto why = rangeProblem(link.bandwidth / GBps, limits::bandwidthGBps))
+            return R::failure(importError(sketch.origin, 0, level + "bandwidth from the file" +
+                                                                (sketch.nodeFromFile && l > 0 ? "s (the NICs per GPU)" : "") +
+                                                                ": " + *why + "; give --bandwidth"));
+        if (const auto why = rangeProblem(link.latency / Microsecond, limits::latencyUs))
+            return R::failure(importError(sketch.origin, 0, level + "latency from the file: " + *why + "; give --latency"));
     }
     for (TopoGroup &g : t.groups)
         if (g.level == 0) {

@@ -1,6 +1,7 @@
 #include "FrameworkExport.h"
 
 #include "LaunchContext.h"
+#include "SafeText.h"
 
 #include <algorithm>
 #include <cctype>
@@ -187,6 +188,13 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
             msg += "\n  " + p;
         return R::failure(msg);
     }
+    // The node names become hosts in the launch scripts (quoted there) and in the hostfile,
+    // which has no quoting at all: a cluster that was not loaded through the loaders (which
+    // refuse such names) is refused here too (issue 48).
+    for (const int node : request.topology.groupsAtLevel(0))
+        if (const std::string why = hostNameProblem(request.topology.groups[static_cast<size_t>(node)].name);
+            !why.empty())
+            return R::failure("node #" + std::to_string(node) + " of the cluster: " + why);
     const FrameworkRules rules = frameworkRules(format);
     auto runnable = nearestRunnablePlan(request.plan, request.topology, request.model, rules, request.cost);
     if (!runnable)

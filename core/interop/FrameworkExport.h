@@ -71,9 +71,10 @@ struct ExportResult {
     std::string timeComparison() const;
 };
 
-// The launch files of `request.plan` for `format`. Errors: the plan does not fit the
-// cluster or model (planErrors), --strict with something the framework cannot express
-// (every reason listed), no runnable layout.
+// The launch files of `request.plan` for `format`. Errors: a node name that is no host name
+// (hostNameProblem), the plan does not fit the cluster or model (planErrors), --strict with
+// something the framework cannot express (every reason listed), no runnable layout. Every
+// value written into bash is shell-quoted, every comment line kept to one line (SafeText.h).
 Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format);
 
 // The files of `result` (an exportPlan() of `request`'s plan) named after request.fileName:

@@ -1,5 +1,7 @@
 #include "LaunchContext.h"
 
+#include "SafeText.h"
+
 #include <cstdio>
 
 namespace nest {
@@ -72,7 +74,7 @@ std::string commentBlock(const std::vector<std::string> &lines, const std::strin
 {
     std::string out;
     for (const std::string &l : lines)
-        out += prefix + l + "\n";
+        out += prefix + oneLine(l) + "\n";
     return out;
 }
 
@@ -125,7 +127,8 @@ std::vector<ExportFile> rankSideFiles(const LaunchContext &c, const std::string 
     map["iteration_time_s"] = c.result.exported.iterationTime;
     map["original_iteration_time_s"] = c.result.original.iterationTime;
     map["fallback"] = c.result.runnable.changes;
-    return {{c.stem + ".ranks.json", map.dump(2) + "\n", false}, {c.stem + ".hostfile", c.ranks().hostfile(), false}};
+    return {{c.stem + ".ranks.json", map.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", false},
+            {c.stem + ".hostfile", c.ranks().hostfile(), false}};
 }
 
 std::string nodeSelectionBash(const LaunchContext &c)
@@ -133,7 +136,7 @@ std::string nodeSelectionBash(const LaunchContext &c)
     const RankMapping &m = c.ranks();
     std::string hosts;
     for (const HostSlots &h : m.hosts)
-        hosts += (hosts.empty() ? "" : " ") + h.host;
+        hosts += (hosts.empty() ? "" : " ") + shellQuote(h.host);
     std::string out;
     out += "# Node rank k runs global ranks k*NPROC_PER_NODE .. (k+1)*NPROC_PER_NODE-1; local rank i runs on\n";
     out += "# GPU i of CUDA_VISIBLE_DEVICES. Start this script once on every host below (NODE_RANK is\n";
@@ -153,10 +156,10 @@ std::string nodeSelectionBash(const LaunchContext &c)
     out += "case \"$NODE_RANK\" in\n";
     for (size_t k = 0; k < m.hosts.size(); ++k)
         out += "  " + std::to_string(k) + ") export CUDA_VISIBLE_DEVICES=" + m.visibleDevices(static_cast<int>(k)) +
-               " ;;  # " + m.hosts[k].host + "\n";
+               " ;;  # " + oneLine(m.hosts[k].host) + "\n";
     out += "  *) echo \"NODE_RANK must be 0..$((NNODES - 1)), got $NODE_RANK\" >&2; exit 2 ;;\n";
     out += "esac\n";
-    out += "MASTER_ADDR=${MASTER_ADDR:-" + m.hosts.front().host + "}\n";
+    out += "MASTER_ADDR=${MASTER_ADDR:-${HOSTS[0]}}\n";
     out += "MASTER_PORT=${MASTER_PORT:-29500}\n";
     return out;
 }

@@ -38,7 +38,8 @@ struct LaunchContext {
     std::vector<std::string> headerLines(const std::string &versionLine) const;
 };
 
-// `lines` prefixed with `prefix` ("# "), one per line.
+// `lines` prefixed with `prefix` ("# "), one per line; each line made one line first
+// (oneLine(): a newline in a model, cluster or file name must not end the comment).
 std::string commentBlock(const std::vector<std::string> &lines, const std::string &prefix = "# ");
 
 // The rank map JSON (RankMapping::toJson plus the framework, the order flag and the
@@ -47,7 +48,8 @@ std::vector<ExportFile> rankSideFiles(const LaunchContext &c, const std::string 
 
 // The bash lines that pick this node's rank block and GPUs: NODE_RANK (from the
 // environment or Slurm), a case over node ranks exporting CUDA_VISIBLE_DEVICES and the
-// expected host, and a warning when the host differs.
+// expected host, and a warning when the host differs. Host names are shell-quoted
+// (shellQuote()), MASTER_ADDR defaults to ${HOSTS[0]}.
 std::string nodeSelectionBash(const LaunchContext &c);
 
 // `exec torchrun` on this node (the variables nodeSelectionBash sets) of `program` (the

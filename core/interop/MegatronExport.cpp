@@ -29,8 +29,8 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
 
     std::string script = "#!/usr/bin/env bash\n";
     script += commentBlock(c.headerLines(kVersion));
-    script += "#\n# Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
-              c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout.\n";
+    script += "#\n" + commentBlock({"Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
+                                     c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout."});
     script += "set -euo pipefail\n\n";
     script += nodeSelectionBash(c);
     script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";

@@ -3,6 +3,7 @@
 // keeps the rank placement, the rank map and the hostfile. Keys from the launcher's
 // conf/training/llama/llama3_1_70b.yaml and mixtral/mixtral_8x7b.yaml (docs/interop.md).
 #include "LaunchContext.h"
+#include "SafeText.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -117,7 +118,7 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     script += "CONFIG_DIR=$(cd \"$(dirname \"$0\")\" && pwd)\n";
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
     script += torchrunExec("\"$NEMO_DIR/examples/nlp/language_modeling/megatron_gpt_pretraining.py\" "
-                           "--config-path=\"$CONFIG_DIR\" --config-name=" + yamlName);
+                           "--config-path=\"$CONFIG_DIR\" --config-name=" + shellQuote(yamlName));
 
     std::vector<ExportFile> files{{yamlName, yaml, false}, {c.stem + ".sh", script, true}};
     for (ExportFile &f : rankSideFiles(c, "nemo"))

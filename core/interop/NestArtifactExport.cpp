@@ -54,7 +54,7 @@ std::vector<ExportFile> writeNestArtifact(const LaunchContext &c)
         {"activationRecomputation", u.recompute != Recompute::None},
         {"_comment", header},
     };
-    return {{c.mainName, out.dump(2) + "\n", false}};
+    return {{c.mainName, out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n", false}};
 }
 
 } // namespace nest

@@ -1,6 +1,7 @@
 #include "SlurmTopology.h"
 
 #include "ImportError.h"
+#include "SafeText.h"
 
 #include <algorithm>
 #include <cctype>
@@ -37,7 +38,13 @@ bool allDigits(const std::string &s)
 
 // The numbers of one bracket: "001-016,020" -> "001", ..., "016", "020". A range's numbers
 // are zero-padded to the width of its lower bound when that has a leading zero (Slurm's rule).
-Result<std::vector<std::string>> expandBracket(const std::string &inside)
+// ", what is left of the file's 1048576 names" when an earlier line took its share.
+std::string leftOfFile(long long most)
+{
+    return most < MaxHosts ? " (what is left of the file's " + std::to_string(MaxHosts) + " names)" : "";
+}
+
+Result<std::vector<std::string>> expandBracket(const std::string &inside, long long maxCount)
 {
     std::vector<std::string> out;
     std::stringstream parts(inside);
@@ -50,6 +57,9 @@ Result<std::vector<std::string>> expandBracket(const std::string &inside)
         if (dash == std::string::npos) {
             if (!allDigits(part))
                 return Result<std::vector<std::string>>::failure("'" + part + "' in brackets is not a number or a range a-b");
+            if (static_cast<long long>(out.size()) >= maxCount)
+                return Result<std::vector<std::string>>::failure("brackets with more than " + std::to_string(maxCount) +
+                                                                 " numbers" + leftOfFile(maxCount));
             out.push_back(part);
             continue;
         }
@@ -62,6 +72,10 @@ Result<std::vector<std::string>> expandBracket(const std::string &inside)
         if (b - a + 1 > MaxHosts)
             return Result<std::vector<std::string>>::failure("range '" + part + "' has more than " +
                                                              std::to_string(MaxHosts) + " names");
+        // The bracket as a whole ("[0-999999,0-999999,...]"), before its numbers are built.
+        if (static_cast<long long>(out.size()) + (b - a + 1) > maxCount)
+            return Result<std::vector<std::string>>::failure("brackets with more than " + std::to_string(maxCount) +
+                                                                 " numbers" + leftOfFile(maxCount));
         const size_t width = lo.size() > 1 && lo[0] == '0' ? lo.size() : 0;
         for (long long v = a; v <= b; ++v) {
             std::string s = std::to_string(v);
@@ -76,32 +90,59 @@ Result<std::vector<std::string>> expandBracket(const std::string &inside)
 }
 
 // One host pattern without top-level commas: text and bracket groups, every combination.
-Result<std::vector<std::string>> expandPattern(const std::string &pattern)
+// The count and the longest name are known before each step builds them: a name past a host
+// name's 253 characters, or a pattern past what is left of `budget`, is refused first.
+Result<std::vector<std::string>> expandPattern(const std::string &pattern, const HostlistBudget &budget)
 {
+    using R = Result<std::vector<std::string>>;
+    const std::string shown = pattern.size() > 60 ? pattern.substr(0, 60) + "..." : pattern;
     std::vector<std::string> names{""};
+    size_t longest = 0;  // of the names so far
     size_t i = 0;
     while (i < pattern.size()) {
         const char c = pattern[i];
         if (c == ']')
-            return Result<std::vector<std::string>>::failure("']' without '[' in '" + pattern + "'");
+            return R::failure("']' without '[' in '" + shown + "'");
         if (c != '[') {
+            if (longest + 1 > maxHostNameLength)
+                return R::failure("'" + shown + "' makes names longer than " + std::to_string(maxHostNameLength) +
+                                  " characters, the most a host name has");
+            if (static_cast<long long>(names.size()) * static_cast<long long>(longest + 1) > budget.chars)
+                return R::failure("'" + shown + "' expands to more than " +
+                                  std::to_string(HostlistBudget::maxChars / (1024 * 1024)) +
+                                  " MB of names, what is left of the most one file may give");
             for (auto &n : names)
                 n += c;
+            ++longest;
             ++i;
             continue;
         }
         const auto close = pattern.find(']', i);
         if (close == std::string::npos)
-            return Result<std::vector<std::string>>::failure("'[' without ']' in '" + pattern + "'");
+            return R::failure("'[' without ']' in '" + shown + "'");
         const std::string inside = pattern.substr(i + 1, close - i - 1);
         if (inside.find('[') != std::string::npos)
-            return Result<std::vector<std::string>>::failure("nested '[' in '" + pattern + "'");
-        auto numbers = expandBracket(inside);
+            return R::failure("nested '[' in '" + shown + "'");
+        auto numbers = expandBracket(inside, std::min<long long>(MaxHosts, budget.names));
         if (!numbers)
-            return Result<std::vector<std::string>>::failure(numbers.error() + " in '" + pattern + "'");
-        if (static_cast<long long>(names.size()) * static_cast<long long>(numbers->size()) > MaxHosts)
-            return Result<std::vector<std::string>>::failure("'" + pattern + "' names more than " +
-                                                             std::to_string(MaxHosts) + " hosts");
+            return R::failure(numbers.error() + " in '" + shown + "'");
+        const long long count = static_cast<long long>(names.size()) * static_cast<long long>(numbers->size());
+        const long long most = std::min<long long>(MaxHosts, budget.names);
+        if (count > most)
+            return R::failure("'" + shown + "' names more than " + std::to_string(most) +
+                              (most < MaxHosts ? " hosts, what is left of the file's " : " hosts, the file's ") +
+                              std::to_string(HostlistBudget::maxNames));
+        size_t widest = 0;
+        for (const std::string &num : *numbers)
+            widest = std::max(widest, num.size());
+        if (longest + widest > maxHostNameLength)
+            return R::failure("'" + shown + "' makes names longer than " + std::to_string(maxHostNameLength) +
+                              " characters, the most a host name has");
+        if (count * static_cast<long long>(longest + widest) > budget.chars)
+            return R::failure("'" + shown + "' expands to more than " +
+                              std::to_string(HostlistBudget::maxChars / (1024 * 1024)) +
+                              " MB of names, what is left of the most one file may give");
+        longest += widest;
         std::vector<std::string> next;
         next.reserve(names.size() * numbers->size());
         for (const auto &n : names)
@@ -155,7 +196,7 @@ struct RawSwitch {
     std::vector<std::string> switchNames;   // Switches= expanded
 };
 
-Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin)
+Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin, HostlistBudget &budget)
 {
     using R = Result<RawSwitch>;
     RawSwitch raw;
@@ -175,11 +216,22 @@ Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin)
         if (value.empty())
             return R::failure(importError(origin, st.line, "'" + word.substr(0, eq) + "' has no value"));
         if (key == "switchname") {
+            if (const std::string why = hostNameProblem(value); !why.empty())
+                return R::failure(importError(origin, st.line, "SwitchName: " + why));
             raw.sw.name = value;
         } else if (key == "nodes" || key == "switches") {
-            auto names = expandHostlist(value);
+            auto names = expandHostlist(value, budget);
             if (!names)
-                return R::failure(importError(origin, st.line, "cannot read the hostlist '" + value + "': " + names.error()));
+                return R::failure(importError(origin, st.line, "cannot read the hostlist '" +
+                                                                   oneLine(value.substr(0, 80)) +
+                                                                   (value.size() > 80 ? "..." : "") +
+                                                                   "': " + names.error()));
+            // Node names are the hosts of the exported launch scripts (issue 48); switch
+            // names follow the same rule.
+            for (const std::string &name : *names)
+                if (const std::string why = hostNameProblem(name); !why.empty())
+                    return R::failure(importError(origin, st.line, std::string(key == "nodes" ? "Nodes" : "Switches") +
+                                                                       ": " + why));
             if (key == "nodes") {
                 raw.sw.nodes = std::move(*names);
                 hasNodes = true;
@@ -250,6 +302,12 @@ int SlurmTopology::nodeCount() const
 
 Result<std::vector<std::string>> expandHostlist(const std::string &expression)
 {
+    HostlistBudget budget;
+    return expandHostlist(expression, budget);
+}
+
+Result<std::vector<std::string>> expandHostlist(const std::string &expression, HostlistBudget &budget)
+{
     using R = Result<std::vector<std::string>>;
     std::vector<std::string> out;
     int depth = 0;
@@ -259,11 +317,22 @@ Result<std::vector<std::string>> expandHostlist(const std::string &expression)
         item.clear();
         if (pattern.empty())
             return "an empty name in '" + expression + "'";
-        auto names = expandPattern(pattern);
+        auto names = expandPattern(pattern, budget);
         if (!names)
             return names.error();
-        if (static_cast<long long>(out.size() + names->size()) > MaxHosts)
-            return "more than " + std::to_string(MaxHosts) + " names";
+        // Hostlists name hosts (issue 48; the fuzzer found "a,b[1-3]\xff..." passing here).
+        for (const std::string &n : *names)
+            if (std::string why = hostNameProblem(n); !why.empty())
+                return why;
+        long long chars = 0;
+        for (const std::string &n : *names)
+            chars += static_cast<long long>(n.size());
+        if (static_cast<long long>(names->size()) > budget.names)
+            return "more than " + std::to_string(HostlistBudget::maxNames) + " names in the file";
+        if (chars > budget.chars)
+            return "more than " + std::to_string(HostlistBudget::maxChars / (1024 * 1024)) + " MB of names in the file";
+        budget.names -= static_cast<long long>(names->size());
+        budget.chars -= chars;
         out.insert(out.end(), names->begin(), names->end());
         return {};
     };
@@ -290,8 +359,9 @@ Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::str
     SlurmTopology topo;
     std::vector<std::vector<std::string>> childNames;
     std::map<std::string, int> byName;
+    HostlistBudget budget;  // for the whole file
     for (const Statement &st : statements(text)) {
-        auto raw = parseStatement(st, origin);
+        auto raw = parseStatement(st, origin, budget);
         if (!raw)
             return R::failure(raw.error());
         if (const auto it = byName.find(raw->sw.name); it != byName.end())

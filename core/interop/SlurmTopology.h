@@ -37,8 +37,22 @@ struct SlurmTopology {
     int nodeCount() const;
 };
 
-// Expands a Slurm hostlist ("gpu[001-016,020],login1"); the error says what is wrong.
+// What the hostlists of one file may expand to (issue 48: a few hundred bytes such as
+// "n[0-99999999]", a 100,000-character name with a range, or 200 lines of a million names
+// each ended in std::bad_alloc). Counted before anything is expanded; each expansion takes
+// its share, so the bound holds for the whole file.
+struct HostlistBudget {
+    static constexpr long long maxNames = 1 << 20;             // names (the device limit)
+    static constexpr long long maxChars = 32ll * 1024 * 1024;  // characters of all names
+    long long names = maxNames;   // left
+    long long chars = maxChars;   // left
+};
+
+// Expands a Slurm hostlist ("gpu[001-016,020],login1"); the error says what is wrong. Every
+// name must be a host name (hostNameProblem); names longer than 253 characters and
+// expansions past `budget` are refused before they are built.
 Result<std::vector<std::string>> expandHostlist(const std::string &expression);
+Result<std::vector<std::string>> expandHostlist(const std::string &expression, HostlistBudget &budget);
 
 // `origin` names the file in messages.
 Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::string &origin);

@@ -4,6 +4,7 @@
 // map and the hostfile. Keys from torchtitan's torchtitan/config/job_config.py at
 // pytorch/torchtitan@6404b932 (docs/interop.md).
 #include "LaunchContext.h"
+#include "SafeText.h"
 
 #include <sstream>
 #include <toml++/toml.h>
@@ -91,7 +92,7 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
     script += "TORCHTITAN_DIR=${TORCHTITAN_DIR:-/workspace/torchtitan}\n";
     script += "HERE=$(cd \"$(dirname \"$0\")\" && pwd)\n\n";
     script += "cd \"$TORCHTITAN_DIR\"\n";
-    script += torchrunExec("-m torchtitan.train --job.config_file \"$HERE/" + c.mainName + "\"");
+    script += torchrunExec("-m torchtitan.train --job.config_file \"$HERE\"/" + shellQuote(c.mainName));
 
     std::vector<ExportFile> files{{c.mainName, tomlText, false}, {c.stem + ".sh", script, true}};
     for (ExportFile &f : rankSideFiles(c, "torchtitan"))

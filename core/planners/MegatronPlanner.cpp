@@ -2,6 +2,7 @@
 
 #include "PlanBuilder.h"
 #include "PlanSpace.h"
+#include "SearchEstimate.h"
 #include "SearchRun.h"
 
 #include <algorithm>
@@ -172,9 +173,10 @@ PlanResult MegatronPlanner::plan(const Topology &topo, const ModelProfile &model
                                  const SearchOptions &options, const ProgressFn &progress,
                                  const CancelToken &cancel) const
 {
+    // With the grid's estimate: refused past the limits before it starts (issue 48).
     return runSearch(topo, model, options, [&](const PlanSpace &space, SearchStats &stats) {
         return ManualGrid(space, cancel, progress, stats).run();
-    });
+    }, SearchKind::Megatron);
 }
 
 } // namespace nest

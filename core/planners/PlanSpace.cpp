@@ -907,8 +907,20 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
         return "no plan in the search space: check the parallel-width candidates, the global "
                "batch and the cluster size";
     const ModelProfile &m = space.model();
-    const Topology &t = space.topology();
-    const CostOptions co = space.costOptions();
+    if (std::string whole = wholeClusterMemoryProblem(space.topology(), m, space.costOptions()); !whole.empty())
+        return whole;
+    char buf[768];
+    std::snprintf(buf, sizeof buf,
+                  "nothing fits in memory: the closest stage (layers %d-%d, %s..%s, tp=%d cp=%d "
+                  "ep=%d, ZeRO-%d, recompute %s) needs %.2f GB per device against %.2f GB usable",
+                  stage.firstLayer, stage.endLayer - 1, m.layers[stage.firstLayer].name.c_str(),
+                  m.layers[stage.endLayer - 1].name.c_str(), stage.tp, stage.cp, stage.ep,
+                  stage.zero, toString(stage.recompute), need / 1e9, capacity / 1e9);
+    return buf;
+}
+
+std::string wholeClusterMemoryProblem(const Topology &t, const ModelProfile &m, const CostOptions &co)
+{
     double clusterBytes = 0;
     for (int d = 0; d < t.deviceCount(); ++d)
         clusterBytes += std::max(0.0, t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom) - co.runtimeOverheadBytes);
@@ -933,13 +945,7 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
                       state / 1e9, t.deviceCount(), clusterBytes / 1e9);
         return buf;
     }
-    std::snprintf(buf, sizeof buf,
-                  "nothing fits in memory: the closest stage (layers %d-%d, %s..%s, tp=%d cp=%d "
-                  "ep=%d, ZeRO-%d, recompute %s) needs %.2f GB per device against %.2f GB usable",
-                  stage.firstLayer, stage.endLayer - 1, m.layers[stage.firstLayer].name.c_str(),
-                  m.layers[stage.endLayer - 1].name.c_str(), stage.tp, stage.cp, stage.ep,
-                  stage.zero, toString(stage.recompute), need / 1e9, capacity / 1e9);
-    return buf;
+    return {};
 }
 
 } // namespace nest

@@ -296,4 +296,10 @@ struct MemoryObstacle {
     std::string message(const PlanSpace &space) const;
 };
 
+// "nothing fits in memory: ..., whatever the plan" when the fixed per-device memory exceeds a
+// device, or the model's weights, gradients and optimizer state exceed the whole cluster's
+// memory; "" otherwise. Cheap (no plan space): runSearch asks it before anything is allocated
+// (issue 48: 25,000 layers took 4.4 GB of tables before saying so).
+std::string wholeClusterMemoryProblem(const Topology &topo, const ModelProfile &model, const CostOptions &cost);
+
 } // namespace nest

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace nest {
@@ -19,6 +21,9 @@ constexpr double kSecondsPerCell = 8e-6;
 constexpr double kVisitedFraction = 2.5e-3;
 // Seconds per complete plan the exhaustive planner evaluates.
 constexpr double kSecondsPerPlan = 2e-5;
+// Seconds per plan the Megatron-style planner builds and evaluates, per device plus layer
+// (5e-4 s a plan for GPT-3 on 1,024 devices).
+constexpr double kSecondsPerPlanUnit = 5e-7;
 
 double log2AtLeast1(double x)
 {
@@ -82,13 +87,44 @@ std::string count(double n)
 
 } // namespace
 
+namespace {
+
+// The cgroup's memory limit in bytes (v2 memory.max, else v1 memory.limit_in_bytes); 0 when
+// there is none or it cannot be read.
+double cgroupMemoryLimit()
+{
+    for (const char *file : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+        std::FILE *f = std::fopen(file, "r");
+        if (!f)
+            continue;
+        char buf[64] = {};
+        const bool read = std::fgets(buf, sizeof buf, f) != nullptr;
+        std::fclose(f);
+        if (!read)
+            continue;
+        char *end = nullptr;
+        const double v = std::strtod(buf, &end);
+        if (end != buf && v > 0 && v < 1e18)  // "max" and v1's "no limit" (~9.2e18) are none
+            return v;
+    }
+    return 0;
+}
+
+} // namespace
+
 double defaultMemoryBudgetBytes()
 {
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long pageSize = ::sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || pageSize <= 0)
-        return 4e9;
-    return 0.5 * static_cast<double>(pages) * static_cast<double>(pageSize);
+    double usable = pages > 0 && pageSize > 0 ? static_cast<double>(pages) * static_cast<double>(pageSize) : 8e9;
+    for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+        rlimit l{};
+        if (::getrlimit(resource, &l) == 0 && l.rlim_cur != RLIM_INFINITY)
+            usable = std::min(usable, static_cast<double>(l.rlim_cur));
+    }
+    if (const double cgroup = cgroupMemoryLimit(); cgroup > 0)
+        usable = std::min(usable, cgroup);
+    return 0.5 * usable;
 }
 
 double memoryBudgetOf(const SearchOptions &options)
@@ -106,6 +142,49 @@ SearchEstimate estimateSearch(const PlanSpace &space, SearchKind kind)
     SearchEstimate e;
     if (kind == SearchKind::None || !space.problem().empty())
         return e;
+    if (kind == SearchKind::Megatron) {
+        // MegatronPlanner's grid: cp x ep x micro-batch x schedule (1F1B and each interleaving
+        // depth) x recompute x ZeRO configurations, each trying the pipeline depths that
+        // divide the blocks, fewest first; every try builds and evaluates a whole plan, whose
+        // cost grows with the devices and the layers (0.64 s for 1,205 plans of GPT-3 on 1,024
+        // devices). An upper side: every depth of every configuration.
+        const SearchOptions &o = space.options();
+        const ModelProfile &model = space.model();
+        int blocks = 0;
+        for (const LayerProfile &l : model.layers)
+            blocks += l.kind == LayerKind::Transformer || l.kind == LayerKind::Moe ? 1 : 0;
+        if (blocks == 0)
+            blocks = model.layerCount();
+        double depths = 0;
+        for (int p = 1; p <= std::min(blocks, space.maxStages()); ++p)
+            depths += blocks % p == 0 ? 1 : 0;
+        double eps = 1;
+        if (model.numExperts > 1)
+            eps = std::max<double>(1, static_cast<double>(o.epCandidates.size()));
+        double schedules = 0;
+        const auto has = [&o](Schedule s) { return std::find(o.schedules.begin(), o.schedules.end(), s) != o.schedules.end(); };
+        if (has(Schedule::OneFOneB) || has(Schedule::GPipe))
+            schedules += 1;
+        if (has(Schedule::Interleaved))
+            for (int d : o.virtualStages)
+                schedules += d >= 2 ? 1 : 0;
+        // Only a micro-batch that divides the global batch gives a data-parallel degree and so
+        // a plan to evaluate; the others still walk the depths and degrees (a few ns each).
+        double dividing = 0;
+        for (int mb : o.microBatches)
+            dividing += mb > 0 && space.globalBatch() % mb == 0 ? 1 : 0;
+        const double others = std::max<double>(1, static_cast<double>(space.cpDegrees().size())) * eps *
+                              std::max(1.0, schedules) *
+                              std::max<double>(1, static_cast<double>(space.recomputeModes().size())) *
+                              (o.allowZero ? 2 : 1);
+        const double configs = others * std::max<double>(1, static_cast<double>(o.microBatches.size()));
+        const double devices = space.topology().deviceCount();
+        e.states = others * dividing * std::max(1.0, depths);
+        e.seconds = configs * std::max(1.0, depths) * devices * 2e-9 +
+                    e.states * kSecondsPerPlanUnit * (devices + model.layerCount());
+        e.bytes = (space.topology().deviceCount() + model.layerCount()) * 256.0;  // one plan at a time
+        return e;
+    }
     const double layers = space.layerCount();
     const double widths = std::max<size_t>(space.widths().size(), 1);
     const int wmin = space.widths().empty() ? 1 : space.widths().front();
@@ -162,6 +241,7 @@ Result<SearchEstimate> estimateSearch(const Topology &topo, const ModelProfile &
         return Result<SearchEstimate>::failure(space.problem());
     const SearchKind kind = planner == "nest"         ? SearchKind::Nest
                             : planner == "exhaustive" ? SearchKind::Exhaustive
+                            : planner == "megatron"   ? SearchKind::Megatron
                                                       : SearchKind::None;
     return estimateSearch(space, kind);
 }
@@ -181,11 +261,13 @@ std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptio
     if (estimate.seconds > maxSeconds && estimate.states <= maxStates)
         return "search would take about " + count(estimate.seconds) + " s (" + count(estimate.states) +
                " states), above the limit of about " + count(maxSeconds) +
-               " s (fewer layers, devices or micro-batch sizes, a smaller --max-stages, or the nest planner)";
+               " s (fewer layers, devices or micro-batch sizes, a smaller --max-stages, --max-states to allow "
+               "more, or the nest planner)";
     if (estimate.states > maxStates)
         return "search would visit ~" + count(estimate.states) + " states (about " +
                count(estimate.seconds) + " s), above the limit of " + count(maxStates) +
-               " states (fewer layers or devices, a smaller --max-stages, or the nest planner)";
+               " states (fewer layers or devices, a smaller --max-stages, --max-states to allow more, or the nest "
+               "planner)";
     return {};
 }
 

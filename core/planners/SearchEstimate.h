@@ -15,6 +15,8 @@ enum class SearchKind {
     None,        // no estimate (planners that bound their own work: mcmc, manual)
     Nest,        // NestPlanner's dynamic programme
     Exhaustive,  // ExhaustivePlanner's enumeration of every plan
+    Megatron,    // MegatronPlanner's grid (issue 48: thousands of candidates ran for over 600 s
+                 // with no estimate): states are the plans it evaluates
 };
 
 struct SearchEstimate {
@@ -29,8 +31,11 @@ struct SearchEstimate {
 // estimate and the search's own check while it grows both count with it.
 inline constexpr double kBytesPerSearchCell = 96;
 
-// Default SearchOptions::memoryBudgetBytes: half the machine's physical memory (sysconf),
-// 4 GB when it cannot be read.
+// Default SearchOptions::memoryBudgetBytes: half of what the process may use: the machine's
+// physical memory (sysconf), or less where a limit says so: RLIMIT_AS and RLIMIT_DATA
+// (ulimit -v / -d) and the cgroup's memory.max (a container). 4 GB when nothing can be read.
+// Issue 48: under a 4 GB cap on a larger machine the budget was half the machine and a
+// 25,000-layer model ended in std::bad_alloc.
 double defaultMemoryBudgetBytes();
 // Default SearchOptions::maxStates: above this a search is refused as too long.
 inline constexpr double kDefaultMaxStates = 2e9;

@@ -3,6 +3,8 @@
 #include "SearchEstimate.h"
 
 #include <chrono>
+#include <cstdio>
+#include <new>
 #include <utility>
 
 namespace nest {
@@ -27,6 +29,12 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
 {
     const auto start = std::chrono::steady_clock::now();
     PlanResult result;
+    // What no plan can fit is said before the plan space and its tables exist (issue 48).
+    if (topo.deviceCount() > 0 && model.layerCount() > 0)
+        if (std::string whole = wholeClusterMemoryProblem(topo, model, searchCostOptions(options)); !whole.empty()) {
+            result.message = whole;
+            return result;
+        }
     const PlanSpace space(topo, model, options);
     if (!space.problem().empty()) {
         result.message = space.problem();
@@ -59,6 +67,16 @@ PlanResult runSearch(const Topology &topo, const ModelProfile &model, const Sear
         result.message = "search cancelled";
     } catch (const SearchLimitExceeded &limit) {
         result.message = limit.message;
+    } catch (const std::bad_alloc &) {
+        // The estimate is an order of magnitude: when the process's memory (ulimit -v, a
+        // container) runs out before the budget does, the search ends with the reason, not
+        // the process (issue 48: 20,000 layers under a 4 GB cap was "internal error:
+        // std::bad_alloc"). Its tables are freed by now.
+        const SearchEstimate e = estimateSearch(space, kind);
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.1f GB", e.bytes / 1e9);
+        result.message = "search ran out of memory (estimated ~" + std::string(buf) +
+                         "; fewer layers or devices, a smaller --max-stages, or more memory)";
     }
     result.stats.wallSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -29,7 +30,10 @@ namespace fs = std::filesystem;
 // A run's cluster or model: a file next to RUNS.json (or as given), else a preset name.
 std::string resolvePath(const std::string &value, const fs::path &folder)
 {
-    if (!value.empty() && fs::path(value).is_relative() && fs::exists(folder / value))
+    // error_code: a name longer than NAME_MAX or a symlink loop is no file here (the preset
+    // lookup then names the problem), not a filesystem_error (issue 48).
+    std::error_code ec;
+    if (!value.empty() && fs::path(value).is_relative() && fs::exists(folder / value, ec))
         return (folder / value).string();
     return value;
 }
@@ -165,6 +169,14 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
     }
     if (!std::isfinite(run.measuredSeconds) || run.measuredSeconds <= 0)
         throw JsonError(path, "the measurement gives no finite step time");
+    if (const auto why = rangeProblem(run.measuredSeconds, limits::stepSeconds)) {
+        const char *key = has(r, "step_time_s") ? "step_time_s" : has(r, "tokens_per_s_per_gpu") ? "tokens_per_s_per_gpu"
+                                                                                                 : "tflops_per_gpu";
+        throw JsonError(childPath(path, key), std::string(key) == "step_time_s"
+                                                  ? *why
+                                                  : "gives a step time of " + std::to_string(run.measuredSeconds) +
+                                                        " s, which " + *why);
+    }
     return run;
 }
 
@@ -326,6 +338,12 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
 Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
                                    const CostOptions &base)
 {
+    return fitCalibration(runs, fit, base, FitLimits{});
+}
+
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base, const FitLimits &limits)
+{
     using R = Result<Calibration>;
     if (runs.empty())
         return R::failure("no runs to calibrate on");
@@ -372,7 +390,33 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
                           "; add runs or fit fewer parameters with --fit");
     }
 
+    // The bound before the work (issue 48), in the search's units: evaluations are states,
+    // each state stands for about 8 us of the limit.
+    double unitsPerPass = 0;  // devices + layers of every run: one evaluation of each
+    for (const MeasuredRun &r : runs)
+        unitsPerPass += r.topology.deviceCount() + r.model.layerCount();
+    const double params = static_cast<double>(space.size());
+    const double iterationsGuess = 10;
+    const double passes = 1 + iterationsGuess * (params + 2);
+    const double evaluations = passes * static_cast<double>(runs.size());
+    const double seconds = passes * unitsPerPass * 5e-7 + iterationsGuess * 2 * params * params * params * 1e-9;
+    const double maxStates = limits.maxStates > 0 ? limits.maxStates : 2e9;
+    const double maxSeconds = maxStates * 8e-6;
+    if (seconds > maxSeconds || evaluations > maxStates) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "fitting %zu parameters to %zu runs would take about %.2g s (%.2g plan evaluations), above the "
+                      "limit of about %.2g s (%.2g evaluations): fewer runs or device types, --fit fewer parameters, "
+                      "or --max-states to allow more",
+                      space.size(), runs.size(), seconds, evaluations, maxSeconds, maxStates);
+        return R::failure(buf);
+    }
+    if (limits.estimate)
+        limits.estimate(seconds);
+    double passesDone = 0;
     auto predict = [&](const std::vector<double> &theta, std::vector<double> &out) -> std::string {
+        if (limits.progress)
+            limits.progress(std::min(0.99, ++passesDone / passes));
         out.resize(runs.size());
         for (size_t i = 0; i < runs.size(); ++i) {
             const Report rep = evaluate(runs[i].plan, runs[i].topology, runs[i].model, optionsFor(runs[i], space, theta, base));
@@ -398,6 +442,25 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
     std::vector<double> before, now;
     // The starting point without any fitted parameter: the uncalibrated model.
     if (const std::string e = predict(theta, before); !e.empty())
+        return R::failure(e);
+    // A measurement the parameters cannot reach would pin them at their bounds and report
+    // errors of thousands of per cent as a calibration (issue 48): refused, naming the run.
+    const auto outOfReach = [&](const std::vector<double> &times, const char *what) -> std::string {
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const double factor = runs[i].measuredSeconds / times[i];
+            if (factor > limits::maxCalibrationFactor || factor < 1 / limits::maxCalibrationFactor) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "measured %.6g s, %s %.6g s (a factor of %.3g)", runs[i].measuredSeconds,
+                              what, times[i], factor >= 1 ? factor : 1 / factor);
+                return "run '" + runs[i].name + "': " + buf + ", more than " +
+                       std::to_string(static_cast<int>(limits::maxCalibrationFactor)) +
+                       ": beyond what a calibration can fit (GEMM efficiency 0.05..1, step overhead -0.5..3); check "
+                       "the run's layout, batch, sequence and units";
+            }
+        }
+        return {};
+    };
+    if (const std::string e = outOfReach(before, "the uncalibrated cost model predicts"); !e.empty())
         return R::failure(e);
     now = before;
     double lambda = 1e-3;
@@ -452,6 +515,9 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
             break;
     }
 
+    // What calibrate writes, --calibration reads: the loader refuses the same factor.
+    if (const std::string e = outOfReach(now, "the calibrated cost model gives"); !e.empty())
+        return R::failure(e);
     Calibration c;
     std::map<std::pair<std::string, std::string>, CalibrationEntry> entries;
     auto entryOf = [&](const std::string &device, const std::string &fw) -> CalibrationEntry & {

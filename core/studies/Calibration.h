@@ -19,6 +19,7 @@
 #include "Topology.h"
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,19 @@ ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &
 // parameters outnumber the runs, or when a run's plan cannot be evaluated.
 Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
                                    const CostOptions &base = {});
+
+// The fit's bound (issue 48: 1,000 runs of large clusters took 180 s with no progress and
+// grew about cubically). Before it starts the fit estimates its plan evaluations (runs x
+// (1 + about 10 iterations x (parameters + 2))) and seconds (each evaluation's cost grows
+// with the run's devices and layers, each iteration's solve with parameters^3), and refuses
+// past maxStates (as a search: 0 = the default 2e9, each standing for ~8 us) naming
+// --max-states; `progress` (may be empty) hears the fraction done.
+struct FitLimits {
+    double maxStates = 0;
+    std::function<void(double fraction)> progress;
+    std::function<void(double seconds)> estimate;  // told the estimate before the fit starts
+};
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base, const FitLimits &limits);
 
 } // namespace nest

@@ -149,6 +149,138 @@ Result<std::string> resolveWriteTarget(const std::string &file)
     }
 }
 
+namespace {
+
+// The default permission bits of a new file: 0666 & ~umask (umask read without a race-free
+// call, as everywhere: set and restored at once).
+mode_t umaskNow()
+{
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return mask;
+}
+
+// A temporary next to `target` holding `data`, flushed, fsync'd and closed, with the replaced
+// file's permission bits (a new file: 0666 & ~umask), plus the execute bits when asked.
+// Returns the temporary's path, or the reason (the temporary removed).
+Result<std::string> writeTemporary(const std::string &file, const std::string &target, std::string_view data,
+                                   bool executable, const std::string &unchanged)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::path(target).parent_path();
+    if (dir.empty())
+        dir = ".";
+    std::string tmpl = (dir / ("." + fs::path(target).filename().string() + ".XXXXXX")).string();
+    Fd fd(::mkstemp(tmpl.data()));
+    if (fd.get() < 0) {
+        const int e = errno;
+        return Result<std::string>::failure(fail(file, "cannot be written (" + errnoText(e) + ")" + unchanged));
+    }
+    const auto cleanup = [&tmpl](const std::string &message) {
+        ::unlink(tmpl.c_str());
+        return Result<std::string>::failure(message);
+    };
+    size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd.get(), data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            const int e = errno;
+            return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+        }
+        if (n == 0)
+            return cleanup(fail(file, "write failed (" + errnoText(ENOSPC) + ")" + unchanged));
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0) {
+        const int e = errno;
+        return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+    }
+    struct stat old {};
+    const mode_t mask = umaskNow();
+    mode_t mode = ::stat(target.c_str(), &old) == 0 ? (old.st_mode & 07777) : (0666 & ~mask);
+    if (executable)
+        mode |= 0111 & ~mask;
+    (void)::fchmod(fd.get(), mode);
+    if (::close(fd.release()) != 0) {
+        const int e = errno;
+        return cleanup(fail(file, "write failed (" + errnoText(e) + ")" + unchanged));
+    }
+    return tmpl;
+}
+
+} // namespace
+
+Result<bool> writeFilesAtomically(const std::vector<FileToWrite> &files)
+{
+    using R = Result<bool>;
+    const std::string unchanged = "; no file of the set was changed";
+    struct Pending {
+        std::string file, target, temporary, backup;
+        bool existed = false, renamed = false;
+    };
+    std::vector<Pending> pending;
+    const auto removeTemporaries = [&pending]() {
+        for (const Pending &p : pending)
+            if (!p.temporary.empty() && !p.renamed)
+                ::unlink(p.temporary.c_str());
+    };
+    // 1. Every target resolved and checked before anything is written.
+    for (const FileToWrite &f : files) {
+        const Result<std::string> resolved = resolveWriteTarget(f.path);
+        if (!resolved)
+            return R::failure(resolved.error() + unchanged);
+        for (const Pending &p : pending)
+            if (p.target == *resolved)
+                return R::failure(fail(f.path, "is the same file as " + p.file + unchanged));
+        pending.push_back({f.path, *resolved, {}, {}, false, false});
+    }
+    // 2. Every temporary written.
+    for (size_t i = 0; i < files.size(); ++i) {
+        auto tmp = writeTemporary(files[i].path, pending[i].target, files[i].data, files[i].executable, unchanged);
+        if (!tmp) {
+            removeTemporaries();
+            return R::failure(tmp.error());
+        }
+        pending[i].temporary = *tmp;
+    }
+    // 3. Renamed in order, each replaced file kept (a hard link) until all are in place.
+    const auto rollBack = [&pending, &removeTemporaries]() {
+        for (Pending &p : pending) {
+            if (!p.renamed)
+                continue;
+            if (!p.backup.empty())
+                ::rename(p.backup.c_str(), p.target.c_str());
+            else if (!p.existed)
+                ::unlink(p.target.c_str());
+        }
+        removeTemporaries();
+        for (const Pending &p : pending)
+            if (!p.backup.empty())
+                ::unlink(p.backup.c_str());
+    };
+    for (Pending &p : pending) {
+        struct stat st {};
+        p.existed = ::lstat(p.target.c_str(), &st) == 0;
+        if (p.existed) {
+            const std::string backup = p.temporary + ".old";
+            if (::link(p.target.c_str(), backup.c_str()) == 0)
+                p.backup = backup;
+        }
+        if (::rename(p.temporary.c_str(), p.target.c_str()) != 0) {
+            const int e = errno;
+            rollBack();
+            return R::failure(fail(p.file, "cannot replace the file (" + errnoText(e) + ")" + unchanged));
+        }
+        p.renamed = true;
+    }
+    for (const Pending &p : pending)
+        if (!p.backup.empty())
+            ::unlink(p.backup.c_str());
+    return true;
+}
+
 Result<bool> writeFileAtomically(const std::string &file, std::string_view data)
 {
     namespace fs = std::filesystem;

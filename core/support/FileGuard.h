@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nest {
 
@@ -34,5 +35,22 @@ Result<std::string> resolveWriteTarget(const std::string &file);
 // message says why ("FILE: write failed: No space left on device; the previous file is
 // unchanged"). The one writer for core and the CLI (`--out`).
 Result<bool> writeFileAtomically(const std::string &file, std::string_view data);
+
+// One file of a set written together.
+struct FileToWrite {
+    std::string path;
+    std::string_view data;
+    bool executable = false;   // add the execute bits (masked by the umask), as for a launch script
+};
+
+// Writes every file or none (issue 48: an export's launch script, rank map and hostfile
+// belong together). First every target is resolved (as writeFileAtomically: symlinks
+// followed, only regular files replaced) and every temporary written, flushed and fsync'd;
+// any failure there removes the temporaries and leaves every previous file as it was ("FILE:
+// write failed (No space left on device); no file of the set was changed"). Then the
+// temporaries are renamed over their targets in order, each replaced file kept as a hard-link
+// backup until all renames succeed; a rename that fails puts the earlier ones back. Two
+// paths that resolve to the same file are refused.
+Result<bool> writeFilesAtomically(const std::vector<FileToWrite> &files);
 
 } // namespace nest

@@ -2,6 +2,7 @@
 
 #include "FileGuard.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace nest {
@@ -82,6 +83,8 @@ public:
     }
 
     std::string errorPath, reason;
+    size_t depthLimit = 0;  // 0: none; else stop (tooDeep) at the first value nested deeper
+    bool tooDeep = false;
 
 private:
     struct Frame {
@@ -89,6 +92,31 @@ private:
         size_t index = 0;
         std::string key;
     };
+    // path() with long keys cut and, past 12 levels, the middle levels left out:
+    // "a.b.c.d.e.f.g.h ...(244 levels)... [0][0][0][0]".
+    std::string shortPath() const
+    {
+        std::vector<std::string> parts;
+        for (const auto &f : m_frames) {
+            if (f.array) {
+                parts.push_back("[" + std::to_string(f.index) + "]");
+            } else {
+                std::string key = f.key.size() > 40 ? f.key.substr(0, 40) + "..." : f.key;
+                parts.push_back(parts.empty() ? key : "." + key);
+            }
+        }
+        std::string p;
+        for (size_t i = 0; i < parts.size(); ++i) {
+            if (parts.size() > 12 && i == 8) {
+                p += " ...(" + std::to_string(parts.size() - 12) + " levels)... ";
+                i = parts.size() - 4;
+                p += parts[i][0] == '.' ? parts[i].substr(1) : parts[i];
+                continue;
+            }
+            p += parts[i];
+        }
+        return p;
+    }
     std::string path() const
     {
         std::string p;
@@ -104,6 +132,12 @@ private:
     }
     bool open(bool array)
     {
+        if (depthLimit > 0 && m_frames.size() >= depthLimit) {
+            // The path of the first value nested one level too deep, shortened.
+            errorPath = shortPath();
+            tooDeep = true;
+            return false;
+        }
         m_frames.push_back({array, 0, {}});
         return true;
     }
@@ -115,12 +149,51 @@ private:
     std::vector<Frame> m_frames;
 };
 
+// The deepest nesting of objects and arrays in `text`, brackets inside strings not counted: a
+// linear scan, before nlohmann_json builds (and later copies, recursively) the tree. Malformed
+// text is left to the parser.
+int nestingDepth(const std::string &text)
+{
+    int depth = 0, deepest = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            deepest = std::max(deepest, ++depth);
+        } else if (c == '}' || c == ']') {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
 } // namespace
 
 Result<Json> parseJsonText(const std::string &text, const std::string &origin)
 {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         return Result<Json>::failure(formatError(origin, "", "the file is empty"));
+    if (const int depth = nestingDepth(text); depth > limits::maxJsonDepth) {
+        PathSax sax;
+        sax.depthLimit = limits::maxJsonDepth;
+        Json::sax_parse(text, &sax, Json::input_format_t::json, false);
+        const std::string reason = "objects and arrays nested more than " + std::to_string(limits::maxJsonDepth) +
+                                   " levels deep (" + std::to_string(depth) + "); no NEST file needs more than about 40";
+        if (sax.tooDeep)
+            return Result<Json>::failure(formatError(origin, sax.errorPath.empty() ? "(top level)" : sax.errorPath,
+                                                     reason));
+        // The scan counted brackets the parser would reject first (malformed text): fall
+        // through to the parser's own message.
+    }
     try {
         return Json::parse(text);
     } catch (const Json::parse_error &e) {
@@ -153,7 +226,9 @@ Result<Json> readJsonFile(const std::string &file)
 
 Result<bool> writeJsonFile(const std::string &file, const Json &j)
 {
-    return writeFileAtomically(file, j.dump(2) + "\n");
+    // Text from the outside (a file name as a cluster's name) need not be UTF-8: such bytes
+    // become U+FFFD instead of an exception (issue 48).
+    return writeFileAtomically(file, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 void requireObject(const Json &j, const std::string &path)

@@ -39,6 +39,11 @@ namespace limits {
 
 // Files.
 inline constexpr std::uintmax_t maxFileBytes = 256ull * 1024 * 1024;  // 256 MB per input file
+// Nesting of JSON objects and arrays, checked before the parse (issue 48): nlohmann_json
+// copies, compares and dumps recursively, so a 100,000-deep model overflowed the stack
+// (SIGSEGV in `inspect`). The deepest file NEST writes (a workspace holding an explicit
+// cluster of 16 levels) nests about 40 levels.
+inline constexpr int maxJsonDepth = 256;
 
 // Links (cluster levels and overrides).
 inline constexpr Range bandwidthGBps{1e-6, 1e7, "GB/s"};       // 1 kB/s .. 10 PB/s per device
@@ -51,6 +56,14 @@ inline constexpr Range memoryGB{1e-3, 1e5, "GB"};              // 1 MB .. 100 TB
 inline constexpr Range memoryBandwidthGBps{1e-3, 1e7, "GB/s"}; // 1 MB/s .. 10 PB/s
 inline constexpr Range efficiency{1e-3, 1, "", true};          // (0.001, 1]: fraction of peak
 inline constexpr Range matmulEfficiency{0, 1, ""};             // 0 = the cost model's default
+
+// Measured runs and calibrations (issue 48): a step time of 1e308 s was accepted, fitted to
+// parameters stuck at their bounds, and gave "+inf %" errors and an error band of infinity.
+inline constexpr Range stepSeconds{1e-6, 1e6, "s"};   // a microsecond .. 11.6 days per step
+// A measured step time more than this factor from the uncalibrated prediction is beyond
+// what the fitted parameters (GEMM efficiency 0.05..1, step overhead -0.5..3) can reach, and
+// a calibrated time this far from its measurement is no calibration.
+inline constexpr double maxCalibrationFactor = 100;
 
 // Model shapes (counts).
 inline constexpr Range layers{1, 100'000, "", false, true};
@@ -87,6 +100,9 @@ inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction 
 inline constexpr Range searchDepths{1, 64, "", false, true};        // interleaving depths searched (--vpp)
 inline constexpr Range maxStages{0, 100'000, "", false, true};      // --max-stages; 0 = the layer count
 inline constexpr Range evaluationBudget{1, 100'000'000, "", false, true};  // mcmc plan evaluations
+// --max-states: the search limit (SearchOptions::maxStates; default 2e9, about 16,000 s); each
+// state stands for about 8 us, so 1e12 is three months.
+inline constexpr Range searchStates{1e3, 1e12, ""};
 inline constexpr Range threads{1, 1'024, "", false, true};          // planners run at once
 // Searches one NestPlanner run deals its outer points to (SearchOptions::threads, --threads).
 inline constexpr Range searchThreads{1, 64, "", false, true};

@@ -144,7 +144,10 @@ TEST(PlannerMisc, nothingFits)
     ASSERT_TRUE(!r.found);
     ASSERT_TRUE(r.message.find("nothing fits in memory") != std::string::npos) << r.message.c_str();
     ASSERT_TRUE(r.message.find("GB") != std::string::npos) << r.message.c_str();
-    ASSERT_TRUE(r.stats.pruned > 0);
+    // Said before any table is built (issue 48: the whole cluster cannot hold the model's
+    // state, so no search runs; 25,000 layers took 4.4 GB of tables to say so).
+    ASSERT_TRUE(r.message.find("whatever the plan") != std::string::npos) << r.message.c_str();
+    ASSERT_EQ(r.stats.pruned, 0);
     // Two searches (SearchOptions::threads) report the same closest miss.
     o.threads = 2;
     const PlanResult r2 = NestPlanner().plan(topo, model, o);

@@ -37,6 +37,21 @@ Target targetFor(const std::string &fileName)
         return fuzz::pipeline;
     if (kind == "search")
         return fuzz::search;
+    // issue 48
+    if (kind == "hostlist")
+        return fuzz::hostlist;
+    if (kind == "slurm")
+        return fuzz::slurm;
+    if (kind == "ncclxml")
+        return fuzz::ncclXml;
+    if (kind == "nvidiasmi")
+        return fuzz::nvidiaSmi;
+    if (kind == "astrasim")
+        return fuzz::astraSim;
+    if (kind == "runs")
+        return fuzz::runs;
+    if (kind == "calibration")
+        return fuzz::calibration;
     return nullptr;
 }
 
@@ -76,7 +91,8 @@ TEST(ReliabilityRegressions, keptInputs)
         [&] {
             const Target target = targetFor(file);
             ASSERT_TRUE(target) << "unknown target prefix in " << file
-                                << " (cluster-, model-, hfconfig-, profile-, plan-, workspace-, pipeline-, search-)";
+                                << " (cluster-, model-, hfconfig-, profile-, plan-, workspace-, pipeline-, search-, hostlist-, slurm-, "
+                                   "ncclxml-, nvidiasmi-, astrasim-, runs-, calibration-)";
             ASSERT_TRUE(std::ifstream(kRegressions + "/" + file, std::ios::binary).is_open());
             ASSERT_EQ(runOn(target, kRegressions + "/" + file), 0);
         }();

@@ -37,6 +37,7 @@ import concurrent.futures
 import importlib.util
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -410,6 +411,22 @@ def check_user_module(a, tmp):
     check(blk["output_bytes"] == 2 * b * s * h, "block output 2bsh (found %d)" % blk["output_bytes"])
     check(prof["hidden"] == h, "hidden read from the first block's input (found %s)" % prof.get("hidden"))
     inspect(a, out)
+    # Issue 48: --module is built on meta from the start. 8 blocks of hidden 16384 (inner 65536)
+    # are 17e9 parameters, 69 GB in FP32 on the CPU: under a 3 GB address-space cap it must
+    # still extract, with the same parameter count.
+    L, h, V = 8, 16384, 100
+    f = 4 * h
+    wide = os.path.join(tmp, "wide-mlp.json")
+    r = subprocess.run(["/bin/bash", "-c", "ulimit -v 3000000 && exec \"$@\"", "bash", sys.executable, a.extract,
+                        "--module", mod + ":TinyMlpLM", "--args", json.dumps({"layers": L, "hidden": h, "vocab": V}),
+                        "--seq", "8", "--out", wide], capture_output=True, text=True)
+    check(r.returncode == 0, "a 17e9-parameter module under a 3 GB cap: exit %d, %r" % (r.returncode, r.stderr[-300:]))
+    if r.returncode == 0:
+        with open(wide) as fh:
+            blocks = [l for l in json.load(fh)["layers"] if l["name"].startswith("block")]
+        block_params = 2 * h + h * f + f + f * h + h
+        check(len(blocks) == L and all(l["params"] == block_params for l in blocks),
+              "wide blocks of %d parameters each" % block_params)
 
 
 def check_shape_code(a, tmp):
@@ -525,7 +542,21 @@ def check_bad_input(a, tmp):
     with open(no_layers, "w") as f:
         json.dump({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
                    "intermediate_size": 128, "vocab_size": 100}, f)
+    # Issue 48: 100,000-deep JSON (a RecursionError traceback before) is refused like nest-cli.
+    deep_json = os.path.join(tmp, "deep.json")
+    with open(deep_json, "w") as f:
+        f.write('{"model_type": "gpt2", "x": ' + "[" * 100000 + "]" * 100000 + "}")
     cases = [
+        (["--hf-config", deep_json], "deep.json: objects and arrays nested more than 256 levels deep (100001) at line 1"),
+        (["--module", mod + ":TinyMlpLM", "--args", "[" * 50000 + "]" * 50000, "--seq", "8"],
+         "--args: objects and arrays nested more than 256 levels deep"),
+        # Issue 48: what nest-extract writes, nest-cli reads: its ranges, before any tracing.
+        (["--hf-config", bert, "--seq", "1000000000"], "--seq must be at most 16777216"),
+        (["--hf-config", bert, "--micro-batch", "100000"], "--micro-batch must be at most 65536"),
+        (["--hf-config", bert, "--global-batch", "100000000"], "--global-batch must be at most 16777216"),
+        (["--module", mod + ":TinyMlpLM", "--args", '{"layers": 1, "hidden": 1024, "vocab": 100}',
+          "--seq", "16777216", "--micro-batch", "65536", "--global-batch", "16777216"],
+         "layers[0].output_bytes would be 2.2518e+15 bytes, outside nest-cli's range 0 to 1e+15"),
         (["--module", os.path.join(tmp, "missing.py") + ":X", "--seq", "8"], "missing.py: no such file"),
         (["--module", mod + ":NoSuchClass", "--seq", "8"], "no class 'NoSuchClass'"),
         (["--module", mod + ":TinyMlpLM", "--args", "{layers: 2}", "--seq", "8"], "--args: bad JSON"),
@@ -549,6 +580,66 @@ def check_bad_input(a, tmp):
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and not r.stdout,
               "exit %d, %r" % (r.returncode, r.stderr.strip()[:160]))
+    check_hostile_modules_and_outputs(a, tmp)
+
+
+def check_hostile_modules_and_outputs(a, tmp):
+    """Issue 48: a module raising KeyboardInterrupt or calling sys.exit(0) at import is bad input
+    (a SIGINT traceback and a silent exit 0 before); --out follows nest-cli's writer rules: no
+    FIFO replaced, a symlink written through, a pre-placed OUT.tmp symlink never followed, no
+    temporary left and the old file intact past a file-size limit."""
+    print("--- hostile modules and outputs")
+    for name, body, expected in [("ki.py", "raise KeyboardInterrupt\n", "ki.py: cannot import: KeyboardInterrupt"),
+                                 ("ex.py", "import sys\nsys.exit(0)\n", "ex.py: cannot import: SystemExit: 0")]:
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(body)
+        r = subprocess.run([sys.executable, a.extract, "--module", path + ":X", "--seq", "8"],
+                           capture_output=True, text=True)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and expected in lines[0] and not r.stdout,
+              "%s: exit %d, %r" % (name, r.returncode, r.stderr.strip()[:160]))
+    tiny = os.path.join(a.root, "tests", "extract", "tiny-gpt2.json")
+    folder = os.path.join(tmp, "outs")
+    os.makedirs(folder)
+
+    def extract_to(out, limit_kb=None):
+        cmd = [sys.executable, a.extract, "--hf-config", tiny, "--out", out]
+        if limit_kb:
+            cmd = ["/bin/bash", "-c", "ulimit -f %d && exec \"$@\"" % limit_kb, "bash"] + cmd
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    fifo = os.path.join(folder, "fifo.json")
+    os.mkfifo(fifo)
+    r = extract_to(fifo)
+    check(r.returncode == 2 and "fifo.json: not a regular file (refusing to replace a FIFO)" in r.stderr
+          and stat.S_ISFIFO(os.lstat(fifo).st_mode), "--out FIFO: exit %d, %r" % (r.returncode, r.stderr[:160]))
+    secret = os.path.join(folder, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("secret\n")
+    out = os.path.join(folder, "out.json")
+    os.symlink(secret, out + ".tmp")
+    r = extract_to(out)
+    check(r.returncode == 0 and open(secret).read() == "secret\n" and json.load(open(out))["format"] == "nest-profile",
+          "a pre-placed OUT.tmp symlink is not followed: exit %d, %r" % (r.returncode, r.stderr[:160]))
+    link = os.path.join(folder, "link.json")
+    os.symlink("out.json", link)
+    os.unlink(out)
+    r = extract_to(link)
+    check(r.returncode == 0 and os.path.islink(link) and json.load(open(out))["format"] == "nest-profile",
+          "--out a symlink: written through, the link kept")
+    with open(out, "w") as f:
+        f.write("OLD\n")
+    before = sorted(os.listdir(folder))
+    r = extract_to(out, limit_kb=1)
+    check(r.returncode == 2 and "out.json: write failed (File too large); the previous file is unchanged" in r.stderr
+          and open(out).read() == "OLD\n" and sorted(os.listdir(folder)) == before,
+          "past a file-size limit: exit %d, %r, %s" % (r.returncode, r.stderr[:160], sorted(os.listdir(folder))))
+    loop = os.path.join(folder, "l1")
+    os.symlink("l2", loop)
+    os.symlink("l1", os.path.join(folder, "l2"))
+    r = extract_to(loop)
+    check(r.returncode == 2 and "l1: too many levels of symbolic links" in r.stderr, "--out a symlink loop")
 
 
 def main():

@@ -3,18 +3,25 @@
 // tests/core/test_reliability_regressions.cpp runs the same function on every kept input of
 // tests/fuzz/regressions/ in the normal suite. A target returns normally or aborts (a
 // broken contract); sanitizers report the rest.
+#include "AstraSimNetwork.h"
+#include "Calibration.h"
+#include "CalibrationIO.h"
 #include "ClusterIO.h"
 #include "HfConfigImport.h"
 #include "JsonUtil.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"
+#include "NcclTopology.h"
+#include "NvidiaSmiTopology.h"
 #include "NestPlanner.h"
 #include "PlanAnalysis.h"
 #include "PlanBuilder.h"
 #include "PlanIO.h"
 #include "PlannerRuns.h"
 #include "ProfileIO.h"
+#include "SafeText.h"
 #include "SearchSettings.h"
+#include "SlurmTopology.h"
 #include "Workspace.h"
 
 #include <chrono>
@@ -284,6 +291,126 @@ inline int search(const uint8_t *data, size_t size)
     } catch (const JsonError &) {
         return 0;  // bad settings: the loader's message (searchSettingsFromJson throws it)
     }
+    return 0;
+}
+
+// ---- issue 48: the parsers added since issue 13 ------------------------------------------------
+
+inline std::string text(const uint8_t *data, size_t size)
+{
+    return std::string(reinterpret_cast<const char *>(data), size);
+}
+
+// Every name a hostlist or topology.conf gives is a host name, and the file's budget holds.
+inline void checkHostNames(const std::vector<std::string> &names)
+{
+    if (static_cast<long long>(names.size()) > HostlistBudget::maxNames)
+        std::abort();
+    for (const std::string &n : names)
+        if (!hostNameProblem(n).empty())
+            std::abort();  // a name a launch script would have to quote
+}
+
+// A Slurm hostlist expression ("gpu[001-016,020],login1").
+inline int hostlist(const uint8_t *data, size_t size)
+{
+    const Result<std::vector<std::string>> names = expandHostlist(text(data, size));
+    if (accepted(names))
+        checkHostNames(*names);
+    return 0;
+}
+
+// A Slurm topology.conf: the tree is connected, one root, every node and switch a host name.
+inline int slurm(const uint8_t *data, size_t size)
+{
+    const Result<SlurmTopology> topo = parseSlurmTopology(text(data, size), "topology.conf");
+    if (!accepted(topo))
+        return 0;
+    if (topo->root < 0 || topo->root >= static_cast<int>(topo->switches.size()))
+        std::abort();
+    for (const SlurmSwitch &sw : topo->switches) {
+        checkHostNames(sw.nodes);
+        if (!hostNameProblem(sw.name).empty() || sw.height < 1)
+            std::abort();
+    }
+    return 0;
+}
+
+// A node description (NCCL dump or nvidia-smi matrix): at least one GPU, finite bandwidths.
+inline void checkNode(const NodeDescription &node)
+{
+    if (node.gpuCount < 1 || node.nvlinksPerGpu < 0)
+        std::abort();
+    for (const std::optional<double> &bw : {node.nvlinkBandwidth, node.nicBandwidthPerGpu})
+        if (bw && !(std::isfinite(*bw) && *bw > 0))
+            std::abort();
+}
+
+inline int ncclXml(const uint8_t *data, size_t size)
+{
+    const Result<NodeDescription> node = parseNcclTopology(text(data, size), "nccl.xml");
+    if (accepted(node))
+        checkNode(*node);
+    return 0;
+}
+
+inline int nvidiaSmi(const uint8_t *data, size_t size)
+{
+    const Result<NodeDescription> node = parseNvidiaSmiTopology(text(data, size), "topo.txt");
+    if (accepted(node))
+        checkNode(*node);
+    return 0;
+}
+
+// ASTRA-sim network YAML: an accepted network makes a valid cluster that the cluster loader
+// reads back (issue 48: import-cluster wrote bandwidths its loader refused), and its YAML
+// reads back to the same network.
+inline int astraSim(const uint8_t *data, size_t size)
+{
+    const Result<AstraSimNetwork> net = parseAstraSimNetwork(text(data, size), "network.yml");
+    if (!accepted(net))
+        return 0;
+    long long devices = 1;
+    for (const AstraSimDimension &d : net->dimensions)
+        devices *= d.npus;
+    if (devices > 65536)
+        return 0;  // a large but valid tree: not this target's business
+    const Result<DeviceSpec> device = devicePreset("h100-sxm-80gb");
+    const Topology t = topologyFromAstraSim(*net, *device, "fuzz");
+    if (!t.validate().empty())
+        std::abort();
+    if (!clusterFromJson(clusterToJson(t), "back.json").ok())
+        std::abort();
+    if (!parseAstraSimNetwork(astraSimNetworkToYaml(*net), "back.yml").ok())
+        std::abort();
+    return 0;
+}
+
+// Measured runs: their clusters and models are files next to the runs or presets; here no
+// folder exists, so only presets resolve. Accepted step times are in range.
+inline int runs(const uint8_t *data, size_t size)
+{
+    const auto j = parse(data, size);
+    if (!j)
+        return 0;
+    const Result<std::vector<MeasuredRun>> r = measuredRunsFromJson(*j, "runs.json", "/nonexistent-nest-fuzz");
+    if (!accepted(r))
+        return 0;
+    for (const MeasuredRun &run : *r)
+        if (!limits::stepSeconds.contains(run.measuredSeconds))
+            std::abort();
+    return 0;
+}
+
+// A calibration: an accepted one has a finite error band (issue 48: "±inf %").
+inline int calibration(const uint8_t *data, size_t size)
+{
+    const auto j = parse(data, size);
+    if (!j)
+        return 0;
+    const Result<Calibration> c = calibrationFromJson(*j, "calibration.json");
+    if (accepted(c) && !std::isfinite(c->errorBand()))
+        std::abort();
     return 0;
 }
 

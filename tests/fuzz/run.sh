@@ -9,7 +9,7 @@ set -euo pipefail
 seconds=${1:?usage: tests/fuzz/run.sh SECONDS}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
-targets=${TARGETS:-"fuzz_cluster fuzz_model fuzz_hf_config fuzz_profile fuzz_plan fuzz_workspace fuzz_pipeline fuzz_search"}
+targets=${TARGETS:-"fuzz_cluster fuzz_model fuzz_hf_config fuzz_profile fuzz_plan fuzz_workspace fuzz_pipeline fuzz_search fuzz_hostlist fuzz_slurm fuzz_nccl_xml fuzz_nvidia_smi fuzz_astra_sim fuzz_runs fuzz_calibration"}
 if [ ! -f "$build/build.ninja" ]; then
   CXX=${CXX:-clang++} cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNEST_FUZZ=ON -DNEST_BUILD_GUI=OFF -DNEST_BUILD_BENCH=OFF

@@ -81,7 +81,7 @@ def torchtitan_coord(rank, tp, cp, dp, pp):
 def torchrun_placement(script):
     """Node rank k runs global ranks k*G .. k*G+G-1 (torchrun --node-rank, --nproc-per-node); local
     rank i runs on GPU i of the CUDA_VISIBLE_DEVICES the script exports for node rank k."""
-    hosts = re.search(r"^HOSTS=\((.*)\)$", script, re.M).group(1).split()
+    hosts = shlex.split(re.search(r"^HOSTS=\((.*)\)$", script, re.M).group(1))  # shell words
     g = int(re.search(r"^NPROC_PER_NODE=(\d+)$", script, re.M).group(1))
     cvd = {int(k): [int(x) for x in v.split(",")]
            for k, v in re.findall(r"^\s+(\d+)\) export CUDA_VISIBLE_DEVICES=([\d,]+) ;;", script, re.M)}
@@ -100,7 +100,7 @@ def deepspeed_placement(hostfile, script):
     order = [line.split()[0] for line in hostfile.splitlines() if line.strip() and not line.startswith("#")]
     for line in hostfile.splitlines():
         check(re.match(r"^(\S+)\s+slots=(\d+)$", line) is not None, f"hostfile line '{line}'")
-    include = re.search(r'^INCLUDE="(.*)"$', script, re.M).group(1)
+    include = shlex.split(re.search(r"^INCLUDE=(.*)$", script, re.M).group(1))[0]  # one shell word
     slots = {}
     for spec in include.split("@"):
         host, gpus = spec.split(":")

@@ -1,7 +1,7 @@
 #include "PlanExport.h"
 
-#include "SaveFile.h"
 #include "Calibration.h"
+#include "FileGuard.h"
 #include "SearchSettings.h"
 
 #include <QDir>
@@ -30,18 +30,21 @@ ExportRequest exportRequestFor(const PlanSnapshot &snapshot)
 bool writeExportFiles(const ExportResult &result, const QString &mainFile, QStringList *written, QString *error)
 {
     const QDir dir = QFileInfo(mainFile).absoluteDir();
+    std::vector<FileToWrite> set;
+    QStringList paths;
     for (size_t i = 0; i < result.files.size(); ++i) {
         const ExportFile &f = result.files[i];
         const QString path = i == 0 ? mainFile : dir.filePath(QString::fromStdString(f.name));
-        if (!writeFileAtomically(path, QByteArray::fromStdString(f.text), error))
-            return false;
-        if (f.executable) {
-            QFile file(path);
-            file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeGroup |
-                                QFileDevice::ExeOther);
-        }
-        written->append(path);
+        set.push_back({QFile::encodeName(path).toStdString(), f.text, f.executable});
+        paths.append(path);
     }
+    // A launch script is not replaced when its rank map or hostfile cannot be written.
+    const Result<bool> ok = writeFilesAtomically(set);
+    if (!ok) {
+        *error = QString::fromStdString(ok.error());
+        return false;
+    }
+    written->append(paths);
     return true;
 }
 

@@ -1,0 +1,7 @@
+// NCCL topology dumps (NCCL_TOPO_DUMP_FILE): a node with GPUs and finite bandwidths. (issue 48)
+#include "FuzzTargets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return nest::fuzz::ncclXml(data, size);
+}
