@@ -221,6 +221,15 @@ ConfigProblem kindNeeds(const ModelConfig &m, const LayerKindSpec &k, const std:
     return {};
 }
 
+// The kinds a pattern may name, for messages: the built-in ones, then the file's own.
+std::string knownLayerKindNames(const ModelConfig &m)
+{
+    std::string known = builtinLayerKindNames();
+    for (const auto &own : m.layerKinds)
+        known += ", " + own.name;
+    return known;
+}
+
 ConfigProblem layerKindProblem(const ModelConfig &m)
 {
     for (const SizeField &f : kSizeFields)
@@ -242,11 +251,8 @@ ConfigProblem layerKindProblem(const ModelConfig &m)
         const LayerRun &r = m.pattern[i];
         const LayerKindSpec *k = m.findLayerKind(r.kind);
         if (!k) {
-            std::string known = builtinLayerKindNames();
-            for (const auto &own : m.layerKinds)
-                known += ", " + own.name;
             return {"layer_pattern", "run " + std::to_string(i + 1) + ": unknown layer kind '" + r.kind +
-                                         "' (known: " + known + ")"};
+                                         "' (known: " + knownLayerKindNames(m) + ")"};
         }
         if (r.count < 1)
             return {"layer_pattern", "run " + std::to_string(i + 1) + ": count must be at least 1"};
@@ -575,12 +581,8 @@ void readPattern(const Json &j, const std::string &path, ModelConfig &m)
     std::string error;
     const auto checkKinds = [&m](const std::vector<LayerRun> &items, const std::string &where) {
         for (const auto &r : items)
-            if (!m.findLayerKind(r.kind)) {
-                std::string known = builtinLayerKindNames();
-                for (const auto &own : m.layerKinds)
-                    known += ", " + own.name;
-                throw JsonError(where, "unknown layer kind '" + r.kind + "' (known: " + known + ")");
-            }
+            if (!m.findLayerKind(r.kind))
+                throw JsonError(where, "unknown layer kind '" + r.kind + "' (known: " + knownLayerKindNames(m) + ")");
     };
     if (has(j, "hybrid_pattern")) {
         const auto parsed = parseHybridPattern(getString(j, "hybrid_pattern", path), error);

@@ -221,8 +221,6 @@ ModelConfig decoderBase(const HfKeys &k, const std::string &family, bool tiedDef
     m.dropout = anyDropout(k, {"attention_dropout"}, false);
     if (k.present("head_dim"))
         m.headDimension = k.size("head_dim");
-    if (m.headDimension > 0 && static_cast<long long>(m.headDimension) * m.heads == m.hidden)
-        m.headDimension = 0;  // the usual width: written as hidden / heads
     return m;
 }
 
@@ -317,8 +315,6 @@ ModelConfig fromQwen(const HfKeys &k, const std::string &type)
     m.qkNorm = v3;
     if (v3 && !k.present("head_dim"))
         m.headDimension = 128;  // Qwen3Config's default
-    if (v3 && static_cast<long long>(m.headDimension) * m.heads == m.hidden)
-        m.headDimension = 0;
     std::vector<std::string> kinds = qwenWindows(k, m, moe ? "moe" : "dense");
     if (moe) {
         m.experts = k.size("num_experts");
@@ -407,8 +403,6 @@ ModelConfig fromGemma(const HfKeys &k, const std::string &type)
     checkActivation(k, "hidden_act", kGated);
     if (!k.present("head_dim") && type != "gemma")
         m.headDimension = 256;
-    if (static_cast<long long>(m.headDimension) * m.heads == m.hidden)
-        m.headDimension = 0;
     if (type == "gemma")
         return m;
     m.normPlacement = ModelConfig::NormPlacement::Sandwich;
@@ -558,8 +552,6 @@ ModelConfig fromNemotronH(const HfKeys &k)
     checkActivation(k, "mlp_hidden_act", kPlain);
     if (k.present("attention_head_dim") || k.present("head_dim"))
         m.headDimension = k.present("attention_head_dim") ? k.size("attention_head_dim") : k.size("head_dim");
-    if (static_cast<long long>(m.headDimension) * m.heads == m.hidden)
-        m.headDimension = 0;
     m.mambaHeads = k.size("mamba_num_heads");
     m.mambaHeadDim = k.size("mamba_head_dim");
     m.ssmState = k.size("ssm_state_size");
@@ -709,6 +701,9 @@ Result<ModelConfig> importHfConfig(const Json &j, const std::string &origin)
             throw JsonError("model_type", "unsupported model_type '" + type +
                                               "' (supported: " + hfSupportedModelTypes() + ")");
         ModelConfig m = family->read(keys, type);
+        // A head_dim of the usual width is written as hidden / heads (no head_dim key).
+        if (m.headDimension > 0 && static_cast<long long>(m.headDimension) * m.heads == m.hidden)
+            m.headDimension = 0;
         m.name = hfModelName(j, origin);
         m.seqLength = std::min(m.maxPositions > 0 ? m.maxPositions : DEFAULT_MAX_SEQ, DEFAULT_MAX_SEQ);
         m.globalBatch = 4096;
