@@ -15,6 +15,9 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 # on), so `make test-core` reuses the objects `make test` compiled from the same command
 # lines (nestcore, nest-cli, the core tests) instead of compiling the core a second time.
 export CCACHE_NOHASHDIR := 1
+# Paths under the checkout are hashed relative to it, so another checkout of the same commit
+# (a git worktree) reuses these objects too (the source path itself is only in SourceDir.h).
+export CCACHE_BASEDIR ?= $(CURDIR)
 # Extra ctest arguments, e.g. CTEST_ARGS="-E extract_profiles" (.ci/run does this for the
 # phases after `make test`, which has already run the extractor's test).
 CTEST_ARGS ?=

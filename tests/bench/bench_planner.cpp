@@ -20,6 +20,7 @@
 //   ... narrow               (last argument) the space before issue 10: cp {1}, interleaving
 //                            depth 2 only, recompute none / full (to measure what the larger
 //                            default space costs on the same cost model)
+#include "SourceDir.h"
 #include "ClusterTemplates.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"

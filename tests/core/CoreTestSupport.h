@@ -3,6 +3,7 @@
 // absent): a temporary directory that removes itself, whole-file reads and writes, and
 // runCli(), which runs the real nest-cli (NEST_CLI_PATH, defined for every test_cli_* suite)
 // and keeps its exit code and output. The tests themselves use GoogleTest.
+#include "SourceDir.h"
 #include "DeviceSpec.h"
 #include "ModelConfig.h"
 #include "Topology.h"
@@ -76,7 +77,7 @@ inline bool writeFile(const std::string &path, const std::string &data)
     return static_cast<bool>(out);
 }
 
-// A path under the source tree (NEST_SOURCE_DIR, set by nestcore for every target).
+// A path under the source tree (NEST_SOURCE_DIR, from the generated SourceDir.h).
 inline std::string sample(const std::string &rel) { return std::string(NEST_SOURCE_DIR "/") + rel; }
 
 // Qt Test's QCOMPARE for doubles, kept when a test moves to GoogleTest: equal within a

@@ -1,5 +1,6 @@
 // The nest-cli contract of the foundation issue: `presets` and `inspect`, their JSON keys,
 // exit codes (0 success, 2 bad input with the message on stderr) and the printed counts.
+#include "SourceDir.h"
 #include "CoreTestSupport.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // `nest-cli plan|evaluate --workspace FILE`: the workspace's cluster, model and search
 // settings, through the same searchOptionsFrom() the window uses. Drives the real binary.
+#include "SourceDir.h"
 #include "JsonUtil.h"
 #include "SearchSettings.h"
 

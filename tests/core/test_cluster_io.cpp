@@ -1,5 +1,6 @@
 // Cluster files: the three input forms, round trips, the sample files and every error path
 // (each message must name the file, the JSON path and the reason).
+#include "SourceDir.h"
 #include "ClusterIO.h"
 #include "ClusterTemplates.h"
 

@@ -1,6 +1,7 @@
 // Loading models from files: Hugging Face config.json import, our model files, measured
 // nest-profiles, the NEST artifact's solver input, presets by name, and every error path
 // (the message names the file, the JSON path and the reason).
+#include "SourceDir.h"
 #include "HfConfigImport.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"

@@ -1,5 +1,6 @@
 // The typed model (core/formats/ModelSource): parsed once, saved as it was read, and loading to what
 // the model loaders give for every kind of model and every origin (names, messages).
+#include "SourceDir.h"
 #include "HfConfigImport.h"
 #include "ModelBuilder.h"
 #include "ModelSource.h"

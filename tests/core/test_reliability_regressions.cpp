@@ -1,6 +1,7 @@
 // Every input the fuzzers ever crashed on (tests/fuzz/regressions/TARGET-NAME), run through
 // the same target function as the fuzzer (tests/fuzz/FuzzTargets.h) in the normal suite: a
 // regression aborts or trips a sanitizer here. Plus the hand-made inputs of issue 13.
+#include "SourceDir.h"
 #include "../fuzz/FuzzTargets.h"
 
 #include "CoreTestSupport.h"

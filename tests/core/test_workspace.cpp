@@ -1,4 +1,5 @@
 // Workspace files: round trip, defaults, error messages with JSON paths, the shipped samples.
+#include "SourceDir.h"
 #include "ClusterTemplates.h"
 #include "Workspace.h"
 

@@ -1,5 +1,6 @@
 #pragma once
 // Small helpers shared by the GUI test suites.
+#include "SourceDir.h"
 #include "PlanBuilder.h"
 #include "Topology.h"
 

@@ -4,6 +4,7 @@
 // cell is refused with its row and column; a nest-runs file loads; the window applies the
 // calibration as one undo step and the status bar says "calibrated (N runs)"; the plans are
 // then priced with it and carry its error band.
+#include "SourceDir.h"
 #include "CalibrationDialog.h"
 #include "MainWindow.h"
 #include "PlanSession.h"

@@ -3,6 +3,7 @@
 // sample_configs/workspaces/quickstart.nestws.json: spine0 -> rack0 (node0..2, 8 H100 each)
 // and rack1 (node3..6, 8 A100 each, link override 25 GB/s); levels node 450 GB/s, rack
 // 50 GB/s, spine 25 GB/s 2:1.
+#include "SourceDir.h"
 #include "WorkspaceDocument.h"
 #include "ClusterTreeModel.h"
 #include "ClusterTreeView.h"

@@ -3,6 +3,7 @@
 // keeping the model. Expected numbers come from the samples' own text (see
 // tests/core/test_cluster_import.cpp for the arithmetic): the Slurm file has 16 nodes on
 // 4 levels, the NCCL dump 8 H100 on 18 x 25 GB/s NVLink, the nvidia-smi matrix 8 GPUs on NV18.
+#include "SourceDir.h"
 #include "ClusterTreeModel.h"
 #include "ImportTopologyDialog.h"
 #include "PropertyEditor.h"

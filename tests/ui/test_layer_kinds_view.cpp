@@ -3,6 +3,7 @@
 // as imported from its Hugging Face config.json; its pattern field edits the stack as one undo
 // step, and a bad pattern is refused with the reason. The Memory and Breakdown views split
 // each stage by layer kind, and the split adds up to what they show unsplit.
+#include "SourceDir.h"
 #include "BreakdownChartView.h"
 #include "ClusterIO.h"
 #include "LayerStripView.h"

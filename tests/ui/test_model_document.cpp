@@ -2,6 +2,7 @@
 // the workspace is read. The workers get that value (a copy sharing the parse), never JSON to
 // read again; the model panel edits it through the document's typed setters, each an undo
 // step that undo reverts to the very value it replaced.
+#include "SourceDir.h"
 #include "BaselineRunner.h"
 #include "WorkspaceDocument.h"
 #include "ModelPanel.h"

@@ -1,6 +1,7 @@
 // The default window at 1400x900 (issue 5): every column of the property editor's level
 // table (name, bandwidth, latency, oversubscription) and the selection form are fully
 // visible in the cluster dock, with no horizontal scrolling.
+#include "SourceDir.h"
 #include "WorkspaceDocument.h"
 #include "MainWindow.h"
 #include "PropertyEditor.h"

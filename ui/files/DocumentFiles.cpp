@@ -1,4 +1,5 @@
 #include "DocumentFiles.h"
+#include "SourceDir.h"
 
 #include "Autosaver.h"
 #include "ClusterIO.h"

@@ -1,4 +1,5 @@
 #include "MainWindow.h"
+#include "SourceDir.h"
 
 #include "Autosaver.h"
 #include "BaselineRunner.h"
