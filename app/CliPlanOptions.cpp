@@ -21,7 +21,8 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
-            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "framework", "calibration"};
+            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "framework", "calibration", "precision",
+            "fp8-recipe"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -305,9 +306,77 @@ SearchSettings artifactSearchSettings(SearchSettings s, const ModelProfile &mode
     return s;
 }
 
+namespace {
+
+// --fp8-recipe NAME, unset when absent.
+std::optional<Fp8Recipe> fp8RecipeOption(const CliArgs &args)
+{
+    if (!args.has("fp8-recipe"))
+        return std::nullopt;
+    Fp8Recipe r;
+    if (!fp8RecipeFromString(args.value("fp8-recipe"), r))
+        throw UsageError{"option --fp8-recipe expects one of " + fp8RecipeNames() + ", got '" +
+                         args.value("fp8-recipe") + "'"};
+    return r;
+}
+
+// --precision LIST: formats, each once.
+std::vector<NumberFormat> precisionListOption(const CliArgs &args)
+{
+    std::vector<NumberFormat> out;
+    const std::string text = args.value("precision");
+    size_t at = 0;
+    while (true) {
+        const size_t comma = text.find(',', at);
+        const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        NumberFormat f;
+        if (!numberFormatFromString(item, f))
+            throw UsageError{"option --precision expects a list of " + numberFormatNames() + ", got '" + item + "'"};
+        if (std::find(out.begin(), out.end(), f) != out.end())
+            throw UsageError{"option --precision lists '" + item + "' twice"};
+        out.push_back(f);
+        if (comma == std::string::npos)
+            break;
+        at = comma + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+std::optional<Precision> precisionOption(const CliArgs &args, const Topology &topo, const CostOptions &cost)
+{
+    const std::optional<Fp8Recipe> recipe = fp8RecipeOption(args);
+    if (!args.has("precision")) {
+        if (recipe)
+            throw UsageError{"option --fp8-recipe needs --precision fp8"};
+        return std::nullopt;
+    }
+    const std::vector<NumberFormat> formats = precisionListOption(args);
+    if (formats.size() != 1)
+        throw UsageError{"option --precision takes one precision here (a plan runs in one); plan and compare search a list"};
+    if (recipe && formats.front() != NumberFormat::Fp8)
+        throw UsageError{"option --fp8-recipe needs --precision fp8"};
+    const Precision p{formats.front(), formats.front() == NumberFormat::Fp8 ? recipe.value_or(Fp8Recipe::Delayed)
+                                                                           : Fp8Recipe::Delayed};
+    if (const std::string why = precisionProblem(topo, p); !why.empty())
+        throw UsageError{"option --precision: " + why};
+    if (!frameworkProfile(cost.framework).supports(p))
+        throw UsageError{"option --precision: " + precisionLabel(p) + " is not one " + toString(cost.framework) +
+                         " trains in"};
+    return p;
+}
+
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
 {
     SearchSettings s = base.value_or(SearchSettings{});
+    if (args.has("precision"))
+        s.precisions = precisionListOption(args);
+    if (const auto recipe = fp8RecipeOption(args)) {
+        if (!s.precisions.empty() && std::find(s.precisions.begin(), s.precisions.end(), NumberFormat::Fp8) == s.precisions.end())
+            throw UsageError{"option --fp8-recipe needs fp8 among the precisions"};
+        s.fp8Recipe = recipe;
+    }
     if (args.has("planner"))
         s.planner = args.value("planner");
     if (!makePlanner(s.planner)) {
@@ -388,6 +457,21 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
     return s;
 }
 
+namespace {
+
+// --precision / --fp8-recipe of a one-plan command onto its plan, checked against the cluster
+// and the framework in use (--framework, else the workspace's).
+void applyPrecisionOption(const CliArgs &args, PlanInputs &in)
+{
+    CostOptions base;
+    if (in.search)
+        base.framework = in.search->framework;
+    if (const auto p = precisionOption(args, in.topology, costOptionsFrom(args, base)))
+        in.plan.precision = *p;
+}
+
+} // namespace
+
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
     static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
@@ -410,6 +494,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
         in.search = std::move(cm.search);
         in.modelSource = std::move(cm.modelSource);
         in.calibration = std::move(cm.calibration);
+        applyPrecisionOption(args, in);  // --precision over the file's own
         return in;
     }
     const ModelOptions sizes = modelSizeOptions(args);
@@ -456,6 +541,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     if (!plan)
         throw UsageError{plan.error()};
     in.plan = std::move(plan).value();
+    applyPrecisionOption(args, in);
     return in;
 }
 
@@ -477,6 +563,13 @@ SearchJob loadSearchJob(const CliArgs &args)
         job.settings = artifactSearchSettings(std::move(job.settings), job.model);
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
+    {
+        auto precisions = searchPrecisionsFor(job.settings, job.topology, job.options.cost.framework);
+        if (!precisions)
+            throw UsageError{(args.has("precision") ? "option --precision: " : "the search's precisions: ") +
+                             precisions.error()};
+        job.options.precisions = std::move(precisions).value();
+    }
     job.calibration = std::move(in.calibration);
     job.options.cost = calibratedOptions(job.options.cost, job.calibration, job.topology);
     if (args.flag("match-artifact")) {

@@ -97,6 +97,10 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
 // An unknown planner is a UsageError listing plannerNames(); a bad list item is one
 // naming the option and the item.
 SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base);
+// --precision P [--fp8-recipe R] of a command that takes one plan (evaluate, simulate,
+// export): the precision, checked against the cluster's devices and the framework of
+// `cost`; unset when absent.
+std::optional<Precision> precisionOption(const CliArgs &args, const Topology &topo, const CostOptions &cost);
 
 // Everything a search needs, from the options of `plan` and `compare`: the inputs, the
 // settings (workspace, then flags) and the planner's options with the cost flags, --seed

@@ -7,6 +7,7 @@
 #include "BatchHint.h"
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
+#include "PrecisionSearch.h"
 #include "CliProgress.h"
 
 #include "PlanIO.h"
@@ -165,7 +166,8 @@ int cmdPlan(const Args &argv)
         options.threads = args.intValue("threads", 1, limits::searchThreads);
     if (options.threads > 1 && settings.planner != "nest")
         throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
-    const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, CancelToken{});
+    // Once per precision searched (PrecisionSearch.h), the best of them.
+    const PlanResult r = planPrecisions(*planner, job.topology, job.model, options, onProgress, CancelToken{});
     progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";

@@ -12,12 +12,24 @@ constexpr double kHbmEfficiency = 0.8; // streaming kernels reach 80 % of the da
                                        // bandwidth (STREAM-like copy/triad on A100 and H100:
                                        // 1.6-1.8 of 2.0 TB/s, 2.6-3.0 of 3.35 TB/s)
 constexpr double kAttentionBackward = 2.5;  // FlashAttention backward: 5 matmuls vs 2
+// Low-precision GEMMs reach a smaller fraction of their (doubled) peak than BF16 ones:
+// cuBLAS on H100 SXM reaches ~1,300 of 1,979 FP8 TFLOP/s (66 %) on large square GEMMs
+// against ~750 of 989 BF16 (76 %): a ratio of ~0.87 (NVIDIA cuBLAS 12 release blog; the
+// Transformer Engine FP8 benchmarks). NVFP4 kernels on B200 reach ~6-6.5 of 9 dense PFLOP/s
+// (CUTLASS 3.9 / cuBLASLt block-scaled GEMM benchmarks): ~0.70 of FP4 peak against 0.80 of
+// BF16 peak, a ratio of ~0.85 relative to BF16 efficiency. Not yet calibrated on runs.
+constexpr double kFp8Ratio = 0.87;
+constexpr double kFp4Ratio = 0.85;
 
 struct ClassRates {
     const char *prefix;
     double gemm;       // large-GEMM efficiency (calibrated: tests/validation/fit.py)
     double attention;  // Transformer Engine fused attention (published kernel benchmarks)
     double fa2;        // FlashAttention-2
+    // The large-GEMM efficiency of FP8 / MXFP8 and of NVFP4 as a fraction of the BF16 one
+    // (docs/cost-model.md, "Precision"): the one low-precision parameter per class.
+    double fp8 = kFp8Ratio;
+    double fp4 = kFp4Ratio;
 };
 
 // Sources in docs/cost-model.md ("Compute from shapes"). The GEMM column is the one free
@@ -33,8 +45,13 @@ constexpr ClassRates kClasses[] = {
     {"a100", 0.733, 0.60, 0.60},  // tests/validation/fit.py, 4 A100 calibration rows
     {"h100", 0.612, 0.50, 0.35},  // tests/validation/fit.py, 3 H100 calibration rows
     {"h200", 0.612, 0.50, 0.35},  // the H100 chip
+    {"h800", 0.612, 0.50, 0.35},  // the H100 chip
     {"b200", 0.60, 0.45, 0.30},  // not calibrated: assumed like H100
+    {"b300", 0.60, 0.45, 0.30},  // the B200 class
+    {"gb200", 0.60, 0.45, 0.30},  // the B200 chip
+    {"gb300", 0.60, 0.45, 0.30},  // the B300 chip
     {"mi300x", 0.50, 0.35, 0.35},  // not calibrated
+    {"mi355x", 0.50, 0.35, 0.35},  // not calibrated: assumed like MI300X
     {"tpuv4", 0.60, 0.50, 0.50},
     {"tpu-v4", 0.60, 0.50, 0.50},
 };
@@ -60,8 +77,20 @@ double classGemmEfficiency(const DeviceSpec &device)
     return device.matmulEfficiency > 0 ? device.matmulEfficiency : classOf(device).gemm;
 }
 
+double lowPrecisionEfficiencyRatio(const DeviceSpec &device, NumberFormat format)
+{
+    const ClassRates &c = classOf(device);
+    switch (format) {
+    case NumberFormat::Bf16: return 1.0;
+    case NumberFormat::Fp8:
+    case NumberFormat::Mxfp8: return c.fp8;
+    case NumberFormat::Nvfp4: return c.fp4;
+    }
+    return 1.0;
+}
+
 ComputeRates computeRates(const DeviceSpec &device, double gemmEfficiencyOverride, bool fusedAttention,
-                          double elementwisePasses)
+                          double elementwisePasses, const Precision &precision)
 {
     const ClassRates &c = classOf(device);
     ComputeRates r;
@@ -71,13 +100,29 @@ ComputeRates computeRates(const DeviceSpec &device, double gemmEfficiencyOverrid
     r.attentionEfficiency = (fusedAttention ? c.attention : c.fa2) * r.gemmEfficiency / c.gemm;
     r.elementwisePasses = elementwisePasses;
     r.hbm = device.memoryBandwidth * kHbmEfficiency;
+    if (precision.lowPrecision() && device.supports(precision.format)) {
+        r.linearPeak = device.peakFor(precision.format);
+        r.linearEfficiency = r.gemmEfficiency * lowPrecisionEfficiencyRatio(device, precision.format);
+        const FormatBytes bytes = formatBytes(precision);
+        r.linearOperandBytes = bytes.operand + bytes.scale;
+        r.linearQuantizeBytes = quantizeBytes(precision);
+    }
     return r;
 }
 
-double gemmSeconds(double m, double n, double k, const ComputeRates &r)
+double gemmSeconds(double m, double n, double k, const ComputeRates &r, bool linear, bool quantise)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return 0.0;
+    if (linear && r.lowPrecision()) {
+        // Low-precision operands (with their scales), a BF16 result; the first operand is
+        // quantised before the GEMM by a memory-bound cast (the weights' copies are made
+        // once per step, their cost counted with the memory: Precision.h).
+        const double flops = 2 * m * n * k;
+        const double compute = flops / (r.linearPeak * r.linearEfficiency * shape(m) * shape(n) * shape(k));
+        const double memory = (r.linearOperandBytes * (m * k + k * n) + 2 * m * n) / r.hbm;
+        return std::max(compute, memory) + (quantise ? r.linearQuantizeBytes * m * k / r.hbm : 0.0);
+    }
     const double flops = 2 * m * n * k;
     const double compute = flops / (r.rate() * shape(m) * shape(n) * shape(k));
     const double memory = 2 * (m * k + k * n + m * n) / r.hbm;  // BF16 operands and result
@@ -93,6 +138,8 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
                       bool elementwise)
 {
     LayerTimes t;
+    // The embedding and the output layer stay in BF16 (Precision.h).
+    const bool blockLinears = l.kind != LayerKind::Embedding && l.kind != LayerKind::Head;
     const double tp = std::max(w.tp, 1), cp = std::max(w.cp, 1), ep = std::max(w.ep, 1);
     const double tokens = b * seq / cp;  // this device's tokens (context parallelism splits them)
     for (const GemmShape &g : l.gemms) {
@@ -109,8 +156,11 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
             m = m * ep / g.count;
             count = g.count / ep;
         }
-        const double fwd = count * gemmSeconds(m, n, k, r);
-        const double bwd = count * (gemmSeconds(m, k, n, r) + gemmSeconds(k, n, m, r));
+        const bool linear = blockLinears && isLinearGemm(g);
+        const double fwd = count * gemmSeconds(m, n, k, r, linear);
+        // Data gradient (its output gradient cast), weight gradient (both operands' copies
+        // exist already: the forward's and the data gradient's casts wrote them).
+        const double bwd = count * (gemmSeconds(m, k, n, r, linear) + gemmSeconds(k, n, m, r, linear, false));
         t.forward += fwd;
         t.backward += bwd;
         if (g.perSequence)

@@ -24,7 +24,15 @@ struct ComputeRates {
     double attentionEfficiency = 0;  // fraction of peak of the attention kernel in use
     double elementwisePasses = 1;    // HBM passes per element-wise op (fused = 1)
     double hbm = 0;                  // achieved HBM bytes/s of streaming kernels
+    // The linear layers' GEMMs in a low precision (Precision.h; 0 / bf16 = as above): the
+    // format's dense peak, the fraction of it a large GEMM reaches, the bytes of one operand
+    // element and the HBM bytes of quantising one BF16 element into it.
+    double linearPeak = 0;
+    double linearEfficiency = 0;
+    double linearOperandBytes = 2;
+    double linearQuantizeBytes = 0;
     double rate() const { return peak * gemmEfficiency; }
+    bool lowPrecision() const { return linearPeak > 0; }
     bool operator==(const ComputeRates &) const = default;
 };
 
@@ -33,14 +41,22 @@ struct ComputeRates {
 // the large-GEMM efficiency.
 // `fusedAttention`: Transformer Engine's kernels (else FlashAttention-2); passes: see
 // FrameworkProfile::elementwisePasses.
+// `precision`: the linear layers' format (bf16 = the BF16 rates alone); the device must
+// support it (DeviceSpec::supports), else the BF16 rates are used.
 ComputeRates computeRates(const DeviceSpec &device, double gemmEfficiencyOverride = 0,
-                          bool fusedAttention = true, double elementwisePasses = 1);
+                          bool fusedAttention = true, double elementwisePasses = 1, const Precision &precision = {});
 
 // The large-GEMM efficiency of the device's class (DeviceSpec::matmulEfficiency when set).
 double classGemmEfficiency(const DeviceSpec &device);
 
-// Seconds for one m x n x k GEMM (2mnk FLOPs, BF16 operands).
-double gemmSeconds(double m, double n, double k, const ComputeRates &r);
+// Seconds for one m x n x k GEMM (2mnk FLOPs, BF16 operands); `linear`: a linear layer's
+// GEMM, which runs in the rates' low precision when they have one, its first operand (m x k)
+// quantised first unless `quantise` is off (the weight-gradient GEMM reads the copies the
+// forward and data-gradient casts wrote; docs/cost-model.md, "Precision").
+double gemmSeconds(double m, double n, double k, const ComputeRates &r, bool linear = false, bool quantise = true);
+// The large-GEMM efficiency of `format` on the device's class relative to its BF16 one
+// (1 for bf16).
+double lowPrecisionEfficiencyRatio(const DeviceSpec &device, NumberFormat format);
 
 // One device's share of a layer for a micro-batch of `b` samples of `seq` tokens, under the
 // stage choice `w` (its tp, cp, ep and sp).

@@ -131,7 +131,8 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
 ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options)
 {
     const FrameworkProfile &fw = frameworkProfile(options.framework);
-    return computeRates(device, options.gemmEfficiencyFor(device), fw.fusedAttention, fw.elementwisePasses);
+    return computeRates(device, options.gemmEfficiencyFor(device), fw.fusedAttention, fw.elementwisePasses,
+                        options.precision);
 }
 
 namespace {
@@ -330,6 +331,18 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
     s.denseParams += layerDense;
     s.expertParams += layerExpert;
+    if (opt.precision.lowPrecision() && !measured && l.kind != LayerKind::Embedding && l.kind != LayerKind::Head) {
+        // The linear weights among them (layerTimes(): the GEMMs a low precision runs).
+        for (const GemmShape &g : l.gemms) {
+            if (!isLinearGemm(g))
+                continue;
+            const double weights = g.n * g.k * g.count / (g.split == GemmShape::Split::None ? 1 : tp);
+            if (g.expert)
+                s.linearExpert += weights / ep;
+            else
+                s.linearDense += weights;
+        }
+    }
     s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
     // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
     const double selectiveStash =
@@ -422,13 +435,21 @@ double gradientBufferBytes(const FrameworkProfile &fw, const CostOptions &opt, c
 void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
                      const FrameworkProfile &fw, const CostOptions &opt, double gradB, double weightB)
 {
+    // Gathered weights: the linear ones in their low precision where the framework gathers
+    // them so (FrameworkProfile::lowPrecisionParamGather), the rest in BF16.
+    const bool lowGather = fw.lowPrecisionParamGather && opt.precision.lowPrecision();
+    const FormatBytes lowBytes = formatBytes(opt.precision);
+    const double lowB = lowBytes.operand + lowBytes.scale;
     const double kappa = fw.contention;
     const double denseParams = s.denseParams, expertParams = s.expertParams;
     const LinearCost &dArCost = g.comm.denseAllReduce, &dRsCost = g.comm.denseReduceScatter;
     const LinearCost &eArCost = g.comm.expertAllReduce, &eRsCost = g.comm.expertReduceScatter;
     const double exposed = 1.0 - std::clamp(opt.dpOverlap, 0.0, 1.0);
     const double gradsD = denseParams * gradB, gradsE = expertParams * gradB;
-    const double weightsD = denseParams * weightB, weightsE = expertParams * weightB;
+    const double weightsD = lowGather ? (denseParams - s.linearDense) * weightB + s.linearDense * lowB
+                                      : denseParams * weightB;
+    const double weightsE = lowGather ? (expertParams - s.linearExpert) * weightB + s.linearExpert * lowB
+                                      : expertParams * weightB;
     const double allReduceGrads = dArCost.at(gradsD) + eArCost.at(gradsE);
     const double reduceScatterGrads = dRsCost.at(gradsD) + eRsCost.at(gradsE);
     const double gatherWeights = dRsCost.at(weightsD) + eRsCost.at(weightsE);  // all-gather = RS cost
@@ -480,6 +501,12 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
     };
     c.paramsPerDevice = denseParams + expertParams;
     c.weights = shard(3, denseParams, expertParams) * weightB;
+    if (opt.precision.lowPrecision()) {
+        // The linear weights' low-precision copies (Precision.h, weightCopyBytes), sharded as
+        // the weights are; with low-precision gathers they replace the BF16 copy.
+        const double linear = shard(3, s.linearDense, s.linearExpert);
+        c.weights += linear * (weightCopyBytes(opt.precision) - (fw.lowPrecisionParamGather ? weightB : 0.0));
+    }
     if (st.zero >= 3)
         c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer
     c.gradients = shard(2, denseParams, expertParams) * gradB;
@@ -535,6 +562,14 @@ double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &opti
     return model.optimizerBytesPerParam >= 0 ? model.optimizerBytesPerParam : options.optimizerBytesPerParam;
 }
 
+double weightBytesFloor(const ModelProfile &model, const CostOptions &options)
+{
+    const double weightB = model.bytesPerParam;
+    if (!options.precision.lowPrecision() || !frameworkProfile(options.framework).lowPrecisionParamGather)
+        return weightB;  // copies only add to the BF16 weights
+    return std::min(weightB, weightCopyBytes(options.precision));
+}
+
 double computeTimeFloor(const CostOptions &options)
 {
     // 1 - 1e-12: the product and sum in finishStageCost() round, the bound must stay below.
@@ -545,7 +580,13 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
 {
     const FrameworkProfile &fw = frameworkProfile(options.framework);
     const double n = std::max(dp, 1);
-    const double weightB = model.bytesPerParam;
+    // Floors per parameter: the least weight bytes it holds, and gathers (low-precision
+    // gathers move the format's bytes; Evaluator.cpp addDataParallel).
+    const double weightB = weightBytesFloor(model, options);
+    const FormatBytes lowBytes = formatBytes(options.precision);
+    const double gatherB = options.precision.lowPrecision() && fw.lowPrecisionParamGather
+                               ? std::min(model.bytesPerParam, lowBytes.operand + lowBytes.scale)
+                               : model.bytesPerParam;
     const double optimizerB = optimizerBytesPerParam(model, options);
     // setMemory(): shard(s) divides by dp x cp from ZeRO stage s on, over a stage's tp x cp
     // devices per replica, so a replica's devices keep at least 1 / dp of the parameter.
@@ -562,7 +603,7 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
     ZeroFloor f;
     f.belowZero3 = below;
     f.atZero3 = (weightB + gradients3 + optimizerB) / n;
-    f.zero3Traffic = 2 * weightB + gradients3;
+    f.zero3Traffic = 2 * gatherB + gradients3;
     return f;
 }
 
@@ -695,6 +736,7 @@ std::vector<StageContext> stageContexts(const Plan &plan, const Topology &topo, 
         ctx.topology = &topo;
         ctx.model = &model;
         ctx.options = options;
+        ctx.options.precision = plan.precision;  // what the plan runs in
         ctx.stage = &plan.stages[s];
         ctx.stageIndex = s;
         ctx.numStages = plan.pipelineDepth();

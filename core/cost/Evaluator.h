@@ -80,6 +80,9 @@ struct CostOptions {
     // stage holds every layer's activations for one micro-batch plus, per further micro-batch
     // in flight, its input (recomputation) or all its activations again; no fragmentation.
     bool artifactMemory = false;
+    // The linear layers' number format (Precision.h) the search prices; evaluating a plan
+    // uses the plan's own (Plan::precision).
+    Precision precision;
     // The large-GEMM efficiency override for `device`: its calibrated value, else
     // matmulEfficiency (0 = the device class's default).
     double gemmEfficiencyFor(const DeviceSpec &device) const;
@@ -193,6 +196,9 @@ struct StageLayerSums {
     double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
     int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
     double denseParams = 0, expertParams = 0, maxLayerParams = 0;  // per device, before ZeRO
+    // The parts of them that are linear weights in a low precision (0 in bf16): what keeps
+    // low-precision copies and, with the framework's low-precision gathers, no BF16 copy.
+    double linearDense = 0, linearExpert = 0;
     double stashPerMicroBatch = 0, maxWorking = 0, maxLayerStash = 0;  // bytes per device
 };
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates);
@@ -242,6 +248,10 @@ double usableMemory(double deviceBytes, const CostOptions &options);
 // Optimizer-state bytes per parameter: the model file's (artifact optimizerAlgorithm) when it
 // names one, else the options'.
 double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &options);
+// The least weight bytes any parameter costs per device under `options` (its precision's
+// copies, the framework's low-precision gathers): ModelProfile::bytesPerParam in bf16. A
+// bound on memory from the parameter count uses it.
+double weightBytesFloor(const ModelProfile &model, const CostOptions &options);
 // The least a stage's per-micro-batch time can be as a fraction of the compute in it
 // (forward, backward, recompute): finishStageCost() makes it (1 + stepOverhead) x its work,
 // the compute plus communication terms (non-negative), so the fraction is 1 without a

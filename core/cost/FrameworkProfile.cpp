@@ -28,6 +28,11 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     mcore.gradBytesPerParam = 2;  // NeMo distributed optimizer: bf16 grad sync, fp32 master shards
     mcore.fragmentation = 0.05;
     mcore.contention = kContention;
+    // Transformer Engine 2.x recipes (DelayedScaling, Float8CurrentScaling,
+    // Float8BlockScaling, MXFP8BlockScaling, NVFP4BlockScaling) behind Megatron-Core's
+    // --fp8-format / --fp8-recipe and NeMo's fp8 / fp8_recipe, with --fp8-param-gather.
+    mcore.precisions = kAllPrecisionBits;
+    mcore.lowPrecisionParamGather = true;
 
     FrameworkProfile mlm;  // Megatron-LM 2021-2022 (the SC'21 and MLSys'23 papers)
     mlm.id = Framework::MegatronLM;
@@ -64,6 +69,8 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
 
     fsdp.fragmentation = 0.05;
     fsdp.contention = kContention;
+    // llm-foundry's precision: amp_fp8 (Transformer Engine, delayed scaling).
+    fsdp.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Delayed});
 
     // torchtitan (FSDP2, eager PyTorch loss, no compile; its selective activation
     // checkpointing is the op-level policy of its llama configs). Copied after fsdp's
@@ -73,11 +80,17 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     titan.name = "torchtitan";
     titan.fusedLoss = false;
     titan.selectivePolicy = FrameworkProfile::SelectivePolicy::AlternateMatmuls;
+    // torchao float8 training (tensorwise / rowwise dynamic scaling: current scaling) with
+    // FSDP2 float8 all-gathers, and torchao MXFP8 on Blackwell ([mx] converter).
+    titan.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
+                       precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
+    titan.lowPrecisionParamGather = true;
     FrameworkProfile serial;  // every defaults-off switch: nothing overlapped
     serial.id = Framework::Serial;
     serial.name = "serial";
     serial.gradBytesPerParam = 4;
     serial.zeroPrefetch = false;
+    serial.precisions = kAllPrecisionBits;
     return {mcore, mlm, ds, fsdp, titan, serial};
 }
 

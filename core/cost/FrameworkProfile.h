@@ -3,6 +3,8 @@
 // "Framework profiles"). The evaluator charges communication as exposed unless the profile
 // overlaps it; overlapped communication is never free: the compute it hides behind slows by
 // `contention` x the hidden communication time (SM and HBM shared with the NCCL kernels).
+#include "Precision.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +80,14 @@ struct FrameworkProfile {
     // opSelectiveStash). Layers without the op-level figures use Megatron's.
     enum class SelectivePolicy { CoreAttention, AlternateMatmuls };
     SelectivePolicy selectivePolicy = SelectivePolicy::CoreAttention;
+    // The precisions it trains in (precisionBit() set; docs/cost-model.md, "Precision").
+    unsigned precisions = precisionBit({});
+    // Parameters are kept and all-gathered in the low precision (Megatron-Core's and NeMo's
+    // --fp8-param-gather, torchtitan's enable_fsdp_float8_all_gather): a low-precision plan's
+    // linear weights hold no BF16 copy and their ZeRO / FSDP gathers move the low-precision
+    // bytes.
+    bool lowPrecisionParamGather = false;
+    bool supports(const Precision &p) const { return (precisions & precisionBit(p)) != 0; }
     // Fraction of the activation memory lost to allocator fragmentation.
     double fragmentation = 0.0;
     // Compute slowdown per second of communication hidden behind it.

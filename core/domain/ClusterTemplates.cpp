@@ -315,6 +315,75 @@ TemplateDef railOptimizedTemplate()
     return def;
 }
 
+// GB200 / GB300 NVL72 (NVIDIA GB200 NVL72 and GB300 NVL72 data sheets; DGX GB200 SuperPOD
+// reference architecture): 18 compute trays of 4 GPUs in one rack, every GPU on the rack's
+// NVLink 5 switches at 1.8 TB/s (900 GB/s per direction), so the tray and the rack levels
+// run at the same NVLink rate and the rack is one NVLink domain (Topology::nvlinkDomainLevel).
+// Racks join a scale-out fabric through one NIC per GPU (ConnectX-7 400 Gb/s = 50 GB/s on
+// GB200; ConnectX-8 800 Gb/s = 100 GB/s on GB300): scalable units of `racks_per_su` racks
+// on leaf switches, SUs under spines at an oversubscription; `rail_optimized` 1 cables GPU i
+// of every tray to rail i (Topology::railOptimized). Latencies are typical values.
+TemplateDef nvl72Template()
+{
+    return {{"nvl72", "GB200 / GB300 NVL72 racks",
+             "72 GPUs per rack in one NVLink domain (18 trays of 4, NVLink 5 at 900 GB/s per direction), racks "
+             "in scalable units on a scale-out fabric at the NIC rate, SUs under an oversubscribed spine "
+             "(NVIDIA GB200 NVL72 data sheet, DGX GB200 SuperPOD reference architecture).",
+             {count("sus", "Scalable units", 1, 1024),
+              count("racks_per_su", "NVL72 racks per scalable unit", 8, 64),
+              count("trays_per_rack", "Compute trays per rack", 18, 18),
+              count("gpus_per_tray", "GPUs per tray", 4, 4),
+              bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 900),
+              bandwidth("nic_bandwidth_GBps", "Scale-out NIC bandwidth per GPU (GB/s)", 50),
+              bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
+              ratio("spine_oversubscription", "Spine oversubscription", 1),
+              {"rail_optimized", "Rail-optimised scale-out (0 or 1)", 1, 0, 1, true},
+              latency("nvlink_latency_us", "NVLink latency (us)", 1),
+              latency("su_latency_us", "Scale-out leaf latency (us)", 2),
+              latency("spine_latency_us", "Spine latency (us)", 4)},
+             "gb200"},
+            [](const Params &p) {
+                return std::vector<UniformLevel>{
+                    level("tray", p.integer("gpus_per_tray"), p["nvlink_bandwidth_GBps"], p["nvlink_latency_us"]),
+                    level("nvl72", p.integer("trays_per_rack"), p["nvlink_bandwidth_GBps"], p["nvlink_latency_us"]),
+                    level("su", p.integer("racks_per_su"), p["nic_bandwidth_GBps"], p["su_latency_us"]),
+                    level("spine", p.integer("sus"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
+                          p["spine_oversubscription"])};
+            }};
+}
+
+// DGX B200 SuperPOD (NVIDIA DGX SuperPOD reference architecture, DGX B200): 8 B200 per node on
+// NVLink 5 (900 GB/s per direction), 32 nodes per scalable unit on a rail-optimised
+// ConnectX-7 400 Gb/s (50 GB/s per GPU) fabric, SUs under spines.
+TemplateDef dgxB200Template()
+{
+    TemplateDef def{{"dgx-b200-superpod", "DGX B200 SuperPOD (rail-optimised)",
+                     "8 B200 per DGX node on NVLink 5; in each scalable unit of 32 nodes GPU i of every node is "
+                     "cabled to rail i at 400 Gb/s; SUs under spines (NVIDIA DGX SuperPOD reference architecture, "
+                     "DGX B200).",
+                     {count("sus", "Scalable units", 4, 64),
+                      count("nodes_per_su", "Nodes per scalable unit", 32, 64),
+                      count("gpus_per_node", "GPUs (rails) per node", 8, 16),
+                      bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 900),
+                      bandwidth("rail_bandwidth_GBps", "Rail (leaf) bandwidth per GPU (GB/s)", 50),
+                      bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
+                      ratio("spine_oversubscription", "Spine (leaf uplink) oversubscription", 1),
+                      latency("nvlink_latency_us", "NVLink latency (us)", 1),
+                      latency("rail_latency_us", "Rail leaf latency (us)", 2),
+                      latency("spine_latency_us", "Spine latency (us)", 4)},
+                     "b200"},
+                    [](const Params &p) {
+                        return std::vector<UniformLevel>{
+                            level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"],
+                                  p["nvlink_latency_us"]),
+                            level("su", p.integer("nodes_per_su"), p["rail_bandwidth_GBps"], p["rail_latency_us"]),
+                            level("spine", p.integer("sus"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
+                                  p["spine_oversubscription"])};
+                    }};
+    def.railOptimized = true;
+    return def;
+}
+
 TemplateDef torus2dTemplate()
 {
     return {{"torus2d", "2D torus (hop-distance classes)",
@@ -410,8 +479,9 @@ TemplateDef paperV100Template()
 std::vector<TemplateDef> makeTemplates()
 {
     return {fatTreeTemplate(),      spineLeafTemplate(),      superpodTemplate(),
-            railOptimizedTemplate(), torus2dTemplate(),       torus3dTemplate(),
-            paperFatTreeTemplate(), paperSpineLeafTemplate(), paperV100Template()};
+            railOptimizedTemplate(), nvl72Template(),         dgxB200Template(),
+            torus2dTemplate(),      torus3dTemplate(),        paperFatTreeTemplate(),
+            paperSpineLeafTemplate(), paperV100Template()};
 }
 
 const std::vector<TemplateDef> &templateDefs()
@@ -455,6 +525,10 @@ std::vector<ClusterPreset> makePresets()
                  {{"sus", 1}}});
     p.push_back({"superpod-h100-1024", "DGX SuperPOD-like, 4 scalable units: 128 DGX H100 = 1024 GPUs", "superpod",
                  "", {{"sus", 4}}});
+    p.push_back({"gb200-nvl72-576", "GB200 NVL72, 8 racks = 576 GPUs in one scalable unit (DGX GB200 SuperPOD SU)",
+                 "nvl72", "gb200", {{"sus", 1}, {"racks_per_su", 8}}});
+    p.push_back({"gb200-nvl72-9216", "GB200 NVL72, 128 racks = 9,216 GPUs: 16 scalable units of 8 racks", "nvl72",
+                 "gb200", {{"sus", 16}, {"racks_per_su", 8}}});
     p.push_back({"a100-512", "512 A100-80GB: 8 per node, 4 nodes per rack, 16 racks, 2:1 oversubscribed spine",
                  "spine-leaf", "", {}});
     p.push_back({"torus2d-tpuv4-64", "8x8 2D torus of TPU v4 chips (2x2 tiles, 4x4 blocks)", "torus2d", "", {}});
@@ -509,6 +583,9 @@ Topology buildCluster(const ClusterTemplate &tmpl, const std::map<std::string, d
                        std::to_string(Topology::maxDevices) + " are supported");
     Topology topo = Topology::uniform(tmpl.key + "-" + std::to_string(devices), device, levels);
     topo.railOptimized = def->railOptimized;
+    for (const TemplateParam &param : def->info.params)  // a template where it is a choice (nvl72)
+        if (param.key == "rail_optimized")
+            topo.railOptimized = p["rail_optimized"] > 0;
     return topo;
 }
 

@@ -10,39 +10,70 @@ constexpr double TFLOPS = 1e12;
 constexpr double GB = 1e9;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
+// A preset: BF16 dense peak, memory, bandwidth, the data sheet, then the dense peaks of
+// FP8, MXFP8 and NVFP4 (0 = none).
+DeviceSpec preset(const char *name, double bf16, double memory, double bandwidth, const char *source,
+                  double fp8 = 0, double mxfp8 = 0, double nvfp4 = 0)
+{
+    DeviceSpec d;
+    d.name = name;
+    d.peakFlops = bf16;
+    d.memoryBytes = memory;
+    d.memoryBandwidth = bandwidth;
+    d.source = source;
+    d.peakFp8Flops = fp8;
+    d.peakMxfp8Flops = mxfp8;
+    d.peakNvfp4Flops = nvfp4;
+    return d;
+}
+
+// Dense (no sparsity) tensor peaks from each data sheet; where a sheet gives the sparse
+// figure only, half of it (NVIDIA's sheets mark sparse figures; dense = sparse / 2).
 std::vector<DeviceSpec> makePresets()
 {
+    const double T = TFLOPS;
     return {
-        // NVIDIA Tesla V100 data sheet (SXM2 32 GB): 125 TFLOPS tensor (FP16), 32 GB HBM2,
-        // 900 GB/s.
-        {"v100-32gb", 125 * TFLOPS, 32 * GiB, 900 * GB, 0.0,
-         "NVIDIA Tesla V100 GPU Accelerator data sheet (SXM2): 125 TFLOPS FP16 tensor, 32 GB HBM2, 900 GB/s"},
-        // NVIDIA A100 Tensor Core GPU data sheet: 312 TFLOPS BF16 dense, 40 GB HBM2 1555 GB/s
-        // (SXM 40GB), 80 GB HBM2e 2039 GB/s (SXM 80GB).
-        {"a100-40gb", 312 * TFLOPS, 40 * GiB, 1555 * GB, 0.0,
-         "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"},
-        {"a100-80gb", 312 * TFLOPS, 80 * GiB, 2039 * GB, 0.0,
-         "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"},
-        // NVIDIA H100 Tensor Core GPU data sheet (SXM5): 989 TFLOPS BF16 dense (1979 with
-        // sparsity), 80 GB HBM3, 3.35 TB/s.
-        {"h100-sxm-80gb", 989 * TFLOPS, 80 * GiB, 3350 * GB, 0.0,
-         "NVIDIA H100 data sheet (SXM5): 989 TFLOPS BF16 dense, 80 GB HBM3, 3.35 TB/s"},
-        // NVIDIA H200 Tensor Core GPU data sheet (SXM): 989 TFLOPS BF16 dense, 141 GB HBM3e,
-        // 4.8 TB/s.
-        {"h200", 989 * TFLOPS, 141 * GB, 4800 * GB, 0.0,
-         "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 dense, 141 GB HBM3e, 4.8 TB/s"},
-        // Google Cloud TPU v4 system architecture page: 275 TFLOPS peak BF16, 32 GiB HBM2,
-        // 1200 GB/s per chip.
-        {"tpuv4", 275 * TFLOPS, 32 * GiB, 1200 * GB, 0.0,
-         "Google Cloud TPU v4 documentation: 275 TFLOPS BF16, 32 GiB HBM2, 1200 GB/s"},
-        // NVIDIA HGX B200 data sheet: 2.25 PFLOPS FP16/BF16 dense per GPU (4.5 with
-        // sparsity), 180 GB HBM3e (1440 GB per 8-GPU board), 7.7 TB/s.
-        {"b200", 2250 * TFLOPS, 180 * GB, 7700 * GB, 0.0,
-         "NVIDIA HGX B200 data sheet: 2.25 PFLOPS BF16 dense per GPU, 180 GB HBM3e, 7.7 TB/s"},
-        // AMD Instinct MI300X data sheet: 1307.4 TFLOPS peak FP16/BF16 dense, 192 GB HBM3,
-        // 5.3 TB/s.
-        {"mi300x", 1307.4 * TFLOPS, 192 * GB, 5300 * GB, 0.0,
-         "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 dense, 192 GB HBM3, 5.3 TB/s"},
+        preset("v100-32gb", 125 * T, 32 * GiB, 900 * GB,
+               "NVIDIA Tesla V100 data sheet (SXM2): 125 TFLOPS FP16 tensor, 32 GB HBM2, 900 GB/s"),
+        preset("a100-40gb", 312 * T, 40 * GiB, 1555 * GB,
+               "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"),
+        preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
+               "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"),
+        preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
+               "NVIDIA H100 data sheet (SXM5): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s",
+               1979 * T),
+        preset("h800", 989 * T, 80 * GiB, 3350 * GB,
+               "NVIDIA H800 SXM5 product brief: 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s, "
+               "NVLink 400 GB/s",
+               1979 * T),
+        preset("h200", 989 * T, 141 * GB, 4800 * GB,
+               "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 141 GB HBM3e, 4.8 TB/s",
+               1979 * T),
+        preset("tpuv4", 275 * T, 32 * GiB, 1200 * GB,
+               "Google Cloud TPU v4 documentation: 275 TFLOPS BF16, 32 GiB HBM2, 1200 GB/s"),
+        preset("b200", 2250 * T, 180 * GB, 7700 * GB,
+               "NVIDIA HGX B200 data sheet: 2.25 PFLOPS BF16, 4.5 PFLOPS FP8/MXFP8, 9 PFLOPS FP4 dense per GPU, "
+               "180 GB HBM3e, 7.7 TB/s",
+               4500 * T, 4500 * T, 9000 * T),
+        preset("b300", 2250 * T, 288 * GB, 8000 * GB,
+               "NVIDIA HGX B300 data sheet: 36 / 72 / 108 PFLOPS BF16 / FP8 / FP4 dense per 8 GPUs, 2.3 TB HBM3e "
+               "per 8 GPUs (288 GB), 8 TB/s",
+               4500 * T, 4500 * T, 13500 * T),
+        preset("gb200", 2500 * T, 186 * GB, 8000 * GB,
+               "NVIDIA GB200 NVL72 data sheet: 180 / 360 / 720 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
+               "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU)",
+               5000 * T, 5000 * T, 10000 * T),
+        preset("gb300", 2500 * T, 279 * GB, 8000 * GB,
+               "NVIDIA GB300 NVL72 data sheet: 180 / 360 / 1080 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
+               "20 TB HBM3e (279 GB per GPU), 576 TB/s (8 TB/s per GPU)",
+               5000 * T, 5000 * T, 15000 * T),
+        preset("mi300x", 1307.4 * T, 192 * GB, 5300 * GB,
+               "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 / 2614.9 TFLOPS FP8 dense, 192 GB HBM3, 5.3 TB/s",
+               2614.9 * T),
+        preset("mi355x", 2516.6 * T, 288 * GB, 8000 * GB,
+               "AMD Instinct MI355X data sheet: 2.5 PFLOPS BF16, 5.0 PFLOPS FP8/MXFP8 dense, 288 GB HBM3E, 8 TB/s "
+               "(MXFP4, not NVFP4)",
+               5033.2 * T, 5033.2 * T),
     };
 }
 
@@ -54,6 +85,26 @@ std::string normalise(std::string s)
     return s;
 }
 } // namespace
+
+double DeviceSpec::peakFor(NumberFormat format) const
+{
+    switch (format) {
+    case NumberFormat::Bf16: return peakFlops;
+    case NumberFormat::Fp8: return peakFp8Flops;
+    case NumberFormat::Mxfp8: return peakMxfp8Flops;
+    case NumberFormat::Nvfp4: return peakNvfp4Flops;
+    }
+    return 0;
+}
+
+std::vector<NumberFormat> DeviceSpec::formats() const
+{
+    std::vector<NumberFormat> out;
+    for (NumberFormat f : {NumberFormat::Bf16, NumberFormat::Fp8, NumberFormat::Mxfp8, NumberFormat::Nvfp4})
+        if (supports(f))
+            out.push_back(f);
+    return out;
+}
 
 const std::vector<DeviceSpec> &devicePresets()
 {
@@ -72,6 +123,8 @@ Result<DeviceSpec> devicePreset(const std::string &name)
         key = "h100-sxm-80gb";
     else if (key == "tpu-v4")
         key = "tpuv4";
+    else if (key == "h800-sxm" || key == "h800-80gb")
+        key = "h800";
     for (const auto &d : devicePresets())
         if (d.name == key)
             return d;
@@ -110,6 +163,17 @@ DeviceSpec deviceFromJson(const Json &j, const std::string &path)
     if (d.matmulEfficiency > 0)  // 0 = the cost model's default; else a usable fraction
         requireInRange(d.matmulEfficiency, limits::efficiency, childPath(path, "matmul_efficiency"));
     d.source = getString(j, "source", path, "");
+    // Optional low-precision peaks (absent = the device has no such tensor cores).
+    const auto optionalPeak = [&j, &path](const char *key) {
+        if (!j.contains(key))
+            return 0.0;
+        const double x = getPositive(j, key, path);
+        requireInRange(x, limits::peakTflops, childPath(path, key));
+        return x * TFLOPS;
+    };
+    d.peakFp8Flops = optionalPeak("peak_fp8_tflops");
+    d.peakMxfp8Flops = optionalPeak("peak_mxfp8_tflops");
+    d.peakNvfp4Flops = optionalPeak("peak_nvfp4_tflops");
     return d;
 }
 
@@ -125,6 +189,12 @@ Json deviceToJson(const DeviceSpec &d)
         j["matmul_efficiency"] = d.matmulEfficiency;
     if (!d.source.empty())
         j["source"] = d.source;
+    if (d.peakFp8Flops > 0)
+        j["peak_fp8_tflops"] = d.peakFp8Flops / TFLOPS;
+    if (d.peakMxfp8Flops > 0)
+        j["peak_mxfp8_tflops"] = d.peakMxfp8Flops / TFLOPS;
+    if (d.peakNvfp4Flops > 0)
+        j["peak_nvfp4_tflops"] = d.peakNvfp4Flops / TFLOPS;
     return j;
 }
 

@@ -2,6 +2,7 @@
 // An accelerator type: what one device can compute, hold and move. SI units throughout:
 // FLOP/s, bytes, bytes/s. Presets come from vendor data sheets (see DeviceSpec.cpp).
 #include "JsonUtil.h"
+#include "Precision.h"
 #include "Result.h"
 
 #include <string>
@@ -18,17 +19,29 @@ struct DeviceSpec {
     // layer. Documented default in docs/cost-model.md; overridable per device.
     double matmulEfficiency = 0.0;    // 0 = use the cost model's default
     std::string source;               // citation of the data sheet (presets only)
+    // Dense tensor FLOP/s of the low-precision formats (docs/cost-model.md, "Precision");
+    // 0 = the device has no such tensor cores (the precision is refused on it).
+    double peakFp8Flops = 0;          // FP8 E4M3/E5M2 with per-tensor or block scales
+    double peakMxfp8Flops = 0;        // MXFP8 (hardware microscaling: Blackwell, CDNA 4)
+    double peakNvfp4Flops = 0;        // NVFP4 (Blackwell)
 
+    // The dense peak of the linear GEMMs in `format` (peakFlops for bf16), 0 when absent.
+    double peakFor(NumberFormat format) const;
+    bool supports(NumberFormat format) const { return peakFor(format) > 0; }
+    // Every format it supports, bf16 first.
+    std::vector<NumberFormat> formats() const;
     bool operator==(const DeviceSpec &) const = default;
 };
 
-// Preset keys are lower case: v100-32gb, a100-40gb, a100-80gb, h100-sxm-80gb, h200, tpuv4,
-// b200, mi300x (and a few aliases accepted by devicePreset()).
+// Preset keys are lower case: v100-32gb, a100-40gb, a100-80gb, h100-sxm-80gb, h800, h200,
+// tpuv4, b200, b300, gb200, gb300, mi300x, mi355x (and a few aliases accepted by
+// devicePreset()).
 const std::vector<DeviceSpec> &devicePresets();
 Result<DeviceSpec> devicePreset(const std::string &name);
 
 // JSON: either a preset name string or an inline object
-// {"name", "peak_tflops", "memory_GB", "memory_bandwidth_GBps", ["matmul_efficiency"]}.
+// {"name", "peak_tflops", "memory_GB", "memory_bandwidth_GBps", ["matmul_efficiency"],
+//  ["peak_fp8_tflops"], ["peak_mxfp8_tflops"], ["peak_nvfp4_tflops"]}.
 // Throws JsonError with the path on bad input.
 DeviceSpec deviceFromJson(const Json &j, const std::string &path);
 // Writes a preset as its name when unchanged, otherwise the inline object.

@@ -339,7 +339,7 @@ void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
     }
     const auto up = [&](double f) { return f * (d.gated ? 2 : 1); };
     if (b.moe) {
-        l.gemms.push_back({1, d.e, h, 1, Split::None, false, false});  // router
+        l.gemms.push_back({1, d.e, h, 1, Split::None, false, false, true});  // router
         l.gemms.push_back({d.k, up(d.fe), h, d.e, Split::Column, true, false});
         l.gemms.push_back({d.k, h, d.fe, d.e, Split::Row, true, false});
         if (d.shared > 0) {

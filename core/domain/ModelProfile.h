@@ -51,8 +51,12 @@ struct GemmShape {
     Split split = Split::Column;  // what tensor parallelism divides: n, k or the heads
     bool expert = false;      // one GEMM per expert: tokens spread over the experts
     bool perSequence = false; // attention scores: m = the sequence, not all tokens
+    bool router = false;      // the MoE router's logits (kept in BF16/FP32 at any precision)
     bool operator==(const GemmShape &) const = default;
 };
+// Whether a GEMM is a linear layer's, the ones a low precision runs (Precision.h): not the
+// attention scores, not the router.
+inline bool isLinearGemm(const GemmShape &g) { return !g.perSequence && !g.router; }
 
 // A layer measured at one tensor width (the NEST artifact's nodes[t], docs/formats.md): the
 // numbers one device of a width-`tp` group holds and spends, per sample.

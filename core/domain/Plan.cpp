@@ -211,7 +211,35 @@ std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, cons
     else if (expectFirst > layers)
         errors.push_back("the stages reach layer " + std::to_string(expectFirst) + ", the model has only " +
                          std::to_string(layers));
+    std::vector<char> usedTypes(topo.deviceTypes.size(), 0);
+    for (int d = 0; d < devices; ++d)
+        if (used[static_cast<size_t>(d)])
+            usedTypes[static_cast<size_t>(topo.devices[static_cast<size_t>(d)].type)] = 1;
+    if (const std::string why = precisionProblem(topo, plan.precision, &usedTypes); !why.empty())
+        errors.push_back(why);
     return errors;
+}
+
+std::string precisionProblem(const Topology &topo, const Precision &precision, const std::vector<char> *types)
+{
+    for (size_t t = 0; t < topo.deviceTypes.size(); ++t) {
+        const DeviceSpec &d = topo.deviceTypes[t];
+        if (types != nullptr && (t >= types->size() || !(*types)[t]))
+            continue;
+        if (!d.supports(precision.format))
+            return "precision " + precisionLabel(precision) + " needs " + toString(precision.format) +
+                   " tensor cores, which the " + d.name + " devices do not have (they support " +
+                   formatList(d.formats()) + ")";
+    }
+    return {};
+}
+
+std::string formatList(const std::vector<NumberFormat> &formats)
+{
+    std::string s;
+    for (NumberFormat f : formats)
+        s += (s.empty() ? "" : ", ") + std::string(toString(f));
+    return s;
 }
 
 } // namespace nest

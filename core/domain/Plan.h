@@ -2,6 +2,7 @@
 // A fully explicit training plan: every stage's layers, widths, memory options and the
 // device ids of every replica's shards. Plans are values; the Evaluator says what they cost.
 #include "JsonUtil.h"
+#include "Precision.h"
 #include "Result.h"
 #include "StageConfig.h"
 
@@ -54,6 +55,8 @@ struct Plan {
     int dp = 1;               // data-parallel degree (replicas of every stage)
     // How the split was counted (uniform layouts, interleaved chunks, framework exports).
     PipelineUnits pipelineUnits = PipelineUnits::Layers;
+    // The linear layers' number format (Precision.h); every device of the plan supports it.
+    Precision precision;
     // Interleaved schedules list pp * virtualStages stages; stage k runs on the devices of
     // stage k % pp.
     std::vector<StagePlan> stages;
@@ -79,5 +82,11 @@ struct Plan {
 // sequence length...), one message per problem. Empty when the plan is well formed for
 // this topology and model (Plan.cpp).
 std::vector<std::string> planErrors(const Plan &plan, const Topology &topo, const ModelProfile &model);
+// Why `precision` cannot run on the cluster's devices (those of the types flagged in
+// `types`, every type when null), naming the device and what it supports; empty when it can.
+std::string precisionProblem(const Topology &topo, const Precision &precision,
+                             const std::vector<char> *types = nullptr);
+// "bf16, fp8, mxfp8" for messages.
+std::string formatList(const std::vector<NumberFormat> &formats);
 
 } // namespace nest

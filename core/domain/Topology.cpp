@@ -466,4 +466,14 @@ std::string Topology::validate() const
     return {};
 }
 
+int Topology::nvlinkDomainLevel() const
+{
+    if (levels.empty())
+        return -1;
+    int top = 0;
+    while (top + 1 < levelCount() && levels[static_cast<size_t>(top + 1)].link.bandwidth == levels[0].link.bandwidth)
+        ++top;
+    return top;
+}
+
 } // namespace nest

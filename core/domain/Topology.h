@@ -111,6 +111,11 @@ public:
     int railDeviceCountUnder(int group, int rail) const;
     // Group indices at one level, in depth-first order (level 0: the nodes).
     std::vector<int> groupsAtLevel(int level) const;
+    // The NVLink (scale-up) domain: the highest level L such that levels 0..L all run at the
+    // innermost level's bandwidth per device (an NVL72 rack: trays of 4 and the rack's
+    // NVLink switches both at 900 GB/s, so L = the rack level; a DGX node: L = 0). A group at
+    // that level is one domain. -1 for a topology without levels.
+    int nvlinkDomainLevel() const;
 
     // Recomputes device ids (depth-first), Device::node/indexInNode, parent links and the
     // ancestor index after an edit of groups. Call after changing the tree by hand; the

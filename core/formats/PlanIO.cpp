@@ -30,6 +30,7 @@ Json planToJson(const Plan &plan)
     // Only when it says more than the default, so plans counted in layers read as before.
     if (plan.pipelineUnits != PipelineUnits::Layers)
         out["pipeline_units"] = toString(plan.pipelineUnits);
+    writePrecision(out, plan.precision);  // bf16 writes nothing, as before precisions
     return out;
 }
 
@@ -39,7 +40,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
         requireObject(j, "");
         // Unknown keys are errors (docs/formats.md): exactly what planToJson writes.
         requireKnownKeys(j, "", {"format", "version", "global_batch", "micro_batch", "seq_length", "schedule",
-                                 "virtual_stages", "dp", "pipeline_units", "stages"});
+                                 "virtual_stages", "dp", "pipeline_units", "precision", "fp8_recipe", "stages"});
         if (has(j, "format") && getString(j, "format", "") != kFormat)
             throw JsonError("format", "expected \"nest-plan\", found \"" + getString(j, "format", "") + "\"");
         if (has(j, "version") && getInt(j, "version", "", 1, kMaxInt) > kVersion)
@@ -58,6 +59,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
         if (!pipelineUnitsFromString(units, p.pipelineUnits))
             throw JsonError("pipeline_units", "unknown pipeline units \"" + units +
                                                   "\" (use layers, layers+embedding or layers+embedding+loss)");
+        p.precision = readPrecision(j, "");
         requireInRange(p.globalBatch, limits::batch, "global_batch");
         requireInRange(p.microBatch, limits::microBatch, "micro_batch");
         requireInRange(p.seqLength, limits::seqLength, "seq_length");

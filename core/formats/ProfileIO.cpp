@@ -91,6 +91,7 @@ std::vector<GemmShape> readGemms(const Json &e, const std::string &path)
             throw JsonError(childPath(ipath, "split"), "expected column, row, heads or none, found '" + split + "'");
         s.expert = getBool(g, "expert", ipath, false);
         s.perSequence = getBool(g, "per_sequence", ipath, false);
+        s.router = getBool(g, "router", ipath, false);
         out.push_back(s);
     }
     return out;
@@ -306,9 +307,12 @@ Json profileToJson(const ModelProfile &p)
         e["cp_exchange_bytes"] = l.cpExchangeBytes;
         if (!l.gemms.empty()) {
             Json gemms = Json::array();
-            for (const GemmShape &g : l.gemms)
+            for (const GemmShape &g : l.gemms) {
                 gemms.push_back({{"n", g.n}, {"k", g.k}, {"rows_per_token", g.rowsPerToken}, {"count", g.count},
                                  {"split", splitName(g.split)}, {"expert", g.expert}, {"per_sequence", g.perSequence}});
+                if (g.router)  // only when set: profiles written before read the same
+                    gemms.back()["router"] = true;
+            }
             e["gemms"] = gemms;
         }
         e["attention_flops"] = l.attentionFlops;

@@ -7,6 +7,7 @@
 #include "NcclTopology.h"
 #include "NvLinkSpeed.h"
 #include "NvidiaSmiTopology.h"
+#include "SlurmBlocks.h"
 #include "SlurmTopology.h"
 
 #include <algorithm>
@@ -110,8 +111,8 @@ void applyNode(ClusterSketch &sketch, const NodeDescription &node)
     }
     if (node.nvlinkBandwidth)
         sketch.bandwidth[0] = node.nvlinkBandwidth;
-    if (node.nicBandwidthPerGpu)
-        for (int l = 1; l < sketch.levelCount(); ++l)
+    if (node.nicBandwidthPerGpu)  // the levels past the NVLink domain
+        for (int l = 1 + sketch.nvlinkLevels; l < sketch.levelCount(); ++l)
             sketch.bandwidth[l] = node.nicBandwidthPerGpu;
 }
 
@@ -199,7 +200,7 @@ Result<ClusterFormat> detectClusterFormat(const std::string &text, const std::st
         yamlTopology = yamlTopology || line.rfind("topology:", 0) == 0;
         yamlNpus = yamlNpus || line.rfind("npus_count:", 0) == 0;
         const std::string code = lower(line.substr(0, line.find('#')));
-        slurm = slurm || code.find("switchname=") != std::string::npos;
+        slurm = slurm || code.find("switchname=") != std::string::npos || code.find("blockname=") != std::string::npos;
     }
     if (yamlTopology || yamlNpus)
         return ClusterFormat::AstraSim;
@@ -233,7 +234,9 @@ Result<ClusterSketch> sketchCluster(const std::string &file, const ClusterImport
                                                               clusterFormatName(format)));
     switch (format) {
     case ClusterFormat::Slurm: {
-        auto slurm = parseSlurmTopology(*text, file);
+        // The block plugin (GB200 / GB300 NVL72 racks as blocks) or the tree plugin.
+        const bool blocks = looksLikeSlurmBlocks(*text);
+        auto slurm = blocks ? parseSlurmBlocks(*text, file) : parseSlurmTopology(*text, file);
         if (!slurm)
             return SketchResult::failure(slurm.error());
         if (slurm->height() + 1 > Topology::maxLevels)
@@ -242,6 +245,14 @@ Result<ClusterSketch> sketchCluster(const std::string &file, const ClusterImport
                                                          " switches deep; a cluster has at most " +
                                                          std::to_string(Topology::maxLevels) + " levels"));
         sketch.skeleton = slurmSkeleton(*slurm);
+        if (blocks) {
+            // Each block is one NVLink domain: it runs at the node's NVLink rate; the
+            // scale-out fabric between blocks is the level above.
+            sketch.nvlinkLevels = 1;
+            sketch.skeleton.levels[1].name = "nvlink-block";
+            if (sketch.levelCount() > 2)
+                sketch.skeleton.levels[2].name = "scale-out";
+        }
         sketch.bandwidth.assign(sketch.levelCount(), std::nullopt);
         sketch.latency.assign(sketch.levelCount(), std::nullopt);
         if (!options.nodeFile.empty()) {
@@ -359,13 +370,17 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     t.deviceTypes = {*device};
     for (int l = 0; l < t.levelCount(); ++l) {
         LinkParams &link = t.levels[l].link;
-        const std::optional<double> bw = (*bandwidth)[l] ? (*bandwidth)[l] : sketchedBandwidth(sketch, l, device);
+        // A level inside the NVLink domain (a Slurm block) runs at the node's rate.
+        const bool nvlinkLevel = l > 0 && l <= sketch.nvlinkLevels;
+        const std::optional<double> bw = (*bandwidth)[l]  ? (*bandwidth)[l]
+                                         : nvlinkLevel    ? std::optional<double>(t.levels[0].link.bandwidth)
+                                                          : sketchedBandwidth(sketch, l, device);
         if (!bw)
             return R::failure(importError(sketch.origin, 0, "level " + std::to_string(l) + " (" + t.levels[l].name +
                                                                 ") has no bandwidth: the files do not give it; give "
                                                                 "--bandwidth, one value in GB/s per level from the node outward"));
         link.bandwidth = *bw;
-        link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(0));
+        link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(nvlinkLevel ? t.levels[0].link.latency : 0));
         link.oversubscription = (*oversubscription)[l].value_or(1);
         // What import-cluster writes, --cluster must read (issue 48): the loader's ranges on
         // the values the files gave (the flags were checked above), e.g. an NCCL NIC speed

@@ -27,7 +27,8 @@ std::optional<ClusterFormat> clusterFormatFromName(const std::string &name);
 // "slurm, nccl-xml, nvidia-smi, astra-sim" (for messages and help).
 std::string clusterFormatNames();
 // From the content: XML with <system> (nccl-xml), a GPU0 ... X row (nvidia-smi), the YAML keys
-// topology / npus_count (astra-sim), SwitchName= (slurm); else an error asking for --format.
+// topology / npus_count (astra-sim), SwitchName= or BlockName= (slurm: the tree or the block
+// plugin, SlurmBlocks.h); else an error asking for --format.
 Result<ClusterFormat> detectClusterFormat(const std::string &text, const std::string &origin);
 
 struct ClusterImportOptions {
@@ -53,6 +54,9 @@ struct ClusterSketch {
     std::vector<std::optional<double>> bandwidth;   // bytes/s per level, where the files give it
     std::vector<std::optional<double>> latency;     // seconds per level, where the files give it
     bool nodeFromFile = false;                // level 0 described by a node file (or is the file)
+    // Levels above the node that belong to its NVLink domain and run at level 0's rate (a
+    // Slurm topology/block file: 1, the block; Topology::nvlinkDomainLevel()).
+    int nvlinkLevels = 0;
     int nvlinksPerGpu = 0;                    // from the node file (0: none known)
     std::optional<int> gpusPerNode;           // where the files fix it
     std::string gpusPerNodeWhere;             // "FILE:LINE" of that

@@ -144,6 +144,7 @@ private:
             Result<Plan> plan = buildUniformPlan(u, m_space.topology(), m_space.model());
             if (!plan)
                 continue;
+            plan->precision = m_space.costOptions().precision;
             ++m_stats.states;
             const Report r = evaluate(*plan, m_space.topology(), m_space.model(), m_space.costOptions());
             if (r.feasible) {

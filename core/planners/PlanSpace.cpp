@@ -295,6 +295,7 @@ Plan PlanSpace::planSkeleton(const OuterConfig &cfg) const
     p.virtualStages = 1;
     p.dp = cfg.dp;
     p.pipelineUnits = m_options->pipelineUnits;
+    p.precision = costOptions().precision;  // the precision this search prices
     return p;
 }
 

@@ -57,6 +57,9 @@ struct SearchOptions {
     std::vector<Layout> layouts = {Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;               // fraction of capacity kept free
     CostOptions cost;                          // memoryHeadroom above overrides cost's
+    // The linear layers' precisions searched (planPrecisions(), PrecisionSearch.h): the best
+    // plan over them all. Empty = cost.precision alone (what Planner::plan() itself prices).
+    std::vector<Precision> precisions;
     // Randomised planners (mcmc): the seed (same seed, same plan) and the number of plan
     // evaluations they may spend (0 = the planner's default).
     unsigned long long seed = 1;

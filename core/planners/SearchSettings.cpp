@@ -1,5 +1,7 @@
 #include "SearchSettings.h"
 
+#include "PrecisionSearch.h"
+
 #include "Limits.h"
 #include "ModelProfile.h"
 
@@ -8,6 +10,12 @@
 #include <unordered_set>
 
 namespace nest {
+
+Result<std::vector<Precision>> searchPrecisionsFor(const SearchSettings &s, const Topology &topo, Framework framework)
+{
+    return searchPrecisions(s.precisions, s.fp8Recipe.value_or(Fp8Recipe::Delayed), s.fp8Recipe.has_value(), topo,
+                            framework);
+}
 
 SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model)
 {
@@ -86,6 +94,14 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"mcmc_budget", s.mcmcBudget},
                 {"seed", s.seed},
                 {"top_k", s.topK}};
+    if (!s.precisions.empty()) {  // absent = every supported precision
+        Json list = Json::array();
+        for (NumberFormat f : s.precisions)
+            list.push_back(toString(f));
+        out["precisions"] = list;
+    }
+    if (s.fp8Recipe)
+        out["fp8_recipe"] = toString(*s.fp8Recipe);
     return out;
 }
 
@@ -124,8 +140,32 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k"});
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
+                      "precisions", "fp8_recipe"});
     SearchSettings s;
+    if (has(j, "precisions")) {
+        const std::string p = childPath(path, "precisions");
+        const Json &list = j.at("precisions");
+        requireArray(list, p);
+        if (list.empty())
+            throw JsonError(p, "needs at least one precision (leave the key out for every supported one)");
+        for (size_t i = 0; i < list.size(); ++i) {
+            NumberFormat f;
+            if (!list[i].is_string() || !numberFormatFromString(list[i].get<std::string>(), f))
+                throw JsonError(childPath(p, i), "expected one of " + numberFormatNames());
+            if (std::find(s.precisions.begin(), s.precisions.end(), f) != s.precisions.end())
+                throw JsonError(childPath(p, i), std::string("duplicate precision \"") + toString(f) + "\"");
+            s.precisions.push_back(f);
+        }
+    }
+    if (has(j, "fp8_recipe")) {
+        const std::string name = getString(j, "fp8_recipe", path);
+        Fp8Recipe r;
+        if (!fp8RecipeFromString(name, r))
+            throw JsonError(childPath(path, "fp8_recipe"),
+                            "unknown FP8 recipe \"" + name + "\" (use " + fp8RecipeNames() + ")");
+        s.fp8Recipe = r;
+    }
     s.planner = getString(j, "planner", path, s.planner);
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");

@@ -13,7 +13,11 @@
 //    "tp_candidates": [1, 2, 4, 8], "ep_candidates": [1, 2, 4, 8],
 //    "cp_candidates": [1, 2, 4, 8, 16], "cp_min_tokens_per_rank": 4096,
 //    "layouts": ["outside", "inside"], "pipeline_units": "layers",
-//    "mcmc_budget": 0, "seed": 1, "top_k": 1}
+//    "mcmc_budget": 0, "seed": 1, "top_k": 1,
+//    "precisions": ["bf16", "fp8"], "fp8_recipe": "delayed"}
+// "precisions" (absent = every precision the cluster's devices and the framework support)
+// and "fp8_recipe" (absent = delayed, or the framework's own when it lacks delayed) are
+// written only when set (PrecisionSearch.h).
 // "mcmc_budget" is the mcmc planner's plan evaluations (0 = its default, 2000), "seed" its
 // random seed (nest-cli's --budget and --seed, which override them). "top_k": the nest
 // planner keeps the best K distinct plans (1..100; nest-cli plan --top overrides it).
@@ -24,12 +28,14 @@
 #include "PlannerRegistry.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace nest {
 
 struct ModelProfile;
+class Topology;
 
 // Interleaving depths (chunks per device, each 2..64): a vector that one whole number also
 // converts to, so that code written when the setting was a single depth keeps its meaning
@@ -70,12 +76,21 @@ struct SearchSettings {
     int mcmcBudget = 0;                              // mcmc plan evaluations; 0 = the planner's default
     long long seed = 1;                              // mcmc seed
     int topK = 1;                                    // nest: keep the best K distinct plans
+    // The linear layers' formats searched; empty = every one the devices and the framework
+    // support (searchPrecisions()). The FP8 recipe when set, else the default.
+    std::vector<NumberFormat> precisions;
+    std::optional<Fp8Recipe> fp8Recipe;
 
     bool operator==(const SearchSettings &) const = default;
 };
 
-// The planner's options for `model` (its global batch and sequence length) under `s`.
+// The planner's options for `model` (its global batch and sequence length) under `s`; the
+// precisions follow from the cluster (searchPrecisionsFor).
 SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model);
+// The precisions `s` searches on `topo` under `framework` (searchPrecisions()): what a
+// caller puts in SearchOptions::precisions. Fails naming the device or framework that lacks
+// a listed precision.
+Result<std::vector<Precision>> searchPrecisionsFor(const SearchSettings &s, const Topology &topo, Framework framework);
 
 bool layoutFromString(const std::string &text, Layout &out);  // "outside", "inside"
 

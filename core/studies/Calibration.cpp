@@ -251,6 +251,10 @@ SearchOptions calibratedSearchOptions(const SearchSettings &settings, const Mode
 {
     SearchOptions o = searchOptionsFrom(settings, model);
     o.cost = calibratedOptions(o.cost, calibration, topo);
+    // The precisions searched on this cluster; a listed one the devices lack leaves bf16
+    // alone (the window offers only the supported ones; the CLI refuses with the reason).
+    if (auto precisions = searchPrecisionsFor(settings, topo, o.cost.framework))
+        o.precisions = std::move(precisions).value();
     return o;
 }
 

@@ -1,6 +1,7 @@
 #include "PlannerRuns.h"
 
 #include "PlannerRegistry.h"
+#include "PrecisionSearch.h"
 #include "SearchEstimate.h"
 
 #include <algorithm>
@@ -44,7 +45,7 @@ std::vector<PlannerRun> runPlanners(const Topology &topo, const ModelProfile &mo
             // A planner that throws ends its own row, not the process (a thread's uncaught
             // exception is std::terminate): the message says what happened.
             try {
-                runs[i].result = planner->plan(topo, model, shared, fn, cancel);
+                runs[i].result = planPrecisions(*planner, topo, model, shared, fn, cancel);
             } catch (const std::bad_alloc &) {
                 runs[i].result = PlanResult{};
                 runs[i].result.message = "ran out of memory (the search needed more than the machine could give)";

@@ -1,5 +1,7 @@
 #include "PlanRunner.h"
 
+#include "PrecisionSearch.h"
+
 #include "Calibration.h"
 #include "PlanningSession.h"
 
@@ -99,7 +101,13 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         };
         PlanResult r;
         bool replanned = false;
-        if (planner->name() == "nest") {
+        // One precision: the live session (it reuses the previous search); several: one
+        // search each, the best kept (PrecisionSearch.h).
+        if (options.precisions.size() == 1) {
+            options.cost.precision = options.precisions.front();
+            options.precisions.clear();
+        }
+        if (planner->name() == "nest" && options.precisions.empty()) {
             const std::lock_guard<std::mutex> lock(session->mutex);
             if (job.cancelled())
                 return nullptr;
@@ -109,7 +117,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
             if (reuse.sameInputs)
                 r.stats.wallSeconds = reuse.seconds;  // this answer's time, not the search it repeats
         } else {
-            r = planner->plan(inputs.cluster, model, options, progress, job.cancelToken());
+            r = planPrecisions(*planner, inputs.cluster, model, options, progress, job.cancelToken());
         }
         if (r.cancelled || job.cancelled())
             return nullptr;
