@@ -1,5 +1,7 @@
 #include "CliHelp.h"
 
+#include "Precision.h"
+
 #include "FrameworkProfile.h"
 #include "PlannerRegistry.h"
 
@@ -94,6 +96,9 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                           "NeMo distributed_fused_adam with optim.dtype bf16) (default fp32)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
+        {"precision", {"P", "the linear layers' number format: " + numberFormatNames() +
+                                " (the device must have it; docs/cost-model.md, \"Precision\")"}},
+        {"fp8-recipe", {"R", "FP8 scaling: " + fp8RecipeNames() + " (default delayed, or the framework's own)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
         {"max-stages", {"N", "pipeline depth limit, 0 = the layer count (default 0)"}},
         {"max-states", {"N", "the search limit: states (and the ~8 us each stands for) a search's estimate may "
@@ -119,6 +124,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"plan.cp", {"LIST", "context-parallel degrees, searched as given (default 1,2,4,8,16 where "
                              "sequence / cp >= 4096 tokens)"}},
         {"plan.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
+        {"plan.precision", {"LIST", "precisions searched, e.g. bf16,fp8 (default: every one the devices and the "
+                                    "framework support); the plan records the best"}},
+        {"compare.precision", {"LIST", "precisions searched (default: every one the devices and the framework "
+                                       "support)"}},
         {"plan.recompute", {"LIST", "recompute modes searched: none,selective,full (default all three)"}},
         {"plan.out", {"FILE", "write the plan as JSON"}},
         {"plan.top", {"K", "the K best distinct plans (shape or the tier a stage boundary crosses; "

@@ -29,9 +29,10 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
 {
     const Plan &p = r.plan;
     const Report &rep = r.report;
-    std::printf("best plan:           %s, micro-batch %d (%d micro-batches), dp %d, %d stages%s\n",
+    std::printf("best plan:           %s, micro-batch %d (%d micro-batches), dp %d, %d stages%s, %s\n",
                 toString(p.schedule), p.microBatch, p.numMicroBatches(), p.dp, p.pipelineDepth(),
-                p.virtualStages > 1 ? (", " + std::to_string(p.virtualStages) + " chunks per device").c_str() : "");
+                p.virtualStages > 1 ? (", " + std::to_string(p.virtualStages) + " chunks per device").c_str() : "",
+                precisionLabel(p.precision).c_str());
     std::printf("iteration time:      %.4f s (%s; search value %.4f s, %s)\n", rep.iterationTime,
                 band.text().c_str(), r.objective, r.verified ? "matches the evaluator" : "MISMATCH");
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s, MFU %.1f %%\n", rep.samplesPerSecond,

@@ -14,6 +14,8 @@
 //   bench_planner top CLUSTER K                 --top K on GPT3-175B
 //   (each prints the peak RSS of its process: run one row per process)
 //   NEST_BENCH_THREADS=N  every row with SearchOptions::threads = N (the second core)
+//   NEST_BENCH_PRECISIONS=bf16,fp8,mxfp8  every row searches these precisions (issue 46,
+//                            planPrecisions: one search each, the best kept; default bf16 alone)
 //   NEST_BENCH_KEEP_HEAP=1   (environment, replan rows) keep freed memory as the window does
 //   NEST_BENCH_PLANS=DIR     (environment) also write each row's plan and objective as JSON to
 //                            DIR/<case>.json, to compare plans before / after a planner change
@@ -25,6 +27,7 @@
 #include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
+#include "PrecisionSearch.h"
 #include "PlanIO.h"
 // The rows of issue 24's points 3 and 4 need PlanningSession and SearchOptions::topK; the
 // others also build against the tree before them (for before / after tables).
@@ -109,16 +112,34 @@ void applyThreads(SearchOptions &o)
         o.threads = std::atoi(threads);
 }
 
+// NEST_BENCH_PRECISIONS (a comma list of bf16, fp8, mxfp8, nvfp4): the precisions searched.
+void applyPrecisions(SearchOptions &o)
+{
+    const char *list = std::getenv("NEST_BENCH_PRECISIONS");
+    if (list == nullptr)
+        return;
+    std::string text = list;
+    size_t at = 0;
+    while (at <= text.size()) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        Precision p;
+        if (precisionFromString(text.substr(at, comma - at), Fp8Recipe::Delayed, p))
+            o.precisions.push_back(p);
+        at = comma + 1;
+    }
+}
+
 void row(const std::string &label, const Topology &topo, const ModelProfile &model)
 {
     SearchOptions o;  // defaults: every strategy, micro-batches {1, 2, 4, 8}
     applyThreads(o);
+    applyPrecisions(o);
     if (g_narrow) {
         o.cpCandidates = {1};
         o.virtualStages = {2};
         o.recomputeModes = {Recompute::None, Recompute::Full};
     }
-    const PlanResult r = NestPlanner().plan(topo, model, o);
+    const PlanResult r = planPrecisions(NestPlanner(), topo, model, o, {}, CancelToken{});
     writePlan(label, r);
     if (!r.found) {
         std::printf("%-34s %7d %5d %9.3f  no plan: %s\n", label.c_str(), topo.deviceCount(),
@@ -133,12 +154,12 @@ void row(const std::string &label, const Topology &topo, const ModelProfile &mod
         tpMax = std::max(tpMax, s.tp);
     }
     std::printf("%-34s %7d %5d %9.3f %10lld %11lld %8lld %4lld/%-4lld  %-11s mb=%d dp=%d pp=%d tp=%d-%d  "
-                "T=%.3f s  %.0f tok/s  MFU %.1f%%  %s\n",
+                "T=%.3f s  %.0f tok/s  MFU %.1f%%  %s  %s\n",
                 label.c_str(), topo.deviceCount(), model.layerCount(), r.stats.wallSeconds,
                 r.stats.states, r.stats.transitions, r.stats.stageCostCalls, r.stats.configs,
                 r.stats.configs + r.stats.configsSkipped, toString(p.schedule), p.microBatch, p.dp,
                 p.pipelineDepth(), tpMin, tpMax, r.objective, r.report.tokensPerSecond,
-                100 * r.report.mfu, r.verified ? "verified" : "NOT VERIFIED");
+                100 * r.report.mfu, r.verified ? "verified" : "NOT VERIFIED", precisionLabel(p.precision).c_str());
     // The objective to the last bit (before / after comparisons) and the peak memory.
     std::printf("    objective %a  peak %.0f MB\n", r.objective, peakMegabytes());
     std::fflush(stdout);

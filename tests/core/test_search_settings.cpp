@@ -73,6 +73,8 @@ SearchSettings everyFieldChanged()
     s.mcmcBudget = 750;
     s.seed = 42;
     s.topK = 5;
+    s.precisions = {NumberFormat::Bf16, NumberFormat::Mxfp8};
+    s.fp8Recipe = Fp8Recipe::Blockwise;
     return s;
 }
 
@@ -286,17 +288,22 @@ TEST(SearchSettings, jsonRoundTrip)
     // Text round trip too (what a workspace file holds).
     ASSERT_EQ(searchSettingsFromJson(Json::parse(j.dump(2)), "search"), changed);
 
-    // everyFieldChanged() really changes every key, so the round trip above covers each one.
+    // everyFieldChanged() really changes every key, so the round trip above covers each one;
+    // the defaults leave out the two keys written only when set (precisions, fp8_recipe).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size());
+    ASSERT_EQ(j.size(), d.size() + 2);
+    ASSERT_FALSE(d.contains("precisions"));
+    ASSERT_FALSE(d.contains("fp8_recipe"));
+    ASSERT_EQ(j.at("precisions"), Json::array({"bf16", "mxfp8"}));
+    ASSERT_EQ(j.at("fp8_recipe"), "blockwise");
     for (const auto &item : d.items())
         ASSERT_TRUE(j.at(item.key()) != item.value()) << item.key().c_str();
 
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(25));
-    ASSERT_EQ(d.size(), fields);
+    ASSERT_EQ(fields, std::size_t(27));
+    ASSERT_EQ(j.size(), fields);
 }
 
 TEST(SearchSettings, oldSingleDepthStillReads)

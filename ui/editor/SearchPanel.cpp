@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -186,6 +187,20 @@ QWidget *SearchPanel::createCandidates()
                                "(tensor-parallel, gradient, parameter and pipeline traffic), its "
                                "gradient precision and kernels (docs/cost-model.md)"));
     sform->addRow(tr("Framework"), m_framework);
+    // The linear layers' precisions searched (docs/cost-model.md, "Precision").
+    m_precisions = new QLineEdit;
+    m_precisions->setObjectName(QStringLiteral("precisions"));
+    m_precisions->setPlaceholderText(tr("every one supported"));
+    sform->addRow(tr("Precisions"), m_precisions);
+    m_fp8Recipe = new QComboBox;
+    m_fp8Recipe->setObjectName(QStringLiteral("fp8Recipe"));
+    m_fp8Recipe->addItem(tr("default"), QString());
+    for (Fp8Recipe r : {Fp8Recipe::Delayed, Fp8Recipe::Current, Fp8Recipe::Blockwise})
+        m_fp8Recipe->addItem(QString::fromLatin1(toString(r)), QString::fromLatin1(toString(r)));
+    m_fp8Recipe->setToolTip(tr("FP8 scaling: delayed (amax history), current (per tensor, this step) or "
+                               "blockwise (1x128 / 128x128 blocks, DeepSeek-V3); default: delayed, or the "
+                               "framework's own"));
+    sform->addRow(tr("FP8 recipe"), m_fp8Recipe);
     // The mcmc planner's budget and seed (enabled when it is the planner).
     m_budget = new QSpinBox;
     m_budget->setObjectName(QStringLiteral("mcmcBudget"));
@@ -260,12 +275,13 @@ void SearchPanel::connectEdits()
     for (QCheckBox *b : boxes + QList<QCheckBox *>{m_rcNone, m_rcSelective, m_rcFull, m_1f1b, m_gpipe, m_interleaved,
                                                     m_outside, m_inside})
         connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
-    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp, m_virtual})
+    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp, m_virtual, m_precisions})
         connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
     connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_fp8Recipe, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
     for (QSpinBox *box : {m_budget, m_seed, m_keepBest}) {
@@ -380,6 +396,19 @@ void SearchPanel::refresh()
     m_seed->setEnabled(s.planner == "mcmc");
     m_keepBest->setValue(s.topK);
     m_keepBest->setEnabled(s.planner == "nest");
+    QStringList formats;
+    for (NumberFormat f : s.precisions)
+        formats << QString::fromLatin1(toString(f));
+    m_precisions->setText(formats.join(QStringLiteral(", ")));
+    // What this cluster's devices support, beside what the list searches.
+    std::vector<NumberFormat> common{NumberFormat::Bf16, NumberFormat::Fp8, NumberFormat::Mxfp8, NumberFormat::Nvfp4};
+    for (const DeviceSpec &d : m_document->topology().deviceTypes)
+        std::erase_if(common, [&d](NumberFormat f) { return !d.supports(f); });
+    m_precisions->setToolTip(tr("The linear layers' number formats searched, e.g. \"bf16, fp8\"; empty: every one "
+                                "the devices and the framework support. This cluster's devices support: %1")
+                                 .arg(QString::fromStdString(formatList(common))));
+    m_fp8Recipe->setCurrentIndex(
+        s.fp8Recipe ? m_fp8Recipe->findData(QString::fromLatin1(toString(*s.fp8Recipe))) : 0);
     m_problem.clear();
     m_error->hide();
     m_updating = false;
@@ -462,6 +491,34 @@ void SearchPanel::commit()
     s.mcmcBudget = m_budget->value();
     s.seed = m_seed->value();
     s.topK = m_keepBest->value();
+    s.precisions.clear();
+    for (const QString &item : m_precisions->text().split(QRegularExpression(QStringLiteral("[,\\s]+")),
+                                                           Qt::SkipEmptyParts)) {
+        NumberFormat f;
+        if (!numberFormatFromString(item.toStdString(), f)) {
+            why = tr("'%1' is none of %2").arg(item, QString::fromStdString(numberFormatNames()));
+            fail(tr("Precisions"));
+            return;
+        }
+        if (std::find(s.precisions.begin(), s.precisions.end(), f) != s.precisions.end()) {
+            why = tr("'%1' is listed twice").arg(item);
+            fail(tr("Precisions"));
+            return;
+        }
+        if (const std::string problem = precisionProblem(m_document->topology(), {f, Fp8Recipe::Delayed});
+            !problem.empty()) {
+            why = QString::fromStdString(problem);
+            fail(tr("Precisions"));
+            return;
+        }
+        s.precisions.push_back(f);
+    }
+    s.fp8Recipe.reset();
+    if (const QString recipe = m_fp8Recipe->currentData().toString(); !recipe.isEmpty()) {
+        Fp8Recipe r;
+        if (fp8RecipeFromString(recipe.toStdString(), r))
+            s.fp8Recipe = r;
+    }
     m_problem.clear();
     m_error->hide();
     m_document->setSearch(s);

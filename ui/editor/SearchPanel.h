@@ -2,7 +2,8 @@
 // The search dock: planner choice, strategies on/off (tp, pp, dp, ep, sp, cp, ZeRO,
 // recompute) with the recompute modes (none / selective / full), candidate widths,
 // micro-batch candidates, schedules with the interleaving depths, replica layouts, max
-// stages and memory headroom, and the Run / Cancel / Live buttons (the window's actions).
+// stages and memory headroom, the precisions searched with the FP8 recipe, and the Run /
+// Cancel / Live buttons (the window's actions).
 // Editing the CP widths makes the list explicit: searched as given, without the default's
 // minimum of tokens per rank (SearchSettings::cpMinTokensPerRank). The document's SearchSettings are the truth: every edit
 // is an undo command (ChangeSearchSettings); the panel resyncs on searchChanged.
@@ -52,6 +53,10 @@ public:
     QSpinBox *mcmcBudgetBox() const { return m_budget; }
     QSpinBox *seedBox() const { return m_seed; }
     QSpinBox *keepBestBox() const { return m_keepBest; }
+    // "bf16, fp8" (empty: every precision the devices and the framework support) and the FP8
+    // recipe (item data "" = the default, "delayed", "current", "blockwise").
+    QLineEdit *precisionsEdit() const { return m_precisions; }
+    QComboBox *fp8RecipeCombo() const { return m_fp8Recipe; }
     // The last reason an entry was refused ("" when the settings are valid).
     QString problem() const { return m_problem; }
 
@@ -83,6 +88,8 @@ private:
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
     QComboBox *m_framework;
+    QLineEdit *m_precisions;
+    QComboBox *m_fp8Recipe;
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
     QSpinBox *m_seed;
     QSpinBox *m_keepBest; // nest: the best K distinct plans (top_k)

@@ -282,6 +282,17 @@ QString PlacementView::subtitleText() const
                        .arg(m_by == ByStage ? tr("stage") : tr("replica"));
     if (!m_snapshot->planner.empty())
         text = QString::fromStdString(m_snapshot->planner) + QStringLiteral(" · ") + text;
+    // The precision it runs in, and the NVLink domains the colours fall into.
+    text += QStringLiteral(" · ") + QString::fromStdString(precisionLabel(plan.precision));
+    const Topology &topo = m_snapshot->topology;
+    if (const int level = topo.nvlinkDomainLevel(); level >= 0) {
+        const std::vector<int> domains = topo.groupsAtLevel(level);
+        if (!domains.empty())
+            text += tr(" · NVLink domains: %1 of %2 (%3)")
+                        .arg(domains.size())
+                        .arg(topo.deviceCountUnder(domains.front()))
+                        .arg(QString::fromStdString(topo.levels[static_cast<size_t>(level)].name));
+    }
     return text;
 }
 

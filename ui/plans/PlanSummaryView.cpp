@@ -233,8 +233,8 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
         {"memory", tr("Peak memory")},          {"shape", tr("Shape")},
         {"zero", tr("ZeRO")},                   {"recompute", tr("Recompute")},
         {"sp", tr("Sequence parallel")},        {"microbatch", tr("Micro-batches")},
-        {"schedule", tr("Schedule")},           {"simulation", tr("Simulation")},
-        {"search", tr("Search")}};
+        {"schedule", tr("Schedule")},           {"precision", tr("Precision")},
+        {"simulation", tr("Simulation")},       {"search", tr("Search")}};
     for (const auto &[key, caption] : rows) {
         auto *name = new QLabel(caption + QLatin1Char(':'), m_content);
         auto *value = new QLabel(m_content);
@@ -400,6 +400,8 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     if (p.schedule == Schedule::Interleaved)
         schedule += tr(", %1 virtual stages per device").arg(p.virtualStages);
     set("schedule", schedule);
+    // The linear layers' format (docs/cost-model.md, "Precision").
+    set("precision", QString::fromStdString(precisionLabel(p.precision)));
     set("simulation", simulationText(s));
     set("search", searchText(s));
 }
