@@ -44,7 +44,9 @@ def main():
         return 2
     root = sys.argv[1]
     layers = layers_from(sys.argv[2:])
-    where = {}  # header file name -> (library, folder)
+    # header file name -> (library, folder); the headers CMake generates into the build tree
+    # (core/SourceDir.h.in) count as core's lowest folder.
+    where = {'SourceDir.h': ('core', layers['core'][0])} if 'core' in layers else {}
     for lib in layers:
         for path in sources(root, lib):
             rel = os.path.relpath(path, os.path.join(root, lib)).split(os.sep)
