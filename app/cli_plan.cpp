@@ -146,7 +146,9 @@ int cmdPlan(const Args &argv)
     if (progress.enabled())
         if (const auto estimate = estimateSearch(job.topology, job.model, job.options, settings.planner))
             progress.setEstimate(estimate->seconds);
-    const ProgressFn onProgress = [&progress](double fraction, double best) {
+    const ProgressFn onProgress = [&progress, hook = commandHooks().progress](double fraction, double best) {
+        if (hook)
+            hook(fraction, best);
         char detail[64] = "";
         if (std::isfinite(best) && best > 0)
             std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
@@ -165,7 +167,7 @@ int cmdPlan(const Args &argv)
         options.threads = args.intValue("threads", 1, limits::searchThreads);
     if (options.threads > 1 && settings.planner != "nest")
         throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
-    const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, CancelToken{});
+    const PlanResult r = planner->plan(job.topology, job.model, options, onProgress, commandCancelToken());
     progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
