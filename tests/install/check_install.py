@@ -60,7 +60,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="nest-install-") as tmp:
         # 1. the package
-        r = run(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"), "-B", os.path.join(tmp, "pkg")],
+        r = run(["cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"), "-B", os.path.join(tmp, "pkg"),
+                 "-D", "CPACK_OUTPUT_FILE_PREFIX=" + os.path.join(tmp, "pkg")],
                 timeout=600)
         if not check(r.returncode == 0, "cpack builds the .deb"):
             print(r.stdout[-3000:], r.stderr[-3000:])
@@ -121,7 +122,8 @@ def main():
                     "assert nest_planner.__file__.startswith(sys.argv[1]), nest_planner.__file__; "
                     "r = nest_planner.plan('paper-v100-8', 'llama2-7b', batch=64); "
                     "print(nest_planner.__version__, r.verified)")
-            penv = dict(env, PYTHONPATH=os.path.join(usr, "lib/python3/dist-packages"), PYTHONNOUSERSITE="1")
+            penv = dict(env, PYTHONPATH=os.path.join(usr, "lib/python3/dist-packages"), PYTHONNOUSERSITE="1",
+                        PYTHONDONTWRITEBYTECODE="1")
             r = run(["/usr/bin/python3", "-c", code, usr], env=penv, cwd=tmp)
             check(r.returncode == 0 and r.stdout.split() == [version, "True"],
                   f"/usr/bin/python3 imports the installed nest_planner and plans: {r.stdout.strip()} {r.stderr[-500:]}")
