@@ -42,7 +42,8 @@ def main():
                     r = nest.sweep(GRID, results=path, client=client)
                     wall = time.perf_counter() - t
                     ok = sum(1 for rec in r.records if rec["ok"])
-                    print(f"dask, {workers} worker(s): {wall:.1f} s ({ok} planned, {n - ok} without a plan); "
+                    print(f"dask, {workers} worker(s): {wall:.1f} s ({ok} planned, {n - ok} without a plan, "
+                          f"{os.path.getsize(path) / 1e6:.1f} MB of results); "
                           f"rerun (all resumed): {timed(lambda: nest.sweep(GRID, results=path, client=client)):.2f} s; "
                           f"load {os.getloadavg()[0]:.1f}")
         if a.only != "dask":

@@ -86,6 +86,17 @@ def test_plan_on_objects_and_dicts_equals_cli():
     assert cluster.to_dict() == cli_json("inspect", "--cluster", V100)["cluster"]
 
 
+def test_hugging_face_config_and_profile_models_equal_cli():
+    for rel in ("sample_configs/models/hf/deepseek-v2-lite.json", "sample_configs/profiles/llama2-7b-example.json"):
+        path = os.path.join(ROOT, rel)
+        assert nest.load_model(path).to_dict() == cli_json("inspect", "--model", path)["model"]
+        # and as a dict (a config.json's dict is written as config.json; the name, which a
+        # Hugging Face config takes from its folder, is then the private folder's)
+        expected = cli_json("inspect", "--model", path)["model"]
+        got = nest.load_model(json.load(open(path))).to_dict()
+        assert {k: v for k, v in got.items() if k != "name"} == {k: v for k, v in expected.items() if k != "name"}
+
+
 def test_top_k_equals_cli():
     r = nest.plan(V100, "llama2-7b", batch=64)
     top = r.top(3)  # searched again with --top 3
