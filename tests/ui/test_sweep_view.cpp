@@ -477,6 +477,14 @@ void TestSweepView::opensPythonSweepResults()
     QVERIFY(view.statusLabel()->text().contains("best over framework"));
     QCOMPARE(view.xKeyBox()->count(), 1);
     QVERIFY(!view.setResultsAxes("model", "", &error));
+    // For a look at it: NEST_SWEEP_SCREENSHOT=FILE.png saves the view as drawn.
+    if (const QString shot = qEnvironmentVariable("NEST_SWEEP_SCREENSHOT"); !shot.isEmpty()) {
+        view.resize(1000, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTest::qWait(100);
+        QVERIFY(view.grab().save(shot));
+    }
     // A chart of opened results exports like a sweep's.
     QVERIFY2(view.exportTo(dir.filePath("r.png"), &error), qPrintable(error));
     QVERIFY(QImage(dir.filePath("r.png")).width() > 100);
