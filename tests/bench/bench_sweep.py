@@ -13,8 +13,12 @@ import time
 
 import nest_planner as nest
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 GRID = {
-    "model": ["llama2-7b", "llama2-13b", "gpt3-35b", "llama3-70b", "mixtral-8x7b"],
+    # presets, and one model file (as a path: every worker reads it)
+    "model": ["llama2-7b", os.path.join(ROOT, "sample_configs/models/llama2-13b.json"), "gpt3-35b", "llama3-70b",
+              "mixtral-8x7b"],
     "cluster": ["paper-spineleaf-64", "paper-fattree-64", "paper-fattree-128", "paper-fattree-256",
                 "paper-spineleaf-1024"],
     "batch": [256, 512, 1024, 2048, 4096],

@@ -409,8 +409,14 @@ bool SweepView::setResultsAxes(const QString &xKey, const QString &seriesKey, QS
     data.title = tr("Throughput vs %1 (%2)").arg(xKey, m_openedName);
     data.xLabel = xKey;
     data.yLabel = tr("samples/s");
-    for (const SweepSeriesData &s : chart->series)
+    std::vector<double> xs;  // every x of the chart, ascending
+    for (const SweepSeriesData &s : chart->series) {
         data.series.push_back({QString::fromStdString(s.name), s.x, s.y});
+        xs.insert(xs.end(), s.x.begin(), s.x.end());
+    }
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    data.logX = xs.size() > 2 && isGeometric(xs);  // batch 256, 512, ..., 4096 on a log axis
     *m_chart = data;
     drawChart();
     showOpenedResults();
@@ -440,7 +446,7 @@ void SweepView::showOpenedResults()
     QStringList headers;
     for (const std::string &k : f.keys)
         headers << QString::fromStdString(k);
-    headers << tr("samples/s") << tr("iteration (s)") << tr("MFU") << tr("error");
+    headers << tr("samples/s") << tr("iteration (s)") << tr("MFU (%)") << tr("error");
     m_table->setColumnCount(static_cast<int>(headers.size()));
     m_table->setRowCount(static_cast<int>(f.records.size()));
     m_table->setHorizontalHeaderLabels(headers);
