@@ -61,14 +61,23 @@ def point_id(point: dict) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-def run_point(point: dict, common: dict | None = None) -> dict:
+def _without_device_rows(result: dict) -> dict:
+    """plan --json less report.devices (and each top plan's): the per-device memory rows, about
+    90 % of a record on 1,024 devices; evaluate(result["plan"]) gives them back."""
+    result["report"].pop("devices", None)
+    for t in result.get("top") or []:
+        t["report"].pop("devices", None)
+    return result
+
+
+def run_point(point: dict, common: dict | None = None, device_rows: bool = False) -> dict:
     """Plans one point; the record a results file keeps (runs on a worker: plain data in, out)."""
     from . import plan  # on a Dask worker the package is imported here
     start = time.perf_counter()
     record = {"id": point_id(point), "point": point}
     try:
         r = plan(**{**(common or {}), **point})
-        record.update(ok=True, result=r.to_dict())
+        record.update(ok=True, result=r.to_dict() if device_rows else _without_device_rows(r.to_dict()))
     except (InputError, NestError) as e:
         record.update(ok=False, error=str(e))
     record["elapsed_s"] = time.perf_counter() - start
@@ -153,13 +162,15 @@ def _write_parquet(path: str, records: list[dict]) -> None:
 
 
 def sweep(grid, *, results=None, client=None, max_workers: int | None = None, progress=None,
-          **common) -> SweepResult:
+          device_rows: bool = False, **common) -> SweepResult:
     """Plans every point of `grid` (see the module's doc); `common` are plan() keywords for all.
 
     results: a JSON-lines file (".jsonl") the finished points are appended to and read back from
     on a rerun, or a ".parquet" name (needs pyarrow; the lines go to NAME.jsonl beside it).
     client: a dask.distributed.Client: the points run as its tasks. Otherwise max_workers threads.
     progress(done, total) is called as points finish.
+    device_rows: keep each report's per-device memory rows ("devices"); left out by default
+    (a record is then about a tenth of the size; evaluate() on the stored plan gives them).
     """
     start = time.perf_counter()
     points = _points(grid)
@@ -206,7 +217,7 @@ def sweep(grid, *, results=None, client=None, max_workers: int | None = None, pr
     try:
         if client is not None:
             from dask.distributed import as_completed
-            futures = [client.submit(run_point, p, common, pure=False) for p in unique]
+            futures = [client.submit(run_point, p, common, device_rows, pure=False) for p in unique]
             try:
                 for f in as_completed(futures):
                     record(f.result())
@@ -216,7 +227,7 @@ def sweep(grid, *, results=None, client=None, max_workers: int | None = None, pr
         elif unique:
             workers = max_workers or min(len(unique), os.cpu_count() or 1)
             with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-                futures = [pool.submit(run_point, p, common) for p in unique]
+                futures = [pool.submit(run_point, p, common, device_rows) for p in unique]
                 try:
                     for f in concurrent.futures.as_completed(futures):
                         record(f.result())

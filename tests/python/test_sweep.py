@@ -23,6 +23,13 @@ def strip(o):
     return o
 
 
+def without_device_rows(result):
+    """plan --json less report.devices: what a sweep keeps by default."""
+    result = json.loads(json.dumps(result))
+    result["report"].pop("devices")
+    return result
+
+
 def cli_plan(point, cluster):
     args = [CLI, "plan", "--cluster", cluster, "--json"]
     for k, v in point.items():
@@ -39,7 +46,9 @@ def check_against_cli(result, cluster):
     assert points[-1] == {"model": "gpt3-35b", "batch": 64, "framework": "deepspeed"}
     for r in result.records:
         assert r["ok"], r.get("error")
-        assert strip(r["result"]) == strip(cli_plan(r["point"], cluster))
+        expected = cli_plan(r["point"], cluster)
+        assert len(expected["report"]["devices"]) > 0
+        assert strip(r["result"]) == strip(without_device_rows(expected))
 
 
 def test_local_sweep_resumes(tmp_path):
@@ -102,3 +111,11 @@ def test_parquet_needs_pyarrow(tmp_path):
         with pytest.raises(nest.InputError) as e:
             nest.sweep({"batch": [64]}, cluster="paper-v100-8", model="llama2-7b", results=tmp_path / "r.parquet")
         assert "pyarrow" in str(e.value)
+
+
+def test_device_rows_are_kept_when_asked(tmp_path):
+    point = {"model": "llama2-7b", "batch": 64}
+    full = nest.sweep([point], cluster="paper-v100-8", device_rows=True).records[0]["result"]
+    assert strip(full) == strip(cli_plan(point, "paper-v100-8"))
+    compact = nest.sweep([point], cluster="paper-v100-8").records[0]["result"]
+    assert strip(compact) == strip(without_device_rows(full))
