@@ -4,7 +4,8 @@ BUILD_DIR ?= build
 PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb xauth \
              libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
              poppler-utils libxml2-utils python3 python3-yaml libcli11-dev libgtest-dev \
-             libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev python3-torch
+             libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev python3-torch \
+             pybind11-dev python3-dev python3-pytest python3-distributed dpkg-dev
 # What the core alone needs (make test-core): no Qt, no QCustomPlot, no display.
 CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 python3-yaml libcli11-dev libgtest-dev \
                  libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev
@@ -22,7 +23,7 @@ export CCACHE_BASEDIR ?= $(CURDIR)
 # phases after `make test`, which has already run the extractor's test).
 CTEST_ARGS ?=
 
-.PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz
+.PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz package
 
 all: build
 
@@ -59,6 +60,11 @@ run: apps
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The Debian package (issue 51, docs/install.md): build/packages/nest-planner_VERSION_ARCH.deb,
+# for `sudo apt-get install ./build/packages/nest-planner_*.deb`.
+package: build
+	cmake --build $(BUILD_DIR) --target package
 
 # The core without Qt (issue 20): nestcore, nest-cli (reproduce without its figures), the core
 # tests and the validation scripts, configured as on a machine where Qt is absent (looking

@@ -23,6 +23,19 @@ std::string seconds(double s)
 
 } // namespace
 
+CommandHooks &commandHooks()
+{
+    thread_local CommandHooks hooks;
+    return hooks;
+}
+
+const CancelToken &commandCancelToken()
+{
+    static const CancelToken never;
+    const CommandHooks &h = commandHooks();
+    return h.cancel ? *h.cancel : never;
+}
+
 TerminalProgress::TerminalProgress(std::string label, bool forced, double quietSeconds)
     : m_label(std::move(label)), m_tty(isatty(STDERR_FILENO) == 1), m_quiet(quietSeconds)
 {

@@ -3,11 +3,26 @@
 // the time left. Shown only when stderr is a terminal, or when the user asks for it
 // (`--progress`, then one line per second so a log stays readable); nothing is printed in
 // the first second, so short runs stay quiet. update() may be called from any thread.
+#include "Planner.h"
+
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 
 namespace nest::cli {
+
+// What a host that runs a command on its own thread (the Python module, python/) hands the
+// searching commands (plan, compare): a cancellation token their search polls, and an observer
+// of the progress the terminal bar shows. Set for the calling thread only; both empty when
+// nest-cli runs the command, which then searches exactly as before.
+struct CommandHooks {
+    const CancelToken *cancel = nullptr;
+    std::function<void(double fraction, double best)> progress;
+};
+CommandHooks &commandHooks();  // this thread's
+// The token a command passes its search: the host's, else one that is never cancelled.
+const CancelToken &commandCancelToken();
 
 class TerminalProgress {
 public:

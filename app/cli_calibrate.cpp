@@ -49,7 +49,7 @@ int cmdCalibrate(const Args &argv)
     if (!cal)
         throw UsageError{args.value("runs") + ": " + cal.error()};  // the file, then the run
     if (args.has("out")) {
-        auto ok = writeFileAtomically(args.value("out"), cal->toJson().dump(2) + "\n");
+        auto ok = writeJsonFile(args.value("out"), cal->toJson());  // stamped with the tool version
         if (!ok)
             throw UsageError{ok.error()};
     }

@@ -103,6 +103,7 @@ int cmdCompare(const Args &argv)
     TerminalProgress progress("compare", args.flag("progress"));
     std::mutex fractionsMutex;
     std::vector<double> fractions(planners.size(), 0.0);
+    const auto hook = commandHooks().progress;  // runPlanners may call back from its threads
     const ComparisonProgressFn onProgress = [&](int index, double fraction, double) {
         double mean = 0;
         {
@@ -110,11 +111,13 @@ int cmdCompare(const Args &argv)
             fractions[static_cast<size_t>(index)] = fraction;
             for (double f : fractions)
                 mean += f / double(fractions.size());
+            if (hook)
+                hook(mean, 0);
         }
         progress.update(mean, std::to_string(planners.size()) + " planners");
     };
     const std::vector<PlannerRun> runs =
-        runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, CancelToken{});
+        runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, commandCancelToken());
     progress.finish();
 
     const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration);

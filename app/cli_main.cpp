@@ -71,20 +71,6 @@ const char *kUsage =
 
 } // namespace
 
-namespace nest::cli {
-
-const std::map<std::string, Command> &commandTable()
-{
-    static const std::map<std::string, Command> table{
-        {"presets", cmdPresets},   {"inspect", cmdInspect}, {"evaluate", cmdEvaluate},
-        {"simulate", cmdSimulate}, {"plan", cmdPlan},       {"compare", cmdCompare},
-        {"reproduce", cmdReproduce}, {"completion", cmdCompletion}, {"export", cmdExport},
-        {"calibrate", cmdCalibrate}, {"import-cluster", cmdImportCluster}, {"export-cluster", cmdExportCluster}};
-    return table;
-}
-
-} // namespace nest::cli
-
 int main(int argc, char **argv)
 {
     using namespace nest::cli;

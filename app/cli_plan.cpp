@@ -148,7 +148,9 @@ int cmdPlan(const Args &argv)
     if (progress.enabled())
         if (const auto estimate = estimateSearch(job.topology, job.model, job.options, settings.planner))
             progress.setEstimate(estimate->seconds);
-    const ProgressFn onProgress = [&progress](double fraction, double best) {
+    const ProgressFn onProgress = [&progress, hook = commandHooks().progress](double fraction, double best) {
+        if (hook)
+            hook(fraction, best);
         char detail[64] = "";
         if (std::isfinite(best) && best > 0)
             std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
@@ -168,7 +170,7 @@ int cmdPlan(const Args &argv)
     if (options.threads > 1 && settings.planner != "nest")
         throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
     // Once per precision searched (PrecisionSearch.h), the best of them.
-    const PlanResult r = planPrecisions(*planner, job.topology, job.model, options, onProgress, CancelToken{});
+    const PlanResult r = planPrecisions(*planner, job.topology, job.model, options, onProgress, commandCancelToken());
     progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";

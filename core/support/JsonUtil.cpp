@@ -1,6 +1,7 @@
 #include "JsonUtil.h"
 
 #include "FileGuard.h"
+#include "ToolVersion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,8 @@ std::string formatError(std::string_view file, std::string_view path, std::strin
     if (!path.empty())
         out += "at " + std::string(path) + ": ";
     out += reason;
+    if (!file.empty())
+        out += newerVersionNote(file);  // the file came from a newer NEST Planner (ToolVersion.h)
     return out;
 }
 
@@ -221,14 +224,22 @@ Result<Json> readJsonFile(const std::string &file)
     const Result<std::string> text = readFileText(file);
     if (!text)
         return Result<Json>::failure(text.error());
-    return parseJsonText(*text, file);
+    Result<Json> j = parseJsonText(*text, file);
+    if (j) {
+        // The tool version the file was written by (ToolVersion.h) is no part of any format.
+        Json value = std::move(j).value();
+        if (const auto problem = takeToolVersion(value, file))
+            return Result<Json>::failure(formatError(file, kToolVersionKey, *problem));
+        return value;
+    }
+    return j;
 }
 
 Result<bool> writeJsonFile(const std::string &file, const Json &j)
 {
     // Text from the outside (a file name as a cluster's name) need not be UTF-8: such bytes
     // become U+FFFD instead of an exception (issue 48).
-    return writeFileAtomically(file, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+    return writeFileAtomically(file, jsonFileText(j));  // stamped with the tool's version
 }
 
 void requireObject(const Json &j, const std::string &path)

@@ -37,12 +37,12 @@ std::string childPath(std::string_view parent, size_t index);
 
 // Reads and parses a whole file. Errors: missing, a directory, not a regular file (FIFO,
 // device), above limits::maxFileBytes, unreadable, empty, malformed (with line and column).
-// The message already names the file. Reads through readFileText() (FileGuard.h).
+// The message already names the file. Reads through readFileText(); the "nest_planner_version" key is taken out (ToolVersion.h).
 Result<Json> readJsonFile(const std::string &file);
 // Parses text; `origin` names the source in messages.
 Result<Json> parseJsonText(const std::string &text, const std::string &origin);
-// Writes pretty JSON (2-space indent) through writeFileAtomically() (FileGuard.h): only over
-// a regular file, through symlinks, the previous file intact on failure.
+// Writes pretty JSON (2-space indent), stamped with the tool version (ToolVersion.h), through writeFileAtomically()
+// (FileGuard.h): only over a regular file, through symlinks, the previous file intact on failure.
 Result<bool> writeJsonFile(const std::string &file, const Json &j);
 
 // --- accessors (throw JsonError) --------------------------------------------------------

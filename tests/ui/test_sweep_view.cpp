@@ -14,6 +14,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QProgressBar>
@@ -101,6 +102,7 @@ private slots:
     void exports();
     void dialogRemembersItsSettings();
     void geometricSweepOnALogAxisWithRoundedTicks();
+    void opensPythonSweepResults();
 };
 
 void TestSweepView::runnerDeliversOneResultPerPoint()
@@ -433,6 +435,67 @@ void TestSweepView::geometricSweepOnALogAxisWithRoundedTicks()
     r.parameter = kSpineOversub;
     view.setResult(r, spineLeaf16());
     QCOMPARE(view.plot()->xAxis->scaleType(), QCPAxis::stLinear);
+}
+
+
+// The results file of nest_planner.sweep() (issue 51): x = the numeric keyword, one line per
+// model, the best framework at each point (hand-computed below), a table row per point; a bad
+// file is refused with its line.
+void TestSweepView::opensPythonSweepResults()
+{
+    QTemporaryDir dir;
+    const auto line = [](const char *model, int batch, const char *fw, double samples) {
+        return QStringLiteral(R"({"id": "i", "point": {"model": "%1", "batch": %2, "framework": "%3"}, "ok": true, )"
+                              R"("result": {"report": {"throughput_samples_per_s": %4, "iteration_time_s": 1.5, "mfu": 0.25}}})")
+                   .arg(model).arg(batch).arg(fw).arg(samples) + "\n";
+    };
+    const QString file = dir.filePath("sweep.jsonl");
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write((line("a", 64, "mc", 30) + line("a", 32, "mc", 10) + line("a", 32, "ds", 12) + line("a", 64, "ds", 25) +
+             line("b", 32, "mc", 4) + line("b", 64, "mc", 6))
+                .toUtf8());
+    f.close();
+    SweepView view;
+    QVERIFY(view.openResultsButton() != nullptr);
+    QString error;
+    QVERIFY2(view.openResults(file, &error), qPrintable(error));
+    QVERIFY(view.openedResults() != nullptr);
+    QCustomPlot *plot = view.plot();
+    QCOMPARE(plot->graphCount(), 2);  // default: x batch, one line per framework (first varying non-x key)
+    QVERIFY(view.setResultsAxes("batch", "model", &error));
+    plot = view.plot();
+    QCOMPARE(plot->graphCount(), 2);
+    QCOMPARE(plot->graph(0)->name(), QString("model=a"));
+    QCOMPARE(plot->graph(0)->dataCount(), 2);
+    QCOMPARE(plot->graph(0)->data()->at(0)->key, 32.0);
+    QCOMPARE(plot->graph(0)->data()->at(0)->value, 12.0);  // max(10, 12)
+    QCOMPARE(plot->graph(0)->data()->at(1)->value, 30.0);  // max(30, 25)
+    QCOMPARE(plot->graph(1)->data()->at(1)->value, 6.0);
+    QCOMPARE(view.table()->rowCount(), 6);
+    QVERIFY(view.statusLabel()->text().contains("6 points"));
+    QVERIFY(view.statusLabel()->text().contains("best over framework"));
+    QCOMPARE(view.xKeyBox()->count(), 1);
+    QVERIFY(!view.setResultsAxes("model", "", &error));
+    // For a look at it: NEST_SWEEP_SCREENSHOT=FILE.png saves the view as drawn.
+    if (const QString shot = qEnvironmentVariable("NEST_SWEEP_SCREENSHOT"); !shot.isEmpty()) {
+        view.resize(1000, 700);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTest::qWait(100);
+        QVERIFY(view.grab().save(shot));
+    }
+    // A chart of opened results exports like a sweep's.
+    QVERIFY2(view.exportTo(dir.filePath("r.png"), &error), qPrintable(error));
+    QVERIFY(QImage(dir.filePath("r.png")).width() > 100);
+
+    QFile bad(dir.filePath("bad.jsonl"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(line("a", 64, "mc", 30).toUtf8() + "{\"point\": 3, \"ok\": true}\n");
+    bad.close();
+    QVERIFY(!view.openResults(bad.fileName(), &error));
+    QVERIFY2(error.contains("bad.jsonl: line 2: at point"), qPrintable(error));
+    QVERIFY(view.openedResults() != nullptr);  // the shown results stay
 }
 
 QTEST_MAIN(TestSweepView)

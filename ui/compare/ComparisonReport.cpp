@@ -1,6 +1,7 @@
 #include "ComparisonReport.h"
 
 #include "BreakdownChartView.h"
+#include "ToolVersion.h"
 #include "MemoryChartView.h"
 #include "PlacementOverlay.h"
 #include "PlacementThumbnail.h"
@@ -493,7 +494,7 @@ bool exportComparisonData(const QString &fileName, const QList<PlanSnapshotPtr> 
     const int ref = plans.isEmpty() ? 0 : std::clamp(reference, 0, int(plans.size()) - 1);
     const std::vector<MetricRow> rows = compareMetrics(compared, ref);
     const std::string text = suffix == QLatin1String("csv") ? comparisonCsv(compared, rows, ref)
-                                                            : comparisonJson(compared, rows, ref).dump(2) + "\n";
+                                                            : jsonFileText(comparisonJson(compared, rows, ref));
     return writeFileAtomically(fileName, QByteArray::fromStdString(text), error);
 }
 

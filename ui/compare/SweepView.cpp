@@ -8,8 +8,11 @@
 #include "SweepDialog.h"
 #include "SweepRunner.h"
 
+#include <QComboBox>
 #include <QEvent>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QMessageBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -67,6 +70,29 @@ SweepView::SweepView(QWidget *parent)
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
 
+    // A Python sweep's results (nest_planner.sweep, docs/python.md): which keyword is x, which
+    // one draws a line each.
+    auto *filesRow = new QHBoxLayout;
+    m_openResults = new QPushButton(tr("Open Results…"), this);
+    m_openResults->setObjectName(QStringLiteral("sweepOpenResults"));
+    m_openResults->setToolTip(tr("Plot the results file of a Python sweep (nest_planner.sweep, JSON lines)"));
+    m_axesRow = new QWidget(this);
+    auto *axes = new QHBoxLayout(m_axesRow);
+    axes->setContentsMargins(0, 0, 0, 0);
+    m_xKey = new QComboBox(m_axesRow);
+    m_xKey->setObjectName(QStringLiteral("sweepXKey"));
+    m_seriesKey = new QComboBox(m_axesRow);
+    m_seriesKey->setObjectName(QStringLiteral("sweepSeriesKey"));
+    axes->addWidget(new QLabel(tr("x:"), m_axesRow));
+    axes->addWidget(m_xKey);
+    axes->addWidget(new QLabel(tr("one line per:"), m_axesRow));
+    axes->addWidget(m_seriesKey);
+    m_axesRow->hide();
+    filesRow->addWidget(m_openResults);
+    filesRow->addWidget(m_axesRow);
+    filesRow->addStretch(1);
+    layout->addLayout(filesRow);
+
     m_progressRow = new QWidget(this);
     auto *row = new QHBoxLayout(m_progressRow);
     row->setContentsMargins(0, 0, 0, 0);
@@ -107,6 +133,16 @@ SweepView::SweepView(QWidget *parent)
         m_cancel->setEnabled(false);
         m_status->setText(tr("Cancelling…"));
     });
+    connect(m_openResults, &QPushButton::clicked, this, &SweepView::askForResults);
+    const auto axesChosen = [this] {
+        if (!m_opened || m_xKey->currentIndex() < 0)
+            return;
+        QString why;
+        if (!setResultsAxes(m_xKey->currentText(), m_seriesKey->currentData().toString(), &why))
+            m_status->setText(why);
+    };
+    connect(m_xKey, &QComboBox::activated, this, axesChosen);
+    connect(m_seriesKey, &QComboBox::activated, this, axesChosen);
 }
 
 SweepView::~SweepView() = default;
@@ -125,6 +161,8 @@ void SweepView::clear()
 {
     setRunning(false);
     m_result.reset();
+    m_opened.reset();
+    m_axesRow->hide();
     setStale(false);
     m_status->clear();
     m_table->clear();
@@ -194,6 +232,8 @@ void SweepView::setResult(const SweepResult &result, const Topology &base)
 {
     setRunning(false);
     m_result = result;
+    m_opened.reset();
+    m_axesRow->hide();
     m_base = base;
     setStale(false);
     rebuildChart();
@@ -231,6 +271,11 @@ void SweepView::rebuildChart()
             data.xTicks.push_back(displayValue(r.parameter.field, r.points[i].value));
     }
     *m_chart = data;
+    drawChart();
+}
+
+void SweepView::drawChart()
+{
     // drawSeriesChart lays out a fresh plot (title and legend rows): a new one each time.
     delete m_plot;
     m_plot = new QCustomPlot(m_plotHost);
@@ -305,8 +350,132 @@ void SweepView::setStale(bool stale)
     m_staleBanner->setVisible(stale);
 }
 
+void SweepView::askForResults()
+{
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open Sweep Results"), QString(),
+                                                      tr("Sweep results (*.jsonl *.json);;All files (*)"));
+    if (file.isEmpty())
+        return;
+    QString error;
+    if (!openResults(file, &error))
+        QMessageBox::warning(this, tr("Open Sweep Results"), error);
+}
+
+bool SweepView::openResults(const QString &fileName, QString *error)
+{
+    Result<SweepResultsFile> f = loadSweepResults(fileName.toStdString());
+    if (!f) {
+        *error = QString::fromStdString(f.error());
+        return false;
+    }
+    const Result<SweepChart> chart = sweepChart(*f);
+    if (!chart) {
+        *error = fileName + QStringLiteral(": ") + QString::fromStdString(chart.error());
+        return false;
+    }
+    if (m_running) {
+        *error = tr("%1: a sweep is running; cancel it first").arg(fileName);
+        return false;
+    }
+    m_result.reset();
+    setStale(false);
+    m_opened = std::move(f).value();
+    m_openedName = QFileInfo(fileName).fileName();
+    m_xKey->clear();
+    for (const std::string &k : numericVaryingKeys(*m_opened))
+        m_xKey->addItem(QString::fromStdString(k));
+    m_seriesKey->clear();
+    m_seriesKey->addItem(tr("(one line)"), QString());
+    for (const std::string &k : m_opened->varying)
+        m_seriesKey->addItem(QString::fromStdString(k), QString::fromStdString(k));
+    m_axesRow->show();
+    return setResultsAxes(QString::fromStdString(chart->xKey), QString::fromStdString(chart->seriesKey), error);
+}
+
+bool SweepView::setResultsAxes(const QString &xKey, const QString &seriesKey, QString *error)
+{
+    if (!m_opened) {
+        *error = tr("no results file is open");
+        return false;
+    }
+    const Result<SweepChart> chart = sweepChart(*m_opened, xKey.toStdString(), seriesKey.toStdString());
+    if (!chart) {
+        *error = QString::fromStdString(chart.error());
+        return false;
+    }
+    m_xKey->setCurrentText(xKey);
+    m_seriesKey->setCurrentIndex(std::max(0, m_seriesKey->findData(seriesKey)));
+    SeriesChartData data;
+    data.title = tr("Throughput vs %1 (%2)").arg(xKey, m_openedName);
+    data.xLabel = xKey;
+    data.yLabel = tr("samples/s");
+    std::vector<double> xs;  // every x of the chart, ascending
+    for (const SweepSeriesData &s : chart->series) {
+        data.series.push_back({QString::fromStdString(s.name), s.x, s.y});
+        xs.insert(xs.end(), s.x.begin(), s.x.end());
+    }
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+    data.logX = xs.size() > 2 && isGeometric(xs);  // batch 256, 512, ..., 4096 on a log axis
+    *m_chart = data;
+    drawChart();
+    showOpenedResults();
+    QStringList reduced;
+    for (const std::string &k : chart->reducedOver)
+        reduced << QString::fromStdString(k);
+    int failed = 0;
+    for (const SweepRecord &r : m_opened->records)
+        failed += r.ok ? 0 : 1;
+    QString text = tr("%1 from %2 (%3 failed)")
+                       .arg(counted(static_cast<long long>(m_opened->records.size()), tr("point"), tr("points")))
+                       .arg(m_openedName)
+                       .arg(failed);
+    if (!reduced.isEmpty())
+        text += tr("; each point of the chart is the best over %1").arg(reduced.join(QStringLiteral(", ")));
+    if (m_opened->skippedLines > 0)
+        text += tr("; %1 cut short skipped").arg(counted(m_opened->skippedLines, tr("line"), tr("lines")));
+    m_status->setText(text);
+    m_stack->setCurrentIndex(1);
+    return true;
+}
+
+void SweepView::showOpenedResults()
+{
+    m_table->clear();
+    const SweepResultsFile &f = *m_opened;
+    QStringList headers;
+    for (const std::string &k : f.keys)
+        headers << QString::fromStdString(k);
+    headers << tr("samples/s") << tr("iteration (s)") << tr("MFU (%)") << tr("error");
+    m_table->setColumnCount(static_cast<int>(headers.size()));
+    m_table->setRowCount(static_cast<int>(f.records.size()));
+    m_table->setHorizontalHeaderLabels(headers);
+    const QLocale locale;
+    for (int row = 0; row < static_cast<int>(f.records.size()); ++row) {
+        const SweepRecord &r = f.records[row];
+        int col = 0;
+        for (const std::string &k : f.keys) {
+            const nlohmann::json v = r.point.contains(k) ? r.point.at(k) : nlohmann::json();
+            m_table->setItem(row, col++, new QTableWidgetItem(QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump())));
+        }
+        const auto number = [&](double v, int decimals) {
+            auto *item = new QTableWidgetItem(r.ok ? locale.toString(v, 'f', decimals) : tr("—"));
+            item->setData(Qt::UserRole, r.ok ? v : NAN);
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            return item;
+        };
+        m_table->setItem(row, col++, number(r.samplesPerSecond, 2));
+        m_table->setItem(row, col++, number(r.iterationTime, 4));
+        m_table->setItem(row, col++, number(100 * r.mfu, 1));
+        m_table->setItem(row, col++, new QTableWidgetItem(QString::fromStdString(r.error)));
+    }
+    m_table->resizeColumnsToContents();
+}
+
 bool SweepView::exportTo(const QString &fileName, QString *error)
 {
+    if (m_opened && QFileInfo(fileName).suffix().toLower() != QLatin1String("csv"))
+        return exportSeriesChart(*m_chart, fileName, error);  // the opened results' chart
     if (!m_result || m_result->points.empty()) {
         *error = tr("%1: nothing to export (no sweep yet)").arg(fileName);
         return false;

@@ -5,8 +5,11 @@
 // numbers with the best planner of each point in bold. While a SweepRunner works, a
 // progress bar and a Cancel button; a status line says how the sweep ended ("Cancelled
 // after 3 of 5 points"). Exports the chart (.png/.svg/.pdf) or the numbers (.csv, core's
-// sweepCsv), written atomically.
+// sweepCsv), written atomically. Open Results… shows the results file of a Python sweep
+// (nest_planner.sweep(), core's SweepResultsFile): throughput against a chosen numeric keyword,
+// one line per value of another, the best over the remaining keywords.
 #include "ClusterSweep.h"
+#include "SweepResultsFile.h"
 
 #include <QPointer>
 #include <QWidget>
@@ -14,6 +17,7 @@
 #include <memory>
 #include <optional>
 
+class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QProgressBar;
@@ -50,6 +54,16 @@ public:
     void setStale(bool stale);
     bool isStale() const { return m_stale; }
 
+    // A results file of nest_planner.sweep() (JSON lines): plotted and tabled in place of a
+    // cluster sweep. false and *error "FILE: line N: at PATH: reason" when it cannot be read.
+    bool openResults(const QString &fileName, QString *error);
+    // The x keyword and the series keyword of an opened results file (empty series: one line).
+    bool setResultsAxes(const QString &xKey, const QString &seriesKey, QString *error);
+    const SweepResultsFile *openedResults() const { return m_opened ? &*m_opened : nullptr; }
+    QPushButton *openResultsButton() const { return m_openResults; }
+    QComboBox *xKeyBox() const { return m_xKey; }
+    QComboBox *seriesKeyBox() const { return m_seriesKey; }
+
     // .png/.svg/.pdf: the chart with its title and legend; .csv: sweepCsv. false and
     // *error = "FILE: reason" on failure (no sweep yet, unknown extension, unwritable).
     bool exportTo(const QString &fileName, QString *error);
@@ -77,7 +91,10 @@ protected:
 
 private:
     void rebuildChart();
+    void drawChart();
     void rebuildTable();
+    void showOpenedResults();
+    void askForResults();
     void updateStatus();
 
     QPointer<SweepRunner> m_runner;
@@ -95,6 +112,12 @@ private:
     QVBoxLayout *m_plotLayout;
     QCustomPlot *m_plot = nullptr;
     QTableWidget *m_table;
+    QPushButton *m_openResults;
+    QComboBox *m_xKey;
+    QComboBox *m_seriesKey;
+    QWidget *m_axesRow;
+    std::optional<SweepResultsFile> m_opened;
+    QString m_openedName;
     bool m_stale = false;
     bool m_running = false;
 };

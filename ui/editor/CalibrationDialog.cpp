@@ -2,6 +2,7 @@
 
 #include "ClusterIO.h"
 #include "SaveFile.h"
+#include "ToolVersion.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -485,7 +486,7 @@ void CalibrationDialog::saveRuns()
     if (file.isEmpty())
         return;
     QString error;
-    if (!writeFileAtomically(file, QByteArray::fromStdString(runs->dump(2) + "\n"), &error))
+    if (!writeFileAtomically(file, QByteArray::fromStdString(jsonFileText(*runs)), &error))
         showMessage(tr("Could not save %1: %2").arg(file, error), true);
     else
         showMessage(tr("Saved %n run(s) to %1.", nullptr, runCount()).arg(QFileInfo(file).fileName()), false);

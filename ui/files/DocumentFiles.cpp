@@ -1,4 +1,5 @@
 #include "DocumentFiles.h"
+#include "ToolVersion.h"
 #include "SourceDir.h"
 
 #include "Autosaver.h"
@@ -170,7 +171,7 @@ bool DocumentFiles::saveWorkspace(const QString &fileName, QString *error)
 {
     if (!validate(fileName, error))
         return false;
-    const QByteArray data = QByteArray::fromStdString(workspaceToJson(m_document->workspace()).dump(2) + "\n");
+    const QByteArray data = QByteArray::fromStdString(jsonFileText(workspaceToJson(m_document->workspace())));
     if (!writeFileAtomically(fileName, data, error))
         return false;
     m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), WorkspaceDocument::FileKind::Workspace);
@@ -185,7 +186,7 @@ bool DocumentFiles::saveCluster(const QString &fileName, QString *error)
 {
     if (!validate(fileName, error))
         return false;
-    const QByteArray data = QByteArray::fromStdString(clusterToJson(m_document->topology()).dump(2) + "\n");
+    const QByteArray data = QByteArray::fromStdString(jsonFileText(clusterToJson(m_document->topology())));
     if (!writeFileAtomically(fileName, data, error))
         return false;
     const QString path = QFileInfo(fileName).absoluteFilePath();

@@ -1,5 +1,7 @@
 #include "Recovery.h"
 
+#include "ToolVersion.h"
+
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
@@ -35,7 +37,7 @@ QByteArray recoveryToBytes(const RecoveryData &data)
                  {"document", data.documentFile.toStdString()},
                  {"kind", data.kind == WorkspaceDocument::FileKind::Cluster ? "cluster" : "workspace"},
                  {"workspace", workspaceToJson(data.workspace)}};
-    return QByteArray::fromStdString(j.dump(1) + "\n");
+    return QByteArray::fromStdString(jsonFileText(j, 1));
 }
 
 Result<RecoveryData> readRecoveryFile(const QString &file)

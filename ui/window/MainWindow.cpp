@@ -1,4 +1,5 @@
 #include "MainWindow.h"
+#include "ToolVersion.h"
 #include "SourceDir.h"
 
 #include "Autosaver.h"
@@ -1071,7 +1072,7 @@ bool MainWindow::exportPlan(const QString &fileName, QString *error)
         *error = tr("%1: not written: there is no plan yet (Plan ▸ Run)").arg(fileName);
         return false;
     }
-    const QByteArray data = QByteArray::fromStdString(planToJson(current->plan()).dump(2) + "\n");
+    const QByteArray data = QByteArray::fromStdString(jsonFileText(planToJson(current->plan())));
     if (!writeFileAtomically(fileName, data, error))
         return false;
     showStatus(tr("Exported the plan to %1").arg(QFileInfo(fileName).fileName()));
