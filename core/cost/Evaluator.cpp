@@ -503,9 +503,12 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
     c.weights = shard(3, denseParams, expertParams) * weightB;
     if (opt.precision.lowPrecision()) {
         // The linear weights' low-precision copies (Precision.h, weightCopyBytes), sharded as
-        // the weights are; with low-precision gathers they replace the BF16 copy.
+        // the weights are; with low-precision gathers they replace the BF16 copy. Those need
+        // the sharded optimizer (ZeRO >= 1: Megatron-Core's --fp8-param-gather asserts the
+        // distributed optimizer; FSDP is ZeRO-3).
         const double linear = shard(3, s.linearDense, s.linearExpert);
-        c.weights += linear * (weightCopyBytes(opt.precision) - (fw.lowPrecisionParamGather ? weightB : 0.0));
+        const bool replacesBf16 = fw.lowPrecisionParamGather && st.zero >= 1;
+        c.weights += linear * (weightCopyBytes(opt.precision) - (replacesBf16 ? weightB : 0.0));
     }
     if (st.zero >= 3)
         c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer

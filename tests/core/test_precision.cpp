@@ -157,17 +157,26 @@ TEST(PrecisionMemory, lowPrecisionCopiesOfTheLinearWeights)
     // FSDP (llm-foundry, Transformer Engine FP8): BF16 weights kept, plus an FP8 copy and its
     // transpose, 2 B per linear weight.
     EXPECT_DOUBLE_EQ(weights(fp8, Framework::Fsdp) - weights(bf16, Framework::Fsdp), 2 * 2 * linearPerBlock);
-    // Megatron-Core with --fp8-param-gather: the FP8 copies replace the BF16 ones (2 B for 2 B).
-    EXPECT_DOUBLE_EQ(weights(fp8, Framework::MegatronCore), weights(bf16, Framework::MegatronCore));
+    // Megatron-Core without its distributed optimizer (ZeRO 0): --fp8-param-gather needs it,
+    // so the BF16 weights stay and the copies come on top, as under FSDP.
+    EXPECT_DOUBLE_EQ(weights(fp8, Framework::MegatronCore) - weights(bf16, Framework::MegatronCore),
+                     2 * 2 * linearPerBlock);
+    // With it (ZeRO 1, one replica: nothing sharded), --fp8-param-gather: the FP8 copies
+    // replace the BF16 ones (2 B for 2 B).
+    auto zero1 = [](Plan p) {
+        p.stages.at(0).zero = 1;
+        return p;
+    };
+    EXPECT_DOUBLE_EQ(weights(zero1(fp8), Framework::MegatronCore), weights(zero1(bf16), Framework::MegatronCore));
     // MXFP8: 2 x (1 + 1/32) B replace 2 B.
     Plan mx = bf16;
     mx.precision = kMxfp8;
-    EXPECT_TRUE(qFuzzyEqual(weights(mx, Framework::MegatronCore) - weights(bf16, Framework::MegatronCore),
+    EXPECT_TRUE(qFuzzyEqual(weights(zero1(mx), Framework::MegatronCore) - weights(zero1(bf16), Framework::MegatronCore),
                             2 * linearPerBlock * (2 * (1 + 1.0 / 32) - 2)));
     // NVFP4: 2 x (1/2 + 1/16) B replace 2 B: less memory.
     Plan fp4 = bf16;
     fp4.precision = kNvfp4;
-    EXPECT_TRUE(qFuzzyEqual(weights(fp4, Framework::MegatronCore) - weights(bf16, Framework::MegatronCore),
+    EXPECT_TRUE(qFuzzyEqual(weights(zero1(fp4), Framework::MegatronCore) - weights(zero1(bf16), Framework::MegatronCore),
                             2 * linearPerBlock * (2 * (0.5 + 1.0 / 16) - 2)));
 }
 
