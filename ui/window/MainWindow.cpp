@@ -728,7 +728,7 @@ void MainWindow::updateCalibrationLabel()
     m_calibrationLabel->setText(n == 1 ? tr("calibrated (1 run)") : tr("calibrated (%1 runs)").arg(n));
     m_calibrationLabel->setToolTip(
         tr("Times are priced with a calibration fitted to measured runs; their error band: %1")
-            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c).text())));
+            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c, m_document->topology()).text())));
 }
 
 void MainWindow::calibrate()
