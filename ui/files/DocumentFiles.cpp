@@ -86,8 +86,12 @@ QString DocumentFiles::suggestedFileName(const QString &suffix) const
     base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
     if (base.isEmpty())
         base = QStringLiteral("untitled");
-    const QString dir = m_document->fileName().isEmpty() ? m_settings.saveDirectory()
-                                                         : QFileInfo(m_document->fileName()).absolutePath();
+    // Next to the document, unless it is a bundled sample: then where the user last chose a
+    // file (Settings::saveDirectory), never the samples folder (issue 49).
+    const QString own = m_document->fileName().isEmpty() ? QString() : QFileInfo(m_document->fileName()).absolutePath();
+    const QString dir = own.isEmpty() || QDir::cleanPath(own).contains(QLatin1String("/sample_configs"))
+                            ? m_settings.saveDirectory()
+                            : own;
     return QDir(dir).filePath(base + suffix);
 }
 
@@ -176,6 +180,7 @@ bool DocumentFiles::saveWorkspace(const QString &fileName, QString *error)
     m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), WorkspaceDocument::FileKind::Workspace);
     afterSave();
     m_settings.addRecentFile(fileName);
+    m_settings.setLastDirectory(QFileInfo(fileName).absolutePath());
     emit recentFilesChanged();
     emit status(tr("Saved workspace %1").arg(QFileInfo(fileName).fileName()));
     return true;
