@@ -120,7 +120,7 @@ int cmdCompare(const Args &argv)
         runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, commandCancelToken());
     progress.finish();
 
-    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration);
+    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration, job.topology);
     bool any = false;
     for (const PlannerRun &r : runs)
         any = any || r.result.found;

@@ -53,7 +53,7 @@ int cmdEvaluate(const Args &argv)
     const PlanInputs in = loadPlanInputs(args);
     const CostOptions options = costOptionsFor(args, in);
     const Report report = evaluate(in.plan, in.topology, in.model, options);
-    const ErrorBand band = modelErrorBand(options.framework, in.calibration);
+    const ErrorBand band = modelErrorBand(options.framework, in.calibration, in.topology);
     if (!report.feasible && report.stages.empty()) {
         // The plan does not fit this cluster/model at all (bad layer ranges, device ids...).
         std::string msg = "the plan is not valid for this cluster and model:";

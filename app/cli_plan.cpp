@@ -185,7 +185,7 @@ int cmdPlan(const Args &argv)
             return 2;
         }
     }
-    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration);
+    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration, job.topology);
     if (args.flag("json")) {
         const Json j{{"plan", planToJson(r.plan)},
                      {"report", reportToJson(r.report)},

@@ -1590,6 +1590,57 @@ def _gpt2(cfg, device, dtype):
     return GPT2LM(c, device=device, dtype=dtype), info
 
 
+# The keys of a NEST model file (docs/formats.md, "Model inputs") this translation reads; a
+# file with others (layer patterns, hybrid stacks, per-kind widths) describes more than the four
+# families' uniform stacks and is refused by name.
+NEST_MODEL_KEYS = ("format", "name", "family", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                   "max_positions", "type_vocab", "experts", "top_k", "tied_embeddings", "gated_mlp", "linear_bias",
+                   "norm", "dropout", "seq_length", "global_batch", "source", "comment", "description")
+
+
+def is_nest_model(cfg):
+    """Whether a parsed JSON is a NEST model file (what nest-cli --model reads), not a config.json."""
+    return isinstance(cfg, dict) and "model_type" not in cfg and (
+        cfg.get("format") == "nest-model" or ("family" in cfg and "hidden" in cfg))
+
+
+def hf_config_from_nest_model(m):
+    """The config.json of the Hugging Face family a NEST model file's family stands for (gpt ->
+    gpt2, llama, mixtral, bert), so nest-extract traces the same shapes nest-cli costs
+    (issue 49: `nest-extract --hf-config mixtral` was refused while nest-cli inspect read it).
+    Raises ConfigError."""
+    for key in m:
+        if key not in NEST_MODEL_KEYS and not key.startswith("_"):
+            raise ConfigError("'%s' is a NEST model key nest-extract does not translate (it reads %s)"
+                              % (key, ", ".join(k for k in NEST_MODEL_KEYS if k not in ("comment", "description"))))
+    family = m.get("family")
+    if family not in ("gpt", "llama", "mixtral", "bert"):
+        raise ConfigError("family %s is not one of gpt, llama, mixtral, bert" % json_repr(family))
+    for key in ("layers", "hidden", "heads", "vocab"):
+        if not isinstance(m.get(key), int) or isinstance(m.get(key), bool):
+            raise ConfigError("'%s' must be a whole number, found %s" % (key, json_repr(m.get(key))))
+    positions = m.get("max_positions") or m.get("seq_length") or 2048
+    ffn = m.get("ffn_hidden") or 4 * m["hidden"]
+    if family == "gpt":
+        return {"model_type": "gpt2", "n_embd": m["hidden"], "n_layer": m["layers"], "n_head": m["heads"],
+                "n_inner": ffn, "vocab_size": m["vocab"], "n_positions": positions,
+                "activation_function": "gelu_new", "_name_or_path": m.get("name", "")}
+    if family == "bert":
+        return {"model_type": "bert", "hidden_size": m["hidden"], "num_hidden_layers": m["layers"],
+                "num_attention_heads": m["heads"], "intermediate_size": ffn, "vocab_size": m["vocab"],
+                "max_position_embeddings": positions, "type_vocab_size": m.get("type_vocab", 2) or 2,
+                "hidden_act": "gelu", "_name_or_path": m.get("name", "")}
+    cfg = {"model_type": family, "hidden_size": m["hidden"], "num_hidden_layers": m["layers"],
+           "num_attention_heads": m["heads"], "num_key_value_heads": m.get("kv_heads") or m["heads"],
+           "intermediate_size": ffn, "vocab_size": m["vocab"], "max_position_embeddings": positions,
+           "hidden_act": "silu", "rms_norm_eps": 1e-5, "tie_word_embeddings": bool(m.get("tied_embeddings", False)),
+           "_name_or_path": m.get("name", "")}
+    if family == "mixtral":
+        cfg["num_local_experts"] = m.get("experts", 8)
+        cfg["num_experts_per_tok"] = m.get("top_k", 2)
+    return cfg
+
+
 def model_spec(cfg):
     """(model_type, spec) of a parsed config.json for DecoderLM / BertLM; raises ConfigError."""
     if not isinstance(cfg, dict):

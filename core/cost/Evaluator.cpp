@@ -610,6 +610,12 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
     return f;
 }
 
+double trainingStateBytesPerParam(const ModelProfile &model, const CostOptions &options)
+{
+    const ZeroFloor one = zeroFloor(model, options, 1);
+    return std::min(one.belowZero3, one.atZero3);
+}
+
 double replicaDenseParams(const LayerProfile &l)
 {
     if (!l.byWidth.empty()) {

@@ -278,6 +278,12 @@ struct ZeroFloor {
     double zero3Traffic = 0;
 };
 ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int dp);
+// The fewest bytes per parameter that weights, gradients and optimizer state take summed over
+// every device, whatever the plan: one copy of each (ZeRO-3 shards all three over the
+// replicas; below it every replica keeps the weights whole), the gradient buffer and the
+// optimizer bytes as setMemory() counts them for this framework, model and options. The
+// whole-cluster memory bound (wholeClusterMemoryProblem) is totalParams() times this.
+double trainingStateBytesPerParam(const ModelProfile &model, const CostOptions &options);
 // The dense parameters of layer `l` that the devices of one replica of a stage holding it
 // keep together at least, at any width: its dense parameters (tensor parallelism divides
 // the tpParams part and replicates the rest, context parallelism replicates all), or for a

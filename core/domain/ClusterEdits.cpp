@@ -101,11 +101,31 @@ void renameUnique(ClusterState &s, int g)
 {
     TopoGroup &group = s.topology.groups[g];
     std::string prefix = group.name;
+    const auto isDigit = [](char c) { return c >= '0' && c <= '9'; };
+    // "rack0" (the compact form's and the templates' names): the next free "rackN", where a
+    // copy was named "rack0-1" (issue 49).
+    size_t digits = prefix.size();
+    while (digits > 0 && isDigit(prefix[digits - 1]))
+        --digits;
+    if (digits > 0 && digits < prefix.size() && prefix[digits - 1] != '-') {
+        prefix.resize(digits);
+        group.name.clear();  // so it does not count as taken
+        std::set<std::string> taken;
+        for (const TopoGroup &other : s.topology.groups)
+            taken.insert(other.name);
+        for (int i = 0;; ++i)
+            if (!taken.count(prefix + std::to_string(i))) {
+                s.topology.groups[g].name = prefix + std::to_string(i);
+                break;
+            }
+        for (int child : s.topology.groups[g].children)
+            renameUnique(s, child);
+        return;
+    }
     // "rack-3" -> "rack"; "node-copy" stays.
     const auto dash = prefix.find_last_of('-');
     if (dash != std::string::npos && dash + 1 < prefix.size() &&
-        std::all_of(prefix.begin() + static_cast<long>(dash) + 1, prefix.end(),
-                    [](char c) { return c >= '0' && c <= '9'; }))
+        std::all_of(prefix.begin() + static_cast<long>(dash) + 1, prefix.end(), isDigit))
         prefix.resize(dash);
     if (prefix.empty())
         prefix = levelName(s.topology, group.level);

@@ -200,6 +200,14 @@ std::string astraSimNetworkToYaml(const AstraSimNetwork &network)
            "latency: [" + latency + " ]  # ns\n";
 }
 
+// How ASTRA-sim's analytical network moves a message inside one dimension
+// (astra-network-analytical, congestion_unaware/*.cpp): a FullyConnected dimension of n NPUs
+// gives every NPU n - 1 links of `bandwidth`, one to each peer, which a collective drives at
+// once; a Switch routes NPU -> switch -> NPU, two links, so a message pays `latency` twice.
+// A Ring's neighbour is one hop over one link.
+static int linksPerNpu(const std::string &topology, int npus) { return topology == "FullyConnected" ? std::max(npus - 1, 1) : 1; }
+static int hopsPerMessage(const std::string &topology) { return topology == "Switch" ? 2 : 1; }
+
 Topology topologyFromAstraSim(const AstraSimNetwork &network, const DeviceSpec &device, const std::string &name)
 {
     std::vector<UniformLevel> levels;
@@ -212,8 +220,8 @@ Topology topologyFromAstraSim(const AstraSimNetwork &network, const DeviceSpec &
             used.insert(levelName);
         }
         LinkParams link;
-        link.bandwidth = dim.bandwidthGBps * AstraGB;
-        link.latency = dim.latencyNs / NsPerSecond;
+        link.bandwidth = dim.bandwidthGBps * AstraGB * linksPerNpu(dim.topology, dim.npus);
+        link.latency = dim.latencyNs * hopsPerMessage(dim.topology) / NsPerSecond;
         levels.push_back({levelName, dim.npus, link});
     }
     return Topology::uniform(name, device, levels);
@@ -256,7 +264,8 @@ Result<AstraSimNetwork> astraSimFromTopology(const Topology &t, std::vector<std:
                                  shortest(link.oversubscription) + " folded into the bandwidth (" +
                                  shortest(link.bandwidth / 1e9) + " -> " + shortest(bandwidth / 1e9) + " GB/s)");
         }
-        net.dimensions.push_back({topology, fanout, bandwidth / AstraGB, nanoseconds(link.latency), 0});
+        net.dimensions.push_back({topology, fanout, bandwidth / linksPerNpu(topology, fanout) / AstraGB,
+                                  nanoseconds(link.latency / hopsPerMessage(topology)), 0});
     }
     return net;
 }

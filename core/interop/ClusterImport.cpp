@@ -97,10 +97,44 @@ Topology oneNodeSkeleton()
     return t;
 }
 
+// Splits every node of the skeleton (its level-0 groups) into NVLink islands: a new level 0
+// ("nvlink") of groups NODE-nvlI below each node, which moves to level 1; the devices are
+// assigned later (assembleCluster), island by island.
+void splitIntoIslands(ClusterSketch &sketch, const std::vector<int> &islandSizes)
+{
+    Topology &t = sketch.skeleton;
+    t.levels.insert(t.levels.begin(), TopoLevel{"nvlink", {}});
+    const size_t groups = t.groups.size();
+    for (size_t g = 0; g < groups; ++g)
+        ++t.groups[g].level;
+    for (size_t g = 0; g < groups; ++g) {
+        if (t.groups[g].level != 1)
+            continue;
+        for (size_t i = 0; i < islandSizes.size(); ++i) {
+            TopoGroup island;
+            island.name = t.groups[g].name + "-nvl" + std::to_string(i);
+            island.level = 0;
+            island.parent = static_cast<int>(g);
+            t.groups.push_back(island);
+            t.groups[g].children.push_back(static_cast<int>(t.groups.size()) - 1);
+        }
+    }
+    sketch.bandwidth.insert(sketch.bandwidth.begin(), std::nullopt);
+    sketch.latency.insert(sketch.latency.begin(), std::nullopt);
+    sketch.islandSizes = islandSizes;
+    sketch.nodeLevel = 1;
+}
+
 // Adds a node description to the sketch: level 0's bandwidth (when known), the GPU count
-// and model, and the NIC bandwidth per GPU for every level above the node.
+// and model, and the NIC bandwidth per GPU for every level above the node. A node of NVLink
+// islands first becomes two levels (the islands, then the PCIe/CPU level between them).
 void applyNode(ClusterSketch &sketch, const NodeDescription &node)
 {
+    if (!node.islandSizes.empty())
+        splitIntoIslands(sketch, node.islandSizes);
+    sketch.bandwidthNote = node.nvlinkUnknownWhy;
+    if (node.pcieBandwidth && sketch.nodeLevel == 1)
+        sketch.bandwidth[1] = node.pcieBandwidth;
     sketch.nodeFromFile = true;
     sketch.nvlinksPerGpu = node.nvlinksPerGpu;
     sketch.gpusPerNode = node.gpuCount;
@@ -111,9 +145,18 @@ void applyNode(ClusterSketch &sketch, const NodeDescription &node)
     }
     if (node.nvlinkBandwidth)
         sketch.bandwidth[0] = node.nvlinkBandwidth;
-    if (node.nicBandwidthPerGpu)  // the levels past the NVLink domain
-        for (int l = 1 + sketch.nvlinkLevels; l < sketch.levelCount(); ++l)
+    if (node.nicBandwidthPerGpu)  // the levels past the node and its NVLink domain
+        for (int l = sketch.nodeLevel + 1 + sketch.nvlinkLevels; l < sketch.levelCount(); ++l)
             sketch.bandwidth[l] = node.nicBandwidthPerGpu;
+}
+
+// The text of an import file without a UTF-8 byte-order mark (Windows editors write one; it
+// made the first key of a Slurm file unknown and an XML file not well-formed, issue 49).
+std::string withoutByteOrderMark(std::string text)
+{
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0)
+        text.erase(0, 3);
+    return text;
 }
 
 Result<NodeDescription> readNode(const std::string &text, const std::string &origin, ClusterFormat format)
@@ -135,6 +178,8 @@ Result<std::vector<std::optional<double>>> levelList(const std::vector<double> &
     int first = 0;
     if (n == levels - 1 && sketch.nodeFromFile && n > 0)
         first = 1;
+    else if (n == levels - 2 && sketch.nodeFromFile && sketch.nodeLevel == 1 && n > 0)
+        first = 2;  // the levels above a node of NVLink islands
     else if (n != levels) {
         std::string names;
         for (const TopoLevel &l : sketch.skeleton.levels)
@@ -144,8 +189,9 @@ Result<std::vector<std::optional<double>>> levelList(const std::vector<double> &
                                           "; the cluster has " + std::to_string(levels) + " level" +
                                           (levels == 1 ? "" : "s") + " (" + names + "): give " + std::to_string(levels) +
                                           ", from the node outward" +
-                                          (sketch.nodeFromFile && levels > 1
-                                               ? ", or " + std::to_string(levels - 1) + " for the levels above the node"
+                                          (sketch.nodeFromFile && levels > 1 + sketch.nodeLevel
+                                               ? ", or " + std::to_string(levels - 1 - sketch.nodeLevel) +
+                                                     " for the levels above the node"
                                                : std::string())));
     }
     for (int i = 0; i < n; ++i) {
@@ -213,9 +259,10 @@ Result<ClusterFormat> detectClusterFormat(const std::string &text, const std::st
 
 Result<ClusterSketch> sketchCluster(const std::string &file, const ClusterImportOptions &options)
 {
-    auto text = readFileText(file);
-    if (!text)
-        return SketchResult::failure(text.error());
+    auto read = readFileText(file);
+    if (!read)
+        return SketchResult::failure(read.error());
+    const std::optional<std::string> text = withoutByteOrderMark(std::move(*read));
     ClusterFormat format;
     if (options.format) {
         format = *options.format;
@@ -256,9 +303,10 @@ Result<ClusterSketch> sketchCluster(const std::string &file, const ClusterImport
         sketch.bandwidth.assign(sketch.levelCount(), std::nullopt);
         sketch.latency.assign(sketch.levelCount(), std::nullopt);
         if (!options.nodeFile.empty()) {
-            auto nodeText = readFileText(options.nodeFile);
-            if (!nodeText)
-                return SketchResult::failure(nodeText.error());
+            auto nodeRead = readFileText(options.nodeFile);
+            if (!nodeRead)
+                return SketchResult::failure(nodeRead.error());
+            const std::optional<std::string> nodeText = withoutByteOrderMark(std::move(*nodeRead));
             auto nodeFormat = detectClusterFormat(*nodeText, options.nodeFile);
             if (!nodeFormat)
                 return SketchResult::failure(nodeFormat.error());
@@ -359,7 +407,7 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     // filled 4 GB before the old check after the loop).
     long long nodes = 0;
     for (const TopoGroup &g : sketch.skeleton.groups)
-        nodes += g.level == 0 ? 1 : 0;
+        nodes += g.level == sketch.nodeLevel ? 1 : 0;
     if (nodes * static_cast<long long>(*gpus) > Topology::maxDevices)
         return R::failure(importError(sketch.origin, 0, std::to_string(nodes) + " nodes x " + std::to_string(*gpus) +
                                                             " GPUs = " + std::to_string(nodes * *gpus) +
@@ -371,14 +419,18 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     for (int l = 0; l < t.levelCount(); ++l) {
         LinkParams &link = t.levels[l].link;
         // A level inside the NVLink domain (a Slurm block) runs at the node's rate.
-        const bool nvlinkLevel = l > 0 && l <= sketch.nvlinkLevels;
+        const bool nvlinkLevel = l > sketch.nodeLevel && l <= sketch.nodeLevel + sketch.nvlinkLevels;
         const std::optional<double> bw = (*bandwidth)[l]  ? (*bandwidth)[l]
                                          : nvlinkLevel    ? std::optional<double>(t.levels[0].link.bandwidth)
                                                           : sketchedBandwidth(sketch, l, device);
         if (!bw)
             return R::failure(importError(sketch.origin, 0, "level " + std::to_string(l) + " (" + t.levels[l].name +
-                                                                ") has no bandwidth: the files do not give it; give "
-                                                                "--bandwidth, one value in GB/s per level from the node outward"));
+                                                                ") has no bandwidth: the files do not give it" +
+                                                                (l == 0 && !sketch.bandwidthNote.empty()
+                                                                     ? " (" + sketch.bandwidthNote + ")"
+                                                                     : std::string()) +
+                                                                "; give --bandwidth, one value in GB/s per level from "
+                                                                "the node outward"));
         link.bandwidth = *bw;
         link.latency = (*latency)[l].value_or(sketch.latency[l].value_or(nvlinkLevel ? t.levels[0].link.latency : 0));
         link.oversubscription = (*oversubscription)[l].value_or(1);
@@ -394,13 +446,20 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
             return R::failure(importError(sketch.origin, 0, level + "latency from the file: " + *why + "; give --latency"));
     }
     for (TopoGroup &g : t.groups)
-        if (g.level == 0) {
+        if (g.level == sketch.nodeLevel && sketch.nodeLevel == 1) {
+            // A node of NVLink islands: its level-0 children in island order.
+            for (size_t i = 0; i < g.children.size() && i < sketch.islandSizes.size(); ++i) {
+                TopoGroup &island = t.groups[static_cast<size_t>(g.children[i])];
+                island.devices.assign(static_cast<size_t>(sketch.islandSizes[i]), 0);
+                island.deviceType = 0;
+            }
+        } else if (g.level == 0 && sketch.nodeLevel == 0) {
             g.devices.assign(static_cast<size_t>(*gpus), 0);
             g.deviceType = 0;
         }
     long long total = 0;
     for (const TopoGroup &g : t.groups)
-        total += g.level == 0 ? *gpus : 0;
+        total += g.level == sketch.nodeLevel ? *gpus : 0;
     if (total > Topology::maxDevices)
         return R::failure(importError(sketch.origin, 0, std::to_string(total) + " devices, more than the " +
                                                             std::to_string(Topology::maxDevices) + " a cluster may have"));

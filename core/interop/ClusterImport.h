@@ -62,6 +62,12 @@ struct ClusterSketch {
     std::string gpusPerNodeWhere;             // "FILE:LINE" of that
     std::optional<DeviceSpec> device;         // where the files name the GPU model
     std::string deviceWhere;                  // "FILE:LINE" of that
+    // NVLink islands inside a node (NodeDescription::islandSizes): then level 0 holds the
+    // islands, level 1 the nodes (the PCIe/CPU fabric between islands). Empty: level 0 is
+    // the node.
+    std::vector<int> islandSizes;
+    int nodeLevel = 0;                        // the level whose groups are the nodes
+    std::string bandwidthNote;                // why a file cannot give level 0's bandwidth
 
     int levelCount() const { return skeleton.levelCount(); }
 };

@@ -17,6 +17,10 @@ namespace nest {
 // NVLink bandwidth = the fewest links any GPU has x the per-link speed of its generation
 // (NvLinkSpeed.h); NIC bandwidth per GPU = the sum of the <net> speeds / the GPU count. The
 // GPU model comes from the PCI device id of the GPU's <pci> parent where it is a known one.
+// Direct GPU-to-GPU links that leave several islands (no NVSwitch) give islandSizes and the
+// PCIe bandwidth between them (NCCL's reckoning of the GPUs' link_speed x link_width). A
+// static NCCL_TOPO_FILE input (no <gpu>; GPUs as <pci class="0x03..">) gives the GPU count
+// and says that NVLink is unknown. A file cut short names the element it ends inside.
 Result<NodeDescription> parseNcclTopology(const std::string &text, const std::string &origin);
 
 } // namespace nest

@@ -20,6 +20,17 @@ struct NodeDescription {
     std::optional<double> nicBandwidthPerGpu;  // bytes/s per GPU, one direction, when the file has NICs
     std::optional<DeviceSpec> device;    // when the file identifies the GPU model
     int deviceLine = 0;                  // where it does (messages)
+    // NVLink islands: GPUs linked directly in pairs or cliques that reach the other GPUs only
+    // over PCIe (Azure NCv4: NVLink bridges between GPUs 0-1 and 2-3). Empty when every GPU
+    // is in one NVLink domain (NVSwitches, or direct links that connect them all) or there is
+    // no NVLink. Otherwise the node is two levels: the islands (nvlinkBandwidth, the links of a
+    // GPU added) and the PCIe/CPU fabric between them (pcieBandwidth). GPUs per island, in
+    // the order of each island's first GPU; the cluster numbers its devices island by island.
+    std::vector<int> islandSizes;
+    std::optional<double> pcieBandwidth;  // bytes/s per GPU through its PCIe link, when the file says
+    // Why the file cannot give the NVLink bandwidth, for the message that asks for --bandwidth
+    // ("" = it can, or there is no NVLink).
+    std::string nvlinkUnknownWhy;
 };
 
 } // namespace nest

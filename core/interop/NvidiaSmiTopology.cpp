@@ -152,18 +152,44 @@ Result<NodeDescription> parseNvidiaSmiTopology(const std::string &text, const st
         for (int j = 0; j < m->gpuCount; ++j)
             if (i != j)
                 pairCounts.insert(m->nvlinks[i][j]);
+    const int n = m->gpuCount;
+    auto linkSum = [&](int i) {
+        int sum = 0;
+        for (int j = 0; j < n; ++j)
+            sum += i == j ? 0 : m->nvlinks[i][j];
+        return sum;
+    };
     if (pairCounts.size() == 1) {
         node.nvlinksPerGpu = *pairCounts.begin();   // NVSwitch: every pair sees all links
-    } else {
-        int fewest = -1;
-        for (int i = 0; i < m->gpuCount; ++i) {
-            int sum = 0;
-            for (int j = 0; j < m->gpuCount; ++j)
-                sum += i == j ? 0 : m->nvlinks[i][j];
-            fewest = fewest < 0 ? sum : std::min(fewest, sum);
-        }
-        node.nvlinksPerGpu = std::max(fewest, 0);
+        return node;
     }
+    // Direct links: the GPUs they join are islands unless they reach every GPU (Azure NCv4:
+    // NV12 between GPUs 0-1 and 2-3, SYS across). Union-find over the NV# pairs.
+    std::vector<int> parent(n);
+    for (int g = 0; g < n; ++g)
+        parent[g] = g;
+    const auto root = [&parent](int x) {
+        while (parent[x] != x)
+            x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
+            if (m->nvlinks[i][j] > 0)
+                parent[root(i)] = root(j);
+    std::vector<int> order, size(n, 0);
+    for (int g = 0; g < n; ++g) {
+        if (size[root(g)]++ == 0)
+            order.push_back(root(g));
+    }
+    if (order.size() > 1 && *pairCounts.rbegin() > 0)
+        for (int r : order)
+            node.islandSizes.push_back(size[r]);
+    int fewest = -1;
+    for (int i = 0; i < n; ++i)
+        if (node.islandSizes.empty() || size[root(i)] >= 2)
+            fewest = fewest < 0 ? linkSum(i) : std::min(fewest, linkSum(i));
+    node.nvlinksPerGpu = std::max(fewest, 0);
     return node;
 }
 

@@ -28,7 +28,8 @@ Result<NvidiaSmiMatrix> parseNvidiaSmiMatrix(const std::string &text, const std:
 // The node: GPU count and NVLinks per GPU. When every pair of GPUs shows the same NV# the
 // GPUs sit on NVSwitches and # is each GPU's link count (DGX H100: NV18 everywhere, 18 links);
 // otherwise the links are direct and a GPU's count is the sum of its row (the fewest of any
-// GPU is taken). The matrix names no GPU model, so the link speed (and the NVLink bandwidth)
+// GPU is taken). Direct links that leave several islands (NV12 between GPUs 0-1 and 2-3, SYS
+// across) give NodeDescription::islandSizes; the matrix has no PCIe speed. The matrix names no GPU model, so the link speed (and the NVLink bandwidth)
 // comes later from the device (ClusterImport).
 Result<NodeDescription> parseNvidiaSmiTopology(const std::string &text, const std::string &origin);
 

@@ -290,6 +290,18 @@ std::string computeHeights(SlurmTopology &topo, const std::string &origin)
     return {};
 }
 
+// A logical switch's name: its members joined by '+' ("spine0+spine1"), or the first and
+// how many more when that grows long.
+std::string mergedName(const std::vector<std::string> &members)
+{
+    std::string joined;
+    for (const std::string &m : members)
+        joined += (joined.empty() ? "" : "+") + m;
+    if (members.size() <= 1 || joined.size() <= 48)
+        return joined;
+    return members.front() + "+" + std::to_string(members.size() - 1) + "-more";
+}
+
 } // namespace
 
 int SlurmTopology::nodeCount() const
@@ -374,25 +386,35 @@ Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::str
     if (topo.switches.empty())
         return R::failure(importError(origin, 0, "no SwitchName= line: not a Slurm topology.conf"));
 
-    // Children by index; one parent per switch and per node.
+    // The file's graph: children by index. A switch or node may be listed under several
+    // switches (a leaf under several spines, a dual-homed node).
+    const int raw = static_cast<int>(topo.switches.size());
+    std::vector<std::vector<int>> rawChildren(raw);
+    std::vector<int> unionOf(raw);
+    for (int s = 0; s < raw; ++s)
+        unionOf[s] = s;
+    const auto find = [&unionOf](int x) {
+        while (unionOf[x] != x)
+            x = unionOf[x] = unionOf[unionOf[x]];
+        return x;
+    };
+    const auto join = [&](int a, int b) { unionOf[find(a)] = find(b); };
+    std::vector<int> firstParent(raw, -1);
     std::map<std::string, int> nodeOwner;
-    for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s) {
-        SlurmSwitch &sw = topo.switches[s];
+    for (int s = 0; s < raw; ++s) {
+        const SlurmSwitch &sw = topo.switches[s];
         for (const std::string &name : childNames[s]) {
             const auto it = byName.find(name);
             if (it == byName.end())
                 return R::failure(importError(origin, sw.line, "'" + name + "' under Switches= of '" + sw.name +
                                                                    "' is no switch of this file (nodes belong under Nodes=)"));
-            SlurmSwitch &child = topo.switches[it->second];
             if (it->second == s)
                 return R::failure(importError(origin, sw.line, "switch '" + sw.name + "' lists itself: a cycle"));
-            if (child.parent >= 0)
-                return R::failure(importError(origin, sw.line, "switch '" + name + "' has two parents: '" +
-                                                                   topo.switches[child.parent].name + "' (line " +
-                                                                   std::to_string(topo.switches[child.parent].line) +
-                                                                   ") and '" + sw.name + "'"));
-            child.parent = s;
-            sw.children.push_back(it->second);
+            rawChildren[s].push_back(it->second);
+            // Switches that serve the same child are one logical switch (issue 49).
+            if (firstParent[it->second] >= 0)
+                join(s, firstParent[it->second]);
+            firstParent[it->second] = s;
         }
         for (const std::string &node : sw.nodes) {
             if (byName.count(node))
@@ -400,27 +422,89 @@ Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::str
                                                                    "' is a switch (switches belong under Switches=)"));
             const auto [it, fresh] = nodeOwner.emplace(node, s);
             if (!fresh)
-                return R::failure(importError(origin, sw.line, "node '" + node + "' is in two switches: '" +
-                                                                   topo.switches[it->second].name + "' (line " +
-                                                                   std::to_string(topo.switches[it->second].line) +
-                                                                   ") and '" + sw.name + "'"));
+                join(s, it->second);  // a node under two leaves: the leaves are one logical leaf
         }
     }
+    // Merged switches' own parents merge in turn, until every logical switch has one parent.
+    for (bool changed = true; changed;) {
+        changed = false;
+        std::map<int, int> parentOfClass;
+        for (int s = 0; s < raw; ++s)
+            for (int c : rawChildren[s]) {
+                const int cls = find(c), p = find(s);
+                if (p == cls)
+                    continue;
+                const auto [it, fresh] = parentOfClass.emplace(cls, p);
+                if (!fresh && find(it->second) != p) {
+                    join(p, it->second);
+                    changed = true;
+                }
+            }
+    }
+    // The logical switches, in the file order of their first member.
+    std::vector<int> logicalOf(raw, -1);
+    std::vector<SlurmSwitch> logical;
+    std::vector<std::vector<std::string>> members;
+    for (int s = 0; s < raw; ++s) {
+        const int cls = find(s);
+        if (logicalOf[cls] < 0) {
+            logicalOf[cls] = static_cast<int>(logical.size());
+            logical.push_back(SlurmSwitch{});
+            logical.back().line = topo.switches[s].line;
+            logical.back().linkSpeed = topo.switches[s].linkSpeed;
+            members.emplace_back();
+        }
+        logicalOf[s] = logicalOf[cls];
+        members[logicalOf[s]].push_back(topo.switches[s].name);
+    }
+    std::vector<std::set<std::string>> seenNodes(logical.size());
+    std::vector<std::set<int>> seenChildren(logical.size());
+    for (int s = 0; s < raw; ++s) {
+        SlurmSwitch &l = logical[logicalOf[s]];
+        for (const std::string &node : topo.switches[s].nodes)
+            if (seenNodes[logicalOf[s]].insert(node).second)
+                l.nodes.push_back(node);
+        for (int c : rawChildren[s]) {
+            const int lc = logicalOf[c];
+            if (lc != logicalOf[s] && seenChildren[logicalOf[s]].insert(lc).second)
+                l.children.push_back(lc);
+        }
+    }
+    for (size_t l = 0; l < logical.size(); ++l) {
+        logical[l].name = mergedName(members[l]);
+        logical[l].members = members[l];
+        for (int c : logical[l].children)
+            logical[c].parent = static_cast<int>(l);
+    }
+    topo.switches = std::move(logical);
     if (std::string why = computeHeights(topo, origin); !why.empty())
         return R::failure(why);
-    for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s) {
-        if (topo.switches[s].parent >= 0)
-            continue;
-        if (topo.root >= 0)
-            return R::failure(importError(origin, topo.switches[s].line,
-                                          "switch '" + topo.switches[s].name + "' is a second top-level switch beside '" +
-                                              topo.switches[topo.root].name + "' (line " +
-                                              std::to_string(topo.switches[topo.root].line) +
-                                              "): the fabric is not connected; add a switch above both"));
-        topo.root = s;
-    }
-    if (topo.root < 0)  // every switch has a parent: the chain closes on itself
+    // Several top-level switches (Slurm accepts fabrics with no common root; jobs do not
+    // span them): one logical root above them all, so the cluster is one tree.
+    std::vector<int> roots;
+    for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s)
+        if (topo.switches[s].parent < 0)
+            roots.push_back(s);
+    if (roots.empty())  // every switch has a parent: the chain closes on itself
         return R::failure(importError(origin, topo.switches.front().line, "every switch has a parent: a cycle"));
+    if (roots.size() == 1) {
+        topo.root = roots.front();
+        return topo;
+    }
+    SlurmSwitch top;
+    top.name = "top";
+    for (int k = 1; byName.count(top.name); ++k)
+        top.name = "top" + std::to_string(k);
+    top.line = 0;
+    top.synthetic = true;
+    top.height = 0;
+    for (int r : roots) {
+        top.children.push_back(r);
+        topo.switches[r].parent = static_cast<int>(topo.switches.size());
+        top.height = std::max(top.height, topo.switches[r].height + 1);
+    }
+    topo.switches.push_back(top);
+    topo.root = static_cast<int>(topo.switches.size()) - 1;
     return topo;
 }
 

@@ -6,11 +6,13 @@
 // case-insensitive keys, '#' comments and trailing-backslash continuations. Each line names
 // either nodes (a leaf switch) or switches, never both (Slurm's topology.conf(5)).
 //
-// parseSlurmTopology() checks the whole tree and returns it with every switch's height
-// (leaf = 1, a switch above its highest child + 1). Every error names the file and line:
+// parseSlurmTopology() checks the whole file and returns it as a logical tree with every
+// switch's height (leaf = 1, a switch above its highest child + 1): switches that serve the
+// same child (a leaf under several spines, a node under two leaves) become one logical switch
+// named after them ("spine0+spine1"), and several top-level switches (a fabric with no common
+// root) get one logical root above them ("top"). Every error names the file and line:
 // unknown keys, a line without SwitchName, a switch defined twice, an unparseable hostlist,
-// a name under Switches= that is no switch, a switch or node with two parents, cycles, a
-// switch with no children, and several top-level switches (a fabric that is not connected).
+// a name under Switches= that is no switch, cycles and a switch with no children.
 // LinkSpeed is read and kept, but Slurm's units are arbitrary ("currently not used"), so it
 // sets no bandwidth.
 #include "Result.h"
@@ -28,6 +30,11 @@ struct SlurmSwitch {
     std::string linkSpeed;             // as written ("" when absent)
     int parent = -1;
     int height = 0;                    // 1 for a leaf switch
+    // The file's switches this logical switch stands for: one, or several that serve the
+    // same leaves (a leaf under several spines); empty for the root added above several
+    // top-level switches (synthetic).
+    std::vector<std::string> members;
+    bool synthetic = false;
 };
 
 struct SlurmTopology {

@@ -922,16 +922,18 @@ std::string MemoryObstacle::message(const PlanSpace &space) const
 
 std::string wholeClusterMemoryProblem(const Topology &t, const ModelProfile &m, const CostOptions &co)
 {
+    // What every device may fill (setMemory(): usableMemory() less the fixed overhead), and the
+    // least the training state takes on all of them together, whatever the plan.
     double clusterBytes = 0;
     for (int d = 0; d < t.deviceCount(); ++d)
-        clusterBytes += std::max(0.0, t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom) - co.runtimeOverheadBytes);
-    const double state = m.totalParams() * (m.bytesPerParam + co.gradBytesPerParam + co.optimizerBytesPerParam);
+        clusterBytes += std::max(0.0, usableMemory(t.spec(d).memoryBytes, co) - co.runtimeOverheadBytes);
+    const double state = m.totalParams() * trainingStateBytesPerParam(m, co);
     char buf[768];
     if (clusterBytes <= 0) {
         // Never print a negative capacity: the fixed per-device memory alone is too much.
         double device = std::numeric_limits<double>::infinity();
         for (int d = 0; d < t.deviceCount(); ++d)
-            device = std::min(device, t.spec(d).memoryBytes * (1.0 - co.memoryHeadroom));
+            device = std::min(device, usableMemory(t.spec(d).memoryBytes, co));
         std::snprintf(buf, sizeof buf,
                       "nothing fits in memory: the fixed per-device memory alone (runtime overhead "
                       "%.2f GB) exceeds the device's capacity (%.2f GB after the headroom), whatever the plan",
@@ -941,9 +943,10 @@ std::string wholeClusterMemoryProblem(const Topology &t, const ModelProfile &m, 
     if (state > clusterBytes) {
         std::snprintf(buf, sizeof buf,
                       "nothing fits in memory: the model's weights, gradients and optimizer state "
-                      "(%.0f GB) exceed the memory of all %d devices (%.0f GB usable after the runtime "
-                      "overhead), whatever the plan",
-                      state / 1e9, t.deviceCount(), clusterBytes / 1e9);
+                      "(%.4g parameters x %g B = %.0f GB) exceed the memory of all %d devices (%.0f GB "
+                      "usable after the runtime overhead), whatever the plan",
+                      m.totalParams(), trainingStateBytesPerParam(m, co), state / 1e9, t.deviceCount(),
+                      clusterBytes / 1e9);
         return buf;
     }
     return {};

@@ -277,6 +277,36 @@ ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &
     return band;
 }
 
+ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration, const Topology &topo)
+{
+    if (!calibration)
+        return validationErrorBand(framework);
+    CostOptions base;
+    base.framework = framework;
+    const CostOptions applied = applyCalibration(base, *calibration, topo);
+    const bool gemm = applied.deviceGemmEfficiency != base.deviceGemmEfficiency;
+    const bool overhead = applied.stepOverhead != base.stepOverhead;
+    if (!gemm && !overhead)
+        return validationErrorBand(framework);  // fitted on other devices: nothing changed here
+    const std::string fw = toString(framework);
+    if (std::any_of(calibration->parameters.begin(), calibration->parameters.end(),
+                    [&](const CalibrationEntry &e) { return e.framework == fw; }))
+        return modelErrorBand(framework, calibration);
+    // Only the hardware's GEMM efficiency, fitted under other frameworks.
+    std::set<std::string> others;
+    for (const CalibrationEntry &e : calibration->parameters)
+        if (e.gemmEfficiency)
+            others.insert(e.framework);
+    std::string names;
+    for (const std::string &o : others)
+        names += (names.empty() ? "" : ", ") + o;
+    const size_t n = calibration->runs.size();
+    ErrorBand band = validationErrorBand(framework);
+    band.basis = fw + " band; GEMM efficiency calibrated (" + std::to_string(n) + (n == 1 ? " run" : " runs") +
+                 (names.empty() ? std::string() : " of " + names) + ")";
+    return band;
+}
+
 namespace {
 
 // The free parameters of a fit: one GEMM efficiency per device type, one step overhead per

@@ -73,7 +73,14 @@ SearchOptions calibratedSearchOptions(const SearchSettings &settings, const Mode
 // fitted parameters: the residuals are zero by construction and say nothing), when the
 // validation band stays, "calibrated (N runs), band uncalibrated". A calibration with no
 // entry for `framework` leaves its band as it was.
+//
+// With the cluster (issue 49), the label says what applyCalibration() changes there, so it
+// never contradicts the times: nothing applied (other devices) keeps the validation band; a
+// GEMM efficiency fitted under other frameworks (the hardware's, applied whatever the
+// framework) keeps the framework's band and says so, "megatron-core band; GEMM efficiency
+// calibrated (3 runs of deepspeed)".
 ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration);
+ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration, const Topology &topo);
 
 // Fits the `fit` parameters (calibrationParameterNames) to `runs`, starting from the cost
 // model's defaults under `base` (each run's own framework). Refuses when the free

@@ -81,8 +81,6 @@ TEST(CliImportCluster, badInputExitsTwoNamingFileAndLine)
         {"slurm cycle", "t.conf", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=a Switches=b,l1\nSwitchName=b Switches=a\n",
          {"--gpus-per-node", "8", "--device", "h100-sxm-80gb"}, 3},
         {"slurm hostlist", "t.conf", "# leaf\nSwitchName=l1 Nodes=n[1-\n", {"--gpus-per-node", "8", "--device", "h100-sxm-80gb"}, 2},
-        {"slurm two parents", "t.conf", "SwitchName=l1 Nodes=n1\nSwitchName=s1 Switches=l1\nSwitchName=s2 Switches=l1\n",
-         {"--gpus-per-node", "8", "--device", "h100-sxm-80gb"}, 3},
         {"astra npus", "n.yml", "topology: [ Ring ]\nnpus_count: [ 0 ]\nbandwidth: [ 50 ]\nlatency: [ 5 ]\n",
          {"--device", "h100-sxm-80gb"}, 2},
         {"nccl no sm", "x.xml", "<system version=\"1\">\n  <cpu>\n    <gpu dev=\"0\" rank=\"0\"/>\n  </cpu>\n</system>\n", {}, 3},

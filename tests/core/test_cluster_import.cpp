@@ -187,12 +187,9 @@ TEST(ClusterImport, slurmErrorsNameTheLine)
     };
     const std::vector<Case> cases{
         {"unknown key", "SwitchName=l1 Nodes=n[1-2]\n# note\nSwitchName=l2 Nodes=n[3-4] Bandwidth=100\n", 3, "unknown key"},
-        {"two parents", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=s1 Switches=l1\nSwitchName=s2 Switches=l1\n", 3, "two parents"},
         {"cycle", "SwitchName=a Switches=b\nSwitchName=b Switches=a\n", 2, "cycle"},
         {"hostlist", "SwitchName=l1 Nodes=gpu[001-0x5]\n", 1, "hostlist"},
         {"node under Switches", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=s1 Switches=l1,n3\n", 2, "no switch"},
-        {"node in two switches", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=l2 Nodes=n[2-3]\n", 2, "two switches"},
-        {"two roots", "SwitchName=l1 Nodes=n[1-2]\nSwitchName=l2 Nodes=n[3-4]\n", 2, "not connected"},
         {"no children", "SwitchName=l1 LinkSpeed=10\n", 1, "neither"},
         {"continued statement", "SwitchName=l1 \\\n  Nodes=n[1-2] \\\n  Speed=3\n", 1, "unknown key"},
     };

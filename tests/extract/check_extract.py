@@ -455,6 +455,21 @@ def check_shape_code(a, tmp):
     inspect(a, out)
 
 
+def check_nest_model_inputs(a, tmp):
+    """What nest-cli --model takes, nest-extract --hf-config takes too (issue 49): a preset name
+    ("mixtral", "bert") and a NEST model file. The traced parameters equal nest-cli's own count
+    (core's model builder, an independent derivation from the same shapes)."""
+    say("--- NEST model presets and files as --hf-config")
+    for model in ("mixtral", "bert", os.path.join(a.root, "sample_configs", "models", "llama2-7b.json")):
+        tag = os.path.splitext(os.path.basename(model))[0]
+        _, prof = extract(a, tmp, "nest-model-" + tag, ["--hf-config", model, "--seq", "128"])
+        traced = sum(l.get("params", 0) * l.get("repeat", 1) for l in prof["layers"])
+        expected = inspect(a, model)["parameters"]
+        check(traced == expected, "%s: traced parameters %d = nest-cli's %d" % (tag, traced, expected))
+    r = run([sys.executable, a.extract, "--hf-config", "llama2", "--seq", "128"], expect=2)
+    check("no model preset of that name" in r.stderr, "an ambiguous name is refused: %s" % r.stderr.strip())
+
+
 def check_fallback(a, tmp):
     """LoopMoeLM: the meta device cannot run its routing (one_hot of a meta tensor, torch.where);
     nest-extract traces on the CPU at sequences 64 and 128 and fits each layer to sequence 256.
@@ -654,7 +669,7 @@ def main():
         sections += [(check_reference, a, tmp, config, model_file) for config, model_file in REFERENCES[1:]]
         sections += [(check_tiny_family, a, tmp, name, config) for name, config in tiny_configs(a)]
         sections += [(check_real_configs, a), (check_fused, a), (check_user_module, a, tmp),
-                     (check_shape_code, a, tmp), (check_fallback, a, tmp), (check_op_granularity, a, tmp),
+                     (check_shape_code, a, tmp), (check_nest_model_inputs, a, tmp), (check_fallback, a, tmp), (check_op_granularity, a, tmp),
                      (check_time, a, tmp), (check_bad_input, a, tmp)]
 
         def section(fn, *args):

@@ -50,7 +50,7 @@ private:
     QString m_recoveryDir;
     int m_offers = 0;
     RecoveryOffer m_lastOffer;
-    bool m_restore = true;
+    RecoveryChoice m_restore = RecoveryChoice::Restore;
     int m_counter = 0;
     // The start-up list: what it offered each time, and the answers given in turn.
     QList<QList<RecoveryOffer>> m_lists;
@@ -114,7 +114,7 @@ private slots:
     void init()
     {
         m_offers = 0;
-        m_restore = true;
+        m_restore = RecoveryChoice::Restore;
         m_lists.clear();
         m_answers.clear();
         QDir(m_recoveryDir).removeRecursively();
@@ -338,7 +338,7 @@ private slots:
             QVERIFY(a->autosaver()->autosaveNow(&error));
         }
         const QString rec = recoveryFileFor(m_recoveryDir, doc);
-        m_restore = false;
+        m_restore = RecoveryChoice::Discard;
         auto b = makeWindow();
         QString error;
         QVERIFY(b->openFile(doc, &error));
@@ -348,6 +348,53 @@ private slots:
         QVERIFY(!QFile::exists(rec));
         QVERIFY(b->document()->topology() == onDisk);
         QVERIFY(!b->document()->isModified());
+    }
+
+    void openOriginalKeepsTheRecovery()
+    {
+        // Issue 49: the prompt had only Yes / No, and No deleted the autosaved work. Open
+        // Original opens the file as saved and keeps the work, offered at the next start.
+        QString doc;
+        Topology edited;
+        {
+            auto a = makeWindow();
+            doc = openCopy(a.get(), QStringLiteral("original.nestws.json"));
+            edit(a->document());
+            edited = a->document()->topology();
+            QString error;
+            QVERIFY(a->autosaver()->autosaveNow(&error));
+        }
+        const QString rec = recoveryFileFor(m_recoveryDir, doc);
+        m_restore = RecoveryChoice::OpenOriginal;
+        Topology onDisk;
+        {
+            auto b = makeWindow();
+            QString error;
+            QVERIFY(b->openFile(doc, &error));
+            QCOMPARE(m_offers, 1);
+            onDisk = b->document()->topology();
+            QVERIFY(!(onDisk == edited));
+            QVERIFY(!b->document()->isModified());
+            // Kept aside, where the autosave of the opened document never writes.
+            QVERIFY(!QFile::exists(rec));
+            const QStringList kept = recoveryFilesIn(m_recoveryDir);
+            QCOMPARE(kept.size(), 1);
+            QVERIFY2(kept.front().contains(QStringLiteral(".kept-")), qPrintable(kept.front()));
+            // An edit autosaved now goes to the document's own recovery file.
+            edit(b->document());
+            QVERIFY(b->autosaver()->autosaveNow(&error));
+            QVERIFY(QFile::exists(kept.front()));
+            b->document()->undoStack()->undo();
+            b->autosaver()->discardRecovery();
+        }
+        // The next start offers the kept work; restoring it gives the edited cluster back.
+        m_answers = {RecoveryAnswer{RecoveryAnswer::Action::Restore, 0}};
+        auto c = makeWindow();
+        QVERIFY(c->offerRecovery());
+        QCOMPARE(m_lists.size(), 1);
+        QCOMPARE(m_lists.front().size(), 1);
+        QCOMPARE(m_lists.front().front().documentFile, doc);
+        QVERIFY(c->document()->topology() == edited);
     }
 
     void olderRecoveryIsNotOffered()

@@ -100,6 +100,32 @@ private slots:
         QCOMPARE(t->deviceCount(), 8);
     }
 
+    void messagesUseTheDialogsWords()
+    {
+        // Issue 49: the ASTRA-sim import said "give --device PRESET", a command-line flag.
+        ImportTopologyDialog dialog(sketchOf("astra-sim-network.yml"));
+        const QString text = dialog.findChild<QLabel *>(QStringLiteral("preview"))->text();
+        QVERIFY2(text.contains(QStringLiteral("Choose the device")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("--")), qPrintable(text));
+        QVERIFY(dialog.setDevice(QStringLiteral("h100-sxm-80gb")));
+        const Result<Topology> t = dialog.cluster();
+        QVERIFY2(t.ok(), t.error().c_str());
+        QCOMPARE(t->deviceCount(), 128);
+    }
+
+    void nvlinkPairsAreTwoLevelsInTheForm()
+    {
+        // The NC A100 v4 dump: the form has the NVLink pairs and the PCIe level, both filled.
+        ImportTopologyDialog dialog(sketchOf("azure-ncv4-nccl-topo.xml"));
+        QCOMPARE(dialog.findChild<QDoubleSpinBox *>(QStringLiteral("bandwidth0"))->value(), 300.0);
+        QCOMPARE(dialog.findChild<QDoubleSpinBox *>(QStringLiteral("bandwidth1"))->value(), 24.0);
+        QVERIFY(dialog.setDevice(QStringLiteral("a100-80gb")));
+        const Result<Topology> t = dialog.cluster();
+        QVERIFY2(t.ok(), t.error().c_str());
+        QCOMPARE(t->levelCount(), 2);
+        QCOMPARE(t->deviceCount(), 4);
+    }
+
     void importReplacesTheClusterAsOneUndoStep()
     {
         auto ws = loadWorkspace(kQuickstart.toStdString());

@@ -11,6 +11,7 @@
 #include "PlanSession.h"
 #include "Settings.h"
 
+#include "ClusterTemplates.h"
 #include "Evaluator.h"
 #include "PlanBuilder.h"
 #include "PlanComparison.h"
@@ -74,6 +75,43 @@ private slots:
         QCOMPARE(lib->pinnedCount(), pinned);
         w->document()->undoStack()->undo();
         QCOMPARE(lib->pinnedCount(), pinned + 1);
+    }
+
+    void runsDoNotLeakIntoTheNextDocument()
+    {
+        // Issue 49: after New the old run stayed in the Plans dock, and Show painted its plan
+        // onto the new cluster.
+        auto w = quickstart();
+        PlanLibrary *lib = w->planLibrary();
+        QVERIFY(runOnce(w.get()));
+        QCOMPARE(static_cast<int>(lib->runs().size()), 1);
+        const Topology other = clusterPreset("paper-fattree-128").value();
+        w->newDocument(other);
+        QCOMPARE(static_cast<int>(lib->runs().size()), 0);
+        QCOMPARE(lib->rowCount(), lib->pinnedCount());
+    }
+
+    void liveModeKeepsOneEntry()
+    {
+        // Issue 49: live mode added a timestamp-named run per edit; now one entry, "live",
+        // always the latest re-plan.
+        auto w = quickstart();
+        PlanLibrary *lib = w->planLibrary();
+        w->planning()->setLiveDelayMs(50);
+        QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        w->liveAction()->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        LinkParams link = w->document()->topology().levels[2].link;
+        for (int i = 1; i <= 2; ++i) {
+            link.bandwidth /= 2;
+            QVERIFY(w->document()->setLevelLink(2, link));
+            QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1 + i, 60000);
+        }
+        w->liveAction()->trigger();   // off
+        QCOMPARE(static_cast<int>(lib->runs().size()), 1);
+        QCOMPARE(lib->label(lib->pinnedCount()), QStringLiteral("live"));
+        QCOMPARE(lib->runs().front().snapshot->report().iterationTime,
+                 w->planning()->current()->report().iterationTime);
     }
 
     void renameDuplicateDeleteAreUndoable()

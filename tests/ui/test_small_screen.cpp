@@ -8,16 +8,19 @@
 // - View ▸ Reset Layout brings back a closed or floated dock;
 // - the Compare tab keeps its metric names in place and wraps its charts.
 // The 1366 x 768 case is checked through MainWindow::initialSize and a window of that size.
+#include "CalibrationDialog.h"
 #include "CompareView.h"
 #include "MemoryChartView.h"
 #include "MainWindow.h"
 #include "PlanLibrary.h"
 #include "PlanSession.h"
 #include "Settings.h"
+#include "WorkspaceDocument.h"
 
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QMainWindow>
+#include <QPushButton>
 #include <QScreen>
 #include <QScrollBar>
 #include <QStatusBar>
@@ -70,6 +73,25 @@ private slots:
     {
         const QRect available = QGuiApplication::primaryScreen()->availableGeometry();
         QCOMPARE(available.size(), QSize(1024, 768));
+    }
+
+    void calibrateDialogFitsTheScreen()
+    {
+        // Issue 49: it opened 1,100 px wide, its Close button off a 1024 x 768 screen.
+        auto w = window();
+        CalibrationDialog dialog(w->document()->topology(), ModelSource::preset("llama2-7b", 4096, 512),
+                                 Framework::MegatronCore, std::nullopt, w.get());
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        const QRect available = QGuiApplication::primaryScreen()->availableGeometry();
+        QVERIFY2(dialog.frameGeometry().width() <= available.width(), qPrintable(QString::number(dialog.width())));
+        QVERIFY(dialog.frameGeometry().height() <= available.height());
+        for (QPushButton *b : dialog.findChildren<QPushButton *>()) {
+            if (!b->isVisible())
+                continue;
+            const QRect onScreen(b->mapToGlobal(QPoint(0, 0)), b->size());
+            QVERIFY2(available.contains(onScreen), qPrintable(b->text()));
+        }
     }
 
     void initialSizeFitsTheScreen_data()

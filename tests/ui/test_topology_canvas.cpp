@@ -238,6 +238,29 @@ private slots:
         QVERIFY(view()->zoom() > TopologyView::kMinZoom && view()->zoom() < TopologyView::kMaxZoom);
     }
 
+    void canvasRefitsAfterTheDiagramGrows()
+    {
+        // Issue 49: Add Rack, Import Topology and a resize left the old zoom, the new racks
+        // off-screen and the legend over the spine. While the user has not zoomed, the view
+        // fits again; a user's zoom stays.
+        const auto diagramShown = [this] {
+            const QRectF shown = view()->mapToScene(view()->viewport()->rect()).boundingRect();
+            return shown.contains(scene()->diagramRect());
+        };
+        QVERIFY(diagramShown());
+        const int spine = groupNamed(doc()->topology(), "spine0");
+        for (int i = 0; i < 4; ++i)
+            QVERIFY(doc()->addRack(spine));
+        QTRY_VERIFY(diagramShown());
+        m_window->resize(1024, 700);
+        QTRY_VERIFY(diagramShown());
+        view()->zoomIn();
+        const double zoomed = view()->zoom();
+        QVERIFY(doc()->addRack(spine));
+        QCoreApplication::processEvents();
+        QCOMPARE(view()->zoom(), zoomed);
+    }
+
     // The topology diagram's own export (MainWindow::exportView hands it the canvas while
     // the Topology tab is current; the quickstart's plan brings the Placement tab forward).
     void screenshotAndExport()

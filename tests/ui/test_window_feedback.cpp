@@ -325,6 +325,15 @@ private slots:
         const QString name = u->files()->suggestedFileName(QStringLiteral("-memory.png"));
         QCOMPARE(QFileInfo(name).fileName(), QStringLiteral("quickstart-2-racks-memory.png"));
         QVERIFY(!name.contains(QStringLiteral("sample_configs")));
+        // Issue 49: a sample opened by name is no folder to export into either, and a save
+        // elsewhere makes that folder the one the next dialog starts in.
+        const QString own = w->files()->suggestedFileName(QStringLiteral("-memory.png"));
+        QVERIFY2(!own.contains(QStringLiteral("sample_configs")), qPrintable(own));
+        QTemporaryDir elsewhere;
+        QVERIFY(w->saveWorkspace(elsewhere.filePath(QStringLiteral("mine.nestws.json")), &error));
+        QCOMPARE(w->settings().lastDirectory(), QFileInfo(elsewhere.path()).absoluteFilePath());
+        QCOMPARE(QFileInfo(w->files()->suggestedFileName(QStringLiteral(".png"))).absolutePath(),
+                 QFileInfo(elsewhere.path()).absoluteFilePath());
     }
 
     void helpMenuHasAbout()

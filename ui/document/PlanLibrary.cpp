@@ -41,7 +41,7 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &works
     snap->stats.wallSeconds = pin.searchSeconds;
     const SearchOptions options = calibratedSearchOptions(pin.settings, snap->model, pin.cluster, calibration);
     snap->calibration = calibration;
-    snap->band = modelErrorBand(options.cost.framework, calibration);
+    snap->band = modelErrorBand(options.cost.framework, calibration, pin.cluster);
     snap->cost = options.cost;
     snap->analysis = analyzePlan(pin.plan, pin.cluster, snap->model, options.cost);
     return snap;
@@ -104,6 +104,9 @@ PlanLibrary::PlanLibrary(WorkspaceDocument *document, QObject *parent)
     , m_document(document)
 {
     connect(m_document, &WorkspaceDocument::plansChanged, this, &PlanLibrary::rowsChanged);
+    // Another document (New, Open, a template, a sample): the runs were plans of the last one
+    // (issue 49: after New, Show painted an 80-device plan onto the new 128-GPU cluster).
+    connect(m_document, &WorkspaceDocument::clusterReset, this, &PlanLibrary::clearRuns);
     // Pinned plans are priced with the workspace's calibration: a new one prices them anew.
     connect(m_document, &WorkspaceDocument::calibrationChanged, this, [this] {
         m_cache.clear();
@@ -264,13 +267,20 @@ void PlanLibrary::evaluated(quint64 job, PlanSnapshotPtr snapshot, const QString
     emit snapshotsChanged();
 }
 
-quint64 PlanLibrary::addRun(PlanSnapshotPtr snapshot)
+quint64 PlanLibrary::addRun(PlanSnapshotPtr snapshot, bool live)
 {
     if (!snapshot)
         return 0;
+    if (live) {
+        m_runs.erase(std::remove_if(m_runs.begin(), m_runs.end(), [](const Run &r) { return r.live; }), m_runs.end());
+        auto labelled = std::make_shared<PlanSnapshot>(*snapshot);
+        labelled->label = "live";
+        labelled->alternatives.clear();
+        snapshot = labelled;
+    }
     const quint64 id = m_nextRunId++;
     // The best K of one search stay together, best first, right below one another.
-    std::vector<Run> group{Run{id, snapshot}};
+    std::vector<Run> group{Run{id, snapshot, live}};
     for (const auto &alternative : snapshot->alternatives)
         group.push_back(Run{m_nextRunId++, alternative});
     m_runs.insert(m_runs.begin(), group.begin(), group.end());
@@ -278,6 +288,14 @@ quint64 PlanLibrary::addRun(PlanSnapshotPtr snapshot)
         m_runs.pop_back();
     emit rowsChanged();
     return id;
+}
+
+void PlanLibrary::clearRuns()
+{
+    if (m_runs.empty())
+        return;
+    m_runs.clear();
+    emit rowsChanged();
 }
 
 bool PlanLibrary::pinSnapshots(const QList<PlanSnapshotPtr> &snapshots, const QString &text)

@@ -45,6 +45,7 @@ public:
     struct Run {
         quint64 id = 0;
         PlanSnapshotPtr snapshot;
+        bool live = false;   // the one entry live mode keeps up to date
     };
 
     explicit PlanLibrary(WorkspaceDocument *document, QObject *parent = nullptr);
@@ -75,7 +76,11 @@ public:
 
     // A finished search: added at the top of the runs (not an undo step), followed by its
     // alternatives (the best K: ranks 2..K, each a run of its own). Returns its id.
-    quint64 addRun(PlanSnapshotPtr snapshot);
+    // A live-mode re-plan (`live`) replaces the live entry instead of adding one more (issue
+    // 49: live mode filled the dock with timestamp-named runs); it is labelled "live".
+    quint64 addRun(PlanSnapshotPtr snapshot, bool live = false);
+    // Forgets this session's runs (another document was loaded: its runs are no plans of it).
+    void clearRuns();
     // Pins several snapshots as one undo step (Run baselines); their snapshots are cached.
     bool pinSnapshots(const QList<PlanSnapshotPtr> &snapshots, const QString &text);
 

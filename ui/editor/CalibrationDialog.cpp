@@ -12,10 +12,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScreen>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <cmath>
 
 namespace nest::ui {
@@ -170,7 +172,10 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(&m_watcher, &QFutureWatcher<FitOutcome>::finished, this, &CalibrationDialog::fitDone);
-    resize(1100, 620);
+    // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
+    // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
+    const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
+    resize(std::min(1100, available.width() * 9 / 10), std::min(620, available.height() * 9 / 10));
     updateButtons();
 }
 

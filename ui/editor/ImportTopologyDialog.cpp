@@ -114,6 +114,13 @@ ClusterImportOptions ImportTopologyDialog::options() const
 
 Result<Topology> ImportTopologyDialog::cluster() const
 {
+    // The dialog's own words for what the command line asks as flags (issue 49: the ASTRA-sim
+    // import said "give --device PRESET").
+    if (!m_sketch.device && m_device->currentData().toString().isEmpty())
+        return Result<Topology>::failure(
+            tr("Choose the device: %1 does not name the GPU model")
+                .arg(QFileInfo(QString::fromStdString(m_sketch.origin)).fileName())
+                .toStdString());
     for (size_t l = 0; l < m_levels.size(); ++l)
         if (m_levels[l].bandwidth->value() <= 0)
             return Result<Topology>::failure(

@@ -13,6 +13,7 @@
 #include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -41,6 +42,7 @@ TopologyView::TopologyView(TopologyScene *scene, QWidget *parent)
     // changed diagram must stay reachable by scrolling.
     connect(scene, &QGraphicsScene::sceneRectChanged, this, [this](const QRectF &rect) {
         setSceneRect(rect.united(mapToScene(viewport()->rect()).boundingRect()));
+        refitLater();
     });
     // The legend lies outside the scene's items: an edit repaints only the items it changed,
     // so repaint the legend (all of the viewport's foreground) with every change.
@@ -53,6 +55,19 @@ void TopologyView::resizeEvent(QResizeEvent *event)
     const QSize s = viewport()->size();
     if (s.width() > 50 && s.height() > 50)
         m_scene->setLayoutAspect(static_cast<double>(s.width()) / s.height());
+    refitLater();
+}
+
+void TopologyView::refitLater()
+{
+    if (!m_autoFit || m_refitQueued)
+        return;
+    m_refitQueued = true;
+    QTimer::singleShot(0, this, [this] {
+        m_refitQueued = false;
+        if (m_autoFit)
+            fitToView();
+    });
 }
 
 std::unique_ptr<QMenu> TopologyView::contextMenuAt(const QPointF &scenePos)
@@ -117,6 +132,7 @@ double TopologyView::zoom() const
 
 void TopologyView::setZoom(double z)
 {
+    m_autoFit = false;
     z = std::clamp(z, kMinZoom, kMaxZoom);
     setTransform(QTransform::fromScale(z, z));
     viewport()->update();
@@ -125,6 +141,7 @@ void TopologyView::setZoom(double z)
 
 void TopologyView::scaleBy(double factor)
 {
+    m_autoFit = false;   // the user's zoom stays until the next fit
     const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
     if (target == zoom())
         return;
@@ -186,11 +203,13 @@ void TopologyView::fitRect(const QRectF &rect)
 
 void TopologyView::fitToView()
 {
+    m_autoFit = true;
     fitRect(m_scene->diagramRect());
 }
 
 void TopologyView::fitSelection()
 {
+    m_autoFit = false;   // the user's choice of what to show
     QRectF r;
     for (QGraphicsItem *item : m_scene->selectedItems())
         r = r.united(item->sceneBoundingRect());

@@ -61,7 +61,14 @@ private:
     QFont legendFont() const;
     bool hasOverrides() const;
 
+    // Refits after anything that reshapes the diagram (Import Topology, Add Rack, a resize)
+    // while the user has not zoomed since the last fit (issue 49: the canvas kept its old
+    // zoom and the legend covered the spine).
+    void refitLater();
+
     TopologyScene *m_scene;
+    bool m_autoFit = true;   // the view shows a fit; false once the user zooms
+    bool m_refitQueued = false;
     bool m_spaceHeld = false;
     bool m_panning = false;
     QPoint m_panLast;

@@ -58,14 +58,23 @@ Prompts dialogPrompts(QWidget *parent, const Settings &settings)
         const QString what = offer.documentFile.isEmpty()
                                  ? QObject::tr("an untitled workspace")
                                  : QFileInfo(offer.documentFile).fileName();
-        const auto answer = QMessageBox::question(
-            parent, QObject::tr("Recover unsaved work"),
-            QObject::tr("NEST Planner did not close cleanly. Unsaved changes to %1 were autosaved on %2. "
-                        "Restore them?\n\nNo deletes the recovery file (%3).")
-                .arg(what, QLocale().toString(QFileInfo(offer.recoveryFile).lastModified(), QLocale::ShortFormat),
-                     offer.recoveryFile),
-            QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
-        return answer == QMessageBox::Yes;
+        QMessageBox box(QMessageBox::Question, QObject::tr("Recover unsaved work"),
+                        QObject::tr("NEST Planner did not close cleanly. Unsaved changes to %1 were autosaved on %2.\n\n"
+                                    "Restore: open them. Open Original: open the file as saved and keep the "
+                                    "autosaved changes for later (offered at the next start). Discard: delete "
+                                    "them (%3).")
+                            .arg(what, QLocale().toString(QFileInfo(offer.recoveryFile).lastModified(), QLocale::ShortFormat),
+                                 offer.recoveryFile),
+                        QMessageBox::NoButton, parent);
+        QPushButton *restore = box.addButton(QObject::tr("Restore"), QMessageBox::AcceptRole);
+        QPushButton *original = box.addButton(QObject::tr("Open Original"), QMessageBox::RejectRole);
+        QPushButton *discard = box.addButton(QObject::tr("Discard"), QMessageBox::DestructiveRole);
+        box.setDefaultButton(restore);
+        box.setEscapeButton(original);   // closing the box keeps the work
+        box.exec();
+        if (box.clickedButton() == discard)
+            return RecoveryChoice::Discard;
+        return box.clickedButton() == restore ? RecoveryChoice::Restore : RecoveryChoice::OpenOriginal;
     };
     prompts.chooseRecovery = [parent](const QList<RecoveryOffer> &offers) {
         QDialog dialog(parent);

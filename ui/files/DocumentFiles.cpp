@@ -87,8 +87,12 @@ QString DocumentFiles::suggestedFileName(const QString &suffix) const
     base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
     if (base.isEmpty())
         base = QStringLiteral("untitled");
-    const QString dir = m_document->fileName().isEmpty() ? m_settings.saveDirectory()
-                                                         : QFileInfo(m_document->fileName()).absolutePath();
+    // Next to the document, unless it is a bundled sample: then where the user last chose a
+    // file (Settings::saveDirectory), never the samples folder (issue 49).
+    const QString own = m_document->fileName().isEmpty() ? QString() : QFileInfo(m_document->fileName()).absolutePath();
+    const QString dir = own.isEmpty() || QDir::cleanPath(own).contains(QLatin1String("/sample_configs"))
+                            ? m_settings.saveDirectory()
+                            : own;
     return QDir(dir).filePath(base + suffix);
 }
 
@@ -177,6 +181,7 @@ bool DocumentFiles::saveWorkspace(const QString &fileName, QString *error)
     m_document->markSaved(QFileInfo(fileName).absoluteFilePath(), WorkspaceDocument::FileKind::Workspace);
     afterSave();
     m_settings.addRecentFile(fileName);
+    m_settings.setLastDirectory(QFileInfo(fileName).absolutePath());
     emit recentFilesChanged();
     emit status(tr("Saved workspace %1").arg(QFileInfo(fileName).fileName()));
     return true;
@@ -236,8 +241,9 @@ std::optional<RecoveryData> DocumentFiles::claimRecovery(const QString &file)
         emit status(tr("Recovery file not used: %1").arg(QString::fromStdString(data.error())));
         return std::nullopt;
     }
-    if (QFileInfo(recoveryFileFor(m_autosaver->directory(), data->documentFile)).absoluteFilePath() !=
-        QFileInfo(file).absoluteFilePath()) {
+    const QString canonical = recoveryFileFor(m_autosaver->directory(), data->documentFile);
+    if (QFileInfo(canonical).absoluteFilePath() != QFileInfo(file).absoluteFilePath() &&
+        !isKeptRecoveryFileOf(file, canonical)) {
         m_autosaver->release();
         emit status(tr("Recovery file not used: %1: it belongs to %2").arg(file, data->documentFile));
         return std::nullopt;
@@ -284,14 +290,27 @@ bool DocumentFiles::offerRecoveryOf(const QString &document)
     std::optional<RecoveryData> data = claimRecovery(file);
     if (!data || data->documentFile != document)
         return false;
-    if (!m_prompts.restoreRecovery({file, document})) {
+    switch (m_prompts.restoreRecovery({file, document})) {
+    case RecoveryChoice::Restore:
+        restoreRecovery(std::move(*data), file);
+        return true;
+    case RecoveryChoice::Discard:
         QFile::remove(file);
         m_autosaver->release();
         emit status(tr("Recovery file removed"));
         return false;
+    case RecoveryChoice::OpenOriginal:
+        break;
     }
-    restoreRecovery(std::move(*data), file);
-    return true;
+    // The original as it is on disk; the autosaved work put aside where autosave never
+    // writes, until the user restores or discards it at a start-up.
+    const QString kept = keptRecoveryFile(file);
+    const bool moved = QFile::rename(file, kept);
+    m_autosaver->release();
+    emit status(moved ? tr("Opened the file as saved; the autosaved changes are kept in %1 and offered at the next start")
+                            .arg(kept)
+                      : tr("Opened the file as saved; the autosaved changes stay in %1").arg(file));
+    return false;
 }
 
 bool DocumentFiles::offerRecovery()
@@ -306,7 +325,8 @@ bool DocumentFiles::offerRecovery()
                 continue;
             m_autosaver->release();   // taken again when restored
             // The name autosave uses for that document, so that its lock is the same one.
-            offers.append({recoveryFileFor(m_autosaver->directory(), data->documentFile), data->documentFile});
+            const QString canonical = recoveryFileFor(m_autosaver->directory(), data->documentFile);
+            offers.append({isKeptRecoveryFileOf(file, canonical) ? file : canonical, data->documentFile});
         }
         if (offers.isEmpty())
             return false;

@@ -81,6 +81,31 @@ bool recoveryIsNewer(const QString &recoveryFile, const QString &documentFile)
     return recovery.lastModified() > document.lastModified();
 }
 
+namespace {
+const QLatin1String kRecoverySuffix(".recovery.json");
+}
+
+QString keptRecoveryFile(const QString &recoveryFile)
+{
+    QString base = recoveryFile;
+    if (base.endsWith(kRecoverySuffix))
+        base.chop(kRecoverySuffix.size());
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-hhmmss"));
+    QString kept = base + QStringLiteral(".kept-") + stamp + kRecoverySuffix;
+    for (int i = 2; QFileInfo::exists(kept); ++i)
+        kept = base + QStringLiteral(".kept-") + stamp + QStringLiteral("-%1").arg(i) + kRecoverySuffix;
+    return kept;
+}
+
+bool isKeptRecoveryFileOf(const QString &file, const QString &canonical)
+{
+    QString base = QFileInfo(canonical).absoluteFilePath();
+    if (base.endsWith(kRecoverySuffix))
+        base.chop(kRecoverySuffix.size());
+    const QString path = QFileInfo(file).absoluteFilePath();
+    return path.startsWith(base + QStringLiteral(".kept-")) && path.endsWith(kRecoverySuffix);
+}
+
 QStringList recoveryFilesIn(const QString &directory)
 {
     const QFileInfoList found = QDir(directory).entryInfoList({QStringLiteral("*.recovery.json")}, QDir::Files,

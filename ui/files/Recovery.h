@@ -36,6 +36,13 @@ Result<RecoveryData> readRecoveryFile(const QString &file);
 // than the document (always, when the document is untitled or its file is gone).
 bool recoveryIsNewer(const QString &recoveryFile, const QString &documentFile);
 
+// Where Open Original puts a document's recovery file aside, so that autosave never writes
+// over it: "<name>.kept-<yyyyMMdd-hhmmss>.recovery.json" next to it (issue 49: No deleted it).
+// It stays until the user restores or discards it at a start-up.
+QString keptRecoveryFile(const QString &recoveryFile);
+// Whether `file` is a kept copy of the recovery file `canonical` (recoveryFileFor's name).
+bool isKeptRecoveryFileOf(const QString &file, const QString &canonical);
+
 // Every recovery file in `directory` (*.recovery.json), newest first.
 QStringList recoveryFilesIn(const QString &directory);
 

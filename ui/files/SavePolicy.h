@@ -32,6 +32,9 @@ struct RecoveryOffer {
     QString documentFile;   // "" = an untitled document
 };
 
+// What to do with the recovery file of a document being opened.
+enum class RecoveryChoice { Restore, OpenOriginal, Discard };
+
 // What to do with the recovery files listed at start-up.
 struct RecoveryAnswer {
     enum class Action { Restore, Discard, Later };
@@ -48,8 +51,10 @@ struct Prompts {
     std::function<UnsavedChoice(const QString &documentName)> unsavedChanges;
     // A file name for Save As (a workspace); `suggested` may be empty; "" = cancelled.
     std::function<QString(const QString &suggested)> workspaceFileName;
-    // Restore the recovery file of the document being opened? (false = discard it)
-    std::function<bool(const RecoveryOffer &offer)> restoreRecovery;
+    // The recovery file of the document being opened: restore it, open the file as it is on
+    // disk and keep the recovery file for later (put aside, offered at the next start), or
+    // discard it (deleted).
+    std::function<RecoveryChoice(const RecoveryOffer &offer)> restoreRecovery;
     // At start-up: every recovery file that can be restored, newest first; restore one,
     // discard one (the list is asked again without it), or leave them all for later.
     std::function<RecoveryAnswer(const QList<RecoveryOffer> &offers)> chooseRecovery;

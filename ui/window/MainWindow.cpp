@@ -205,7 +205,7 @@ void MainWindow::createPlanList()
     connect(m_planning, &PlanSession::planChanged, this, [this](const PlanSnapshotPtr &current) {
         if (current && current->searched && current->jobId != m_lastRunJob) {
             m_lastRunJob = current->jobId;
-            m_library->addRun(current);
+            m_library->addRun(current, m_planning->isLive());
         }
     });
     connect(m_planList, &PlanListView::showRequested, this, [this](int row) {
@@ -729,7 +729,7 @@ void MainWindow::updateCalibrationLabel()
     m_calibrationLabel->setText(n == 1 ? tr("calibrated (1 run)") : tr("calibrated (%1 runs)").arg(n));
     m_calibrationLabel->setToolTip(
         tr("Times are priced with a calibration fitted to measured runs; their error band: %1")
-            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c).text())));
+            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c, m_document->topology()).text())));
 }
 
 void MainWindow::calibrate()
@@ -1139,6 +1139,7 @@ void MainWindow::importTopology()
         tr("Cluster descriptions (*.conf *.xml *.txt *.yml *.yaml);;All files (*)"));
     if (file.isEmpty())
         return;
+    m_settings->setLastDirectory(QFileInfo(file).absolutePath());
     const Result<ClusterSketch> sketch = sketchCluster(file.toStdString(), {});
     if (!sketch) {
         warn(tr("Import failed"), QString::fromStdString(sketch.error()));
@@ -1180,6 +1181,8 @@ QString MainWindow::askSaveFileName(const QString &title, const QString &filters
 {
     QString selected;
     QString file = QFileDialog::getSaveFileName(this, title, m_files->suggestedFileName(suffix), filters, &selected);
+    if (!file.isEmpty())
+        m_settings->setLastDirectory(QFileInfo(file).absolutePath());  // the next dialog starts here
     if (file.isEmpty() || !QFileInfo(file).suffix().isEmpty())
         return file;
     // No extension typed: the chosen filter's, e.g. "PDF (*.pdf)" -> ".pdf".
