@@ -1,5 +1,6 @@
 #include "FrameworkExport.h"
 
+#include "FrameworkModels.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
 
@@ -100,7 +101,9 @@ FrameworkRules frameworkRules(ExportFormat f)
     case ExportFormat::DeepSpeed:
         // DeepSpeed's PipelineModule: PipeModelDataParallelTopology (model, data, pipe
         // fastest first), no context or expert parallelism in the pipeline engine, its own
-        // 1F1B-like TrainSchedule, ZeRO-2/3 refused with pipelining (engine.py assert).
+        // 1F1B-like TrainSchedule, ZeRO-2/3 refused with pipelining (engine.py assert); the
+        // blocks split by partition_balanced, which Megatron-DeepSpeed's GPTModelPipe
+        // hard-codes (partition_method='type:transformer').
         r.title = "DeepSpeed";
         r.orders = {"tp-cp-dp-pp"};
         r.contextParallel = false;
@@ -108,12 +111,13 @@ FrameworkRules frameworkRules(ExportFormat f)
         r.interleaved = false;
         r.zeroStages = {0, 1, 2, 3};
         r.zeroAbove1WithPipeline = false;
-        r.split = Split::Any;
+        r.split = Split::Balanced;
         break;
     case ExportFormat::Torchtitan:
         // torchtitan: mesh [pp, dp_replicate, dp_shard, cp, tp] (tp fastest), FSDP2 for
         // ZeRO-2 (reshard never) and ZeRO-3, no ZeRO-1; module_fqns_per_model_part lists
-        // each stage's modules; its TP plan shards norms over the sequence.
+        // each stage's modules; its TP plan shards norms over the sequence; BF16 with tp or
+        // pp only under FSDP or cp (maybe_enable_amp).
         r.title = "torchtitan";
         r.orders = {"tp-cp-dp-pp"};
         r.expertParallel = false;
@@ -121,6 +125,7 @@ FrameworkRules frameworkRules(ExportFormat f)
         r.zeroStages = {0, 2, 3};
         r.split = Split::Any;
         r.sequenceParallelWithTp = true;
+        r.mixedPrecisionNeedsSharding = true;
         break;
     case ExportFormat::Nest:
         // The artifact's solver: one global tensor width, 1F1B, any stage boundaries.
@@ -199,10 +204,17 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
     auto runnable = nearestRunnablePlan(request.plan, request.topology, request.model, rules, request.cost);
     if (!runnable)
         return R::failure(runnable.error());
-    if (request.strict && !runnable->changes.empty()) {
+    // A model the framework cannot build is refused with or without --strict: the files would
+    // train another model (FrameworkModels.h).
+    const ModelShape shape = modelShape(request);
+    if (const std::string why = frameworkModelProblem(format, shape, runnable->layout.pp); !why.empty())
+        return R::failure(std::string(exportFormatTitle(format)) + " cannot train this model: " + why);
+    if (request.strict && (!runnable->changes.empty() || !shape.guessed.empty())) {
         std::string msg = std::string(exportFormatTitle(format)) + " cannot run this plan as it is (--strict):";
         for (const std::string &c : runnable->changes)
             msg += "\n  " + c;
+        for (const std::string &g : shape.guessed)
+            msg += "\n  the model is a measured profile without its " + g + ": the exported shape is a guess";
         return R::failure(msg);
     }
     ExportResult result;

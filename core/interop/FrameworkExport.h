@@ -47,6 +47,7 @@ struct ExportRequest {
     CostOptions cost;          // the framework profile whose overlap flags are written
     std::string fileName;      // the main file's name; side files take its stem
     bool strict = false;       // refuse instead of exporting a fallback
+    int iterations = 100;      // training iterations the launch files run
 };
 
 struct ExportFile {

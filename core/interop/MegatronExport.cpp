@@ -2,6 +2,7 @@
 // BERT) under torchrun, with the rank map and hostfile beside it. Flag names from
 // Megatron-LM's megatron/training/arguments.py at NVIDIA/Megatron-LM@000c4ac2
 // (docs/interop.md cites the file).
+#include "FrameworkPrecision.h"
 #include "LaunchContext.h"
 
 namespace nest {
@@ -34,7 +35,10 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     script += "set -euo pipefail\n\n";
     script += nodeSelectionBash(c);
     script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";
-    script += "TRAIN_ITERS=${TRAIN_ITERS:-100}\n";
+    script += "TRAIN_ITERS=${TRAIN_ITERS:-" + std::to_string(c.request.iterations) + "}\n";
+    script += "# PLACEHOLDERS: --mock-data and the NullTokenizer train the planned shapes on synthetic tokens. For\n";
+    script += "# real data replace them with --data-path PREFIX and --tokenizer-type HuggingFaceTokenizer\n";
+    script += "# --tokenizer-model PATH (a tokenizer whose vocabulary is the planned " + std::to_string(m.vocab) + ").\n";
     script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
 
@@ -112,7 +116,8 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
     }
-    flag(train, "--bf16");
+    for (const std::string &f : megatronPrecisionFlags(p))
+        flag(train, f);
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");
     flag(train, "--mock-data");
