@@ -95,6 +95,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
+        {"target", {"FRAMEWORK", "plan only what this framework runs as it is: megatron, nemo, deepspeed, "
+                                 "torchtitan (default: any plan; the report then adds each framework's best)"}},
         {"max-stages", {"N", "pipeline depth limit, 0 = the layer count (default 0)"}},
         {"max-states", {"N", "the search limit: states (and the ~8 us each stands for) a search's estimate may "
                              "reach before it is refused (default 2e9, about 16,000 s; 1e3 to 1e12)"}},

@@ -1,6 +1,7 @@
 #include "FrameworkExport.h"
 
 #include "FrameworkModels.h"
+#include "FrameworkSearch.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
 
@@ -84,12 +85,13 @@ FrameworkRules frameworkRules(ExportFormat f)
     switch (f) {
     case ExportFormat::Megatron:
         // Megatron-LM (docs/interop.md): one tp/cp/ep for all stages, the distributed
-        // optimizer (ZeRO-1), 1F1B or interleaved, --decoder-first/last-pipeline-num-layers
-        // for uneven end stages, --use-tp-pp-dp-mapping for the second rank order.
+        // optimizer (ZeRO-1), 1F1B or interleaved, --pipeline-model-parallel-layout for any
+        // split with one chunk per stage (--decoder-first/last-pipeline-num-layers where only
+        // the end stages differ), --use-tp-pp-dp-mapping for the second rank order.
         r.title = "Megatron-LM";
         r.orders = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"};
         r.zeroStages = {0, 1};
-        r.split = Split::EvenInterior;
+        r.split = Split::Layout;
         break;
     case ExportFormat::Nemo:
         // NeMo 1.x (Megatron-Core underneath): no uneven-stage keys in its configs.
@@ -164,6 +166,18 @@ std::string ExportResult::timeComparison() const
     return timeOf(exported) + " instead of " + seconds(original.iterationTime) + " (" + pct + ")";
 }
 
+std::string ExportResult::gpuUsage() const
+{
+    const int used = exported.devicesUsed, planned = original.devicesUsed, all = devicesAvailable;
+    if (used >= all)
+        return "uses all " + std::to_string(all) + " GPUs";
+    std::string out = "uses " + std::to_string(used) + " of the " + std::to_string(all) + " GPUs (" +
+                      std::to_string(all - used) + " idle";
+    if (planned != used)
+        out += "; the plan used " + std::to_string(planned);
+    return out + ")";
+}
+
 std::string ExportResult::summary() const
 {
     const std::string title = exportFormatTitle(format);
@@ -178,9 +192,33 @@ std::string ExportResult::summary() const
             out[0] = 'T';
         out += ": " + timeComparison();
     }
+    if (fellBack()) {
+        // Never idle GPUs without saying so (issue 47), and offer what the framework runs best.
+        out += "; the exported plan " + gpuUsage();
+        if (alternative)
+            out += ". Best plan " + fw + " runs as it is: " + seconds(alternative->report.iterationTime) +
+                   " per iteration on " + std::to_string(alternative->report.devicesUsed) + " of the " +
+                   std::to_string(devicesAvailable) + " GPUs (" + alternative->layout + "; nest-cli plan --target " +
+                   toString(format) + ")";
+    }
     for (const std::string &n : runnable.notes)
         out += ". Note: " + n;
     return out;
+}
+
+std::string layoutDescription(const UniformLayout &u)
+{
+    std::string s = "tp " + std::to_string(u.tp) + (u.cp > 1 ? " cp " + std::to_string(u.cp) : "") +
+                    (u.ep > 1 ? " ep " + std::to_string(u.ep) : "") + " pp " + std::to_string(u.pp) + " dp " +
+                    std::to_string(u.dp) + " mb " + std::to_string(u.microBatch) + " " + toString(u.schedule) +
+                    (u.virtualStages > 1 ? " v " + std::to_string(u.virtualStages) : "") + " ZeRO-" +
+                    std::to_string(u.zero) + (u.sp ? " sp" : "") + " recompute " + toString(u.recompute);
+    if (!u.stageBlocks.empty() && u.pp > 1) {
+        s += " blocks";
+        for (size_t i = 0; i < u.stageBlocks.size(); ++i)
+            s += (i ? "," : " ") + std::to_string(u.stageBlocks[i]);
+    }
+    return s;
 }
 
 Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format)
@@ -224,6 +262,22 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
     result.exported = result.fellBack()
                           ? evaluate(result.runnable.plan, request.topology, request.model, request.cost)
                           : result.original;
+    result.devicesAvailable = request.topology.deviceCount();
+    if (result.fellBack() && format != ExportFormat::Nest) {
+        // The best plan the framework runs as it is, of the same job (batch, sequence).
+        SearchOptions options;
+        options.globalBatch = request.plan.globalBatch;
+        options.seqLength = request.plan.seqLength;
+        options.pipelineUnits = request.plan.pipelineUnits;
+        options.cost = request.cost;
+        if (std::find(options.microBatches.begin(), options.microBatches.end(), request.plan.microBatch) ==
+            options.microBatches.end())
+            options.microBatches.push_back(request.plan.microBatch);
+        const TargetResult best = searchForFramework(request.topology, request.model, format, options, request.config);
+        if (best.found && (best.report.iterationTime < result.exported.iterationTime * (1 - 1e-9) ||
+                           best.report.devicesUsed > result.exported.devicesUsed || !result.exported.feasible))
+            result.alternative = RunnableAlternative{best.plan, best.report, layoutDescription(best.layout)};
+    }
 
     result.files = exportFiles(request, result);
     return result;

@@ -111,6 +111,12 @@ std::vector<std::string> LaunchContext::headerLines(const std::string &versionLi
                         " s per iteration); what changed:");
         for (const std::string &c : r.runnable.changes)
             lines.push_back("  - " + c);
+        lines.push_back("GPUs: the exported plan " + r.gpuUsage() + ".");
+        if (r.alternative)
+            lines.push_back("Best plan " + std::string(exportFormatTitle(format)) + " runs as it is: " +
+                            fixed(r.alternative->report.iterationTime, 3) + " s per iteration on " +
+                            std::to_string(r.alternative->report.devicesUsed) + " GPUs (" + r.alternative->layout +
+                            "); nest-cli plan --target " + toString(format) + " writes it.");
     }
     for (const std::string &n : r.runnable.notes)
         lines.push_back("Note: " + n);

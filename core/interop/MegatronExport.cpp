@@ -4,6 +4,7 @@
 // (docs/interop.md cites the file).
 #include "FrameworkPrecision.h"
 #include "LaunchContext.h"
+#include "SafeText.h"
 
 namespace nest {
 
@@ -60,8 +61,22 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
         flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
     else if (split.size() > 1 && (split.front() != split[1] || split.back() != split[1])) {
-        flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
-        flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+        bool interiorEven = true;
+        for (size_t k = 2; k + 1 < split.size(); ++k)
+            interiorEven = interiorEven && split[k] == split[1];
+        if (interiorEven && split.front() > 0 && split.back() > 0) {
+            flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
+            flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+        } else {
+            // Any split: stage by stage, "E" the embedding, "t*n" n blocks, "L" the loss
+            // (megatron/core/transformer/pipeline_parallel_layer_layout.py).
+            std::string layout;
+            for (size_t k = 0; k < split.size(); ++k)
+                layout += std::string(k ? "|" : "") + (k == 0 ? "E" : "") +
+                          (split[k] > 0 ? "t*" + std::to_string(split[k]) : std::string()) +
+                          (k + 1 == split.size() ? "L" : "");
+            flag(par, "--pipeline-model-parallel-layout", shellQuote(layout));
+        }
     }
     if (c.result.runnable.orderIndex == 1)
         flag(par, "--use-tp-pp-dp-mapping");

@@ -215,7 +215,8 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     const std::string &yamlName = c.mainName;
     std::vector<std::string> header = c.headerLines(kVersion);
     header.push_back("This file is the whole Hydra configuration of megatron_gpt_pretraining.py.");
-    header.push_back("PLACEHOLDERS to fill in ('???', OmegaConf's mandatory value; NeMo stops until they are set):");
+    header.push_back("PLACEHOLDERS to fill in (the value " + std::string(kFillIn) +
+                     ", OmegaConf's mandatory value; NeMo stops until they are set):");
     header.push_back("  model.tokenizer.type: the Hugging Face tokenizer (name or path) of the model; its vocabulary, "
                      "padded to 128, must be the planned " + std::to_string(m.vocab) + ";");
     header.push_back("  model.data.data_prefix: the Megatron-format training data ([weight, prefix, ...] or one prefix).");

@@ -347,9 +347,14 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
         split = balancedStageBlocks(span, std::max(1, std::min(stagesOf(), pipelineUnitCount(span, u.pipelineUnits))),
                                     u.pipelineUnits);
     const bool anyEmpty = std::find(split.begin(), split.end(), 0) != split.end();
-    const auto evenly = rules.split == FrameworkRules::Split::Any ? FrameworkRules::Split::Any
-                        : u.schedule == Schedule::Interleaved    ? FrameworkRules::Split::Even
-                                                                  : rules.split;
+    using Split = FrameworkRules::Split;
+    const Split rule = rules.split != Split::Layout ? rules.split
+                       : u.schedule != Schedule::Interleaved && u.pipelineUnits == PipelineUnits::Layers
+                           ? Split::Any
+                           : Split::EvenInterior;
+    const auto evenly = rule == Split::Any                     ? Split::Any
+                        : u.schedule == Schedule::Interleaved ? Split::Even
+                                                              : rule;
     if (rules.split == FrameworkRules::Split::Balanced) {
         if (u.pipelineUnits != PipelineUnits::Layers) {
             out.changes.push_back(fw + " weighs the transformer blocks only (partition_method='type:transformer'); "

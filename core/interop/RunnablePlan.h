@@ -35,7 +35,9 @@ struct FrameworkRules {
     // Megatron-LM's --decoder-first/last-pipeline-num-layers) or Any (explicit boundaries).
     // Balanced: DeepSpeed's partition_balanced over the blocks alone (Megatron-DeepSpeed's
     // GPTModelPipe hard-codes partition_method='type:transformer'; deepSpeedBalancedSplit()).
-    enum class Split { Even, EvenInterior, Any, Balanced };
+    // Layout: any boundaries with one chunk per stage (Megatron-LM's
+    // --pipeline-model-parallel-layout), EvenInterior with interleaving or pipeline units.
+    enum class Split { Even, EvenInterior, Any, Balanced, Layout };
     Split split = Split::Even;
     // Starts processes through a launcher (false: the plan's devices are listed as they are,
     // the NEST artifact's output, and no rank order applies).

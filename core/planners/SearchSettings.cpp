@@ -86,6 +86,8 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"mcmc_budget", s.mcmcBudget},
                 {"seed", s.seed},
                 {"top_k", s.topK}};
+    if (!s.target.empty())
+        out["target"] = s.target;  // written only when set: older workspaces stay as they were
     return out;
 }
 
@@ -118,15 +120,26 @@ std::vector<int> intList(const Json &j, const char *key, const std::string &path
 
 } // namespace
 
+const std::vector<std::string> &searchTargetNames()
+{
+    static const std::vector<std::string> names{"megatron", "nemo", "deepspeed", "torchtitan"};
+    return names;
+}
+
 SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
 {
     requireKnownKeys(j, path,
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k"});
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k", "target"});
     SearchSettings s;
     s.planner = getString(j, "planner", path, s.planner);
+    s.target = getString(j, "target", path, "");
+    if (!s.target.empty() &&
+        std::find(searchTargetNames().begin(), searchTargetNames().end(), s.target) == searchTargetNames().end())
+        throw JsonError(childPath(path, "target"),
+                        "expected one of \"megatron\", \"nemo\", \"deepspeed\", \"torchtitan\", found \"" + s.target + "\"");
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");
     s.microBatches = intList(j, "micro_batches", path, static_cast<int>(limits::microBatch.min),

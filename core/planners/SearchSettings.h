@@ -39,6 +39,9 @@ struct DepthList : std::vector<int> {
     DepthList(int depth) : std::vector<int>{depth} {}  // implicit on purpose
 };
 
+// The names SearchSettings::target accepts (besides ""): "megatron", "nemo", "deepspeed", "torchtitan".
+const std::vector<std::string> &searchTargetNames();
+
 struct SearchSettings {
     std::string planner = "nest";                    // a name in plannerNames()
     std::vector<int> microBatches{1, 2, 4, 8};       // candidate micro-batch sizes
@@ -70,6 +73,9 @@ struct SearchSettings {
     int mcmcBudget = 0;                              // mcmc plan evaluations; 0 = the planner's default
     long long seed = 1;                              // mcmc seed
     int topK = 1;                                    // nest: keep the best K distinct plans
+    // The framework the plan must run on as it is ("" none; "megatron", "nemo", "deepspeed",
+    // "torchtitan"): the search is restricted to what it runs (core/interop/FrameworkSearch.h).
+    std::string target;
 
     bool operator==(const SearchSettings &) const = default;
 };

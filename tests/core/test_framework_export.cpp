@@ -391,11 +391,21 @@ TEST(Fallback, UnevenStagesPerFramework)
     for (const ExportFile &f : ds->files)
         EXPECT_FALSE(contains(f.name, "_partition.py")) << f.name;
 
-    u.stageBlocks = {7, 9, 8, 8};  // the interior differs: Megatron evens it
+    u.stageBlocks = {7, 9, 8, 8};  // the interior differs: Megatron-LM lists the stages
     auto mid = exportPlan(requestFor(*buildUniformPlan(u, t, llama7b())), ExportFormat::Megatron);
     ASSERT_TRUE(mid.ok());
-    ASSERT_TRUE(mid->fellBack());
-    EXPECT_EQ(mid->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+    EXPECT_FALSE(mid->fellBack()) << mid->summary();
+    EXPECT_TRUE(contains(mid->files.front().text, "--pipeline-model-parallel-layout 'Et*7|t*9|t*8|t*8L'"))
+        << mid->files.front().text;
+    // ... but not with interleaving, where it keeps its even split.
+    UniformLayout v = u;
+    v.schedule = Schedule::Interleaved;
+    v.virtualStages = 2;
+    v.stageBlocks = {3, 5, 4, 4, 4, 4, 4, 4};
+    auto inter = exportPlan(requestFor(*buildUniformPlan(v, t, llama7b())), ExportFormat::Megatron);
+    ASSERT_TRUE(inter.ok()) << inter.error();
+    ASSERT_TRUE(inter->fellBack());
+    EXPECT_EQ(inter->runnable.stageBlocks, (std::vector<int>(8, 4)));
 }
 
 TEST(ExportErrors, PlanForAnotherClusterIsRefused)
