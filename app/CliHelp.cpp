@@ -103,6 +103,8 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
         {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
         {"no-zero", {"", "search ZeRO stage 0 only"}},
+        {"no-frameworks", {"", "leave out the best plan of each framework from the report"}},
+        {"frameworks", {"", "with --json: add each framework's best plan (\"frameworks\")"}},
         {"match-artifact", {"", "with a NEST artifact input as --model: its search space and memory accounting "
                                 "(1F1B, the file's tensor widths, micro-batch and recomputation, no ZeRO, sp or cp; "
                                 "weights + BF16 gradients + the file's optimizer, every layer's activations once "

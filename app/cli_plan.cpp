@@ -205,7 +205,7 @@ int cmdPlan(const Args &argv)
     searchCommandOptions(values, flags);
     values.insert("top");
     values.insert("threads");
-    flags.insert("no-frameworks");
+    flags.insert({"no-frameworks", "frameworks"});
     const CliArgs args(argv, values, flags, "plan");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
@@ -288,7 +288,7 @@ int cmdPlan(const Args &argv)
             out["top"] = topToJson(r);
         if (target)
             out["target"] = {{"framework", toString(*target)}, {"layouts_priced", targeted.evaluated}};
-        else if (!args.flag("no-frameworks"))
+        else if (args.flag("frameworks"))  // opt-in: scripts read --json, and it costs searches
             out["frameworks"] = frameworkComparisonJson(frameworkBests(job, options, r));
         if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
             out["hint"] = hint;

@@ -61,9 +61,9 @@ const char *exportFormatTitle(ExportFormat f)
     case ExportFormat::Nemo: return "NeMo";
     case ExportFormat::DeepSpeed: return "DeepSpeed";
     case ExportFormat::Torchtitan: return "torchtitan";
-    case ExportFormat::Nest: return "NEST JSON";
+    case ExportFormat::Nest: return "NEST artifact JSON";
     }
-    return "NEST JSON";
+    return "NEST artifact JSON";
 }
 
 std::string defaultExportFileName(ExportFormat f)

@@ -29,7 +29,8 @@ const char *toString(ExportFormat f);
 // Case-insensitive; also "megatron-lm", "nest-json".
 std::optional<ExportFormat> exportFormatFromString(const std::string &name);
 std::string exportFormatNameList();  // "megatron, nemo, deepspeed, torchtitan, nest"
-// "Megatron-LM", "NeMo", "DeepSpeed", "torchtitan", "NEST JSON"
+// "Megatron-LM", "NeMo", "DeepSpeed", "torchtitan", "NEST artifact JSON" (the NEST paper
+// artifact's solver output, not NEST Planner's own plan JSON)
 const char *exportFormatTitle(ExportFormat f);
 // The main file's default name: "launch_megatron.sh", "nemo_config.yaml",
 // "ds_config.json", "torchtitan_job.toml", "nest_output.json".
