@@ -73,6 +73,7 @@ SearchSettings everyFieldChanged()
     s.mcmcBudget = 750;
     s.seed = 42;
     s.topK = 5;
+    s.target = "nemo";
     return s;
 }
 
@@ -287,16 +288,29 @@ TEST(SearchSettings, jsonRoundTrip)
     ASSERT_EQ(searchSettingsFromJson(Json::parse(j.dump(2)), "search"), changed);
 
     // everyFieldChanged() really changes every key, so the round trip above covers each one.
+    // "target" (issue 47) is written only when set, so that older workspaces save as they were.
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size());
+    ASSERT_FALSE(d.contains("target"));
+    ASSERT_EQ(j.at("target"), "nemo");
+    ASSERT_EQ(j.size(), d.size() + 1);
     for (const auto &item : d.items())
         ASSERT_TRUE(j.at(item.key()) != item.value()) << item.key().c_str();
 
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(25));
-    ASSERT_EQ(d.size(), fields);
+    ASSERT_EQ(fields, std::size_t(26));
+    ASSERT_EQ(j.size(), fields);
+
+    // An unknown target is refused with its path.
+    Json bad = j;
+    bad["target"] = "slurm";
+    try {
+        searchSettingsFromJson(bad, "search");
+        FAIL() << "target \"slurm\" accepted";
+    } catch (const JsonError &e) {
+        ASSERT_NE(std::string(e.what()).find("target"), std::string::npos) << e.what();
+    }
 }
 
 TEST(SearchSettings, oldSingleDepthStillReads)
