@@ -5,7 +5,8 @@ PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb
              libgl1-mesa-dev fonts-dejavu-core ninja-build cmake g++ ccache \
              poppler-utils libxml2-utils python3 python3-yaml libcli11-dev libgtest-dev \
              libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev python3-torch \
-             pybind11-dev python3-dev python3-pytest python3-distributed dpkg-dev
+             pybind11-dev python3-dev python3-pytest python3-distributed dpkg-dev \
+             python3-omegaconf python3-packaging python3-regex python3-cpuinfo python3-tqdm python3-psutil
 # What the core alone needs (make test-core): no Qt, no QCustomPlot, no display.
 CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 python3-yaml libcli11-dev libgtest-dev \
                  libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev

@@ -100,12 +100,16 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                 " (the device must have it; docs/cost-model.md, \"Precision\")"}},
         {"fp8-recipe", {"R", "FP8 scaling: " + fp8RecipeNames() + " (default delayed, or the framework's own)"}},
         {"planner", {"NAME", "the planner: " + plannerNameList() + " (default nest)"}},
+        {"target", {"FRAMEWORK", "plan only what this framework runs as it is: megatron, nemo, deepspeed, "
+                                 "torchtitan (default: any plan; the report then adds each framework's best)"}},
         {"max-stages", {"N", "pipeline depth limit, 0 = the layer count (default 0)"}},
         {"max-states", {"N", "the search limit: states (and the ~8 us each stands for) a search's estimate may "
                              "reach before it is refused (default 2e9, about 16,000 s; 1e3 to 1e12)"}},
         {"memory-headroom", {"F", "fraction of device memory kept free, in [0, 1) (default 0)"}},
         {"vpp", {"LIST", "1 = plain schedules, >= 2 interleaving depths (default 1,2,3,4)"}},
         {"no-zero", {"", "search ZeRO stage 0 only"}},
+        {"no-frameworks", {"", "leave out the best plan of each framework from the report"}},
+        {"frameworks", {"", "with --json: add each framework's best plan (\"frameworks\")"}},
         {"match-artifact", {"", "with a NEST artifact input as --model: its search space and memory accounting "
                                 "(1F1B, the file's tensor widths, micro-batch and recomputation, no ZeRO, sp or cp; "
                                 "weights + BF16 gradients + the file's optimizer, every layer's activations once "

@@ -33,7 +33,7 @@ std::set<std::string> planFlagOptions()
 std::set<std::string> planSearchValueOptions()
 {
     return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
-            "budget", "seed", "pipeline-units", "max-states"};
+            "budget", "seed", "pipeline-units", "max-states", "target"};
 }
 
 std::set<std::string> planSearchFlagOptions()
@@ -385,6 +385,14 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
             names += (names.empty() ? "'" : ", '") + n + "'";
         throw UsageError{"--planner must be one of " + names + ", found '" + s.planner + "'"};
     }
+    if (args.has("target")) {
+        s.target = args.value("target");
+        if (s.target == "megatron-lm")
+            s.target = "megatron";
+        if (std::find(searchTargetNames().begin(), searchTargetNames().end(), s.target) == searchTargetNames().end())
+            throw UsageError{"--target must be one of 'megatron', 'nemo', 'deepspeed', 'torchtitan', found '" +
+                             s.target + "'"};
+    }
     s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
     s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
     s.pipelineUnits = pipelineUnitsOption(args, s.pipelineUnits);
@@ -545,11 +553,28 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     return in;
 }
 
+std::optional<ModelConfig> modelConfigFor(const CliArgs &args, const std::optional<ModelSource> &workspaceModel)
+{
+    if (workspaceModel) {
+        auto c = workspaceModel->config(args.value("workspace"));
+        return c ? std::optional<ModelConfig>(*c) : std::nullopt;
+    }
+    const std::string name = args.value("model");
+    if (auto preset = modelPreset(name))
+        return *preset;
+    std::error_code ec;  // a 300-character name or a symlink loop is no file (issue 48)
+    if (std::filesystem::is_regular_file(name, ec))
+        if (auto c = loadModelConfig(name))
+            return *c;
+    return std::nullopt;
+}
+
 SearchJob loadSearchJob(const CliArgs &args)
 {
     const ModelOptions sizes = modelSizeOptions(args);
     ClusterAndModel in = loadClusterAndModel(args, sizes.seqLength, sizes.globalBatch);
     SearchJob job;
+    job.config = modelConfigFor(args, in.modelSource);
     job.settings = searchSettingsFrom(args, std::move(in.search));
     job.topology = std::move(in.topology);
     job.model = std::move(in.model);

@@ -111,7 +111,12 @@ struct SearchJob {
     SearchSettings settings;
     SearchOptions options;
     std::optional<Calibration> calibration;  // applied to options.cost
+    std::optional<ModelConfig> config;       // the model's hyperparameters where it has them
 };
 SearchJob loadSearchJob(const CliArgs &args);
+
+// The model's hyperparameters (a preset, a model file, the workspace's model), if it has them
+// (a measured profile has not): what the framework exports and targets check the model by.
+std::optional<ModelConfig> modelConfigFor(const CliArgs &args, const std::optional<ModelSource> &workspaceModel);
 
 } // namespace nest::cli

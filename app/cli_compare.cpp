@@ -6,6 +6,7 @@
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
 #include "CliProgress.h"
+#include "FrameworkSearch.h"
 
 #include "PlanIO.h"
 #include "PlanShape.h"
@@ -116,9 +117,23 @@ int cmdCompare(const Args &argv)
         }
         progress.update(mean, std::to_string(planners.size()) + " planners");
     };
-    const std::vector<PlannerRun> runs =
+    std::vector<PlannerRun> runs =
         runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, commandCancelToken());
     progress.finish();
+    // --target F (issue 47): one more row, the best plan that framework runs as it is.
+    if (!job.settings.target.empty())
+        if (const auto target = targetFromString(job.settings.target)) {
+            const TargetResult t = searchForFramework(job.topology, job.model, *target, job.options, job.config);
+            PlannerRun row;
+            row.planner = job.settings.target + "-runnable";
+            row.result.found = t.found;
+            row.result.message = t.message;
+            row.result.plan = t.plan;
+            row.result.report = t.report;
+            row.result.objective = t.report.iterationTime;
+            row.result.verified = true;
+            runs.push_back(std::move(row));
+        }
 
     const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration, job.topology);
     bool any = false;

@@ -10,6 +10,7 @@
 #include "FileGuard.h"
 #include "FrameworkExport.h"
 #include "ModelConfig.h"
+#include "PlanIO.h"
 
 #include <filesystem>
 #include <iostream>
@@ -20,22 +21,6 @@ namespace {
 
 // The model's hyperparameters when it has them (shape flags); a measured profile has none.
 // A workspace's model was parsed when the workspace was read; --model names a preset or file.
-std::optional<ModelConfig> modelConfigOf(const CliArgs &args, const PlanInputs &in)
-{
-    if (in.modelSource) {
-        auto c = in.modelSource->config(args.value("workspace"));
-        return c ? std::optional<ModelConfig>(*c) : std::nullopt;
-    }
-    const std::string name = args.value("model");
-    if (auto preset = modelPreset(name))
-        return *preset;
-    std::error_code ec;  // a 300-character name or a symlink loop is no file (issue 48)
-    if (std::filesystem::is_regular_file(name, ec))
-        if (auto c = loadModelConfig(name))
-            return *c;
-    return std::nullopt;
-}
-
 } // namespace
 
 int cmdExport(const Args &argv)
@@ -59,7 +44,7 @@ int cmdExport(const Args &argv)
     PlanInputs in = loadPlanInputs(args);
     ExportRequest request;
     request.cost = costOptionsFor(args, in);
-    request.config = modelConfigOf(args, in);
+    request.config = modelConfigFor(args, in.modelSource);
     request.plan = std::move(in.plan);
     request.topology = std::move(in.topology);
     request.model = std::move(in.model);
@@ -106,7 +91,14 @@ int cmdExport(const Args &argv)
                   {"iteration_time_s", result->exported.iterationTime},
                   {"fits_memory", result->exported.feasible},
                   {"summary", result->summary()},
+                  {"devices_used", result->exported.devicesUsed},
+                  {"devices_available", result->devicesAvailable},
                   {"files", written}};
+        if (result->alternative)
+            j["alternative"] = {{"iteration_time_s", result->alternative->report.iterationTime},
+                                {"devices_used", result->alternative->report.devicesUsed},
+                                {"layout", result->alternative->layout},
+                                {"plan", planToJson(result->alternative->plan)}};
         std::cout << j.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
         return 0;
     }

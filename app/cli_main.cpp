@@ -28,6 +28,7 @@ const char *kUsage =
     "            [--recompute none,selective,full] [--max-stages N] [--memory-headroom F]\n"
     "            [--no-zero] [--no-recompute] [--batch N] [--seq N] [--json] [--out FILE]\n"
     "            [--pipeline-units layers|layers+embedding|layers+embedding+loss]\n"
+    "            [--target megatron|nemo|deepspeed|torchtitan] [--no-frameworks]\n"
     "                                           search for the best plan\n"
     "            candidate lists: --cp context-parallel degrees, taken as given (default\n"
     "            1,2,4,8,16 where sequence / cp >= 4096 tokens); --vpp 1 = the plain\n"

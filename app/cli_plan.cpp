@@ -9,6 +9,7 @@
 #include "CliPlanOptions.h"
 #include "PrecisionSearch.h"
 #include "CliProgress.h"
+#include "FrameworkSearch.h"
 
 #include "PlanIO.h"
 #include "SearchEstimate.h"
@@ -18,8 +19,10 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace nest::cli {
 
@@ -79,6 +82,75 @@ Json statsToJson(const SearchStats &s)
                 {"wall_s", s.wallSeconds}};
 }
 
+struct FrameworkBest {
+    ExportFormat format;
+    TargetResult result;
+};
+
+// Each launcher framework's best plan (issue 47): the search restricted to what it runs.
+std::vector<FrameworkBest> frameworkBests(const SearchJob &job, const SearchOptions &options, const PlanResult &r)
+{
+    std::vector<FrameworkBest> out;
+    if (!r.found)
+        return out;
+    for (ExportFormat f : {ExportFormat::Megatron, ExportFormat::Nemo, ExportFormat::DeepSpeed, ExportFormat::Torchtitan})
+        out.push_back({f, {}});
+    // One thread per framework (each search reads the job only).
+    std::vector<std::thread> threads;
+    for (FrameworkBest &b : out)
+        threads.emplace_back([&job, &options, &b] {
+            b.result = searchForFramework(job.topology, job.model, b.format, options, job.config);
+        });
+    for (std::thread &t : threads)
+        t.join();
+    return out;
+}
+
+// "the unconstrained optimum is X % faster than the best F-runnable plan": how much less time
+// per iteration the best plan takes than the framework's best, in per cent of the latter.
+double fasterPercent(double optimum, double framework)
+{
+    return 100 * (1 - optimum / framework);
+}
+
+void printFrameworkComparison(const PlanResult &r, const std::vector<FrameworkBest> &bests, int devices)
+{
+    if (bests.empty())
+        return;
+    std::printf("\nbest plan each framework runs as it is (nest-cli plan --target F):\n");
+    for (const FrameworkBest &b : bests) {
+        if (!b.result.found) {
+            std::printf("  %-12s none: %s\n", exportFormatTitle(b.format), b.result.message.c_str());
+            continue;
+        }
+        std::printf("  %-12s %10.4f s  %4d of %d GPUs  %s\n", exportFormatTitle(b.format),
+                    b.result.report.iterationTime, b.result.report.devicesUsed, devices,
+                    layoutDescription(b.result.layout).c_str());
+    }
+    for (const FrameworkBest &b : bests)
+        if (b.format == ExportFormat::Megatron && b.result.found)
+            std::printf("the unconstrained optimum is %.1f %% faster than the best Megatron-runnable plan\n",
+                        fasterPercent(r.report.iterationTime, b.result.report.iterationTime));
+}
+
+Json frameworkComparisonJson(const std::vector<FrameworkBest> &bests)
+{
+    Json out = Json::array();
+    for (const FrameworkBest &b : bests) {
+        Json row{{"framework", toString(b.format)}, {"found", b.result.found}};
+        if (b.result.found) {
+            row["iteration_time_s"] = b.result.report.iterationTime;
+            row["devices_used"] = b.result.report.devicesUsed;
+            row["layout"] = layoutDescription(b.result.layout);
+            row["plan"] = planToJson(b.result.plan);
+        } else {
+            row["message"] = b.result.message;
+        }
+        out.push_back(row);
+    }
+    return out;
+}
+
 } // namespace
 
 // --top K: one line per plan, best first, with its time and its difference to the best.
@@ -135,6 +207,7 @@ int cmdPlan(const Args &argv)
     searchCommandOptions(values, flags);
     values.insert("top");
     values.insert("threads");
+    flags.insert({"no-frameworks", "frameworks"});
     const CliArgs args(argv, values, flags, "plan");
     if (!args.positional().empty())
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
@@ -169,8 +242,26 @@ int cmdPlan(const Args &argv)
         options.threads = args.intValue("threads", 1, limits::searchThreads);
     if (options.threads > 1 && settings.planner != "nest")
         throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
-    // Once per precision searched (PrecisionSearch.h), the best of them.
-    const PlanResult r = planPrecisions(*planner, job.topology, job.model, options, onProgress, commandCancelToken());
+    // --target F (issue 47): the search restricted to what that framework runs as it is.
+    std::optional<ExportFormat> target;
+    if (!settings.target.empty())
+        target = targetFromString(settings.target);
+    if (target.has_value() && options.topK > 1)
+        throw UsageError{"--top and --target do not go together"};
+    PlanResult r;
+    TargetResult targeted;
+    if (target) {
+        targeted = searchForFramework(job.topology, job.model, *target, options, job.config);
+        r.found = targeted.found;
+        r.message = targeted.message;
+        r.plan = targeted.plan;
+        r.report = targeted.report;
+        r.objective = targeted.report.iterationTime;
+        r.verified = true;
+    } else {
+        // Once per precision searched (PrecisionSearch.h), the best of them.
+        r = planPrecisions(*planner, job.topology, job.model, options, onProgress, commandCancelToken());
+    }
     progress.finish();
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
@@ -200,11 +291,20 @@ int cmdPlan(const Args &argv)
         Json out = j;
         if (options.topK > 1)
             out["top"] = topToJson(r);
+        if (target)
+            out["target"] = {{"framework", toString(*target)}, {"layouts_priced", targeted.evaluated}};
+        else if (args.flag("frameworks"))  // opt-in: scripts read --json, and it costs searches
+            out["frameworks"] = frameworkComparisonJson(frameworkBests(job, options, r));
         if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
             out["hint"] = hint;
         std::cout << out.dump(2) << "\n";
     } else {
         printPlan(r, band);
+        if (target)
+            std::printf("\ntarget:              %s runs this plan as it is (%lld layouts it runs priced)\n",
+                        exportFormatTitle(*target), targeted.evaluated);
+        else if (!args.flag("no-frameworks"))
+            printFrameworkComparison(r, frameworkBests(job, options, r), job.topology.deviceCount());
         if (options.topK > 1)
             printTop(r, band);
         if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())

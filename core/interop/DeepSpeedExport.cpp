@@ -4,6 +4,7 @@
 // docs/_pages/config-json.md (v0.15.0); the launcher, topology and PipelineModule rules from
 // microsoft/DeepSpeed's deepspeed/launcher/runner.py, runtime/pipe/topology.py and
 // runtime/pipe/module.py (docs/interop.md).
+#include "FrameworkPrecision.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
 
@@ -29,56 +30,33 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     const ModelShape &m = c.shape;
     const RankMapping &ranks = c.ranks();
 
-    // Layer list of the partition: 0 the embedding, 1..B the blocks, B+1 the head.
-    std::vector<int> parts{0};
-    for (size_t k = 0; k < split.size(); ++k)
-        parts.push_back(parts.back() + split[k] + (k == 0 ? 1 : 0));
-    parts.back() += 1;  // the head joins the last stage
-    bool even = true;
-    for (int b : split)
-        even = even && b == split.front();
-    // DeepSpeed's "type:REGEX" counts the layers whose class name matches: with
-    // "transformer|embedding" the blocks and, in Megatron-DeepSpeed's GPTModelPipe with tied
-    // embeddings, the input and the output EmbeddingPipe (the head): the split of
-    // layers+embedding+loss, when every stage has the same number of those units.
-    const bool tied = !c.request.model.layers.empty() && c.request.model.layers.back().tiedParams > 0;
-    std::vector<int> units = split;
-    if (!units.empty()) {
-        ++units.front();
-        ++units.back();
-    }
-    const bool unitEven = u.pipelineUnits == PipelineUnits::LayersEmbeddingLoss && tied &&
-                          std::adjacent_find(units.begin(), units.end(), std::not_equal_to<>()) == units.end();
-    if (u.pipelineUnits != PipelineUnits::Layers)
-        even = unitEven;
-
+    // Megatron-DeepSpeed's GPTModelPipe hard-codes partition_method='type:transformer', so DeepSpeed
+    // splits the blocks by partition_balanced (RunnablePlan made the plan's split that one).
+    const DeepSpeedPrecision precision = deepSpeedPrecision(p);
+    const bool bert = m.family == "bert";
     Json config = {
         {"train_batch_size", p.globalBatch},
         {"train_micro_batch_size_per_gpu", p.microBatch},
         {"gradient_accumulation_steps", p.numMicroBatches()},
         {"zero_optimization", {{"stage", u.zero}, {"overlap_comm", c.profile.gradReduceOverlap}}},
-        {"bf16", {{"enabled", true}}},
         {"gradient_clipping", 1.0},
         {"steps_per_print", 10},
         {"pipeline", {{"activation_checkpoint_interval", u.recompute == Recompute::Full ? 1 : 0}}},
     };
+    for (auto it = precision.config.begin(); it != precision.config.end(); ++it)
+        config[it.key()] = it.value();
     Json comment = Json::array();
     for (const std::string &l : c.headerLines(kVersion))
         comment.push_back(l);
     config["_comment"] = comment;
 
     Json partition = {
-        {"partition_method", unitEven ? "type:transformer|embedding" : even ? "type:transformer" : "parameters"},
+        {"partition_method", "type:transformer"},
         {"num_stages", u.pp},
-        {"parts", parts},
         {"blocks_per_stage", split},
-        {"layers", "parts index the layer list [embedding, blocks 1..B, head]; stage s runs layers "
-                   "parts[s] .. parts[s+1]-1"},
+        {"note", "what DeepSpeed builds: Megatron-DeepSpeed's GPTModelPipe passes partition_method='type:transformer' "
+                 "to PipelineModule, whose partition_balanced gives these blocks per stage; NEST planned this split"},
     };
-    if (!even)
-        partition["note"] = "DeepSpeed's PipelineModule has no partition_method for explicit boundaries; " +
-                            c.stem + "_partition.py applies these parts";
-
     std::string include;
     for (size_t k = 0; k < ranks.hosts.size(); ++k)
         include += (k == 0 ? "" : "@") + ranks.hosts[k].host + ":" + ranks.visibleDevices(static_cast<int>(k));
@@ -94,28 +72,62 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     script += "MEGATRON_DS_DIR=${MEGATRON_DS_DIR:-/workspace/Megatron-DeepSpeed}\n";
     script += "INCLUDE=" + shellQuote(include) + "\n";
     script += "MASTER_ADDR=${MASTER_ADDR:-" + shellQuote(ranks.hosts.front().host) + "}\n\n";
+    script += "TRAIN_ITERS=${TRAIN_ITERS:-" + std::to_string(c.request.iterations) + "}\n";
+    script += "# PLACEHOLDER (fill in): the Megatron-format training data; NEST knows the model, not the data.\n";
+    script += "DATA_PATH=${DATA_PATH:-PLACEHOLDER_data_prefix}\n";
+    script += "# PLACEHOLDER (fill in): the tokenizer. NullTokenizer trains the planned vocabulary of " +
+              std::to_string(m.vocab) + " ids;\n";
+    script += "# for text give e.g. TOKENIZER_ARGS=\"--tokenizer-type HFTokenizer --tokenizer-model PATH\".\n";
+    script += "read -r -a TOKENIZER_ARGS <<< \"${TOKENIZER_ARGS:---tokenizer-type NullTokenizer --vocab-size " +
+              std::to_string(m.vocab) + "}\"\n\n";
     script += "ARGS=(\n";
     script += "  --tensor-model-parallel-size " + std::to_string(u.tp) + "\n";
     script += "  --pipeline-model-parallel-size " + std::to_string(u.pp) + "\n";
+    if (bert)
+        script += "  --no-pipeline-parallel\n";  // BertModel is no PipelineModule (FrameworkModels: pp 1)
     if (u.sp)
         script += "  --sequence-parallel\n";
     script += "  --num-layers " + std::to_string(m.layers) + "\n";
     script += "  --hidden-size " + std::to_string(m.hidden) + "\n";
     script += "  --ffn-hidden-size " + std::to_string(m.ffnHidden) + "\n";
     script += "  --num-attention-heads " + std::to_string(m.heads) + "\n";
+    if (m.kvHeads > 0 && m.kvHeads != m.heads)
+        script += "  --num-key-value-heads " + std::to_string(m.kvHeads) + "\n";
     script += "  --seq-length " + std::to_string(p.seqLength) + "\n";
     script += "  --max-position-embeddings " + std::to_string(std::max(m.maxPositions, p.seqLength)) + "\n";
+    if (m.rotary)
+        script += "  --use-rotary-position-embeddings\n  --no-position-embedding\n";
+    if (m.rmsNorm)
+        script += "  --normalization rmsnorm\n";
+    if (m.gatedMlp)
+        script += "  --swiglu\n";
+    if (!m.linearBias)
+        script += "  --disable-bias-linear\n";
+    if (!m.tiedEmbeddings)
+        script += "  --untie-embeddings-and-output-weights\n";
+    if (m.experts > 1) {
+        // DeepSpeed MoE in every block (--expert-interval 1; its default 2 would halve them).
+        script += "  --num-experts " + std::to_string(m.experts) + "\n";
+        script += "  --topk " + std::to_string(m.topK) + "\n";
+        script += "  --expert-interval 1\n";
+    }
     script += "  --micro-batch-size " + std::to_string(p.microBatch) + "\n";
     script += "  --global-batch-size " + std::to_string(p.globalBatch) + "\n";
+    script += "  --train-iters \"$TRAIN_ITERS\"\n";
+    script += "  --lr 1.0e-4\n";
+    script += "  --data-path \"$DATA_PATH\"\n";
+    script += "  --split 969,30,1\n";
     if (u.recompute != Recompute::None)
         script += std::string("  --recompute-granularity ") + (u.recompute == Recompute::Full ? "full" : "selective") + "\n";
-    script += "  --bf16\n";
+    for (const std::string &f : precision.flags)
+        script += "  " + f + "\n";
     script += "  --deepspeed\n";
     script += "  --deepspeed_config \"$HERE\"/" + shellQuote(c.mainName) + "\n";
     script += ")\n\n";
     script += "exec deepspeed --hostfile \"$HERE\"/" + shellQuote(c.stem + ".hostfile") + " --include \"$INCLUDE\" \\\n";
     script += "  --master_addr \"$MASTER_ADDR\" --master_port \"${MASTER_PORT:-29500}\" \\\n";
-    script += "  \"$MEGATRON_DS_DIR/pretrain_gpt.py\" \"${ARGS[@]}\" \"$@\"\n";
+    script += std::string("  \"$MEGATRON_DS_DIR/") + (bert ? "pretrain_bert.py" : "pretrain_gpt.py") +
+              "\" \"${ARGS[@]}\" \"${TOKENIZER_ARGS[@]}\" \"$@\"\n";
 
     // Names are text the user chose (a file name need not be UTF-8): invalid bytes become
     // U+FFFD instead of an exception.
@@ -123,24 +135,6 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     std::vector<ExportFile> files{{c.mainName, config.dump(2, ' ', false, replace) + "\n", false},
                                   {c.stem + ".pipeline.json", partition.dump(2, ' ', false, replace) + "\n", false},
                                   {c.stem + ".sh", script, true}};
-    if (!even) {
-        std::string py = "# The planned pipeline stage boundaries for DeepSpeed (generated by NEST Planner).\n";
-        py += "# DeepSpeed's PipelineModule partitions by 'parameters', 'uniform' or 'type:REGEX' only; this\n";
-        py += "# subclass sets its stage bounds to PARTS (indices into the layer list, see " + oneLine(c.stem) +
-              ".pipeline.json).\n";
-        py += "# It relies on PipelineModule._partition_layers and _set_bounds of DeepSpeed v0.15.\n";
-        py += "from deepspeed.pipe import PipelineModule\n\n";
-        py += "PARTS = [";
-        for (size_t i = 0; i < parts.size(); ++i)
-            py += (i ? ", " : "") + std::to_string(parts[i]);
-        py += "]\n\n\n";
-        py += "class NestPipelineModule(PipelineModule):\n";
-        py += "    def _partition_layers(self, method=\"uniform\"):\n";
-        py += "        super()._partition_layers(method=\"uniform\")\n";
-        py += "        self.parts = list(PARTS)\n";
-        py += "        self._set_bounds(start=self.parts[self.stage_id], stop=self.parts[self.stage_id + 1])\n";
-        files.push_back({c.stem + "_partition.py", py, false});
-    }
     for (ExportFile &f : rankSideFiles(c, "deepspeed"))
         files.push_back(std::move(f));
     return files;

@@ -1,5 +1,7 @@
 #include "FrameworkExport.h"
 
+#include "FrameworkModels.h"
+#include "FrameworkSearch.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
 
@@ -59,9 +61,9 @@ const char *exportFormatTitle(ExportFormat f)
     case ExportFormat::Nemo: return "NeMo";
     case ExportFormat::DeepSpeed: return "DeepSpeed";
     case ExportFormat::Torchtitan: return "torchtitan";
-    case ExportFormat::Nest: return "NEST JSON";
+    case ExportFormat::Nest: return "NEST artifact JSON";
     }
-    return "NEST JSON";
+    return "NEST artifact JSON";
 }
 
 std::string defaultExportFileName(ExportFormat f)
@@ -83,24 +85,31 @@ FrameworkRules frameworkRules(ExportFormat f)
     switch (f) {
     case ExportFormat::Megatron:
         // Megatron-LM (docs/interop.md): one tp/cp/ep for all stages, the distributed
-        // optimizer (ZeRO-1), 1F1B or interleaved, --decoder-first/last-pipeline-num-layers
-        // for uneven end stages, --use-tp-pp-dp-mapping for the second rank order.
+        // optimizer (ZeRO-1), 1F1B or interleaved, --pipeline-model-parallel-layout for any
+        // split with one chunk per stage (--decoder-first/last-pipeline-num-layers where only
+        // the end stages differ), --use-tp-pp-dp-mapping for the second rank order.
         r.title = "Megatron-LM";
         r.orders = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"};
+        // --fp8-format / --fp8-recipe delayed|tensorwise|blockwise|mxfp8, --fp4-format e2m1.
+        r.precisions = kAllPrecisionBits;
         r.zeroStages = {0, 1};
-        r.split = Split::EvenInterior;
+        r.split = Split::Layout;
         break;
     case ExportFormat::Nemo:
         // NeMo 1.x (Megatron-Core underneath): no uneven-stage keys in its configs.
         r.title = "NeMo";
         r.orders = {"tp-cp-ep-dp-pp"};
+        // NeMo 1.x's model.fp8 is Transformer Engine's DelayedScaling only.
+        r.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Delayed});
         r.zeroStages = {0, 1};
         r.split = Split::Even;
         break;
     case ExportFormat::DeepSpeed:
         // DeepSpeed's PipelineModule: PipeModelDataParallelTopology (model, data, pipe
         // fastest first), no context or expert parallelism in the pipeline engine, its own
-        // 1F1B-like TrainSchedule, ZeRO-2/3 refused with pipelining (engine.py assert).
+        // 1F1B-like TrainSchedule, ZeRO-2/3 refused with pipelining (engine.py assert); the
+        // blocks split by partition_balanced, which Megatron-DeepSpeed's GPTModelPipe
+        // hard-codes (partition_method='type:transformer').
         r.title = "DeepSpeed";
         r.orders = {"tp-cp-dp-pp"};
         r.contextParallel = false;
@@ -108,24 +117,30 @@ FrameworkRules frameworkRules(ExportFormat f)
         r.interleaved = false;
         r.zeroStages = {0, 1, 2, 3};
         r.zeroAbove1WithPipeline = false;
-        r.split = Split::Any;
+        r.split = Split::Balanced;
         break;
     case ExportFormat::Torchtitan:
         // torchtitan: mesh [pp, dp_replicate, dp_shard, cp, tp] (tp fastest), FSDP2 for
         // ZeRO-2 (reshard never) and ZeRO-3, no ZeRO-1; module_fqns_per_model_part lists
-        // each stage's modules; its TP plan shards norms over the sequence.
+        // each stage's modules; its TP plan shards norms over the sequence; BF16 with tp or
+        // pp only under FSDP or cp (maybe_enable_amp).
         r.title = "torchtitan";
         r.orders = {"tp-cp-dp-pp"};
+        // The float8 converter (tensorwise: current scaling) and the mx converter (MXFP8).
+        r.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
+                       precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
         r.expertParallel = false;
         r.gpipe = true;
         r.zeroStages = {0, 2, 3};
         r.split = Split::Any;
         r.sequenceParallelWithTp = true;
+        r.mixedPrecisionNeedsSharding = true;
         break;
     case ExportFormat::Nest:
         // The artifact's solver: one global tensor width, 1F1B, any stage boundaries.
         r.title = "the NEST artifact";
         r.orders = {"tp-cp-ep-dp-pp"};
+        r.precisions = kAllPrecisionBits;  // the solver's output names no precision
         r.launcher = false;
         r.interleaved = false;
         r.zeroStages = {0, 1, 2, 3};
@@ -159,6 +174,18 @@ std::string ExportResult::timeComparison() const
     return timeOf(exported) + " instead of " + seconds(original.iterationTime) + " (" + pct + ")";
 }
 
+std::string ExportResult::gpuUsage() const
+{
+    const int used = exported.devicesUsed, planned = original.devicesUsed, all = devicesAvailable;
+    if (used >= all)
+        return "uses all " + std::to_string(all) + " GPUs";
+    std::string out = "uses " + std::to_string(used) + " of the " + std::to_string(all) + " GPUs (" +
+                      std::to_string(all - used) + " idle";
+    if (planned != used)
+        out += "; the plan used " + std::to_string(planned);
+    return out + ")";
+}
+
 std::string ExportResult::summary() const
 {
     const std::string title = exportFormatTitle(format);
@@ -173,9 +200,33 @@ std::string ExportResult::summary() const
             out[0] = 'T';
         out += ": " + timeComparison();
     }
+    if (fellBack()) {
+        // Never idle GPUs without saying so (issue 47), and offer what the framework runs best.
+        out += "; the exported plan " + gpuUsage();
+        if (alternative)
+            out += ". Best plan " + fw + " runs as it is: " + seconds(alternative->report.iterationTime) +
+                   " per iteration on " + std::to_string(alternative->report.devicesUsed) + " of the " +
+                   std::to_string(devicesAvailable) + " GPUs (" + alternative->layout + "; nest-cli plan --target " +
+                   toString(format) + ")";
+    }
     for (const std::string &n : runnable.notes)
         out += ". Note: " + n;
     return out;
+}
+
+std::string layoutDescription(const UniformLayout &u)
+{
+    std::string s = "tp " + std::to_string(u.tp) + (u.cp > 1 ? " cp " + std::to_string(u.cp) : "") +
+                    (u.ep > 1 ? " ep " + std::to_string(u.ep) : "") + " pp " + std::to_string(u.pp) + " dp " +
+                    std::to_string(u.dp) + " mb " + std::to_string(u.microBatch) + " " + toString(u.schedule) +
+                    (u.virtualStages > 1 ? " v " + std::to_string(u.virtualStages) : "") + " ZeRO-" +
+                    std::to_string(u.zero) + (u.sp ? " sp" : "") + " recompute " + toString(u.recompute);
+    if (!u.stageBlocks.empty() && u.pp > 1) {
+        s += " blocks";
+        for (size_t i = 0; i < u.stageBlocks.size(); ++i)
+            s += (i ? "," : " ") + std::to_string(u.stageBlocks[i]);
+    }
+    return s;
 }
 
 Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat format)
@@ -199,10 +250,17 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
     auto runnable = nearestRunnablePlan(request.plan, request.topology, request.model, rules, request.cost);
     if (!runnable)
         return R::failure(runnable.error());
-    if (request.strict && !runnable->changes.empty()) {
+    // A model the framework cannot build is refused with or without --strict: the files would
+    // train another model (FrameworkModels.h).
+    const ModelShape shape = modelShape(request);
+    if (const std::string why = frameworkModelProblem(format, shape, runnable->layout.pp); !why.empty())
+        return R::failure(std::string(exportFormatTitle(format)) + " cannot train this model: " + why);
+    if (request.strict && (!runnable->changes.empty() || !shape.guessed.empty())) {
         std::string msg = std::string(exportFormatTitle(format)) + " cannot run this plan as it is (--strict):";
         for (const std::string &c : runnable->changes)
             msg += "\n  " + c;
+        for (const std::string &g : shape.guessed)
+            msg += "\n  the model is a measured profile without its " + g + ": the exported shape is a guess";
         return R::failure(msg);
     }
     ExportResult result;
@@ -212,6 +270,22 @@ Result<ExportResult> exportPlan(const ExportRequest &request, ExportFormat forma
     result.exported = result.fellBack()
                           ? evaluate(result.runnable.plan, request.topology, request.model, request.cost)
                           : result.original;
+    result.devicesAvailable = request.topology.deviceCount();
+    if (result.fellBack() && format != ExportFormat::Nest) {
+        // The best plan the framework runs as it is, of the same job (batch, sequence).
+        SearchOptions options;
+        options.globalBatch = request.plan.globalBatch;
+        options.seqLength = request.plan.seqLength;
+        options.pipelineUnits = request.plan.pipelineUnits;
+        options.cost = request.cost;
+        if (std::find(options.microBatches.begin(), options.microBatches.end(), request.plan.microBatch) ==
+            options.microBatches.end())
+            options.microBatches.push_back(request.plan.microBatch);
+        const TargetResult best = searchForFramework(request.topology, request.model, format, options, request.config);
+        if (best.found && (best.report.iterationTime < result.exported.iterationTime * (1 - 1e-9) ||
+                           best.report.devicesUsed > result.exported.devicesUsed || !result.exported.feasible))
+            result.alternative = RunnableAlternative{best.plan, best.report, layoutDescription(best.layout)};
+    }
 
     result.files = exportFiles(request, result);
     return result;

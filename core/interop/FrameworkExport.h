@@ -29,7 +29,8 @@ const char *toString(ExportFormat f);
 // Case-insensitive; also "megatron-lm", "nest-json".
 std::optional<ExportFormat> exportFormatFromString(const std::string &name);
 std::string exportFormatNameList();  // "megatron, nemo, deepspeed, torchtitan, nest"
-// "Megatron-LM", "NeMo", "DeepSpeed", "torchtitan", "NEST JSON"
+// "Megatron-LM", "NeMo", "DeepSpeed", "torchtitan", "NEST artifact JSON" (the NEST paper
+// artifact's solver output, not NEST Planner's own plan JSON)
 const char *exportFormatTitle(ExportFormat f);
 // The main file's default name: "launch_megatron.sh", "nemo_config.yaml",
 // "ds_config.json", "torchtitan_job.toml", "nest_output.json".
@@ -47,6 +48,7 @@ struct ExportRequest {
     CostOptions cost;          // the framework profile whose overlap flags are written
     std::string fileName;      // the main file's name; side files take its stem
     bool strict = false;       // refuse instead of exporting a fallback
+    int iterations = 100;      // training iterations the launch files run
 };
 
 struct ExportFile {
@@ -55,13 +57,26 @@ struct ExportFile {
     bool executable = false;   // launch scripts
 };
 
+// The best plan the framework runs as it is (FrameworkSearch.h), offered beside a fallback.
+struct RunnableAlternative {
+    Plan plan;
+    Report report;
+    std::string layout;                  // "tp 1 pp 7 dp 8 mb 1 1f1b ZeRO-1 blocks 6,6,..."
+};
+
 struct ExportResult {
     ExportFormat format = ExportFormat::Megatron;
     RunnablePlan runnable;               // what is exported, and what changed
     Report original;                     // the evaluator on the plan as given
     Report exported;                     // ... on the exported plan
     std::vector<ExportFile> files;       // files[0] is the main file
+    int devicesAvailable = 0;            // the cluster's GPUs
+    // After a fallback: the best plan the framework runs as it is, when it is faster than the
+    // fallback or uses more of the GPUs.
+    std::optional<RunnableAlternative> alternative;
     bool fellBack() const { return !runnable.changes.empty(); }
+    // "uses 16 of the 56 GPUs (40 idle; the plan used 56)", or "uses all 56 GPUs".
+    std::string gpuUsage() const;
     // "Megatron-LM cannot run per-stage tensor widths (...); exported tp 8 everywhere:
     // 21.4 s per iteration instead of 20.1 s (+6.5 %)", or "Megatron-LM runs the plan as
     // it is: 20.1 s per iteration".
@@ -70,6 +85,9 @@ struct ExportResult {
     // iteration" (the plan as it is); "... but does not fit in memory" where it does not.
     std::string timeComparison() const;
 };
+
+// "tp 2 pp 6 dp 4 mb 1 1f1b ZeRO-1 sp recompute none blocks 8,8,8,3,3,2": a layout in a line.
+std::string layoutDescription(const UniformLayout &u);
 
 // The launch files of `request.plan` for `format`. Errors: a node name that is no host name
 // (hostNameProblem), the plan does not fit the cluster or model (planErrors), --strict with

@@ -1,5 +1,6 @@
 #include "LaunchContext.h"
 
+#include "FrameworkPrecision.h"
 #include "SafeText.h"
 
 #include <cstdio>
@@ -99,6 +100,8 @@ std::vector<std::string> LaunchContext::headerLines(const std::string &versionLi
     lines.push_back("  micro-batch " + std::to_string(p.microBatch) + " x " + std::to_string(p.numMicroBatches()) +
                     " micro-batches per replica, global batch " + std::to_string(p.globalBatch) + ", sequence " +
                     std::to_string(p.seqLength) + "; blocks per stage " + joined(r.runnable.stageBlocks) + ".");
+    lines.push_back("Precision: " + precisionDescription(p) + "; " + std::to_string(request.iterations) +
+                    " training iterations.");
     lines.push_back("Predicted by the NEST cost model (" + std::string(profile.name) + " profile): " +
                     fixed(r.exported.iterationTime, 3) + " s per iteration, " +
                     fixed(r.exported.samplesPerSecond, 2) + " samples/s" +
@@ -108,6 +111,12 @@ std::vector<std::string> LaunchContext::headerLines(const std::string &versionLi
                         " s per iteration); what changed:");
         for (const std::string &c : r.runnable.changes)
             lines.push_back("  - " + c);
+        lines.push_back("GPUs: the exported plan " + r.gpuUsage() + ".");
+        if (r.alternative)
+            lines.push_back("Best plan " + std::string(exportFormatTitle(format)) + " runs as it is: " +
+                            fixed(r.alternative->report.iterationTime, 3) + " s per iteration on " +
+                            std::to_string(r.alternative->report.devicesUsed) + " GPUs (" + r.alternative->layout +
+                            "); nest-cli plan --target " + toString(format) + " writes it.");
     }
     for (const std::string &n : r.runnable.notes)
         lines.push_back("Note: " + n);

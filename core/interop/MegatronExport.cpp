@@ -2,7 +2,9 @@
 // BERT) under torchrun, with the rank map and hostfile beside it. Flag names from
 // Megatron-LM's megatron/training/arguments.py at NVIDIA/Megatron-LM@000c4ac2
 // (docs/interop.md cites the file).
+#include "FrameworkPrecision.h"
 #include "LaunchContext.h"
+#include "SafeText.h"
 
 namespace nest {
 
@@ -34,7 +36,10 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     script += "set -euo pipefail\n\n";
     script += nodeSelectionBash(c);
     script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";
-    script += "TRAIN_ITERS=${TRAIN_ITERS:-100}\n";
+    script += "TRAIN_ITERS=${TRAIN_ITERS:-" + std::to_string(c.request.iterations) + "}\n";
+    script += "# PLACEHOLDERS: --mock-data and the NullTokenizer train the planned shapes on synthetic tokens. For\n";
+    script += "# real data replace them with --data-path PREFIX and --tokenizer-type HuggingFaceTokenizer\n";
+    script += "# --tokenizer-model PATH (a tokenizer whose vocabulary is the planned " + std::to_string(m.vocab) + ").\n";
     script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
 
@@ -56,8 +61,22 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
         flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
     else if (split.size() > 1 && (split.front() != split[1] || split.back() != split[1])) {
-        flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
-        flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+        bool interiorEven = true;
+        for (size_t k = 2; k + 1 < split.size(); ++k)
+            interiorEven = interiorEven && split[k] == split[1];
+        if (interiorEven && split.front() > 0 && split.back() > 0) {
+            flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
+            flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+        } else {
+            // Any split: stage by stage, "E" the embedding, "t*n" n blocks, "L" the loss
+            // (megatron/core/transformer/pipeline_parallel_layer_layout.py).
+            std::string layout;
+            for (size_t k = 0; k < split.size(); ++k)
+                layout += std::string(k ? "|" : "") + (k == 0 ? "E" : "") +
+                          (split[k] > 0 ? "t*" + std::to_string(split[k]) : std::string()) +
+                          (k + 1 == split.size() ? "L" : "");
+            flag(par, "--pipeline-model-parallel-layout", shellQuote(layout));
+        }
     }
     if (c.result.runnable.orderIndex == 1)
         flag(par, "--use-tp-pp-dp-mapping");
@@ -112,7 +131,8 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
     }
-    flag(train, "--bf16");
+    for (const std::string &f : megatronPrecisionFlags(p))
+        flag(train, f);
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");
     flag(train, "--mock-data");

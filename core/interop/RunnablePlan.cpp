@@ -3,6 +3,7 @@
 #include "RankMapping.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <set>
@@ -121,6 +122,57 @@ std::vector<int> devicesNodeByNode(const Plan &plan, const Topology &topo, int w
 }
 
 } // namespace
+
+std::vector<int> deepSpeedBalancedSplit(int blocks, int stages)
+{
+    // weights of [EmbeddingPipe, blocks x ParallelTransformerLayerPipe, LayerNorm, EmbeddingPipe]
+    std::vector<double> w(static_cast<size_t>(blocks) + 3, 0.0);
+    for (int b = 0; b < blocks; ++b)
+        w[static_cast<size_t>(b) + 1] = 1.0;
+    const int n = static_cast<int>(w.size()), m = std::max(1, stages);
+    std::vector<int> bounds;
+    if (n <= m) {
+        // partition_uniform(n, m) for n <= m: parts[p] = min(p, n)
+        for (int p = 0; p <= m; ++p)
+            bounds.push_back(std::min(p, n));
+    } else {
+        const double inf = std::numeric_limits<double>::infinity();
+        const auto at = [m](int i, int j) { return static_cast<size_t>(i) * static_cast<size_t>(m + 1) + static_cast<size_t>(j); };
+        std::vector<double> dpMax(static_cast<size_t>(n + 1) * static_cast<size_t>(m + 1), inf), dpMin = dpMax, dpCost = dpMax;
+        std::vector<int> position(dpMax.size(), 0);
+        std::vector<double> prefix(static_cast<size_t>(n) + 1, 0.0);
+        for (int i = 0; i < n; ++i)
+            prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + w[static_cast<size_t>(i)];
+        dpMax[at(0, 0)] = 0;
+        dpCost[at(0, 0)] = 0;
+        for (int i = 1; i <= n; ++i)
+            for (int j = 1; j <= std::min(i, m); ++j)
+                for (int k = 0; k < i; ++k) {
+                    const double seg = prefix[static_cast<size_t>(i)] - prefix[static_cast<size_t>(k)];
+                    const double maxSum = std::max(dpMax[at(k, j - 1)], seg);
+                    const double minSum = std::min(dpMin[at(k, j - 1)], seg);
+                    const double cost = maxSum - minSum;
+                    if (dpCost[at(i, j)] >= cost) {
+                        dpCost[at(i, j)] = cost;
+                        dpMax[at(i, j)] = maxSum;
+                        dpMin[at(i, j)] = minSum;
+                        position[at(i, j)] = k;
+                    }
+                }
+        bounds.push_back(n);
+        for (int i = m; i >= 1; --i)
+            bounds.push_back(position[at(bounds.back(), i)]);
+        std::reverse(bounds.begin(), bounds.end());
+    }
+    std::vector<int> out;
+    for (int s = 0; s < m; ++s) {
+        int count = 0;
+        for (int i = bounds[static_cast<size_t>(s)]; i < bounds[static_cast<size_t>(s) + 1]; ++i)
+            count += (i >= 1 && i <= blocks) ? 1 : 0;
+        out.push_back(count);
+    }
+    return out;
+}
 
 std::vector<int> blocksPerStage(const Plan &plan, const ModelProfile &model)
 {
@@ -267,6 +319,17 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
             u.zero = pick;
         }
     }
+    if (rules.mixedPrecisionNeedsSharding && (u.tp > 1 || u.pp > 1) && u.cp == 1 && !(u.zero >= 2 && u.dp > 1)) {
+        // torchtitan turns mixed precision off with tp or pp unless FSDP (or cp) is on
+        // (torchtitan/distributed/utils.py maybe_enable_amp): that run would be FP32.
+        if (u.dp <= 1)
+            return R::failure(fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP or context "
+                                   "parallelism, and this layout has no data-parallel replicas to shard over (it would "
+                                   "run in FP32, not the BF16 the plan was priced with)");
+        out.changes.push_back(fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP; exported "
+                                   "ZeRO-2 (FSDP, reshard never) (was ZeRO-" + std::to_string(u.zero) + ")");
+        u.zero = 2;
+    }
     if (rules.sequenceParallelWithTp && u.tp > 1 && !u.sp) {
         u.sp = true;
         out.changes.push_back(fw + " always shards the sequence across the tensor-parallel group; exported with "
@@ -284,10 +347,29 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
         split = balancedStageBlocks(span, std::max(1, std::min(stagesOf(), pipelineUnitCount(span, u.pipelineUnits))),
                                     u.pipelineUnits);
     const bool anyEmpty = std::find(split.begin(), split.end(), 0) != split.end();
-    const auto evenly = rules.split == FrameworkRules::Split::Any ? FrameworkRules::Split::Any
-                        : u.schedule == Schedule::Interleaved    ? FrameworkRules::Split::Even
-                                                                  : rules.split;
-    if (u.pipelineUnits != PipelineUnits::Layers && evenly != FrameworkRules::Split::Any) {
+    using Split = FrameworkRules::Split;
+    const Split rule = rules.split != Split::Layout ? rules.split
+                       : u.schedule != Schedule::Interleaved && u.pipelineUnits == PipelineUnits::Layers
+                           ? Split::Any
+                           : Split::EvenInterior;
+    const auto evenly = rule == Split::Any                     ? Split::Any
+                        : u.schedule == Schedule::Interleaved ? Split::Even
+                                                              : rule;
+    if (rules.split == FrameworkRules::Split::Balanced) {
+        if (u.pipelineUnits != PipelineUnits::Layers) {
+            out.changes.push_back(fw + " weighs the transformer blocks only (partition_method='type:transformer'); "
+                                       "exported with the embedding and the loss outside the pipeline units (was " +
+                                  std::string(toString(u.pipelineUnits)) + ")");
+            u.pipelineUnits = PipelineUnits::Layers;
+        }
+        const std::vector<int> want = deepSpeedBalancedSplit(blocks, stagesOf());
+        if (split != want) {
+            out.changes.push_back(fw + " (Megatron-DeepSpeed's GPTModelPipe) splits the blocks by partition_balanced "
+                                       "over partition_method='type:transformer'; exported " + joined(want) +
+                                  " blocks per stage (was " + joined(split) + ")");
+            split = want;
+        }
+    } else if (u.pipelineUnits != PipelineUnits::Layers && evenly != FrameworkRules::Split::Any) {
         // Megatron-Core counts the embedding (and the loss) as one layer each only in its even
         // split (account_for_*_in_pipeline_split; the first/last stage sizes are a different
         // mechanism that ignores them): every stage (chunk) the same number of units.
@@ -417,6 +499,13 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
     out.plan = std::move(built).value();
     out.layout = u;
     out.stageBlocks = split;
+    // The precision: the plan's where the framework trains in it, else BF16 (issue 46).
+    out.plan.precision = plan.precision;
+    if (!rules.runsPrecision(plan.precision)) {
+        out.plan.precision = Precision{};
+        out.changes.push_back("precision " + precisionLabel(plan.precision) + " -> bf16: " + fw +
+                              " does not train in " + precisionLabel(plan.precision));
+    }
 
     std::set<int> types;
     for (int d : canonicalDevices(out.plan))
@@ -450,24 +539,10 @@ Result<RunnablePlan> nearestRunnablePlan(const Plan &plan, const Topology &topo,
         maxEp = std::max(maxEp, s.ep);
     }
     candidates.insert({maxTp, maxCp, maxEp, plan.dp});
-    // A ZeRO stage the framework lacks: the next one up and the next one down are both tried.
-    int zero = 0;
-    for (const StagePlan &s : plan.stages)
-        zero = std::max(zero, s.zero);
-    std::vector<int> zeros;
-    if (std::find(rules.zeroStages.begin(), rules.zeroStages.end(), zero) == rules.zeroStages.end() ||
-        (!rules.zeroAbove1WithPipeline && zero > 1))
-        for (int z : rules.zeroStages)
-            zeros.push_back(z);
-    std::set<WidthChoice> withZero;
-    for (WidthChoice c : candidates) {
-        if (zeros.empty())
-            withZero.insert(c);
-        for (int z : zeros) {
-            c.zero = z;
-            withZero.insert(c);
-        }
-    }
+    // A ZeRO stage the framework lacks becomes the next one up it offers (the pipeline rule
+    // of DeepSpeed, ZeRO-2/3 only without pipelining, the highest below): runnableWith picks
+    // it (docs/interop.md, the ZeRO row of "Fallback rules").
+    const std::set<WidthChoice> &withZero = candidates;
     std::vector<WidthChoice> fitting;
     for (WidthChoice c : withZero) {
         // Fewer replicas when the cluster does not hold this width at the plan's dp.

@@ -33,14 +33,31 @@ struct FrameworkRules {
     // How it splits the transformer blocks over the stages: Even (every stage the same
     // number), EvenInterior (the first and the last stage set apart, the others equal;
     // Megatron-LM's --decoder-first/last-pipeline-num-layers) or Any (explicit boundaries).
-    enum class Split { Even, EvenInterior, Any };
+    // Balanced: DeepSpeed's partition_balanced over the blocks alone (Megatron-DeepSpeed's
+    // GPTModelPipe hard-codes partition_method='type:transformer'; deepSpeedBalancedSplit()).
+    // Layout: any boundaries with one chunk per stage (Megatron-LM's
+    // --pipeline-model-parallel-layout), EvenInterior with interleaving or pipeline units.
+    enum class Split { Even, EvenInterior, Any, Balanced, Layout };
     Split split = Split::Even;
     // Starts processes through a launcher (false: the plan's devices are listed as they are,
     // the NEST artifact's output, and no rank order applies).
     bool launcher = true;
     // Tensor parallelism always with sequence parallelism (torchtitan's TP plan).
     bool sequenceParallelWithTp = false;
+    // Mixed precision only where the parameters are sharded (torchtitan: with tensor or
+    // pipeline parallelism, BF16 needs FSDP or context parallelism, else it trains in FP32).
+    bool mixedPrecisionNeedsSharding = false;
+    // The precisions this framework version trains in (precisionBit() set, issue 46): a plan
+    // in another one falls back to BF16, priced and said (FrameworkPrecision.h).
+    unsigned precisions = precisionBit({});
+    bool runsPrecision(const Precision &p) const { return (precisions & precisionBit(p)) != 0; }
 };
+
+// The blocks per stage DeepSpeed builds for Megatron-DeepSpeed's GPTModelPipe: its layer list
+// [embedding, `blocks` transformer layers, final norm, head] weighted 1 per transformer layer
+// (partition_method='type:transformer') and cut by deepspeed/runtime/utils.py
+// partition_balanced(weights, stages) of v0.15 (the same dynamic programme, ties included).
+std::vector<int> deepSpeedBalancedSplit(int blocks, int stages);
 
 struct RunnablePlan {
     Plan plan;              // what the framework will run

@@ -3,6 +3,8 @@
 // [activation_checkpoint]; a torchrun launch script keeping the rank placement, the rank
 // map and the hostfile. Keys from torchtitan's torchtitan/config/job_config.py at
 // pytorch/torchtitan@6404b932 (docs/interop.md).
+#include "FrameworkModels.h"
+#include "FrameworkPrecision.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
 
@@ -36,6 +38,9 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
     const std::vector<int> &split = c.result.runnable.stageBlocks;
     const ModelShape &m = c.shape;
     const bool shard = u.zero >= 2 && u.dp > 1;
+    // exportPlan refuses a model torchtitan has no flavor of (FrameworkModels.h).
+    const std::optional<TorchtitanFlavor> flavor = torchtitanFlavor(m);
+    const TorchtitanPrecision precision = torchtitanPrecision(p);
 
     // Each stage's modules: the embedding with the first, the final norm and output with
     // the last (torchtitan's Llama module names).
@@ -68,21 +73,60 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
         parallelism.insert("module_fqns_per_model_part", parts);
     // Without a pipeline torchtitan accumulates gradients over global / (local x dp) steps.
     const int local = u.pp > 1 ? p.globalBatch / u.dp : p.microBatch;
+    toml::table training{{"local_batch_size", local},
+                         {"global_batch_size", p.globalBatch},
+                         {"seq_len", p.seqLength},
+                         {"steps", c.request.iterations},
+                         // PLACEHOLDERS (the header says so): the dataset torchtitan loads.
+                         {"dataset", "c4"},
+                         {"dataset_path", "PLACEHOLDER_dataset_path"}};
+    for (auto it = precision.training.begin(); it != precision.training.end(); ++it)
+        training.insert(it.key(), it.value().get<std::string>());
     toml::table job{
         {"job", toml::table{{"description", "NEST plan for " + c.request.model.name + " on " + c.request.topology.name}}},
-        {"model", toml::table{{"name", m.family == "llama" || m.family == "mixtral" ? "llama3" : m.family}}},
-        {"training", toml::table{{"local_batch_size", local},
-                                 {"global_batch_size", p.globalBatch},
-                                 {"seq_len", p.seqLength},
-                                 {"steps", 100},
-                                 {"mixed_precision_param", "bfloat16"}}},
+        {"model", toml::table{{"name", flavor ? flavor->name : "llama3"},
+                              {"flavor", flavor ? flavor->flavor : "none"},
+                              {"tokenizer_path", "PLACEHOLDER_tokenizer_path"}}},
+        {"training", training},
         {"parallelism", parallelism},
         {"activation_checkpoint",
          toml::table{{"mode", toString(u.recompute)}, {"selective_ac_option", "op"}}},
     };
+    // A low precision (issue 46): the model converter and its table.
+    if (!precision.converters.empty()) {
+        toml::array converters;
+        for (const std::string &name : precision.converters)
+            converters.push_back(name);
+        job["model"].as_table()->insert("converters", converters);
+        for (const auto &[name, table] : {std::pair<const char *, const Json *>{"float8", &precision.float8},
+                                          std::pair<const char *, const Json *>{"mx", &precision.mx}}) {
+            if (table->empty())
+                continue;
+            toml::table t;
+            for (auto it = table->begin(); it != table->end(); ++it) {
+                if (it.value().is_boolean())
+                    t.insert(it.key(), it.value().get<bool>());
+                else if (it.value().is_string())
+                    t.insert(it.key(), it.value().get<std::string>());
+                else if (it.value().is_array()) {
+                    toml::array list;
+                    for (const Json &v : it.value())
+                        list.push_back(v.get<std::string>());
+                    t.insert(it.key(), list);
+                }
+            }
+            job.insert(name, t);
+        }
+    }
     std::ostringstream body;
     body << job;
-    const std::string tomlText = commentBlock(c.headerLines(kVersion)) + body.str() + "\n";
+    std::vector<std::string> header = c.headerLines(kVersion);
+    if (flavor)
+        header.push_back("Model: torchtitan's " + std::string(flavor->name) + " flavor " + flavor->flavor +
+                         ", whose shape is the planned model's.");
+    header.push_back("PLACEHOLDERS to fill in: model.tokenizer_path (the model's tokenizer directory) and "
+                     "training.dataset / training.dataset_path (the data); NEST knows the model, not the data.");
+    const std::string tomlText = commentBlock(header) + body.str() + "\n";
 
     std::string script = "#!/usr/bin/env bash\n";
     script += commentBlock({"torchtitan launch of " + c.mainName + " with the planned rank placement (see its header).",

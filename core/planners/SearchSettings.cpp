@@ -102,6 +102,8 @@ Json searchSettingsToJson(const SearchSettings &s)
     }
     if (s.fp8Recipe)
         out["fp8_recipe"] = toString(*s.fp8Recipe);
+    if (!s.target.empty())
+        out["target"] = s.target;  // written only when set: older workspaces stay as they were
     return out;
 }
 
@@ -134,6 +136,12 @@ std::vector<int> intList(const Json &j, const char *key, const std::string &path
 
 } // namespace
 
+const std::vector<std::string> &searchTargetNames()
+{
+    static const std::vector<std::string> names{"megatron", "nemo", "deepspeed", "torchtitan"};
+    return names;
+}
+
 SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
 {
     requireKnownKeys(j, path,
@@ -141,7 +149,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
-                      "precisions", "fp8_recipe"});
+                      "precisions", "fp8_recipe", "target"});
     SearchSettings s;
     if (has(j, "precisions")) {
         const std::string p = childPath(path, "precisions");
@@ -167,6 +175,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
         s.fp8Recipe = r;
     }
     s.planner = getString(j, "planner", path, s.planner);
+    s.target = getString(j, "target", path, "");
+    if (!s.target.empty() &&
+        std::find(searchTargetNames().begin(), searchTargetNames().end(), s.target) == searchTargetNames().end())
+        throw JsonError(childPath(path, "target"),
+                        "expected one of \"megatron\", \"nemo\", \"deepspeed\", \"torchtitan\", found \"" + s.target + "\"");
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");
     s.microBatches = intList(j, "micro_batches", path, static_cast<int>(limits::microBatch.min),

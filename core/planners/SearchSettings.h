@@ -45,6 +45,9 @@ struct DepthList : std::vector<int> {
     DepthList(int depth) : std::vector<int>{depth} {}  // implicit on purpose
 };
 
+// The names SearchSettings::target accepts (besides ""): "megatron", "nemo", "deepspeed", "torchtitan".
+const std::vector<std::string> &searchTargetNames();
+
 struct SearchSettings {
     std::string planner = "nest";                    // a name in plannerNames()
     std::vector<int> microBatches{1, 2, 4, 8};       // candidate micro-batch sizes
@@ -80,6 +83,9 @@ struct SearchSettings {
     // support (searchPrecisions()). The FP8 recipe when set, else the default.
     std::vector<NumberFormat> precisions;
     std::optional<Fp8Recipe> fp8Recipe;
+    // The framework the plan must run on as it is ("" none; "megatron", "nemo", "deepspeed",
+    // "torchtitan"): the search is restricted to what it runs (core/interop/FrameworkSearch.h).
+    std::string target;
 
     bool operator==(const SearchSettings &) const = default;
 };

@@ -9,6 +9,7 @@
 #include "ClusterEdits.h"
 #include "ClusterIO.h"
 #include "FrameworkExport.h"
+#include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "PlanIO.h"
 #include "SafeText.h"
@@ -414,6 +415,14 @@ Exported exportHostile(const TempDir &dir, ExportFormat format, const std::strin
     EXPECT_TRUE(config.ok());
     request.config = *config;
     request.config->seqLength = plan->seqLength;
+    request.config->globalBatch = plan->globalBatch;
+    // Llama 3 8B's shape (8 KV heads, FFN 14336, vocabulary 128256): a model torchtitan has,
+    // so that every format writes its files (issue 47; the layer chain is Llama 2 7B's).
+    request.config->kvHeads = 8;
+    request.config->ffnHidden = 14336;
+    request.config->vocab = 128256;
+    request.model = buildProfile(*request.config);
+    request.model.name = e.modelName;
     const std::string ext = defaultExportFileName(format).substr(defaultExportFileName(format).find_last_of('.'));
     e.mainName = "run $(" + FileNamePayload + ")'\n\"`" + FileNamePayload + "`" + ext;
     request.fileName = e.mainName;
@@ -508,7 +517,8 @@ TEST(HostileNames, exportedConfigsReadBackTheValues)
             // The header comment block and run.name: one document with the model's name.
             if (auto name = pythonRead(main, "yaml", "[d['run']['name'], sorted(d.keys())]")) {
                 EXPECT_EQ((*name)[0], "nest_" + e.modelName);
-                EXPECT_EQ((*name)[1], json({"model", "run", "trainer"}));
+                // The whole Hydra configuration of megatron_gpt_pretraining.py (issue 47).
+                EXPECT_EQ((*name)[1], json({"exp_manager", "model", "name", "run", "trainer"}));
             }
         } else if (format == ExportFormat::Torchtitan) {
             if (auto job = pythonRead(main, "toml", "[d['job']['description'], sorted(d.keys())]")) {
@@ -565,6 +575,10 @@ TEST(HostileNames, cliExportsOfHostileClusterModelAndFileNamesAreInert)
         << "the cluster is named after the file: " << readFile(imported).substr(0, 200);
     json model = json::parse(readFile(sample("sample_configs/models/llama2-7b.json")));
     model["name"] = "m'\"\n$(" + payload + ")\n`" + payload + "`;" + payload;
+    // Llama 3 8B's shape: a model torchtitan has, so that every format writes its files (issue 47).
+    model["kv_heads"] = 8;
+    model["ffn_hidden"] = 14336;
+    model["vocab"] = 128256;
     const std::string modelFile = dir.filePath("model.json");
     ASSERT_TRUE(writeFile(modelFile, model.dump(2)));
     const std::string planFile = dir.filePath("plan.json");

@@ -4,6 +4,7 @@
 // are checked by tests/interop/check_exports.py with independent parsers.
 #include "ClusterIO.h"
 #include "FrameworkExport.h"
+#include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "PlanBuilder.h"
 #include "RankMapping.h"
@@ -72,6 +73,30 @@ ExportRequest requestFor(const Plan &plan)
     auto c = modelPreset("llama2-7b");
     r.config = *c;
     r.config->seqLength = 4096;
+    return r;
+}
+
+// A model of torchtitan's registry: Llama 3 8B (torchtitan/models/llama3/__init__.py "8B":
+// dim 4096, 32 layers, 32 heads, 8 KV heads, FFN 14336 by its multiple_of rule, vocab 128256).
+ModelConfig llama3_8bConfig()
+{
+    ModelConfig c = *modelPreset("llama2-7b");
+    c.name = "llama3-8b";
+    c.kvHeads = 8;
+    c.ffnHidden = 14336;
+    c.vocab = 128256;
+    c.seqLength = 4096;
+    c.globalBatch = 512;
+    return c;
+}
+
+ExportRequest requestFor8b(const Plan &plan)
+{
+    ExportRequest r;
+    r.plan = plan;
+    r.topology = spineleaf64();
+    r.config = llama3_8bConfig();
+    r.model = buildProfile(*r.config);
     return r;
 }
 
@@ -237,24 +262,108 @@ TEST(Fallback, ZeroStagesEachFrameworkOffers)
     ASSERT_TRUE(ds.ok());
     EXPECT_EQ(ds->runnable.plan.stages.front().zero, 1);  // ZeRO-2/3 refused with pipelining
     EXPECT_TRUE(contains(ds->runnable.changes.front(), "without pipeline parallelism"));
-    auto tt = exportPlan(requestFor(zero3), ExportFormat::Torchtitan);
-    ASSERT_TRUE(tt.ok());
+    const ModelProfile l3 = buildProfile(llama3_8bConfig());
+    const Plan zero3l3 = *buildUniformPlan(u, t, l3);
+    auto tt = exportPlan(requestFor8b(zero3l3), ExportFormat::Torchtitan);
+    ASSERT_TRUE(tt.ok()) << tt.error();
     EXPECT_FALSE(tt->fellBack()) << tt->summary();  // FSDP2 = ZeRO-3
     u.zero = 1;
-    auto tt1 = exportPlan(requestFor(*buildUniformPlan(u, t, llama7b())), ExportFormat::Torchtitan);
-    ASSERT_TRUE(tt1.ok());
-    // No ZeRO-1: DDP (replicate) or FSDP2 without resharding (ZeRO-2), the faster.
-    const int z = tt1->runnable.plan.stages.front().zero;
-    EXPECT_TRUE(z == 0 || z == 2) << z;
-    EXPECT_TRUE(contains(tt1->files.front().text, z == 2 ? "fsdp_reshard_after_forward = 'never'"
-                                                         : "data_parallel_replicate_degree = 4"))
-        << tt1->files.front().text;
-    for (int other : {0, 2}) {
-        UniformLayout alt = u;
-        alt.zero = other;
-        EXPECT_LE(tt1->exported.iterationTime,
-                  evaluate(*buildUniformPlan(alt, t, llama7b()), t, llama7b(), CostOptions{}).iterationTime * (1 + 1e-12));
+    auto tt1 = exportPlan(requestFor8b(*buildUniformPlan(u, t, l3)), ExportFormat::Torchtitan);
+    ASSERT_TRUE(tt1.ok()) << tt1.error();
+    // No ZeRO-1: docs/interop.md says 1 -> 2 (FSDP2 without resharding), never 0 (which, with
+    // tp 8 and pp 2, torchtitan would also run in FP32).
+    EXPECT_EQ(tt1->runnable.plan.stages.front().zero, 2);
+    EXPECT_TRUE(contains(tt1->files.front().text, "fsdp_reshard_after_forward = 'never'")) << tt1->files.front().text;
+    EXPECT_TRUE(contains(tt1->files.front().text, "data_parallel_shard_degree = 4"));
+}
+
+TEST(Fallback, TorchtitanBf16NeedsFsdpWithTensorOrPipelineParallelism)
+{
+    // torchtitan/distributed/utils.py maybe_enable_amp: with tp or pp and neither FSDP nor cp,
+    // mixed precision is off. ZeRO-0 with tp 8 becomes ZeRO-2; with no replicas it is refused.
+    const Topology t = spineleaf64();
+    const ModelProfile l3 = buildProfile(llama3_8bConfig());
+    UniformLayout u = layoutOf(8, 2, 4);
+    u.sp = true;
+    auto tt = exportPlan(requestFor8b(*buildUniformPlan(u, t, l3)), ExportFormat::Torchtitan);
+    ASSERT_TRUE(tt.ok()) << tt.error();
+    ASSERT_TRUE(tt->fellBack());
+    EXPECT_TRUE(contains(tt->summary(), "BF16 only under FSDP")) << tt->summary();
+    EXPECT_TRUE(contains(tt->files.front().text, "data_parallel_replicate_degree = 1"));
+    UniformLayout one = layoutOf(8, 8, 1);
+    one.sp = true;
+    auto none = exportPlan(requestFor8b(*buildUniformPlan(one, t, l3)), ExportFormat::Torchtitan);
+    ASSERT_FALSE(none.ok());
+    EXPECT_TRUE(contains(none.error(), "FP32")) << none.error();
+    // Pure data parallelism runs under torch.autocast: no change.
+    UniformLayout ddp = layoutOf(1, 1, 64);
+    auto plain = exportPlan(requestFor8b(*buildUniformPlan(ddp, t, l3)), ExportFormat::Torchtitan);
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    EXPECT_FALSE(plain->fellBack()) << plain->summary();
+}
+
+TEST(ExportErrors, ModelsTheFrameworkCannotBuildAreRefused)
+{
+    // torchtitan@6404b932 has llama3 8B / 70B / 405B: Llama 2 7B (32 KV heads, FFN 11008, vocab
+    // 32000) is none of them, with or without --strict.
+    const Topology t = spineleaf64();
+    const Plan plan = *buildUniformPlan(layoutOf(1, 1, 64), t, llama7b());
+    for (bool strict : {false, true}) {
+        ExportRequest r = requestFor(plan);
+        r.strict = strict;
+        auto tt = exportPlan(r, ExportFormat::Torchtitan);
+        ASSERT_FALSE(tt.ok());
+        EXPECT_TRUE(contains(tt.error(), "torchtitan cannot train this model")) << tt.error();
+        EXPECT_TRUE(contains(tt.error(), "FFN 11008")) << tt.error();
     }
+    // NeMo's GPT entry point builds no BERT.
+    auto v100 = resolveCluster("paper-v100-16");
+    ModelOptions o;
+    o.seqLength = 512;
+    o.globalBatch = 256;
+    auto bert = resolveModel("bert-large", o);
+    ASSERT_TRUE(v100.ok() && bert.ok());
+    UniformLayout u = layoutOf(1, 1, 16);
+    u.globalBatch = 256;
+    u.seqLength = 512;
+    ExportRequest r;
+    r.plan = *buildUniformPlan(u, *v100, *bert);
+    r.topology = *v100;
+    r.model = *bert;
+    r.config = *modelPreset("bert-large");
+    r.config->seqLength = 512;
+    auto nemo = exportPlan(r, ExportFormat::Nemo);
+    ASSERT_FALSE(nemo.ok());
+    EXPECT_TRUE(contains(nemo.error(), "NeMo cannot train this model")) << nemo.error();
+    // Megatron-LM and DeepSpeed run BERT with their BERT entry points.
+    auto mg = exportPlan(r, ExportFormat::Megatron);
+    ASSERT_TRUE(mg.ok()) << mg.error();
+    EXPECT_TRUE(contains(mg->files.front().text, "pretrain_bert.py"));
+    auto ds = exportPlan(r, ExportFormat::DeepSpeed);
+    ASSERT_TRUE(ds.ok()) << ds.error();
+    bool script = false;
+    for (const ExportFile &f : ds->files)
+        if (f.name.size() > 3 && f.name.substr(f.name.size() - 3) == ".sh") {
+            script = true;
+            EXPECT_TRUE(contains(f.text, "pretrain_bert.py") && contains(f.text, "--no-pipeline-parallel")) << f.text;
+        }
+    EXPECT_TRUE(script);
+}
+
+TEST(Fallback, DeepSpeedBalancedSplitAsDeepSpeedCutsIt)
+{
+    // deepspeed/runtime/utils.py partition_balanced (v0.15) run on [embedding, L blocks, norm,
+    // head] weighted 1 per block, counted per stage (the numbers DeepSpeed's own code prints).
+    EXPECT_EQ(deepSpeedBalancedSplit(32, 3), (std::vector<int>{11, 11, 10}));
+    EXPECT_EQ(deepSpeedBalancedSplit(32, 4), (std::vector<int>{8, 8, 8, 8}));
+    EXPECT_EQ(deepSpeedBalancedSplit(30, 4), (std::vector<int>{8, 8, 7, 7}));
+    EXPECT_EQ(deepSpeedBalancedSplit(80, 3), (std::vector<int>{27, 27, 26}));
+    EXPECT_EQ(deepSpeedBalancedSplit(7, 3), (std::vector<int>{3, 2, 2}));
+    EXPECT_EQ(deepSpeedBalancedSplit(40, 6), (std::vector<int>{7, 7, 7, 7, 6, 6}));
+    EXPECT_EQ(deepSpeedBalancedSplit(96, 7), (std::vector<int>{14, 14, 14, 14, 14, 13, 13}));
+    EXPECT_EQ(deepSpeedBalancedSplit(2, 3), (std::vector<int>{1, 1, 0}));
+    EXPECT_EQ(deepSpeedBalancedSplit(1, 4), (std::vector<int>{0, 1, 0, 0}));
+    EXPECT_EQ(deepSpeedBalancedSplit(26, 5), (std::vector<int>{6, 5, 5, 5, 5}));
 }
 
 TEST(Fallback, UnevenStagesPerFramework)
@@ -272,23 +381,31 @@ TEST(Fallback, UnevenStagesPerFramework)
     ASSERT_TRUE(nemo.ok());
     ASSERT_TRUE(nemo->fellBack());
     EXPECT_EQ(nemo->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+    // DeepSpeed builds what Megatron-DeepSpeed's GPTModelPipe asks: partition_balanced over the
+    // blocks, 8 per stage for 32 over 4; no partition file the launched program would not read.
     auto ds = exportPlan(requestFor(ends), ExportFormat::DeepSpeed);
     ASSERT_TRUE(ds.ok());
-    EXPECT_FALSE(ds->fellBack());
-    // Layer list [embedding, 32 blocks, head]: 1 + 9, + 8, + 8, + 7 + 1.
-    bool found = false;
+    ASSERT_TRUE(ds->fellBack());
+    EXPECT_EQ(ds->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+    EXPECT_TRUE(contains(ds->runnable.changes.back(), "partition_balanced")) << ds->summary();
     for (const ExportFile &f : ds->files)
-        if (f.name.find(".pipeline.json") != std::string::npos) {
-            found = true;
-            EXPECT_TRUE(contains(f.text, "\"parts\": [\n    0,\n    10,\n    18,\n    26,\n    34\n  ]")) << f.text;
-        }
-    EXPECT_TRUE(found);
+        EXPECT_FALSE(contains(f.name, "_partition.py")) << f.name;
 
-    u.stageBlocks = {7, 9, 8, 8};  // the interior differs: Megatron evens it
+    u.stageBlocks = {7, 9, 8, 8};  // the interior differs: Megatron-LM lists the stages
     auto mid = exportPlan(requestFor(*buildUniformPlan(u, t, llama7b())), ExportFormat::Megatron);
     ASSERT_TRUE(mid.ok());
-    ASSERT_TRUE(mid->fellBack());
-    EXPECT_EQ(mid->runnable.stageBlocks, (std::vector<int>{8, 8, 8, 8}));
+    EXPECT_FALSE(mid->fellBack()) << mid->summary();
+    EXPECT_TRUE(contains(mid->files.front().text, "--pipeline-model-parallel-layout 'Et*7|t*9|t*8|t*8L'"))
+        << mid->files.front().text;
+    // ... but not with interleaving, where it keeps its even split.
+    UniformLayout v = u;
+    v.schedule = Schedule::Interleaved;
+    v.virtualStages = 2;
+    v.stageBlocks = {3, 5, 4, 4, 4, 4, 4, 4};
+    auto inter = exportPlan(requestFor(*buildUniformPlan(v, t, llama7b())), ExportFormat::Megatron);
+    ASSERT_TRUE(inter.ok()) << inter.error();
+    ASSERT_TRUE(inter->fellBack());
+    EXPECT_EQ(inter->runnable.stageBlocks, (std::vector<int>(8, 4)));
 }
 
 TEST(ExportErrors, PlanForAnotherClusterIsRefused)

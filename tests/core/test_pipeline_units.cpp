@@ -5,6 +5,7 @@
 // framework exports say it.
 #include "Evaluator.h"
 #include "FrameworkExport.h"
+#include "RunnablePlan.h"
 #include "ModelBuilder.h"
 #include "ModelIO.h"
 #include "NestPlanner.h"
@@ -334,14 +335,20 @@ TEST(PipelineUnits, exportsSayIt)
     EXPECT_EQ(sh.find("--decoder-first-pipeline-num-layers"), std::string::npos);
     EXPECT_EQ(mg->runnable.plan, *plan);
 
+    // Megatron-DeepSpeed's GPTModelPipe hard-codes partition_method='type:transformer' (issue
+    // 47): DeepSpeed counts the blocks only, and the export says it falls back to that.
     auto ds = exportPlan(req, ExportFormat::DeepSpeed);
     ASSERT_TRUE(ds) << ds.error();
+    ASSERT_TRUE(ds->fellBack());
+    EXPECT_NE(ds->summary().find("partition_method='type:transformer'"), std::string::npos) << ds->summary();
+    EXPECT_EQ(ds->runnable.plan.pipelineUnits, PipelineUnits::Layers);
     bool partition = false;
     for (const ExportFile &f : ds->files)
         if (f.name.find(".pipeline.json") != std::string::npos) {
             partition = true;
             const Json j = Json::parse(f.text);
-            EXPECT_EQ(j.at("partition_method"), "type:transformer|embedding");
+            EXPECT_EQ(j.at("partition_method"), "type:transformer");
+            EXPECT_EQ(j.at("blocks_per_stage"), Json(deepSpeedBalancedSplit(pipelineSpan(model).blocks, u.pp)));
         }
     EXPECT_TRUE(partition);
 

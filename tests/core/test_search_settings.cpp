@@ -75,6 +75,7 @@ SearchSettings everyFieldChanged()
     s.topK = 5;
     s.precisions = {NumberFormat::Bf16, NumberFormat::Mxfp8};
     s.fp8Recipe = Fp8Recipe::Blockwise;
+    s.target = "nemo";
     return s;
 }
 
@@ -289,21 +290,34 @@ TEST(SearchSettings, jsonRoundTrip)
     ASSERT_EQ(searchSettingsFromJson(Json::parse(j.dump(2)), "search"), changed);
 
     // everyFieldChanged() really changes every key, so the round trip above covers each one;
-    // the defaults leave out the two keys written only when set (precisions, fp8_recipe).
+    // the defaults leave out the keys written only when set (precisions, fp8_recipe and
+    // "target", issue 47, so that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 2);
+    ASSERT_EQ(j.size(), d.size() + 3);
     ASSERT_FALSE(d.contains("precisions"));
     ASSERT_FALSE(d.contains("fp8_recipe"));
+    ASSERT_FALSE(d.contains("target"));
     ASSERT_EQ(j.at("precisions"), Json::array({"bf16", "mxfp8"}));
     ASSERT_EQ(j.at("fp8_recipe"), "blockwise");
+    ASSERT_EQ(j.at("target"), "nemo");
     for (const auto &item : d.items())
         ASSERT_TRUE(j.at(item.key()) != item.value()) << item.key().c_str();
 
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(27));
+    ASSERT_EQ(fields, std::size_t(28));
     ASSERT_EQ(j.size(), fields);
+
+    // An unknown target is refused with its path.
+    Json bad = j;
+    bad["target"] = "slurm";
+    try {
+        searchSettingsFromJson(bad, "search");
+        FAIL() << "target \"slurm\" accepted";
+    } catch (const JsonError &e) {
+        ASSERT_NE(std::string(e.what()).find("target"), std::string::npos) << e.what();
+    }
 }
 
 TEST(SearchSettings, oldSingleDepthStillReads)

@@ -131,6 +131,39 @@ def flags_of(words):
     return out
 
 
+def deepspeed_balanced(blocks, parts):
+    """deepspeed/runtime/utils.py partition_balanced (v0.15), transcribed, on the weights of
+    GPTModelPipe's layers [EmbeddingPipe, blocks x ParallelTransformerLayerPipe, LayerNorm,
+    EmbeddingPipe] under 'type:transformer'; the blocks of each part."""
+    w = [0] + [1] * blocks + [0, 0]
+    n, m = len(w), parts
+    if n <= m:
+        bounds = [min(p, n) for p in range(m + 1)]
+    else:
+        inf = float("inf")
+        dmax = [[inf] * (m + 1) for _ in range(n + 1)]
+        dmin = [[inf] * (m + 1) for _ in range(n + 1)]
+        cost = [[inf] * (m + 1) for _ in range(n + 1)]
+        pos = [[0] * (m + 1) for _ in range(n + 1)]
+        pre = [0] * (n + 1)
+        for i in range(n):
+            pre[i + 1] = pre[i] + w[i]
+        dmax[0][0] = 0
+        cost[0][0] = 0
+        for i in range(1, n + 1):
+            for j in range(1, min(i, m) + 1):
+                for k in range(i):
+                    mx = max(dmax[k][j - 1], pre[i] - pre[k])
+                    mn = min(dmin[k][j - 1], pre[i] - pre[k])
+                    if cost[i][j] >= mx - mn:
+                        cost[i][j], dmax[i][j], dmin[i][j], pos[i][j] = mx - mn, mx, mn, k
+        bounds = [n]
+        for i in reversed(range(1, m + 1)):
+            bounds.append(pos[bounds[-1]][i])
+        bounds.reverse()
+    return [sum(w[bounds[s]:bounds[s + 1]]) for s in range(m)]
+
+
 # --- one export ----------------------------------------------------------------------------------
 
 def blocks_per_stage(plan, kinds):
@@ -166,6 +199,14 @@ def read_back(fmt, files, stem):
             v = layers // (pp * per)
             schedule = f"interleaved:{v}"
             split = [per] * (pp * v)
+        elif "--pipeline-model-parallel-layout" in f:
+            # Megatron-Core's PipelineParallelLayerLayout.parse_str_to_list: x*n unrolled, "|"
+            # between stages, "t" a transformer layer (E embedding, L loss).
+            text = f["--pipeline-model-parallel-layout"].strip("'").replace(",", "")
+            text = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
+            text = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), text)
+            split = [stage.count("t") for stage in text.split("|")]
+            check(text.startswith("E") and text.endswith("L"), "megatron: the layout starts with E, ends with L")
         elif "--decoder-first-pipeline-num-layers" in f:
             first, last = int(f["--decoder-first-pipeline-num-layers"]), int(f["--decoder-last-pipeline-num-layers"])
             mid = (layers - first - last) // (pp - 2) if pp > 2 else 0
@@ -215,10 +256,10 @@ def read_back(fmt, files, stem):
         dp = len(placement) // (tp * pp)
         check(cfg["train_batch_size"] == cfg["train_micro_batch_size_per_gpu"] * cfg["gradient_accumulation_steps"] * dp,
               "deepspeed: train_batch_size = micro x accumulation x dp")
-        parts = part["parts"]
-        split = [parts[i + 1] - parts[i] for i in range(len(parts) - 1)]
-        split[0] -= 1   # the embedding
-        split[-1] -= 1  # the head
+        # What DeepSpeed builds for Megatron-DeepSpeed's GPTModelPipe: partition_method
+        # 'type:transformer' over [embedding, blocks, norm, head], cut by partition_balanced.
+        split = deepspeed_balanced(int(f["--num-layers"]), pp)
+        check(part.get("blocks_per_stage") == split, f"deepspeed: pipeline.json states DeepSpeed's split {split}")
         rec = f.get("--recompute-granularity", "none")
         return dict(tp=tp, pp=pp, cp=1, ep=1, dp=dp, schedule="1f1b", microbatch=cfg["train_micro_batch_size_per_gpu"],
                     batch=cfg["train_batch_size"], zero=cfg["zero_optimization"]["stage"], recompute=rec,
@@ -255,7 +296,19 @@ def check_export(cli, label, fmt, plan_file, where, tmp, cluster_nodes, kinds, f
     ext = {"megatron": ".sh", "nemo": ".yaml", "deepspeed": ".json", "torchtitan": ".toml", "nest": ".json"}[fmt]
     stem = f"{label}_{fmt}"
     out = os.path.join(tmp, stem + ext)
-    res = json.loads(run(cli, ["export", "--plan", plan_file, "--format", fmt, "--out", out, "--json"] + where).stdout)
+    args = ["export", "--plan", plan_file, "--format", fmt, "--out", out, "--json"] + where
+    bert = any("bert" in w for w in where)
+    stages = len(plan["stages"]) // plan.get("virtual_stages", 1)
+    if fmt == "torchtitan" or (fmt == "nemo" and bert) or (fmt == "deepspeed" and bert and stages > 1):
+        # Megatron-DeepSpeed's pretrain_bert.py has no pipeline module: BERT with pp 1 only.
+        # torchtitan@6404b932 has llama3 8B / 70B / 405B only, NeMo's GPT entry point no BERT:
+        # these models are refused (issue 47).
+        p = subprocess.run([cli] + args, capture_output=True, text=True)
+        title = {"torchtitan": "torchtitan", "nemo": "NeMo", "deepspeed": "DeepSpeed"}[fmt]
+        check(p.returncode == 2 and f"{title} cannot train this model" in p.stderr,
+              f"{label}/{fmt}: refused, the framework has no such model: {p.stderr.strip()[-200:]}")
+        return "refused"
+    res = json.loads(run(cli, args).stdout)
     files = {os.path.basename(p): open(p).read() for p in res["files"]}
     tag = f"{label}/{fmt}"
     fell_back = bool(res["fallback"])
@@ -408,7 +461,7 @@ def main():
         nodes, kinds = inspect(cli, where, plan)
         for fmt in ("megatron", "nemo", "deepspeed", "torchtitan", "nest"):
             fell = check_export(cli, label, fmt, plan_file, where, tmp, nodes, kinds, framework)
-            summary.append(f"{label}/{fmt}: {'fallback' if fell else 'as planned'}")
+            summary.append(f"{label}/{fmt}: {fell if fell == 'refused' else 'fallback' if fell else 'as planned'}")
     # The per-node plan: Megatron places it with its second order; the mixed plan falls back everywhere.
     check("pernode/megatron: as planned" in summary, "pernode/megatron needs no fallback (--use-tp-pp-dp-mapping)")
     check("mixed/megatron: fallback" in summary, "mixed/megatron falls back")

@@ -35,7 +35,7 @@ private slots:
             titles << a->text();
         QCOMPARE(titles, (QStringList{QStringLiteral("Megatron-LM…"), QStringLiteral("NeMo…"),
                                       QStringLiteral("DeepSpeed…"), QStringLiteral("torchtitan…"),
-                                      QStringLiteral("NEST JSON…")}));
+                                      QStringLiteral("NEST Artifact JSON (the Paper Solver's Output)…")}));
         QVERIFY(!menu->isEnabled());  // no plan yet
         QString summary, error;
         QVERIFY(!w.exportPlanFiles(ExportFormat::Megatron, m_dir.filePath("none.sh"), &summary, &error));

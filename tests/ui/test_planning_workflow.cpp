@@ -18,6 +18,7 @@
 #include "TimelineView.h"
 
 #include "ClusterIO.h"
+#include "FrameworkExport.h"
 #include "NestPlanner.h"
 #include "PlanIO.h"
 
@@ -592,6 +593,35 @@ private slots:
         w->document()->undoStack()->undo();
         QVERIFY(w->document()->search().allowTp);
         QVERIFY(panel->strategyBox(QStringLiteral("tp"))->isChecked());
+    }
+
+    void planForTargetRestrictsTheSearch()
+    {
+        // Issue 47: "Plan for: Megatron-LM" saves search.target and plans only what Megatron-LM
+        // runs as it is: one tensor width, one ZeRO stage; its export needs no fallback.
+        auto w = quickstart();
+        SearchPanel *panel = w->searchPanel();
+        QCOMPARE(w->document()->search().target, std::string());
+        panel->targetBox()->setCurrentIndex(panel->targetBox()->findData(QStringLiteral("megatron")));
+        QCOMPARE(w->document()->search().target, std::string("megatron"));
+        w->planning()->run();
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 60000);
+        const Plan plan = w->planning()->current()->plan();
+        for (const StagePlan &st : plan.stages) {
+            QCOMPARE(st.tp, plan.stages.front().tp);
+            QCOMPARE(st.zero, plan.stages.front().zero);
+        }
+        ExportRequest request;
+        request.plan = plan;
+        request.topology = w->planning()->current()->topology;
+        request.model = w->planning()->current()->model;
+        request.cost = w->planning()->current()->cost;
+        auto e = exportPlan(request, ExportFormat::Megatron);
+        QVERIFY2(e.ok(), e.ok() ? "" : e.error().c_str());
+        QVERIFY2(!e->fellBack(), e->summary().c_str());
+        w->document()->undoStack()->undo();
+        QCOMPARE(w->document()->search().target, std::string());
+        QCOMPARE(panel->targetBox()->currentIndex(), 0);
     }
 
     void searchPanelListsAndRecomputeModes()

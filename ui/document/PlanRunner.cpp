@@ -3,10 +3,12 @@
 #include "PrecisionSearch.h"
 
 #include "Calibration.h"
+#include "FrameworkSearch.h"
 #include "PlanningSession.h"
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -107,7 +109,20 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
             options.cost.precision = options.precisions.front();
             options.precisions.clear();
         }
-        if (planner->name() == "nest" && options.precisions.empty()) {
+        if (const auto target = inputs.search.target.empty() ? std::nullopt : targetFromString(inputs.search.target)) {
+            // "Plan for: F" (issue 47): the search restricted to what that framework runs.
+            std::optional<ModelConfig> config;
+            if (auto c = inputs.model.config("model"))
+                config = *c;
+            const TargetResult t = searchForFramework(inputs.cluster, model, *target, options, config, job.cancelToken());
+            r.found = t.found;
+            r.message = t.message;
+            r.cancelled = job.cancelled();
+            r.plan = t.plan;
+            r.report = t.report;
+            r.objective = t.report.iterationTime;
+            r.verified = true;
+        } else if (planner->name() == "nest" && options.precisions.empty()) {
             const std::lock_guard<std::mutex> lock(session->mutex);
             if (job.cancelled())
                 return nullptr;

@@ -80,6 +80,17 @@ SearchPanel::SearchPanel(WorkspaceDocument *document, QWidget *parent)
         m_planner->addItem(QString::fromStdString(n));
     m_planner->setToolTip(tr("nest: the network-aware dynamic program; exhaustive: every plan (small clusters only)"));
     form->addRow(tr("Planner"), m_planner);
+    // "Plan for" (issue 47): restrict the search to what one framework runs as it is.
+    m_target = new QComboBox;
+    m_target->setObjectName(QStringLiteral("planForTarget"));
+    m_target->addItem(tr("any framework (unconstrained)"), QString());
+    m_target->addItem(tr("Megatron-LM"), QStringLiteral("megatron"));
+    m_target->addItem(tr("NeMo"), QStringLiteral("nemo"));
+    m_target->addItem(tr("DeepSpeed"), QStringLiteral("deepspeed"));
+    m_target->addItem(tr("torchtitan"), QStringLiteral("torchtitan"));
+    m_target->setToolTip(tr("Search only the plans this framework runs as they are (one width for the model, its "
+                            "schedules, ZeRO stages and stage splits); its export then needs no fallback"));
+    form->addRow(tr("Plan for"), m_target);
     top->addLayout(form);
 
     top->addWidget(createStrategies());
@@ -278,6 +289,7 @@ void SearchPanel::connectEdits()
     for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp, m_virtual, m_precisions})
         connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
     connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_target, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
@@ -351,6 +363,7 @@ void SearchPanel::refresh()
     m_updating = true;
     const SearchSettings &s = m_document->search();
     m_planner->setCurrentText(QString::fromStdString(s.planner));
+    m_target->setCurrentIndex(std::max(0, m_target->findData(QString::fromStdString(s.target))));
     m_tpOn->setChecked(s.allowTp);
     m_ppOn->setChecked(s.allowPp);
     m_dpOn->setChecked(s.allowDp);
@@ -426,6 +439,7 @@ void SearchPanel::commit()
         m_error->show();
     };
     s.planner = m_planner->currentText().toStdString();
+    s.target = m_target->currentData().toString().toStdString();
     s.allowTp = m_tpOn->isChecked();
     s.allowPp = m_ppOn->isChecked();
     s.allowDp = m_dpOn->isChecked();

@@ -38,6 +38,7 @@ public:
 
     // Widgets, for tests and the window.
     QComboBox *plannerBox() const { return m_planner; }
+    QComboBox *targetBox() const { return m_target; }
     QCheckBox *strategyBox(const QString &name) const;   // "tp","pp","dp","ep","sp","cp","zero","recompute"
     QLineEdit *microBatchEdit() const { return m_microBatches; }
     QLineEdit *tpEdit() const { return m_tp; }
@@ -79,6 +80,7 @@ private:
     QString m_problem;
 
     QComboBox *m_planner;
+    QComboBox *m_target;  // "Plan for": SearchSettings::target
     QCheckBox *m_tpOn, *m_ppOn, *m_dpOn, *m_epOn, *m_spOn, *m_cpOn, *m_zeroOn, *m_recomputeOn;
     QLineEdit *m_microBatches, *m_tp, *m_ep, *m_cp;
     QCheckBox *m_rcNone, *m_rcSelective, *m_rcFull;

@@ -649,13 +649,16 @@ void MainWindow::createFileMenu()
     file->addSeparator();
     a = file->addAction(tr("&Export View as PNG/SVG/PDF…"), this, &MainWindow::exportViewAs);
     a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-    m_exportPlanAction = file->addAction(tr("Export &Plan as JSON…"), this, &MainWindow::exportPlanAs);
+    // NEST Planner's own plan file (docs/formats.md), which nest-cli and the window read back;
+    // the NEST paper artifact's solver output is under Export Plan As (issue 47).
+    m_exportPlanAction = file->addAction(tr("Export &Plan as NEST Planner Plan JSON…"), this, &MainWindow::exportPlanAs);
     m_exportPlanAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
     m_exportFrameworkMenu = file->addMenu(tr("Export Plan &As"));
     m_exportFrameworkMenu->setObjectName(QStringLiteral("exportPlanAsMenu"));
     for (const ExportFormat f : exportFormats()) {
-        QAction *fa = m_exportFrameworkMenu->addAction(QString::fromUtf8(exportFormatTitle(f)) + QStringLiteral("…"),
-                                                       this, [this, f] { exportPlanForFramework(f); });
+        const QString text = f == ExportFormat::Nest ? tr("NEST Artifact JSON (the Paper Solver's Output)…")
+                                                     : QString::fromUtf8(exportFormatTitle(f)) + QStringLiteral("…");
+        QAction *fa = m_exportFrameworkMenu->addAction(text, this, [this, f] { exportPlanForFramework(f); });
         fa->setObjectName(QStringLiteral("exportPlanAs-") + QString::fromUtf8(toString(f)));
     }
     file->addSeparator();
@@ -1261,13 +1264,46 @@ void MainWindow::exportPlanForFramework(ExportFormat format)
             details += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(c).toHtmlEscaped());
         details += QStringLiteral("</ul><p><b>%1</b></p>")
                        .arg(QString::fromStdString(preview->timeComparison()).toHtmlEscaped());
+        // The GPUs it uses of the cluster's, never idled without saying so (issue 47).
+        details += QStringLiteral("<p>%1</p>").arg(
+            tr("The exported plan %1.").arg(QString::fromStdString(preview->gpuUsage()).toHtmlEscaped()));
+        if (preview->alternative)
+            details += QStringLiteral("<p>%1</p>").arg(
+                tr("The best plan %1 runs as it is: %2 s per iteration on %3 of the %4 GPUs (%5).")
+                    .arg(title)
+                    .arg(preview->alternative->report.iterationTime, 0, 'f', 2)
+                    .arg(preview->alternative->report.devicesUsed)
+                    .arg(preview->devicesAvailable)
+                    .arg(QString::fromStdString(preview->alternative->layout).toHtmlEscaped()));
         for (const std::string &n : preview->runnable.notes)
             details += QStringLiteral("<p>%1</p>").arg(tr("Note: %1").arg(QString::fromStdString(n).toHtmlEscaped()));
         box.setTextFormat(Qt::RichText);
         box.setInformativeText(details);
         QPushButton *go = box.addButton(tr("Export the Nearest Plan"), QMessageBox::AcceptRole);
-        box.setDefaultButton(go);
+        QPushButton *best = preview->alternative
+                                ? box.addButton(tr("Export the Best Runnable Plan"), QMessageBox::ActionRole)
+                                : nullptr;
+        if (best)
+            best->setObjectName(QStringLiteral("exportBestRunnable"));
+        box.setDefaultButton(best ? best : go);
         box.exec();
+        if (best && box.clickedButton() == best) {
+            // The framework's best plan, which it runs as it is: exported without a fallback.
+            request.plan = preview->alternative->plan;
+            auto runnable = nest::exportPlan(request, format);
+            if (!runnable) {
+                warn(tr("Export failed"), QString::fromStdString(runnable.error()));
+                return;
+            }
+            const QString suffix = QFileInfo(QString::fromStdString(defaultExportFileName(format))).suffix();
+            const QString file = askSaveFileName(tr("Export plan for %1").arg(title),
+                                                 tr("%1 files (*.%2)").arg(title, suffix),
+                                                 QStringLiteral("-") + QString::fromStdString(defaultExportFileName(format)));
+            QString error;
+            if (!file.isEmpty() && !writeExport(std::move(request), *runnable, file, &error))
+                warn(tr("Export failed"), error);
+            return;
+        }
         if (box.clickedButton() != go)
             return;
     }
@@ -1285,7 +1321,8 @@ void MainWindow::exportPlanForFramework(ExportFormat format)
 
 void MainWindow::exportPlanAs()
 {
-    const QString file = askSaveFileName(tr("Export plan"), tr("Plan JSON (*.json)"), QStringLiteral("-plan.json"));
+    const QString file = askSaveFileName(tr("Export NEST Planner plan"), tr("NEST Planner plan JSON (*.json)"),
+                                         QStringLiteral("-plan.json"));
     QString error;
     if (!file.isEmpty() && !exportPlan(file, &error))
         warn(tr("Export failed"), error);
