@@ -52,3 +52,45 @@ TEST(CliPrecision, planSearchesTheListAndRecordsThePrecision)
     EXPECT_FALSE(jsonObject(bf.out).at("plan").contains("precision"));
     EXPECT_LT(j.at("objective_s").get<double>(), jsonObject(bf.out).at("objective_s").get<double>());
 }
+
+TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
+{
+    const std::vector<std::string> layout{"--cluster", "superpod-h100-256", "--model", "llama2-7b", "--tp", "2",
+                                          "--pp", "2", "--dp", "4", "--zero", "1"};
+    auto with = [&layout](std::vector<std::string> extra) {
+        std::vector<std::string> args{"export"};
+        args.insert(args.end(), layout.begin(), layout.end());
+        args.insert(args.end(), extra.begin(), extra.end());
+        return runCli(args);
+    };
+    // Megatron-LM (megatron/training/arguments.py): hybrid E4M3/E5M2 delayed scaling, the
+    // parameters gathered in FP8 under the distributed optimizer.
+    const coretest::Run megatron = with({"--format", "megatron", "--precision", "fp8"});
+    ASSERT_EQ(megatron.exitCode, 0) << megatron.err;
+    EXPECT_TRUE(contains(megatron.out, "--fp8-format")) << megatron.out.substr(0, 2000);
+    EXPECT_TRUE(contains(megatron.out, "hybrid"));
+    EXPECT_TRUE(contains(megatron.out, "--fp8-recipe"));
+    EXPECT_TRUE(contains(megatron.out, "--fp8-amax-history-len"));
+    EXPECT_TRUE(contains(megatron.out, "--fp8-param-gather"));
+    const coretest::Run blockwise = with({"--format", "megatron", "--precision", "fp8", "--fp8-recipe", "blockwise"});
+    ASSERT_EQ(blockwise.exitCode, 0) << blockwise.err;
+    EXPECT_TRUE(contains(blockwise.out, "blockwise"));
+    EXPECT_TRUE(contains(blockwise.out, "e4m3"));
+    const coretest::Run bf16 = with({"--format", "megatron"});
+    ASSERT_EQ(bf16.exitCode, 0) << bf16.err;
+    EXPECT_FALSE(contains(bf16.out, "--fp8"));
+    // NeMo 1.x: delayed scaling only; a current-scaling plan falls back to BF16, says so,
+    // and --strict refuses it.
+    const coretest::Run nemo = with({"--format", "nemo", "--precision", "fp8"});
+    ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
+    EXPECT_TRUE(contains(nemo.out, "fp8_hybrid: true")) << nemo.out.substr(0, 3000);
+    EXPECT_TRUE(contains(nemo.out, "fp8_amax_history_len: 1024"));
+    const coretest::Run current = with({"--format", "nemo", "--precision", "fp8", "--fp8-recipe", "current", "--json"});
+    ASSERT_EQ(current.exitCode, 0) << current.err;
+    const nlohmann::json j = jsonObject(current.out);
+    ASSERT_FALSE(j.at("fallback").empty());
+    EXPECT_TRUE(contains(j.at("fallback").dump(), "does not train in fp8-current")) << j.at("fallback").dump();
+    const coretest::Run strict = with({"--format", "nemo", "--precision", "fp8", "--fp8-recipe", "current", "--strict"});
+    EXPECT_EQ(strict.exitCode, 2) << strict.err;
+    EXPECT_TRUE(contains(strict.err, "fp8-current")) << strict.err;
+}

@@ -216,7 +216,17 @@ def read_back(fmt, files, stem):
         rec = f.get("--recompute-granularity", "none")
         placement = torchrun_placement(script)
         world = len(placement)
-        return dict(tp=tp, pp=pp, cp=cp, ep=ep, dp=world // (tp * pp * cp), schedule=schedule, units=units,
+        # Megatron-LM's Transformer-Engine arguments (issue 46): --fp4-format, else
+        # --fp8-format with --fp8-recipe (tensorwise is current scaling).
+        if "--fp4-format" in f:
+            precision = ("nvfp4", None)
+        elif "--fp8-format" in f:
+            recipe = f.get("--fp8-recipe", "delayed")
+            precision = ("mxfp8", None) if recipe == "mxfp8" else \
+                ("fp8", {"tensorwise": "current"}.get(recipe, recipe))
+        else:
+            precision = ("bf16", None)
+        return dict(precision=precision, tp=tp, pp=pp, cp=cp, ep=ep, dp=world // (tp * pp * cp), schedule=schedule, units=units,
                     microbatch=int(f["--micro-batch-size"]), batch=int(f["--global-batch-size"]),
                     zero=1 if "--use-distributed-optimizer" in f else 0, recompute=rec,
                     sp="--sequence-parallel" in f, split=split,
@@ -238,7 +248,9 @@ def read_back(fmt, files, stem):
         split = [(m["num_layers"] + emb + loss) // (pp * v)] * (pp * v)
         split[0] -= emb
         split[-1] -= loss
-        return dict(tp=tp, pp=pp, cp=cp, ep=m["expert_model_parallel_size"], dp=len(placement) // (tp * pp * cp),
+        # NeMo 1.x: model.fp8 is Transformer Engine's delayed scaling.
+        precision = ("fp8", "delayed") if m.get("fp8") else ("bf16", None)
+        return dict(precision=precision, tp=tp, pp=pp, cp=cp, ep=m["expert_model_parallel_size"], dp=len(placement) // (tp * pp * cp),
                     schedule=f"interleaved:{v}" if v > 1 else "1f1b", microbatch=m["micro_batch_size"],
                     units=["layers", "layers+embedding", "layers+embedding+loss"][emb + loss],
                     batch=m["global_batch_size"], zero=1 if m["optim"]["name"] == "distributed_fused_adam" else 0,
@@ -284,7 +296,9 @@ def read_back(fmt, files, stem):
         tr = t["training"]
         micro = par["pipeline_parallel_microbatch_size"] if pp > 1 else tr["local_batch_size"]
         placement = torchrun_placement(files[stem + ".sh"])
-        return dict(tp=tp, pp=pp, cp=cp, ep=1, dp=dp, schedule=schedule, microbatch=micro,
+        conv = t.get("model", {}).get("converters", [])
+        precision = ("fp8", "current") if "float8" in conv else ("mxfp8", None) if "mx" in conv else ("bf16", None)
+        return dict(precision=precision, tp=tp, pp=pp, cp=cp, ep=1, dp=dp, schedule=schedule, microbatch=micro,
                     batch=tr["global_batch_size"], zero=zero, recompute=t["activation_checkpoint"]["mode"],
                     sp=tp > 1, split=split, order="tp-cp-dp-pp",
                     coord=lambda r, d: torchtitan_coord(r, d["tp"], d["cp"], d["dp"], d["pp"]), placement=placement)
@@ -381,6 +395,9 @@ def check_export(cli, label, fmt, plan_file, where, tmp, cluster_nodes, kinds, f
         args += ["--pipeline-units", d["units"]]
     if d["sp"]:
         args.append("--sp")
+    fmt_name, recipe = d.get("precision", ("bf16", None))
+    if fmt_name != "bf16":
+        args += ["--precision", fmt_name] + (["--fp8-recipe", recipe] if recipe else [])
     if framework:
         args += ["--framework", framework]
     rep = json.loads(run(cli, args).stdout)
