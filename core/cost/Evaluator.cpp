@@ -871,7 +871,9 @@ double addDeviceReports(Report &rep, const std::vector<StageCost> &costs, const 
                 dr.stage = p;
                 dr.replica = static_cast<int>(r);
                 dr.shard = static_cast<int>(j);
-                peakSum += topo.spec(d).peakFlops;
+                // MFU against the peak of the plan's precision (its linear layers' format;
+                // the BF16 peak for bf16), so that a low-precision plan stays below 100 %.
+                peakSum += std::max(topo.spec(d).peakFlops, topo.spec(d).peakFor(plan.precision.format));
                 ++rep.devicesUsed;
                 if (mem.total > cap && (worstDevice < 0 || cap < rep.devices[static_cast<size_t>(worstDevice)].capacity))
                     worstDevice = d;

@@ -62,7 +62,8 @@ NemoPrecision nemoPrecision(const Plan &plan)
         p.model["fp8_margin"] = 0;
         p.model["fp8_amax_history_len"] = 1024;
         p.model["fp8_amax_compute_algo"] = "max";
-        p.model["fp8_params"] = shardedOptimizer(plan);
+        // No fp8_params: the pinned NeMo's configs and Megatron-Core's TransformerConfig do
+        // not declare it (../shared/export-check rejects the key), so the BF16 weights stay.
     }
     return p;
 }
