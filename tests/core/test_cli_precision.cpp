@@ -55,11 +55,16 @@ TEST(CliPrecision, planSearchesTheListAndRecordsThePrecision)
 
 TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
 {
-    const std::vector<std::string> layout{"--cluster", "superpod-h100-256", "--model", "llama2-7b", "--tp", "2",
-                                          "--pp", "2", "--dp", "4", "--zero", "1"};
-    auto with = [&layout](std::vector<std::string> extra) {
-        std::vector<std::string> args{"export"};
-        args.insert(args.end(), layout.begin(), layout.end());
+    // A BF16 plan, exported with --precision over the file's own.
+    const std::string planFile = testing::TempDir() + "precision-export-plan.json";
+    const coretest::Run planned = runCli({"plan", "--cluster", "superpod-h100-256", "--model", "llama2-7b",
+                                          "--precision", "bf16", "--no-frameworks", "--out", planFile});
+    ASSERT_EQ(planned.exitCode, 0) << planned.err;
+    const nlohmann::json plan = jsonObject(readFile(planFile));
+    const bool sharded = plan.at("stages").at(0).value("zero", 0) >= 1;
+    auto with = [&planFile](std::vector<std::string> extra) {
+        std::vector<std::string> args{"export", "--cluster", "superpod-h100-256", "--model", "llama2-7b", "--plan",
+                                      planFile};
         args.insert(args.end(), extra.begin(), extra.end());
         return runCli(args);
     };
@@ -71,7 +76,7 @@ TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
     EXPECT_TRUE(contains(megatron.out, "hybrid"));
     EXPECT_TRUE(contains(megatron.out, "--fp8-recipe"));
     EXPECT_TRUE(contains(megatron.out, "--fp8-amax-history-len"));
-    EXPECT_TRUE(contains(megatron.out, "--fp8-param-gather"));
+    EXPECT_EQ(contains(megatron.out, "--fp8-param-gather"), sharded);
     const coretest::Run blockwise = with({"--format", "megatron", "--precision", "fp8", "--fp8-recipe", "blockwise"});
     ASSERT_EQ(blockwise.exitCode, 0) << blockwise.err;
     EXPECT_TRUE(contains(blockwise.out, "blockwise"));
