@@ -286,23 +286,23 @@ TemplateDef superpodTemplate()
 // (Topology::railOptimized). Same defaults as `superpod`; the spine oversubscription is a
 // parameter (1 in the reference architecture). Latencies are typical values, not from
 // the RA.
-TemplateDef railOptimizedTemplate()
+// A rail-optimised DGX SuperPOD compute fabric: the layout `rail-optimized` and
+// `dgx-b200-superpod` share (only the key, the words, the NVLink rate and the device differ).
+TemplateDef railOptimizedFabric(const char *key, const char *title, const char *description, double nvlinkGBps,
+                                const char *device)
 {
-    TemplateDef def{{"rail-optimized", "Rail-optimised fat tree (DGX H100 SuperPOD-like)",
-                     "8 GPUs per DGX node on NVLink; in each scalable unit GPU i of every node is cabled to "
-                     "leaf (rail) i; rail leaves join the SUs through spines whose uplinks serve one rail each "
-                     "(NVIDIA DGX SuperPOD reference architecture).",
+    TemplateDef def{{key, title, description,
                      {count("sus", "Scalable units", 4, 64),
                       count("nodes_per_su", "Nodes per scalable unit", 32, 64),
                       count("gpus_per_node", "GPUs (rails) per node", 8, 16),
-                      bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 450),
+                      bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", nvlinkGBps),
                       bandwidth("rail_bandwidth_GBps", "Rail (leaf) bandwidth per GPU (GB/s)", 50),
                       bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
                       ratio("spine_oversubscription", "Spine (leaf uplink) oversubscription", 1),
                       latency("nvlink_latency_us", "NVLink latency (us)", 1),
                       latency("rail_latency_us", "Rail leaf latency (us)", 2),
                       latency("spine_latency_us", "Spine latency (us)", 4)},
-                     "h100-sxm-80gb"},
+                     device},
                     [](const Params &p) {
                         return std::vector<UniformLevel>{
                             level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"],
@@ -313,6 +313,15 @@ TemplateDef railOptimizedTemplate()
                     }};
     def.railOptimized = true;
     return def;
+}
+
+TemplateDef railOptimizedTemplate()
+{
+    return railOptimizedFabric("rail-optimized", "Rail-optimised fat tree (DGX H100 SuperPOD-like)",
+                               "8 GPUs per DGX node on NVLink; in each scalable unit GPU i of every node is cabled to "
+                               "leaf (rail) i; rail leaves join the SUs through spines whose uplinks serve one rail each "
+                               "(NVIDIA DGX SuperPOD reference architecture).",
+                               450, "h100-sxm-80gb");
 }
 
 // GB200 / GB300 NVL72 (NVIDIA GB200 NVL72 and GB300 NVL72 data sheets; DGX GB200 SuperPOD
@@ -357,31 +366,11 @@ TemplateDef nvl72Template()
 // ConnectX-7 400 Gb/s (50 GB/s per GPU) fabric, SUs under spines.
 TemplateDef dgxB200Template()
 {
-    TemplateDef def{{"dgx-b200-superpod", "DGX B200 SuperPOD (rail-optimised)",
-                     "8 B200 per DGX node on NVLink 5; in each scalable unit of 32 nodes GPU i of every node is "
-                     "cabled to rail i at 400 Gb/s; SUs under spines (NVIDIA DGX SuperPOD reference architecture, "
-                     "DGX B200).",
-                     {count("sus", "Scalable units", 4, 64),
-                      count("nodes_per_su", "Nodes per scalable unit", 32, 64),
-                      count("gpus_per_node", "GPUs (rails) per node", 8, 16),
-                      bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 900),
-                      bandwidth("rail_bandwidth_GBps", "Rail (leaf) bandwidth per GPU (GB/s)", 50),
-                      bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
-                      ratio("spine_oversubscription", "Spine (leaf uplink) oversubscription", 1),
-                      latency("nvlink_latency_us", "NVLink latency (us)", 1),
-                      latency("rail_latency_us", "Rail leaf latency (us)", 2),
-                      latency("spine_latency_us", "Spine latency (us)", 4)},
-                     "b200"},
-                    [](const Params &p) {
-                        return std::vector<UniformLevel>{
-                            level("node", p.integer("gpus_per_node"), p["nvlink_bandwidth_GBps"],
-                                  p["nvlink_latency_us"]),
-                            level("su", p.integer("nodes_per_su"), p["rail_bandwidth_GBps"], p["rail_latency_us"]),
-                            level("spine", p.integer("sus"), p["spine_bandwidth_GBps"], p["spine_latency_us"],
-                                  p["spine_oversubscription"])};
-                    }};
-    def.railOptimized = true;
-    return def;
+    return railOptimizedFabric("dgx-b200-superpod", "DGX B200 SuperPOD (rail-optimised)",
+                               "8 B200 per DGX node on NVLink 5; in each scalable unit of 32 nodes GPU i of every node "
+                               "is cabled to rail i at 400 Gb/s; SUs under spines (NVIDIA DGX SuperPOD reference "
+                               "architecture, DGX B200).",
+                               900, "b200");
 }
 
 TemplateDef torus2dTemplate()
