@@ -60,6 +60,8 @@ def plan_command(cli, row, cluster_file, model_file):
         cmd += ["--framework", row["framework"]]
     if row["layout"].get("optimizer_dtype"):  # the published config's, as validate.py's evaluate
         cmd += ["--optimizer-dtype", row["layout"]["optimizer_dtype"]]
+    # The published precision (and ETP) as one-value lists, the flags validate.py's evaluate passes.
+    cmd += validate.layout_extra_args(row["layout"])
     return cmd + cli.extra + cli.class_args.get(validate.generation(row["device"]), [])
 
 
@@ -159,7 +161,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=validate.DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
     ap.add_argument("--runs", default=validate.DEFAULT_RUNS, help="the data set (default: runs.json here)")
-    ap.add_argument("--set", default="all", choices=["validation", "calibration", "all"],
+    ap.add_argument("--set", default="all", choices=list(validate.SETS) + ["all"],
                     help="which rows (default: all)")
     ap.add_argument("--rows", default="", help="comma-separated row ids (default: every row of the set)")
     ap.add_argument("--extra-args", default="", help="arguments appended to every nest-cli call")

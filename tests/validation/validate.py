@@ -7,6 +7,10 @@ NVLink, a cluster level of nodes on the inter-node fabric) and model to a tempor
 time with the published step time (tokens/s/GPU and TFLOP/s/GPU are converted first, see
 convert_published()). error = (predicted - published) / published.
 
+Sets: `validation` (the --check bar), `calibration` (what fit.py may read), `holdout` (today's
+published runs kept aside: never fitted, reported next to the validation set but not part of
+the --check bar), `reference` (reported, not scored); `--set all` runs every row.
+
 Standard library only. Exit status: 0, or 1 with --check when the validation set misses the
 target (mean |error| <= 10 %, every row <= 25 %, no row infeasible), 2 on usage errors.
 """
@@ -55,8 +59,11 @@ def parse_class_args(parser, items):
     return class_args
 
 
+SETS = ("validation", "calibration", "holdout", "reference")
+
+
 def load_runs(path=DEFAULT_RUNS, which="all"):
-    """Rows of runs.json of set `which` ("validation", "calibration" or "all")."""
+    """Rows of runs.json of set `which` (one of SETS, or "all")."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     rows = data["runs"] if isinstance(data, dict) else data
@@ -68,8 +75,10 @@ def load_runs(path=DEFAULT_RUNS, which="all"):
 def generation(device):
     """GPU generation of a device preset name, for the per-generation summary."""
     d = device.lower()
-    for key, gen in (("v100", "V100"), ("a100", "A100"), ("h100", "H100"), ("h200", "H200"),
-                     ("b200", "B200"), ("mi300", "MI300X"), ("tpu", "TPU")):
+    # gb200/gb300 before b200/b300: the Grace-Blackwell names contain the HGX ones.
+    for key, gen in (("v100", "V100"), ("a100", "A100"), ("h100", "H100"), ("h800", "H800"), ("h200", "H200"),
+                     ("gb200", "GB200"), ("gb300", "GB300"), ("b200", "B200"), ("b300", "B300"),
+                     ("mi300", "MI300X"), ("mi355", "MI355X"), ("tpu", "TPU")):
         if key in d:
             return gen
     return device
@@ -106,6 +115,15 @@ def convert_published(row):
     raise ValueError(f"{row['id']}: unknown published metric '{metric}'")
 
 
+def precision_text(lay):
+    """The linear layers' number format of a layout: bf16 when the row does not say (every row
+    written before issue 46), fp8-<recipe> for FP8."""
+    prec = lay.get("precision", "bf16")
+    if prec == "fp8":
+        return f"fp8-{lay.get('fp8_recipe', 'delayed')}"
+    return prec
+
+
 def layout_text(lay):
     parts = [f"tp{lay['tp']}", f"pp{lay['pp']}"]
     if lay.get("vpp", 1) > 1:
@@ -114,6 +132,8 @@ def layout_text(lay):
         parts.append(f"cp{lay['cp']}")
     if lay.get("ep", 1) > 1:
         parts.append(f"ep{lay['ep']}")
+    if "etp" in lay:
+        parts.append(f"etp{lay['etp']}")
     parts.append(f"dp{lay['dp']}")
     parts.append(f"mbs{lay['mbs']}")
     parts.append(f"gbs{lay['gbs']}")
@@ -124,6 +144,8 @@ def layout_text(lay):
         parts.append("sp")
     if lay.get("optimizer_dtype", "fp32") != "fp32":
         parts.append(f"adam-{lay['optimizer_dtype']}")
+    if "precision" in lay:
+        parts.append(precision_text(lay))
     return " ".join(parts)
 
 
@@ -208,9 +230,24 @@ class Cli:
             cmd.append("--sp")
         if lay.get("optimizer_dtype"):  # the published config's optimizer state precision
             cmd += ["--optimizer-dtype", lay["optimizer_dtype"]]
+        cmd += layout_extra_args(lay)
         if self.has_framework:
             cmd += ["--framework", row["framework"]]
         return cmd + self.extra + self.class_args.get(generation(row["device"]), [])
+
+
+def layout_extra_args(lay):
+    """The issue-46 layout keys as CLI flags, each only when the row has the key: `etp` (expert
+    tensor-parallel width; absent = tp, Megatron-Core's default), `precision` and `fp8_recipe`.
+    Also what plan_check.py passes to `plan` (one value = the published one)."""
+    args = []
+    if "etp" in lay:
+        args += ["--etp", str(lay["etp"])]
+    if "precision" in lay:
+        args += ["--precision", lay["precision"]]
+    if "fp8_recipe" in lay:
+        args += ["--fp8-recipe", lay["fp8_recipe"]]
+    return args
 
 
 def cluster_json(row, device):
@@ -244,6 +281,8 @@ def evaluate_row(cli, row, tmp_root):
     res = {"id": row["id"], "set": row["set"], "source": row.get("source_short", row["source"][:20]),
            "gpus": row["gpus"], "device": row["device"], "generation": generation(row["device"]),
            "framework": row["framework"], "layout": layout_text(row["layout"]),
+           "precision": precision_text(row["layout"]), "family": row.get("family"),
+           "todays": "precision" in row["layout"],
            "from_memory": bool(row.get("from_memory")), "series": row.get("series")}
     try:
         res["published"], res["conversion"] = convert_published(row)
@@ -344,6 +383,42 @@ def markdown(results, cli, title):
             lines.append(f"Extra CLI arguments: `{' '.join(cli.extra)}`.")
         for k, v in sorted(cli.class_args.items()):
             lines.append(f"Extra CLI arguments for {k} rows: `{' '.join(v)}`.")
+    return "\n".join(lines) + "\n"
+
+
+def todays_groups(results):
+    """[(precision, family, machine, rows, results that ran)] over the rows with a `precision`
+    layout key (today's published runs, issue 46), sorted by precision, family, machine."""
+    order = {"bf16": 0, "fp8-delayed": 1, "fp8-current": 2, "fp8-blockwise": 3, "mxfp8": 4, "nvfp4": 5}
+    groups = {}
+    for r in results:
+        if r.get("todays"):
+            groups.setdefault((r["precision"], r.get("family") or "-", r["generation"]), []).append(r)
+    return [(k[0], k[1], k[2], rs, [r for r in rs if ok(r)])
+            for k, rs in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1], kv[0][2]))]
+
+
+def todays_markdown(results, title):
+    """The grouped table of today's runs (issue 46, point 4): by precision, family and machine,
+    mean |error|, mean signed error, max |error| and n over the rows that ran."""
+    lines = [f"#### {title}", "",
+             "| precision | family | machine | n | ran | mean \\|error\\| | mean signed error | max \\|error\\| | infeasible or failed |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+
+    def cells(rs, ran):
+        bad = sum(1 for r in rs if not ok(r) or not r.get("feasible", False))
+        if not ran:
+            return f"{len(rs)} | 0 | - | - | - | {bad} |"
+        errs = [r["error"] for r in ran]
+        mean_abs = sum(abs(e) for e in errs) / len(errs)
+        mean = sum(errs) / len(errs)
+        return (f"{len(rs)} | {len(ran)} | {100 * mean_abs:.1f} % | {100 * mean:+.1f} % | "
+                f"{100 * max(abs(e) for e in errs):.1f} % | {bad} |")
+
+    for prec, fam, mach, rs, ran in todays_groups(results):
+        lines.append(f"| {prec} | {fam} | {mach} | " + cells(rs, ran))
+    every = [r for r in results if r.get("todays")]
+    lines.append("| **all** | | | " + cells(every, [r for r in every if ok(r)]))
     return "\n".join(lines) + "\n"
 
 
@@ -480,18 +555,34 @@ def check(results):
     return fails
 
 
+def holdout_summary(held):
+    """Lines summarising the held-out rows as check() would judge them, without failing."""
+    ran = [r for r in held if ok(r)]
+    errs = [abs(r["error"]) for r in ran]
+    lines = [f"{len(held)} rows, {len(ran)} ran" +
+             (f": mean |error| {100 * sum(errs) / len(errs):.1f} %, max {100 * max(errs):.1f} %, "
+              f"{sum(1 for e in errs if e > TARGET_MAX)} over {100 * TARGET_MAX:.0f} %" if errs else "")]
+    for r in held:
+        if not ok(r):
+            lines.append(f"{r['id']}: the CLI failed: {r.get('error_text', '')[:160]}")
+        elif not r["feasible"]:
+            lines.append(f"{r['id']}: published layout called infeasible")
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
     ap.add_argument("--runs", default=DEFAULT_RUNS, help="the data set (default: runs.json next to this script)")
-    ap.add_argument("--set", default="validation", choices=["validation", "calibration", "all"],
-                    help="which rows to run (default: validation)")
+    ap.add_argument("--set", default="validation", choices=list(SETS) + ["all"],
+                    help="which rows to run (default: validation; all = every set)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="write the table to FILE (between <!-- results --> markers when FILE has them)")
     ap.add_argument("--json", metavar="FILE", help="write the per-row results as JSON")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless the validation set meets the target (mean |error| <= 10 %%, "
-                         "every row <= 25 %%, none infeasible); always evaluates the validation rows")
+                         "every row <= 25 %%, none infeasible); always evaluates the validation rows and "
+                         "reports the held-out rows separately (not part of the bar)")
     ap.add_argument("--series-check", action="store_true",
                     help="run the scaling-series rows (any set) and exit 1 unless every series' predicted "
                          "step-time growth is within 5 percentage points of the published growth")
@@ -507,21 +598,34 @@ def main(argv=None):
     rows = load_runs(args.runs, args.set)
     if args.check and args.set == "calibration":
         rows = load_runs(args.runs, "all")
+    if args.check:  # the bar needs the validation rows; the held-out rows are reported beside it
+        have = {r["id"] for r in rows}
+        rows += [r for r in load_runs(args.runs, "all")
+                 if r["set"] in ("validation", "holdout") and r["id"] not in have]
     if args.series_check:
         have = {r["id"] for r in rows}
         rows += [r for r in load_runs(args.runs, "all") if r.get("series") and r["id"] not in have]
     results = run_rows(cli, rows, args.jobs or None)
     series = series_results(results)
 
-    titles = {"validation": "Validation set", "calibration": "Calibration set", "all": "All rows"}
+    titles = {"validation": "Validation set", "calibration": "Calibration set", "holdout": "Held-out set",
+              "reference": "Reference rows", "all": "All rows"}
     title = titles["all" if (args.check and args.set == "calibration") else args.set]
     print_table(results, cli, title)
+    for which in ("validation", "holdout"):
+        part = [r for r in results if r["set"] == which and r.get("todays")]
+        if part:
+            print(todays_markdown(part, f"Today's published runs ({which} set) by precision, family and machine"))
     if args.markdown:
         text = ""
-        for which in ("validation", "calibration"):
+        for which in ("validation", "holdout", "calibration"):
             part = [r for r in results if r["set"] == which]
             if part:
                 text += markdown(part, cli, titles[which]) + "\n"
+        for which in ("validation", "holdout"):
+            part = [r for r in results if r["set"] == which and r.get("todays")]
+            if part:
+                text += todays_markdown(part, f"Today's published runs by precision, family and machine: {which} set") + "\n"
         write_markdown(args.markdown, text)
         if series:
             write_markdown(args.markdown, series_markdown(series), SERIES_BEGIN, SERIES_END)
@@ -547,6 +651,11 @@ def main(argv=None):
             return 1
         print(f"SERIES CHECK PASSED: {len(series)} scaling series within {TARGET_SERIES_PP:.0f} pp")
     if args.check:
+        held = [r for r in results if r["set"] == "holdout"]
+        if held:
+            print("Held-out set (reported, not part of the bar):")
+            for line in holdout_summary(held):
+                print(f"  {line}")
         fails = check(results)
         if fails:
             print("CHECK FAILED:")
