@@ -269,6 +269,32 @@ LinearCost allToAllCost(const GroupShape &g)
     return c;
 }
 
+LinearCost dispatchCost(const GroupShape &g, int domainLevel, double topK, bool hierarchical)
+{
+    if (!hierarchical || g.topLevel <= domainLevel || domainLevel < 0)
+        return allToAllCost(g);
+    const double domains = g.blocks[static_cast<size_t>(domainLevel)] > 0 ? g.blocks[static_cast<size_t>(domainLevel)] : 1.0;
+    const double k = std::max(topK, 1.0);
+    const double remote = 1.0 - 1.0 / domains;  // share of the copies bound for another domain
+    const double ratio = remote > 0 ? (domains - 1) * (1 - std::pow(1 - 1 / domains, k)) / (k * remote) : 1.0;
+    LinearCost c;
+    double prevBlocks = g.size;
+    int forwardLevel = -1;  // the highest level inside the domain the group crosses
+    for (int l = 0; l <= g.topLevel; ++l) {
+        if (g.fanIn[l] <= 1)
+            continue;
+        const double share = 1.0 / g.blocks[l] - 1.0 / prevBlocks;
+        c.perByte += (l > domainLevel ? ratio : 1.0) * share / g.bandwidth[l];
+        c.fixed += g.latency[l];
+        if (l <= domainLevel)
+            forwardLevel = l;
+        prevBlocks = g.blocks[l];
+    }
+    if (forwardLevel >= 0)
+        c.perByte += remote / g.bandwidth[static_cast<size_t>(forwardLevel)];
+    return c;
+}
+
 const char *collectiveAlgorithmName(CollectiveAlgorithm a)
 {
     switch (a) {
@@ -478,6 +504,15 @@ void takeExpertGradients(StageCollectives &out, const GroupShape &g)
     takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(g, kGradientBucketBytes).cost));
 }
 
+// An all-to-all group (shape g) into `out`, keeping the shape of the costliest per byte.
+void takeExpertAllToAll(StageCollectives &out, const GroupShape &g)
+{
+    const LinearCost c = allToAllCost(g);
+    if (c.perByte > out.ep.perByte || out.epShape.size == 0)
+        out.epShape = g;
+    takeWorst(out.ep, c);
+}
+
 } // namespace
 
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
@@ -540,31 +575,55 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
             }
         }
     }
+    // The experts' groups on the dense order x = r * width + j (Collectives.h).
+    const int etp = std::max(config.expertTp(), 1);
+    const int expertDp = StageConfig::expertGridFits(tp, cp, dp, etp, ep) ? config.expertDp(dp) : 1;
+    const int expertGrid = etp * ep;
+    auto at = [&](long long x) {
+        return devices[static_cast<size_t>(x / width)][static_cast<size_t>(x % width)];
+    };
+    out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
     if (ep > 1) {
-        for (int blk = 0; blk + ep <= dp; blk += ep) {
-            for (int j = 0; j < width; ++j) {
+        for (int e = 0; e < expertDp; ++e) {
+            for (int i = 0; i < etp; ++i) {
                 group.clear();
                 for (int q = 0; q < ep; ++q)
-                    group.push(devices[static_cast<size_t>(blk + q)][static_cast<size_t>(j)]);
+                    group.push(at(static_cast<long long>(e) * expertGrid + static_cast<long long>(q) * etp + i));
                 const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
                                                 concurrent, concurrentCount);
-                takeWorst(out.ep, allToAllCost(g));
+                takeExpertAllToAll(out, g);
             }
         }
+    }
+    if (etp > 1 && config.etp > 0) {
+        // Experts narrower or wider than tp: their own tensor groups (etp = tp: the tp groups,
+        // whose cost the tp family holds; the evaluator reads that one then).
+        sameNode = {};
+        for (long long a = 0; a * etp < static_cast<long long>(dp) * width; ++a) {
+            group.clear();
+            for (int i = 0; i < etp; ++i)
+                group.push(at(a * etp + i));
+            if (sameNode.repeats(topo, group.data(), group.size()))
+                continue;
+            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
+                                            concurrent, concurrentCount);
+            takeWorst(out.etp, allReduceCost(g));
+        }
+    } else if (etp > 1) {
+        out.etp = out.tp;
     }
     // Gradients are reduced over every replica AND every context-parallel rank that holds
     // the same weight shard: the cp ranks of one tp rank hold identical weights and each
     // sees part of the sequence (Megatron-Core's data-parallel group includes cp). The
     // group of tp rank t is {devices[r][cr * tp + t] : r < dp, cr < cp}; ZeRO shards over it.
-    const int expertDp = dp / ep;  // replicas sharing one expert shard
     if (dp * cp > 1) {
         // A full-load shape reads its members only through their nodes (fullLoadShape()): a
         // column t whose members, in the same (r, cr) order, are strictly increasing like
         // column 0's and sit in column 0's nodes has column 0's sorted node sequence, so its
-        // dense and expert groups have column 0's shapes and costs, and taking the worst
-        // again changes nothing (the algorithms are replaced only on a strictly larger
-        // cost). Skipped: a stage whose tensor-parallel groups each lie in one node computes
-        // one gradient group instead of tp.
+        // dense group has column 0's shapes and costs, and taking the worst again changes
+        // nothing (the algorithms are replaced only on a strictly larger cost). Skipped: a
+        // stage whose tensor-parallel groups each lie in one node computes one gradient
+        // group instead of tp.
         bool firstColumnStrict = false;
         auto sameNodesAsFirstColumn = [&](int t) {
             int prev = -1;
@@ -593,20 +652,20 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
                                         ids + group.size();
             }
             takeDenseGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
-            if (expertDp * cp > 1 && ep > 1) {
-                for (int q = 0; q < ep; ++q) {
-                    group.clear();
-                    for (int e = 0; e < expertDp; ++e)
-                        for (int cr = 0; cr < cp; ++cr)
-                            group.push(devices[static_cast<size_t>(e * ep + q)][static_cast<size_t>(cr * tp + t)]);
-                    takeExpertGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
-                }
-            }
         }
-        if (ep == 1) {
-            // The expert groups are the dense groups.
-            out.expertAllReduce = out.denseAllReduce;
-            out.expertReduceScatter = out.denseReduceScatter;
+    }
+    if (ep == 1 && etp == tp) {
+        // The expert groups are the dense groups.
+        out.expertAllReduce = out.denseAllReduce;
+        out.expertReduceScatter = out.denseReduceScatter;
+    } else if (expertDp > 1) {
+        for (int q = 0; q < ep; ++q) {
+            for (int i = 0; i < etp; ++i) {
+                group.clear();
+                for (int e = 0; e < expertDp; ++e)
+                    group.push(at(static_cast<long long>(e) * expertGrid + static_cast<long long>(q) * etp + i));
+                takeExpertGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
+            }
         }
     }
     return out;
@@ -860,33 +919,89 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
             },
             tp, cp, out.cp, [](const GroupShape &g) { return allGatherCost(g); });
     }
-    if (ep > 1) {
-        stage.worst(
-            [&](auto visit) {
-                for (int blk = 0; blk + ep <= dp; blk += ep)
-                    for (int j = 0; j < width; ++j)
-                        visit(first + blk * stride + j);
-            },
-            rows.stride, ep, out.ep, [](const GroupShape &g) { return allToAllCost(g); });
-    }
-    const int expertDp = dp / ep;
-    if (dp * cp > 1) {
-        auto levelsOf = [&](long long base, long long a, long long ni) {
-            return [&, base, a, ni](int l) {
-                return progressionBlocks(base, a, ni, tp, cp, blockSizes[static_cast<size_t>(l)]);
-            };
-        };
-        for (int t = 0; t < tp; ++t) {
-            takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, levelsOf(first + t, stride, dp)));
-            if (expertDp * cp > 1 && ep > 1) {
-                for (int q = 0; q < ep; ++q)
-                    takeExpertGradients(out, regularFullLoadShape(topo, static_cast<long long>(expertDp) * cp,
-                                                                  levelsOf(first + q * stride + t, ep * stride, expertDp)));
+    // The experts' groups (stageCollectives()): progressions of ids when the expert grid
+    // E x ep tiles a row (E * ep divides the width) or E is whole rows (E = width); other
+    // foldings are shaped from the device matrix.
+    const int etp = std::max(config.expertTp(), 1);
+    const int grid = etp * ep;
+    const bool inRow = width % grid == 0, wholeRows = etp == width;
+    out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
+    if ((ep > 1 || etp != tp) && !inRow && !wholeRows) {
+        const StageCollectives generic = stageCollectives(topo, deviceMatrix(rows), config, dp);
+        out.ep = generic.ep;
+        out.epShape = generic.epShape;
+        out.etp = generic.etp;
+        out.expertAllReduce = generic.expertAllReduce;
+        out.expertReduceScatter = generic.expertReduceScatter;
+        if (dp * cp > 1) {
+            for (int t = 0; t < tp; ++t) {
+                takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, [&](int l) {
+                    return progressionBlocks(first + t, stride, dp, tp, cp, blockSizes[static_cast<size_t>(l)]);
+                }));
             }
         }
-        if (ep == 1) {
-            out.expertAllReduce = out.denseAllReduce;
-            out.expertReduceScatter = out.denseReduceScatter;
+        return out;
+    }
+    if (ep > 1) {
+        auto keep = [&out](const GroupShape &g) {
+            const LinearCost c = allToAllCost(g);
+            if (c.perByte > out.ep.perByte || out.epShape.size == 0)
+                out.epShape = g;
+            return c;
+        };
+        if (inRow) {
+            stage.worst(
+                [&](auto visit) {
+                    for (int r = 0; r < dp; ++r)
+                        for (int blk = 0; blk < width; blk += grid)
+                            for (int i = 0; i < etp; ++i)
+                                visit(first + r * stride + blk + i);
+                },
+                etp, ep, out.ep, keep);
+        } else {
+            stage.worst(
+                [&](auto visit) {
+                    for (int blk = 0; blk + ep <= dp; blk += ep)
+                        for (int j = 0; j < width; ++j)
+                            visit(first + blk * stride + j);
+                },
+                rows.stride, ep, out.ep, keep);
+        }
+    }
+    if (etp > 1 && config.etp > 0) {
+        // etp divides the width here (inRow or wholeRows): each row's blocks of etp.
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < dp; ++r)
+                    for (int a = 0; a < width; a += etp)
+                        visit(first + r * stride + a);
+            },
+            1, etp, out.etp, [](const GroupShape &g) { return allReduceCost(g); });
+    } else if (etp > 1) {
+        out.etp = out.tp;
+    }
+    const int expertDp = config.expertDp(dp);
+    if (dp * cp > 1) {
+        for (int t = 0; t < tp; ++t)
+            takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, [&](int l) {
+                return progressionBlocks(first + t, stride, dp, tp, cp, blockSizes[static_cast<size_t>(l)]);
+            }));
+    }
+    if (ep == 1 && etp == tp) {
+        out.expertAllReduce = out.denseAllReduce;
+        out.expertReduceScatter = out.denseReduceScatter;
+    } else if (expertDp > 1) {
+        for (int q = 0; q < ep; ++q) {
+            for (int i = 0; i < etp; ++i) {
+                // inRow: width / grid members per row, every row; wholeRows: one member in
+                // every ep-th row.
+                takeExpertGradients(out, regularFullLoadShape(topo, expertDp, [&](int l) {
+                    const long long size = blockSizes[static_cast<size_t>(l)];
+                    return inRow ? progressionBlocks(first + q * etp + i, stride, dp, grid, width / grid, size)
+                                 : progressionBlocks(first + static_cast<long long>(q) * stride + i,
+                                                     static_cast<long long>(ep) * stride, expertDp, 1, 1, size);
+                }));
+            }
         }
     }
     return out;

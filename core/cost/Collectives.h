@@ -69,6 +69,17 @@ LinearCost reduceScatterCost(const GroupShape &g);  // S = full (unsharded) buff
 LinearCost allGatherCost(const GroupShape &g);      // S = full (gathered) buffer
 LinearCost allToAllCost(const GroupShape &g);       // S = bytes each device holds
 
+// The MoE token dispatch / combine on the all-to-all group `g` (S = the routed copies'
+// bytes each device sends). Flat (Megatron-Core's alltoall dispatcher): allToAllCost(g).
+// Hierarchical (DeepEP's internode kernels, HybridEP): a token bound for several experts in
+// one remote NVLink domain crosses the scale-out fabric once, to the GPU of its rail there,
+// which forwards the copies over NVLink. With D the group's NVLink domains and k the
+// experts per token, routed uniformly, a token reaches (D - 1)(1 - (1 - 1/D)^k) remote
+// domains instead of sending k (1 - 1/D) copies across: the levels above `domainLevel` carry
+// that ratio of the flat traffic, and the remote share is paid once more at the domain's
+// NVLink (the forward). Inside one domain both are the flat all-to-all.
+LinearCost dispatchCost(const GroupShape &g, int domainLevel, double topK, bool hierarchical);
+
 // The algorithms NCCL chooses between for large groups (docs/cost-model.md §2b; NCCL
 // src/graph/tuning.cc). With c_l the group's distinct level-l blocks (c_{-1} = n),
 // f_l = c_{l-1} / n and B_l, a_l the crossed levels' bandwidth and latency:
@@ -138,16 +149,26 @@ inline double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad =
 // tpRank), each the worst (per-byte and fixed parts separately) over the stage's groups:
 //   tp: all-reduce on devices[r][c*tp .. c*tp+tp) (Concurrent: the stage's devices)
 //   cp: all-gather on devices[r][c*tp + t], c = 0..cp-1 (Concurrent)
-//   ep: all-to-all on devices[blk*ep .. blk*ep+ep)[j] (Concurrent)
 //   dense*: all-reduce / reduce-scatter on devices[0..dp)[j] (FullLoad)
-//   expert*: the same on the replicas sharing an expert shard, devices[e*ep + q][j]
-// A family whose width is 1 (tp, cp, ep, dp, dp / ep) costs nothing. They depend only on
-// the device matrix, the choice's tp, cp and ep, and dp: the evaluator computes them once per stage and a
-// planner once per placement.
+// The experts re-slice the same devices (Megatron-Core's "parallel folding", the rank
+// generator of its expert groups, order tp-ep-dp): with the stage's ranks in the dense
+// order x = r * tp * cp + j and E = etp (StageConfig::expertTp()),
+//   etp: all-reduce (the dispatch's all-gather + the combine's reduce-scatter) on
+//        x = a * E + [0, E) (Concurrent)
+//   ep: all-to-all on x = e * E * ep + q * E + i, q = 0..ep-1 (Concurrent)
+//   expert*: the gradient groups on x = e * E * ep + q * E + i, e = 0..expertDp-1 (FullLoad)
+// With etp = tp and cp = 1 these are Megatron-LM's expert groups over the dp replicas. A
+// family whose width is 1 costs nothing. They depend only on the device matrix, the
+// choice's widths and dp: the evaluator computes them once per stage and a planner once per
+// placement.
 //   The dense* and expert* families use the cheapest algorithm per bucket call
 //   (chooseAllReduce / chooseReduceScatter at kGradientBucketBytes), bucketed().
 struct StageCollectives {
-    LinearCost tp, cp, ep;
+    LinearCost tp, cp, ep, etp;
+    // The all-to-all group with the largest per-byte cost, for the dispatchers that do more
+    // than a flat all-to-all (dispatchCost()), and the topology's NVLink-domain level.
+    GroupShape epShape{};
+    int domainLevel = 0;
     LinearCost denseAllReduce, denseReduceScatter;
     LinearCost expertAllReduce, expertReduceScatter;
     // The algorithm of the slowest dense group (reported; Ring when there is no sync).

@@ -135,25 +135,31 @@ bool hasShapes(const LayerProfile &layer)
 }
 
 LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfig &w, const ComputeRates &r,
-                      bool elementwise)
+                      bool elementwise, double expertLoad)
 {
     LayerTimes t;
     // The embedding and the output layer stay in BF16 (Precision.h).
     const bool blockLinears = l.kind != LayerKind::Embedding && l.kind != LayerKind::Head;
     const double tp = std::max(w.tp, 1), cp = std::max(w.cp, 1), ep = std::max(w.ep, 1);
+    const double etp = std::max(w.expertTp(), 1);
     const double tokens = b * seq / cp;  // this device's tokens (context parallelism splits them)
     for (const GemmShape &g : l.gemms) {
         double m = g.perSequence ? seq / cp : tokens * g.rowsPerToken;
         double n = g.n, k = g.k, count = g.count * (g.perSequence ? b : 1);
+        const double split = g.expert ? etp : tp;
         switch (g.split) {
-        case GemmShape::Split::Column: n /= tp; break;
-        case GemmShape::Split::Row: k /= tp; break;
-        case GemmShape::Split::Heads: count /= tp; break;
+        case GemmShape::Split::Column: n /= split; break;
+        case GemmShape::Split::Row: k /= split; break;
+        case GemmShape::Split::Heads: count /= split; break;
         case GemmShape::Split::None: break;
         }
         if (g.expert) {
-            // ep ranks each hold count/ep experts and receive ep x their share of tokens.
-            m = m * ep / g.count;
+            // A rank holds count / ep experts, one grouped GEMM each, and computes them on the
+            // routed tokens of its etp x ep grid: its own b s / (cp tp) sequence-parallel
+            // tokens, exchanged over ep ranks and gathered over etp (Megatron-Core's
+            // dispatcher), expertLoad times the mean on the most loaded rank. A small
+            // expert's GEMM gets the tile factor of its own m and n (shape()).
+            m = m * ep * etp / (tp * g.count) * expertLoad;
             count = g.count / ep;
         }
         const bool linear = blockLinears && isLinearGemm(g);
@@ -167,6 +173,8 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
             t.attention += fwd;  // materialised attention: what selective recompute reruns
         else
             t.gemm += fwd;
+        if (g.shared)
+            t.sharedExpert += fwd;
     }
     if (l.attentionFlops > 0) {
         // Per device: its heads (tp) and its query block (cp) against the whole sequence.

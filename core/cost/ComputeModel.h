@@ -64,10 +64,13 @@ struct LayerTimes {
     double forward = 0, backward = 0;  // seconds
     double attention = 0;              // the forward's core attention (selective recompute)
     double gemm = 0;                   // forward GEMM seconds (what TP overlap hides behind)
+    double sharedExpert = 0;           // the forward's shared-expert GEMMs (part of gemm)
 };
 // Needs layer.gemms or attentionFlops (hasShapes()); otherwise use the FLOP form.
+// `expertLoad`: the routed tokens of the most loaded expert rank over the mean
+// (CostOptions::moeLoad()); the experts' GEMMs are split by the choice's expertTp().
 LayerTimes layerTimes(const LayerProfile &layer, int seq, double b, const StageConfig &w,
-                      const ComputeRates &r, bool elementwise);
+                      const ComputeRates &r, bool elementwise, double expertLoad = 1.0);
 bool hasShapes(const LayerProfile &layer);
 
 } // namespace nest

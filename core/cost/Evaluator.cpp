@@ -219,7 +219,12 @@ StageLayerFold::StageLayerFold(const StageContext &ctx, const ComputeRates &rate
     m_tp = std::max(st.tp, 1);
     m_cp = std::max(st.cp, 1);
     m_ep = std::max(st.ep, 1);
+    m_etp = std::max(st.expertTp(), 1);
     m_width = m_tp * m_cp;
+    m_moeLoad = ctx.options.moeLoad();
+    // A low precision saves each linear layer's input quantized (operand + scale bytes).
+    const FormatBytes fb = formatBytes(ctx.options.precision);
+    m_inputStash = ctx.options.precision.lowPrecision() ? (fb.operand + fb.scale) / 2 : 1.0;
     m_b = ctx.microBatch;
     m_spDiv = st.sp ? m_tp : 1;
     const FrameworkProfile &profile = frameworkProfile(ctx.options.framework);
@@ -243,7 +248,8 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     const StagePlan &st = m_stage;
     const CostOptions &opt = m_ctx.options;
     const ComputeRates &rates = m_rates;
-    const int tp = m_tp, cp = m_cp, ep = m_ep, width = m_width;
+    const int tp = m_tp, cp = m_cp, ep = m_ep, etp = m_etp, width = m_width;
+    const double load = m_moeLoad;
     const double b = m_b, spDiv = m_spDiv;
     const bool holdsEmbedding = m_holdsEmbedding, fusedLoss = m_fusedLoss, opPolicy = m_opPolicy;
     const LayerProfile *&timed = m_timed;
@@ -254,8 +260,13 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     // torchtitan's op-level selective checkpointing where the builder derived it.
     const bool opSelective = selective && opPolicy && l.opSelectiveStashTpBytes > 0;
     const WidthMeasurement *measured = l.measuredAt(tp);
-    const double fullStash = measured ? measured->stashBytes * b / cp
-                                      : (l.stashTpBytes / width + l.stashSpBytes / (spDiv * cp)) * b;
+    // Low precision: the linear inputs saved quantized, the attention output once more
+    // (LayerProfile::linearInputStash*; 1 - m_inputStash of them saved, in BF16 bytes).
+    const double quantised = 1.0 - m_inputStash;
+    const double stashTp = l.stashTpBytes - quantised * l.linearInputStashTpBytes +
+                           (quantised > 0 ? m_inputStash * l.attentionOutputStashBytes : 0.0);
+    const double stashSp = l.stashSpBytes - quantised * l.linearInputStashSpBytes;
+    const double fullStash = measured ? measured->stashBytes * b / cp : (stashTp / width + stashSp / (spDiv * cp)) * b;
     if (hasShapes(l)) {
         // Operators from their shapes (ComputeModel.h).
         const bool same = timed != nullptr && timed->gemms == l.gemms &&
@@ -263,7 +274,7 @@ void StageLayerFold::add(StageLayerSums &s, int i)
                           timed->elementwiseSpBytes == l.elementwiseSpBytes &&
                           timed->elementwiseTpBytes == l.elementwiseTpBytes;
         if (!same)
-            times = layerTimes(l, m_ctx.seqLength, b, st, rates, opt.elementwiseTraffic);
+            times = layerTimes(l, m_ctx.seqLength, b, st, rates, opt.elementwiseTraffic, load);
         timed = &l;
     } else {
         // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM
@@ -288,6 +299,8 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     s.backward += bwd;
     s.gemmForward += measured || l.measuredFwdTime >= 0 ? fwd : times.gemm;
     s.attentionForward += times.attention;
+    if (!measured && l.measuredFwdTime < 0)
+        s.sharedExpertForward += times.sharedExpert;
     if (rec)
         s.recompute += fwd;
     else if (opSelective)  // the unsaved matmuls and the element-wise kernels
@@ -297,7 +310,8 @@ void StageLayerFold::add(StageLayerSums &s, int i)
         s.recompute += times.attention;
     const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
     if (tpAllReduce > 0 && tp > 1) {
-        const int ops = recomputed(l) ? 2 : 1;  // attention + MLP, or one for embedding/head
+        // attention + MLP, or one for embedding/head and for a MoE block (its MLP: below)
+        const int ops = recomputed(l) && l.etpGatherBytes <= 0 ? 2 : 1;
         s.tpBytes += tpAllReduce * b / cp;
         s.tpOps += ops;
         if (rec) {
@@ -306,11 +320,23 @@ void StageLayerFold::add(StageLayerSums &s, int i)
         }
     }
     if (l.epAllToAllBytes > 0 && ep > 1) {
-        s.epBytes += l.epAllToAllBytes * b / width;
+        // The most loaded rank receives `load` times the mean of the routed copies.
+        s.epBytes += l.epAllToAllBytes * b * load / width;
         s.epOps += 2;  // dispatch + combine
         if (rec) {
-            s.epBytesRec += l.epAllToAllBytes * b / width;
+            s.epBytesRec += l.epAllToAllBytes * b * load / width;
             s.epOpsRec += 2;
+        }
+    }
+    if (l.etpGatherBytes > 0 && etp > 1) {
+        // The routed copies a rank received, gathered over its etp group (the buffer of the
+        // all-gather / reduce-scatter pair: etp x those of one rank).
+        const double bytes = l.etpGatherBytes * b * load * etp / width;
+        s.etpBytes += bytes;
+        ++s.etpOps;
+        if (rec) {
+            s.etpBytesRec += bytes;
+            ++s.etpOpsRec;
         }
     }
     if (l.cpExchangeBytes > 0 && cp > 1) {
@@ -321,14 +347,14 @@ void StageLayerFold::add(StageLayerSums &s, int i)
             ++s.cpOpsRec;
         }
     }
-    // Parameters per device: experts are inside tpParams (TP-sharded) and divided by ep.
+    // Parameters per device: experts are inside tpParams, split by etp and divided by ep.
     const double expert = std::min(l.expertParams, l.params);
     const double dense = l.params - expert;
     const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
     double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
     if (!holdsEmbedding)
         layerDense += l.tiedParams / tp;
-    const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(tp) * ep);
+    const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(etp) * ep);
     s.denseParams += layerDense;
     s.expertParams += layerExpert;
     if (opt.precision.lowPrecision() && !measured && l.kind != LayerKind::Embedding && l.kind != LayerKind::Head) {
@@ -336,7 +362,7 @@ void StageLayerFold::add(StageLayerSums &s, int i)
         for (const GemmShape &g : l.gemms) {
             if (!isLinearGemm(g))
                 continue;
-            const double weights = g.n * g.k * g.count / (g.split == GemmShape::Split::None ? 1 : tp);
+            const double weights = g.n * g.k * g.count / (g.split == GemmShape::Split::None ? 1 : g.expert ? etp : tp);
             if (g.expert)
                 s.linearExpert += weights / ep;
             else
@@ -372,7 +398,7 @@ namespace {
 // Exposed seconds of the collectives inside the stage (TP, EP, CP) per micro-batch, and
 // those its recompute pass repeats (added to c.recompute).
 void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
-                         const FrameworkProfile &fw)
+                         const FrameworkProfile &fw, const CostOptions &opt, double topK)
 {
     auto opsCost = [](const LinearCost &lc, double bytes, int ops) {
         return bytes > 0 ? lc.at(bytes) + std::max(ops - 1, 0) * lc.fixed : 0.0;
@@ -382,7 +408,16 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
     // reduce-scatter of their gradients (3 passes of the ring).
     const double kappa = fw.contention;
     c.tpComm = 2 * opsCost(g.comm.tp, s.tpBytes, s.tpOps);
-    c.epComm = 2 * opsCost(g.comm.ep, s.epBytes, s.epOps);
+    // The experts' communication: the dispatch and combine all-to-all on the placement
+    // (flat, or DeepEP's hierarchical form) and the etp group's gathers; the shared experts'
+    // GEMMs hide the all-to-all where the framework overlaps them.
+    const LinearCost dispatch = opt.moeHierarchicalDispatch && g.comm.epShape.size > 1
+                                    ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
+                                    : g.comm.ep;
+    c.epComm = 2 * opsCost(dispatch, s.epBytes, s.epOps);
+    if (fw.sharedExpertOverlap && s.sharedExpertForward > 0)
+        c.epComm = overlapped(c.epComm, 3 * s.sharedExpertForward, kappa);
+    c.epComm += 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
     double tpRec = opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec);
     if (fw.tpOverlap && st.sp && st.tp > 1) {
@@ -399,18 +434,19 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
     }
     if (fw.cpOverlap && st.cp > 1)  // ring exchange behind the blockwise attention (fwd + bwd)
         c.cpComm = overlapped(c.cpComm, (1 + 2.5) * s.attentionForward, kappa);
-    c.recompute += tpRec + opsCost(g.comm.ep, s.epBytesRec, s.epOpsRec) + opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
+    c.recompute += tpRec + opsCost(dispatch, s.epBytesRec, s.epOpsRec) + opsCost(g.comm.etp, s.etpBytesRec, s.etpOpsRec) +
+                   opsCost(g.comm.cp, s.cpBytesRec, s.cpOpsRec);
 }
 
 // ZeRO shards over the gradient-reduction group: dp replicas x cp ranks (Collectives.cpp);
-// an expert shard over the dp / ep replicas that share it, x cp.
+// an expert shard over the ranks that share it (StageConfig::expertDp()).
 struct ShardGroups {
     int dense = 1, expert = 1;
 };
 ShardGroups shardGroups(const StagePlan &st, int dp)
 {
     const int cp = std::max(st.cp, 1);
-    return {dp * cp, dp / std::max(st.ep, 1) * cp};
+    return {dp * cp, StageConfig::expertGridFits(st.tp, cp, dp, st.expertTp(), std::max(st.ep, 1)) ? st.expertDp(dp) : 1};
 }
 
 // DeepSpeed's BF16_Optimizer: bf16 with ZeRO 0/1 (FrameworkProfile::bf16Optimizer).
@@ -541,7 +577,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.backward = s.backward;
     c.recompute = s.recompute;
     c.recomputeCompute = s.recompute;
-    addStageCollectives(c, st, g, s, fw);
+    addStageCollectives(c, st, g, s, fw, opt, ctx.model->topK);
     addDataParallel(c, st, g, s, fw, opt, gradB, weightB);
 
     // The optimizer step: memory-bound fused Adam on the local shard.

@@ -31,6 +31,7 @@
 #include "Plan.h"
 #include "Topology.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,6 +84,21 @@ struct CostOptions {
     // The linear layers' number format (Precision.h) the search prices; evaluating a plan
     // uses the plan's own (Plan::precision).
     Precision precision;
+    // MoE (docs/cost-model.md, "MoE parallelism"). The most loaded expert-parallel rank's
+    // routed tokens over the mean in dropless training: its experts' GEMMs and its share of
+    // the dispatch take that many times the mean (an assumption, not fitted; --moe-imbalance).
+    double moeImbalance = 1.1;
+    // Token dropping: an expert takes at most capacityFactor x its mean share (Megatron-Core
+    // --moe-expert-capacity-factor, GShard); 0 = dropless.
+    double moeCapacityFactor = 0;
+    // The dispatcher: a flat all-to-all (Megatron-Core's alltoall) or the hierarchical one
+    // of DeepEP / HybridEP (dispatchCost(), Collectives.h; --moe-dispatcher deepep).
+    bool moeHierarchicalDispatch = false;
+    // The load of the most loaded rank over the mean: min(imbalance, capacity factor).
+    double moeLoad() const
+    {
+        return moeCapacityFactor > 0 ? std::min(moeImbalance, moeCapacityFactor) : moeImbalance;
+    }
     // The large-GEMM efficiency override for `device`: its calibrated value, else
     // matmulEfficiency (0 = the device class's default).
     double gemmEfficiencyFor(const DeviceSpec &device) const;
@@ -193,8 +209,11 @@ struct StageLayerSums {
     double forward = 0, backward = 0, recompute = 0;  // seconds per micro-batch
     double gemmForward = 0;       // forward GEMM seconds (the window TP overlap hides behind)
     double attentionForward = 0;  // forward core-attention seconds (the CP overlap window)
+    double sharedExpertForward = 0;  // forward shared-expert GEMM seconds (the dispatch's overlap window)
     double tpBytes = 0, tpBytesRec = 0, epBytes = 0, epBytesRec = 0, cpBytes = 0, cpBytesRec = 0;
     int tpOps = 0, tpOpsRec = 0, epOps = 0, epOpsRec = 0, cpOps = 0, cpOpsRec = 0;
+    double etpBytes = 0, etpBytesRec = 0;  // the experts' tensor-group gathers (etp > 1)
+    int etpOps = 0, etpOpsRec = 0;
     double denseParams = 0, expertParams = 0, maxLayerParams = 0;  // per device, before ZeRO
     // The parts of them that are linear weights in a low precision (0 in bf16): what keeps
     // low-precision copies and, with the framework's low-precision gathers, no BF16 copy.
@@ -219,8 +238,9 @@ private:
     const StageContext &m_ctx;
     ComputeRates m_rates;
     bool m_holdsEmbedding;
-    int m_tp, m_cp, m_ep, m_width;
-    double m_b, m_spDiv;
+    int m_tp, m_cp, m_ep, m_etp, m_width;
+    double m_b, m_spDiv, m_moeLoad;
+    double m_inputStash;  // bytes of a saved linear input per BF16 byte (1 in BF16)
     bool m_fusedLoss, m_opPolicy;
     const LayerProfile *m_timed = nullptr;  // consecutive identical layers share their times
     LayerTimes m_times;

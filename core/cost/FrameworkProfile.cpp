@@ -33,6 +33,7 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     // --fp8-format / --fp8-recipe and NeMo's fp8 / fp8_recipe, with --fp8-param-gather.
     mcore.precisions = kAllPrecisionBits;
     mcore.lowPrecisionParamGather = true;
+    mcore.sharedExpertOverlap = true;
 
     FrameworkProfile mlm;  // Megatron-LM 2021-2022 (the SC'21 and MLSys'23 papers)
     mlm.id = Framework::MegatronLM;

@@ -87,6 +87,9 @@ struct FrameworkProfile {
     // linear weights hold no BF16 copy and their ZeRO / FSDP gathers move the low-precision
     // bytes.
     bool lowPrecisionParamGather = false;
+    // MoE: the shared experts' GEMMs run beside the token dispatch and combine (Megatron-Core
+    // --moe-shared-expert-overlap), hiding the all-to-all behind them.
+    bool sharedExpertOverlap = false;
     bool supports(const Precision &p) const { return (precisions & precisionBit(p)) != 0; }
     // Fraction of the activation memory lost to allocator fragmentation.
     double fragmentation = 0.0;

@@ -343,8 +343,8 @@ void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
         l.gemms.push_back({d.k, up(d.fe), h, d.e, Split::Column, true, false});
         l.gemms.push_back({d.k, h, d.fe, d.e, Split::Row, true, false});
         if (d.shared > 0) {
-            l.gemms.push_back({1, up(d.shared), h, 1, Split::Column, false, false});
-            l.gemms.push_back({1, h, d.shared, 1, Split::Row, false, false});
+            l.gemms.push_back({1, up(d.shared), h, 1, Split::Column, false, false, false, true});
+            l.gemms.push_back({1, h, d.shared, 1, Split::Row, false, false, false, true});
         }
     } else if (b.dense) {
         l.gemms.push_back({1, up(b.f), h, 1, Split::Column, false, false});
@@ -423,6 +423,9 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
     // sublayers read one norm; a sandwich block also keeps each post-norm's input.
     const double normed = d.norms == ModelConfig::NormPlacement::Parallel ? 2.0 : d.norms == ModelConfig::NormPlacement::Sandwich ? 3 * sub : 2 * sub;
     double sp = normed * ACT_BYTES * s * h + (d.dropout ? sub * s * h : 0);
+    // The norm outputs a linear layer reads: one per sublayer (one shared by a parallel block).
+    double linearSp = (d.norms == ModelConfig::NormPlacement::Parallel ? 1.0 : sub) * ACT_BYTES * s * h;
+    double linearTp = 0;
     // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input
     // (= the attention output), then the attention's own saved tensors:
     //  - materialised attention: the softmax output (2as^2) and, with dropout, its mask
@@ -443,8 +446,11 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
             // replicated: the down projections' outputs and their norms' outputs.
             tp = ACT_BYTES * s * d.a * (2 * (d.nope + d.rope) + 2 * d.vh) + l.attentionStashBytes;
             sp += ACT_BYTES * s * (2 * d.qLora + 2 * d.kvLora + d.rope);
+            linearSp += ACT_BYTES * s * (d.qLora + d.kvLora);  // the up projections' inputs
+            l.attentionOutputStashBytes = ACT_BYTES * s * d.a * d.vh;
         } else {
             tp = ACT_BYTES * s * (2 * d.qW + 2 * d.hkv) + l.attentionStashBytes;
+            l.attentionOutputStashBytes = ACT_BYTES * s * d.qW;
             if (d.qkNorm)
                 tp += ACT_BYTES * s * (d.qW + d.hkv);  // the Q and K norms' inputs
         }
@@ -452,6 +458,7 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
         // in_proj's output, the conv's output, the scan's output and the gated norm's output.
         const MambaWidths w = mambaWidths(d);
         tp = ACT_BYTES * s * (w.in + w.conv + 2 * w.inner);
+        linearTp += ACT_BYTES * s * w.inner;  // out_proj's input
     }
     // MLP: GeLU keeps its input and output (2 * 2sf = 16sh for f = 4h); SwiGLU keeps the
     // gate and up outputs and their product, the down projection's input (3 * 2sf; the
@@ -463,9 +470,14 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
         // Router logits (FP32), the permuted expert inputs and the expert outputs kept for
         // the weighted combine: not split by TP.
         sp += LOGIT_BYTES * s * d.e + 2 * d.k * ACT_BYTES * s * h;
+        linearSp += d.k * ACT_BYTES * s * h;  // the experts' inputs
+        linearTp += ACT_BYTES * s * (d.k * d.fe + d.shared);  // the down projections' inputs
     } else if (b.dense) {
         tp += mlpStash(b.f);
+        linearTp += ACT_BYTES * s * b.f;
     }
+    l.linearInputStashTpBytes = linearTp;
+    l.linearInputStashSpBytes = linearSp;
     l.stashSpBytes = sp;
     l.stashTpBytes = tp;
     l.recomputeStashBytes = ACT_BYTES * s * h;  // the block input
@@ -492,7 +504,11 @@ void blockWorkingAndComm(const Dims &d, const Block &b, LayerProfile &l)
     l.workingBytes = 2 * std::max({scores, mlpInner, mixer});
 
     // --- communication per sequence per forward ------------------------------------------
-    l.tpAllReduceBytes = b.sublayers() * ACT_BYTES * s * h;  // each sublayer's output
+    // Each sublayer's output; a MoE sublayer's instead goes through the experts' tensor group
+    // (Megatron-Core's alltoall dispatcher: all-gather of the routed copies after the
+    // all-to-all, reduce-scatter before the combine).
+    l.tpAllReduceBytes = (b.sublayers() - (b.moe ? 1 : 0)) * ACT_BYTES * s * h;
+    l.etpGatherBytes = b.moe ? d.k * s * h * ACT_BYTES : 0;
     l.epAllToAllBytes = b.moe ? 2 * d.k * s * h * ACT_BYTES : 0;  // dispatch + combine
     // K and V around the ring (MLA: its per-head K and V); a Mamba block passes no K/V.
     l.cpExchangeBytes = b.mla()       ? s * d.a * (d.nope + d.rope + d.vh) * ACT_BYTES

@@ -52,6 +52,7 @@ struct GemmShape {
     bool expert = false;      // one GEMM per expert: tokens spread over the experts
     bool perSequence = false; // attention scores: m = the sequence, not all tokens
     bool router = false;      // the MoE router's logits (kept in BF16/FP32 at any precision)
+    bool shared = false;      // a shared expert's GEMM (what a dispatch can overlap with)
     bool operator==(const GemmShape &) const = default;
 };
 // Whether a GEMM is a linear layer's, the ones a low precision runs (Precision.h): not the
@@ -120,12 +121,25 @@ struct LayerProfile {
     double stashTpBytes = 0;       // saved for backward, divided by tp (and by cp)
     double stashSpBytes = 0;       // saved for backward, divided by tp only with SP (and by cp)
     double recomputeStashBytes = 0;// kept with full recomputation (layer input); SP and cp divide it
+    // The parts of stashTpBytes / stashSpBytes (BF16 bytes) that are linear layers' inputs:
+    // the norm outputs, MLA's down-projection outputs, the MLP's down-projection input, the
+    // MoE experts' inputs, Mamba's out_proj input. A low precision keeps them quantized for
+    // the weight-gradient GEMM instead (Transformer Engine's Linear saves its quantized
+    // input, not the BF16 one), and the attention output (attentionOutputStashBytes, part of
+    // stashTpBytes) a second time, quantized by the output projection beside the BF16 copy
+    // the fused attention keeps for its own backward.
+    double linearInputStashTpBytes = 0, linearInputStashSpBytes = 0;
+    double attentionOutputStashBytes = 0;
     double workingBytes = 0;       // transient peak while computing the layer (not stashed)
 
     // Communication volumes per sample per forward pass (bytes of the buffer operated on).
     // Backward moves the same volumes again.
     double tpAllReduceBytes = 0;  // sum of buffers all-reduced across tp (SP: RS+AG of same)
     double epAllToAllBytes = 0;   // dispatch + combine bytes leaving one device's tokens
+    // MoE: the routed copies (top-k per token) that the experts' tensor group all-gathers in
+    // the dispatch and reduce-scatters in the combine; the MoE sublayer is then not part of
+    // tpAllReduceBytes. 0: a layer whose MLP is in tpAllReduceBytes (dense, profiles).
+    double etpGatherBytes = 0;
     double cpExchangeBytes = 0;   // K/V bytes passed around the context-parallel ring
 
     // Measured per tensor width (ascending tp); when present, a stage at width tp takes its

@@ -81,9 +81,10 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     if (need > topo.deviceCount())
         return R::failure("tp x cp x dp x pp = " + std::to_string(need) + " devices, the cluster has " +
                           std::to_string(topo.deviceCount()));
-    if (u.dp % u.ep != 0)
-        return R::failure("ep " + std::to_string(u.ep) + " does not divide dp " + std::to_string(u.dp) +
-                          " (expert parallelism shards experts over data-parallel replicas)");
+    if (u.etp < 0 || !StageConfig::expertGridFits(u.tp, u.cp, u.dp, u.expertTp(), u.ep))
+        return R::failure("etp " + std::to_string(u.expertTp()) + " x ep " + std::to_string(u.ep) +
+                          " does not divide tp x cp x dp = " + std::to_string(1LL * u.tp * u.cp * u.dp) +
+                          " (Megatron-Core folds the experts' etp x ep x expert-dp grid onto those ranks)");
     if (u.globalBatch % (1LL * u.microBatch * u.dp) != 0)  // 64 bits: the product overflows an int
         return R::failure("global batch " + std::to_string(u.globalBatch) + " is not a multiple of micro-batch x dp = " +
                           std::to_string(1LL * u.microBatch * u.dp));
@@ -148,9 +149,11 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
     plan.dp = u.dp;
     plan.pipelineUnits = u.pipelineUnits;
 
-    // Rank -> coordinates: strides in the given order, fastest first.
+    // Rank -> coordinates: strides in the given order, fastest first. An ep that does not
+    // divide dp folds over tp x cp x dp (StageConfig) and is no dimension of the dense ranks.
+    const int epDim = u.dp % u.ep == 0 ? u.ep : 1;
     const std::map<std::string, int> size = {
-        {"tp", u.tp}, {"cp", u.cp}, {"ep", u.ep}, {"dp", u.dp / u.ep}, {"pp", u.pp}};
+        {"tp", u.tp}, {"cp", u.cp}, {"ep", epDim}, {"dp", u.dp / epDim}, {"pp", u.pp}};
     std::map<std::string, int> stride;
     int acc = 1;
     for (const auto &d : *dims) {
@@ -180,7 +183,7 @@ Result<Plan> buildUniformPlan(const UniformLayout &u, const Topology &topo, cons
             for (int c = 0; c < u.cp; ++c)
                 for (int t = 0; t < u.tp; ++t)
                     st.devices[static_cast<size_t>(r)][static_cast<size_t>(c * u.tp + t)] =
-                        deviceOf(t, c, r % u.ep, r / u.ep, p);
+                        deviceOf(t, c, r % epDim, r / epDim, p);
         plan.stages.push_back(std::move(st));
     }
     return plan;

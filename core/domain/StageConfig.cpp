@@ -6,9 +6,9 @@
 namespace nest {
 
 // Every width a loader accepts (at most limits::devices) fits its field of widthKey().
-static_assert(limits::devices.max < double(uint64_t{1} << StageConfig::kWidthBits),
-              "tp, cp and ep no longer fit StageConfig::widthKey(): widen kWidthBits");
-static_assert(3 * StageConfig::kWidthBits <= 64, "widthKey() packs three widths into 64 bits");
+static_assert(limits::parallelWidth.max <= double(uint64_t{1} << StageConfig::kWidthBits),
+              "tp, cp, ep and etp no longer fit StageConfig::widthKey(): widen kWidthBits");
+static_assert(4 * StageConfig::kWidthBits <= 64, "widthKey() packs four widths into 64 bits");
 
 const char *toString(Recompute r)
 {
@@ -43,8 +43,9 @@ bool recomputeFromString(const std::string &text, Recompute &out)
 uint64_t StageConfig::widthKey() const
 {
     constexpr uint64_t mask = (uint64_t{1} << kWidthBits) - 1;
-    return ((static_cast<uint64_t>(tp) & mask) << (2 * kWidthBits)) |
-           ((static_cast<uint64_t>(cp) & mask) << kWidthBits) | (static_cast<uint64_t>(ep) & mask);
+    const auto field = [](int w) { return static_cast<uint64_t>(w - 1) & mask; };
+    return (field(tp) << (3 * kWidthBits)) | (field(cp) << (2 * kWidthBits)) | (field(ep) << kWidthBits) |
+           field(expertTp());
 }
 
 uint32_t StageConfig::switchKey() const
@@ -56,14 +57,17 @@ uint32_t StageConfig::switchKey() const
 std::vector<std::string> StageConfig::problems(int heads, int experts, int seqLength, int dp) const
 {
     std::vector<std::string> out;
-    if (tp < 1 || cp < 1 || ep < 1) {
-        out.push_back("tp, cp and ep must be at least 1");
+    if (tp < 1 || cp < 1 || ep < 1 || etp < 0) {
+        out.push_back("tp, cp and ep must be at least 1 (etp at least 1, or 0 for the same as tp)");
         return out;
     }
     if (zero < 0 || zero > 3)
         out.push_back("zero must be 0, 1, 2 or 3");
-    if (dp % ep != 0)
-        out.push_back("ep " + std::to_string(ep) + " does not divide dp " + std::to_string(dp));
+    if (!expertGridFits(tp, cp, dp, expertTp(), ep))
+        out.push_back("etp " + std::to_string(expertTp()) + " x ep " + std::to_string(ep) +
+                      " does not divide the stage's tp x cp x dp = " + std::to_string(tp) + " x " + std::to_string(cp) +
+                      " x " + std::to_string(dp) + " devices (Megatron-Core folds the experts' etp x ep x expert-dp "
+                      "grid onto them)");
     if (!tpDividesHeads(tp, heads))
         out.push_back("tp " + std::to_string(tp) + " does not divide the model's " + std::to_string(heads) +
                       " attention heads");
@@ -90,6 +94,8 @@ void writeStageConfig(Json &stage, const StageConfig &c)
     stage["tp"] = c.tp;
     stage["cp"] = c.cp;
     stage["ep"] = c.ep;
+    if (c.etp > 0 && c.etp != c.tp)
+        stage["etp"] = c.etp;  // absent: the same as tp (files before etp read unchanged)
     stage["sp"] = c.sp;
     stage["zero"] = c.zero;
     stage["recompute"] = toString(c.recompute);
@@ -116,10 +122,11 @@ Recompute recomputeOf(const Json &stage, const std::string &path)
 
 StageConfig readStageConfig(const Json &stage, const std::string &path)
 {
-    constexpr long long maxWidth = static_cast<long long>(limits::devices.max);
+    constexpr long long maxWidth = static_cast<long long>(limits::parallelWidth.max);
     StageConfig c;
     c.tp = static_cast<int>(getInt(stage, "tp", path, 1, maxWidth, 1));
     c.ep = static_cast<int>(getInt(stage, "ep", path, 1, maxWidth, 1));
+    c.etp = StageConfig::etpField(static_cast<int>(getInt(stage, "etp", path, 1, maxWidth, c.tp)), c.tp);
     c.cp = static_cast<int>(getInt(stage, "cp", path, 1, maxWidth, 1));
     c.sp = getBool(stage, "sp", path, false);
     c.zero = static_cast<int>(getInt(stage, "zero", path, 0, 3, 0));

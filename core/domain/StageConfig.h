@@ -34,23 +34,37 @@ bool recomputeFromString(const std::string &text, Recompute &out);
 struct StageConfig {
     int tp = 1;           // tensor-parallel width
     int cp = 1;           // context-parallel width
-    int ep = 1;           // expert-parallel width (divides dp: experts are sharded across
-                          // ep data-parallel replicas, as in Megatron-LM)
+    int ep = 1;           // expert-parallel width: experts are sharded across ep ranks of the
+                          // stage's tp x cp x dp devices (Megatron-Core "parallel folding")
     bool sp = false;      // sequence parallelism (needs tp > 1 to matter)
     int zero = 0;         // ZeRO stage 0..3 over the data-parallel group
     Recompute recompute = Recompute::None;
+    int etp = 0;          // expert tensor-parallel width (Megatron-Core
+                          // --expert-tensor-parallel-size); 0 = the same as tp, its default.
+                          // Last, so that brace-initialised choices read as before.
 
     // Shards per replica: the devices one replica of the stage runs on.
     int width() const { return tp * cp; }
-    bool operator==(const StageConfig &) const = default;
+    // The tensor width of the experts: etp, or tp when etp is 0.
+    int expertTp() const { return etp > 0 ? etp : tp; }
+    // The stored etp of a choice whose experts are `etp` wide: 0 when that is tp, so that one
+    // layout has one key (a == b exactly when they describe the same run).
+    static int etpField(int etp, int tp) { return etp == tp ? 0 : etp; }
+    // The same run: etp 0 and etp == tp are one layout (key() agrees).
+    bool operator==(const StageConfig &o) const
+    {
+        return tp == o.tp && cp == o.cp && ep == o.ep && sp == o.sp && zero == o.zero && recompute == o.recompute &&
+               expertTp() == o.expertTp();
+    }
     // This choice alone, for types that derive from it (StagePlan, UniformLayout).
     StageConfig &config() { return *this; }
     const StageConfig &config() const { return *this; }
 
     // --- keys -----------------------------------------------------------------------------
-    // tp, cp and ep in 3 x kWidthBits bits: what a stage's device geometry and collectives
-    // depend on. Exact for every width the loaders accept (limits::devices).
-    static constexpr int kWidthBits = 21;
+    // tp, cp, ep and expertTp() in 4 x kWidthBits bits (each stored minus one): what a
+    // stage's device geometry and collectives depend on. Exact for every width the loaders
+    // accept (limits::parallelWidth).
+    static constexpr int kWidthBits = 16;
     uint64_t widthKey() const;
     // sp, zero and recompute in kSwitchBits bits: the memory and overlap switches.
     static constexpr int kSwitchBits = 5;
@@ -68,6 +82,14 @@ struct StageConfig {
     // cp only when cp > 1).
     static bool tpDividesHeads(int tp, int heads) { return heads <= 0 || heads % tp == 0; }
     static bool epDividesExperts(int ep, int experts) { return ep <= 1 || experts % ep == 0; }
+    // Megatron-Core's folding: the experts' etp x ep x expert-dp grid re-slices the stage's
+    // tp x cp x dp devices, so etp x ep must divide tp x cp x dp.
+    static bool expertGridFits(int tp, int cp, int dp, int etp, int ep)
+    {
+        return etp >= 1 && ep >= 1 && (static_cast<long long>(tp) * cp * dp) % (static_cast<long long>(etp) * ep) == 0;
+    }
+    // Replicas of one expert shard (expert data parallelism) on a stage of dp replicas.
+    int expertDp(int dp) const { return tp * cp * dp / (expertTp() * ep); }
     static bool cpDividesSequence(int cp, int seqLength) { return cp <= 1 || seqLength % cp == 0; }
     // Everything wrong with this choice for a model with `heads` attention heads and
     // `experts` experts, a sequence of `seqLength` tokens and `dp` replicas, one message

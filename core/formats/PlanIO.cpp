@@ -72,7 +72,7 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
         for (size_t i = 0; i < stages.size(); ++i) {
             const std::string path = childPath("stages", i);
             const Json &s = stages[i];
-            requireKnownKeys(s, path, {"first_layer", "end_layer", "tp", "cp", "ep", "sp", "zero", "recompute", "devices"});
+            requireKnownKeys(s, path, {"first_layer", "end_layer", "tp", "cp", "ep", "etp", "sp", "zero", "recompute", "devices"});
             StagePlan st;
             st.firstLayer = static_cast<int>(getInt(s, "first_layer", path, 0, kMaxInt));
             st.endLayer = static_cast<int>(getInt(s, "end_layer", path, 1, kMaxInt));

@@ -46,7 +46,8 @@ const std::set<std::string> &layerKeys()
         "name", "kind", "repeat", "fwd_ms", "bwd_ms", "fwd_flops", "bwd_flops", "params",
         "tp_params", "expert_params", "active_params", "tied_params", "output_bytes",
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
-        "tp_allreduce_bytes", "ep_alltoall_bytes", "cp_exchange_bytes", "gemms", "attention_flops",
+        "tp_allreduce_bytes", "ep_alltoall_bytes", "etp_gather_bytes", "cp_exchange_bytes", "gemms",
+        "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "attention_flops",
         "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "kind_label", "comment"};
     return keys;
 }
@@ -92,6 +93,7 @@ std::vector<GemmShape> readGemms(const Json &e, const std::string &path)
         s.expert = getBool(g, "expert", ipath, false);
         s.perSequence = getBool(g, "per_sequence", ipath, false);
         s.router = getBool(g, "router", ipath, false);
+        s.shared = getBool(g, "shared_expert", ipath, false);
         out.push_back(s);
     }
     return out;
@@ -169,6 +171,10 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.workingBytes = bounded(e, "working_bytes", path, limits::layerBytes, 0) / mb;
     l.tpAllReduceBytes = bounded(e, "tp_allreduce_bytes", path, limits::layerBytes, 0) / mb;
     l.epAllToAllBytes = bounded(e, "ep_alltoall_bytes", path, limits::layerBytes, 0) / mb;
+    l.etpGatherBytes = bounded(e, "etp_gather_bytes", path, limits::layerBytes, 0) / mb;
+    l.linearInputStashTpBytes = bounded(e, "linear_input_stash_tp_bytes", path, limits::layerBytes, 0) / mb;
+    l.linearInputStashSpBytes = bounded(e, "linear_input_stash_sp_bytes", path, limits::layerBytes, 0) / mb;
+    l.attentionOutputStashBytes = bounded(e, "attention_output_stash_bytes", path, limits::layerBytes, 0) / mb;
     l.cpExchangeBytes = bounded(e, "cp_exchange_bytes", path, limits::layerBytes, 0) / mb;
     l.gemms = readGemms(e, path);
     l.attentionFlops = bounded(e, "attention_flops", path, limits::layerFlops, 0) / mb;
@@ -304,6 +310,13 @@ Json profileToJson(const ModelProfile &p)
         e["working_bytes"] = l.workingBytes;
         e["tp_allreduce_bytes"] = l.tpAllReduceBytes;
         e["ep_alltoall_bytes"] = l.epAllToAllBytes;
+        if (l.etpGatherBytes > 0)  // only when set: profiles written before read the same
+            e["etp_gather_bytes"] = l.etpGatherBytes;
+        if (l.linearInputStashTpBytes > 0 || l.linearInputStashSpBytes > 0) {
+            e["linear_input_stash_tp_bytes"] = l.linearInputStashTpBytes;
+            e["linear_input_stash_sp_bytes"] = l.linearInputStashSpBytes;
+            e["attention_output_stash_bytes"] = l.attentionOutputStashBytes;
+        }
         e["cp_exchange_bytes"] = l.cpExchangeBytes;
         if (!l.gemms.empty()) {
             Json gemms = Json::array();
@@ -312,6 +325,8 @@ Json profileToJson(const ModelProfile &p)
                                  {"split", splitName(g.split)}, {"expert", g.expert}, {"per_sequence", g.perSequence}});
                 if (g.router)  // only when set: profiles written before read the same
                     gemms.back()["router"] = true;
+                if (g.shared)
+                    gemms.back()["shared_expert"] = true;
             }
             e["gemms"] = gemms;
         }

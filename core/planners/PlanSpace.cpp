@@ -216,11 +216,13 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
     const SearchOptions &o = *m_options;
     std::vector<StageConfig> out;
     std::vector<int> eps = {1};
+    std::vector<int> etps = {0};  // the experts' tensor widths; 0 = tp
     if (hasMoe(first, end)) {
         for (int ep : sortedUnique(o.epCandidates)) {
-            if (ep > 1 && cfg.dp % ep == 0 && StageConfig::epDividesExperts(ep, m_model->numExperts))
+            if (ep > 1 && StageConfig::epDividesExperts(ep, m_model->numExperts))
                 eps.push_back(ep);
         }
+        etps = sortedUnique(o.etpCandidates);
     }
     for (int tp : m_tps) {
         if (width % tp != 0)
@@ -230,13 +232,24 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
             continue;
         const std::vector<int> zeros = (o.allowZero && StageConfig::zeroShards(cfg.dp, cp)) ? std::vector<int>{0, 1, 2, 3}
                                                                         : std::vector<int>{0};
+        std::vector<int> fields;  // the distinct etp of this tp (0 and tp are one)
+        for (int candidate : etps) {
+            const int field = StageConfig::etpField(candidate > 0 ? candidate : tp, tp);
+            if (std::find(fields.begin(), fields.end(), field) == fields.end())
+                fields.push_back(field);
+        }
+        for (int etp : fields)
         for (int ep : eps) {
+            // Megatron-Core's folding: the etp x ep grid re-slices the stage's tp x cp x dp.
+            if (!StageConfig::expertGridFits(tp, cp, cfg.dp, etp > 0 ? etp : tp, ep))
+                continue;
             for (int z : zeros) {
                 for (Recompute rc : m_recomputes) {
                     StageConfig s;
                     s.tp = tp;
                     s.cp = cp;
                     s.ep = ep;
+                    s.etp = etp;
                     s.sp = StageConfig::sequenceParallel(o.allowSp, tp);
                     s.zero = z;
                     s.recompute = rc;
@@ -278,6 +291,7 @@ StagePlan PlanSpace::makeStage(const OuterConfig &cfg, int position, const Stage
     s.tp = c.option.tp;
     s.cp = c.option.cp;
     s.ep = c.option.ep;
+    s.etp = c.option.etp;
     s.sp = c.option.sp;
     s.zero = c.option.zero;
     s.recompute = c.option.recompute;
@@ -360,7 +374,10 @@ void PlanSpace::setInterleavedOption(std::vector<StageChoice> &chunks, const Sta
     for (StageChoice &sc : chunks) {
         sc.option = option;
         if (!hasMoe(sc.firstLayer, sc.endLayer))
+        {
             sc.option.ep = 1;  // expert parallelism only in a chunk that holds a MoE layer
+            sc.option.etp = 0;
+        }
     }
 }
 

@@ -43,7 +43,10 @@ struct SearchOptions {
     bool allowRecompute = true;
     bool allowSp = true;                       // sequence parallelism with tp > 1
     std::vector<int> tpCandidates = {1, 2, 4, 8};
-    std::vector<int> epCandidates = {1, 2, 4, 8};  // used on stages holding MoE layers
+    std::vector<int> epCandidates = {1, 2, 4, 8, 16, 32, 64};  // used on stages holding MoE layers
+    // The experts' tensor widths (StageConfig::etp) on stages holding MoE layers; 0 = the
+    // stage's tp (Megatron-Core's default), so the default searches etp = tp and etp = 1.
+    std::vector<int> etpCandidates = {0, 1};
     // Context-parallel degrees; every cp must divide the sequence length. A cp > 1 is
     // offered only when seqLength / cp >= cpMinTokensPerRank (context parallelism pays only
     // for long sequences); 0 takes the list as given (what an explicit user list sets).

@@ -36,6 +36,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.allowSp = s.allowSequenceParallel;
     o.tpCandidates = s.allowTp ? s.tpCandidates : std::vector<int>{1};
     o.epCandidates = s.allowEp ? s.epCandidates : std::vector<int>{1};
+    o.etpCandidates = s.etpCandidates;
     o.cpCandidates = s.allowCp ? s.cpCandidates : std::vector<int>{1};
     o.cpMinTokensPerRank = s.cpMinTokensPerRank;
     if (!s.allowDp)
@@ -102,6 +103,8 @@ Json searchSettingsToJson(const SearchSettings &s)
     }
     if (s.fp8Recipe)
         out["fp8_recipe"] = toString(*s.fp8Recipe);
+    if (s.etpCandidates != SearchSettings{}.etpCandidates)  // written only when set
+        out["etp_candidates"] = s.etpCandidates;
     if (!s.target.empty())
         out["target"] = s.target;  // written only when set: older workspaces stay as they were
     return out;
@@ -147,7 +150,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     requireKnownKeys(j, path,
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
                       "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
-                      "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "cp_candidates",
+                      "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
                       "precisions", "fp8_recipe", "target"});
     SearchSettings s;
@@ -252,6 +255,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     }
     s.tpCandidates = intList(j, "tp_candidates", path, 1, 1 << 16, s.tpCandidates);
     s.epCandidates = intList(j, "ep_candidates", path, 1, 1 << 16, s.epCandidates);
+    s.etpCandidates = intList(j, "etp_candidates", path, 0, 1 << 16, s.etpCandidates);
     s.cpCandidates = intList(j, "cp_candidates", path, 1, 1 << 16, s.cpCandidates);
     s.cpMinTokensPerRank =
         static_cast<int>(getInt(j, "cp_min_tokens_per_rank", path, 0, 1 << 30, s.cpMinTokensPerRank));

@@ -68,7 +68,9 @@ struct SearchSettings {
     // Recompute modes searched when allowRecompute (off = none only, the list kept).
     std::vector<Recompute> recomputeModes{Recompute::None, Recompute::Selective, Recompute::Full};
     std::vector<int> tpCandidates{1, 2, 4, 8};
-    std::vector<int> epCandidates{1, 2, 4, 8};
+    std::vector<int> epCandidates{1, 2, 4, 8, 16, 32, 64};
+    // The experts' tensor widths searched on MoE stages; 0 = the stage's tp (SearchOptions).
+    std::vector<int> etpCandidates{0, 1};
     std::vector<int> cpCandidates{1, 2, 4, 8, 16};
     // A cp > 1 is searched only when sequence / cp >= this many tokens; 0 = the list as
     // given (an explicit list from the user, `nest-cli plan --cp`, sets 0).

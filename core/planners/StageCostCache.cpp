@@ -218,10 +218,17 @@ StageGeometry StageCostCache::floorGeometry(int wIdx, const StageConfig &o,
         least(g.comm.tp, h.tp);
         least(g.comm.cp, h.cp);
         least(g.comm.ep, h.ep);
+        least(g.comm.etp, h.etp);
         least(g.comm.denseAllReduce, h.denseAllReduce);
         least(g.comm.denseReduceScatter, h.denseReduceScatter);
         least(g.comm.expertAllReduce, h.expertAllReduce);
         least(g.comm.expertReduceScatter, h.expertReduceScatter);
+    }
+    if (m_space.costOptions().moeHierarchicalDispatch) {
+        // The hierarchical dispatch is priced from one group's shape (dispatchCost()), not
+        // a least over the classes: its floor keeps the latency only.
+        g.comm.epShape = {};
+        g.comm.ep.perByte = 0;
     }
     return g;
 }

@@ -79,6 +79,9 @@ inline constexpr Range profileLayers{1, 100'000, "", false, true};  // after "re
 
 // Clusters and plans.
 inline constexpr Range devices{1, 1'048'576, "", false, true};      // Topology::maxDevices
+// One parallel width of a stage (tp, cp, ep, etp): a group of at most 65,536 devices (the
+// model limits bound tp by the heads and ep by the experts already; StageConfig::widthKey()).
+inline constexpr Range parallelWidth{1, 65'536, "", false, true};
 inline constexpr Range stages{1, 100'000, "", false, true};         // never more than layers
 
 // Measured times and sizes in profiles (per layer): finite, and below absurd.

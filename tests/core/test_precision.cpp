@@ -180,6 +180,37 @@ TEST(PrecisionMemory, lowPrecisionCopiesOfTheLinearWeights)
                             2 * linearPerBlock * (2 * (0.5 + 1.0 / 16) - 2)));
 }
 
+TEST(PrecisionMemory, linearInputsAreStashedQuantised)
+{
+    // The same GPT (2 blocks, h 256, f 1024, s 256, micro-batch 1, tp 1). Transformer Engine
+    // saves each Linear's quantized input for the weight gradient, not the BF16 one: per block
+    // the two norm outputs (2 x 2sh B) and the MLP's down-projection input (2sf B) shrink to
+    // half in FP8 (per-tensor scale: 1 B per element), and the output projection saves its
+    // FP8 copy of the attention output (sh B) beside the BF16 one: s(f + 2h) - sh = s(f + h)
+    // fewer bytes per block.
+    const ModelProfile model = buildProfile(tinyGptConfig(2));
+    const Topology topo = Topology::uniform("one", roundDevice(), {{"node", 1, linkOf(100e9, 1e-6)}});
+    UniformLayout u;
+    u.globalBatch = 16;
+    u.seqLength = 256;
+    const Plan bf16 = *buildUniformPlan(u, topo, model);
+    Plan fp8 = bf16;
+    fp8.precision = kFp8;
+    auto stash = [&](const Plan &p) {
+        CostOptions o;
+        o.framework = Framework::Serial;  // no fragmentation on the stash
+        return evaluate(p, topo, model, o).stages.at(0).cost.stashPerMicroBatch;
+    };
+    const double s = 256, h = 256, f = 1024;
+    EXPECT_NEAR(stash(bf16) - stash(fp8), 2 * s * (f + h), 1e-6);
+    // MXFP8: 1 + 1/32 B per saved element: (1 - (1 + 1/32) / 2) of the inputs saved, the
+    // attention output's copy costs (1 + 1/32) / 2 of its BF16 bytes.
+    Plan mx = bf16;
+    mx.precision = kMxfp8;
+    const double r = (1 + 1.0 / 32) / 2;
+    EXPECT_NEAR(stash(bf16) - stash(mx), 2 * ((1 - r) * (2 * s * f + 4 * s * h) - r * 2 * s * h), 1e-6);
+}
+
 TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
 {
     struct Row {

@@ -24,20 +24,21 @@ void changeField(T &x)
     else if constexpr (std::is_enum_v<T>)
         x = static_cast<T>(static_cast<int>(x) + 1);
     else
-        x = x + 1;
+        x = x + 2;  // etp: 0 (= tp 1) to 2, another width
 }
 
 // Calls f(field) on every field of `c`, in declaration order.
 template <typename F>
 void forEachField(StageConfig &c, F &&f)
 {
-    auto &[tp, cp, ep, sp, zero, recompute] = c;  // every field of StageConfig
+    auto &[tp, cp, ep, sp, zero, recompute, etp] = c;  // every field of StageConfig
     f(tp);
     f(cp);
     f(ep);
     f(sp);
     f(zero);
     f(recompute);
+    f(etp);
 }
 
 // The default choice with exactly field i changed, for every field i.
@@ -64,7 +65,7 @@ std::vector<StageConfig> oneFieldChanged()
 TEST(StageConfig, everyFieldIsListed)
 {
     // The binding in forEachField has one name per field; its size must be the struct's.
-    ASSERT_EQ(oneFieldChanged().size(), size_t{6});
+    ASSERT_EQ(oneFieldChanged().size(), size_t{7});
 }
 
 TEST(StageConfig, everyFieldReachesTheKey)
@@ -103,19 +104,24 @@ TEST(StageConfig, everyFieldSurvivesTheJsonRoundTrip)
 
 TEST(StageConfig, keysAreExactAtTheLimits)
 {
-    // Widths up to limits::devices keep their own bits: (2^20, 1, 1), (1, 2^20, 1) and
-    // (1, 1, 2^20) differ, and the largest width does not spill into its neighbour.
-    const int big = static_cast<int>(limits::devices.max);
-    StageConfig a, b, c, d;
+    // Widths up to limits::parallelWidth keep their own bits: (2^16, 1, 1, 1), (1, 2^16, 1, 1),
+    // (1, 1, 2^16, 1) and (1, 1, 1, 2^16) differ, and the largest width does not spill into
+    // its neighbour (each field holds the width minus one).
+    const int big = static_cast<int>(limits::parallelWidth.max);
+    StageConfig a, b, c, d, e;
     a.tp = big;
     b.cp = big;
     c.ep = big;
+    e.etp = big;
     d.tp = big;
     d.cp = big;
     d.ep = big;
-    const std::set<uint64_t> keys{a.widthKey(), b.widthKey(), c.widthKey(), d.widthKey(), StageConfig().widthKey()};
-    ASSERT_EQ(keys.size(), size_t{5});
-    ASSERT_EQ(d.widthKey() >> (2 * StageConfig::kWidthBits), uint64_t(big));
+    d.etp = big;
+    const std::set<uint64_t> keys{a.widthKey(), b.widthKey(), c.widthKey(), d.widthKey(), e.widthKey(),
+                                  StageConfig().widthKey()};
+    ASSERT_EQ(keys.size(), size_t{6});
+    ASSERT_EQ(d.widthKey(), ~uint64_t{0});
+    ASSERT_EQ(d.widthKey() >> (3 * StageConfig::kWidthBits), uint64_t(big - 1));
     // Switches: 2 sp x 4 zero x 3 recompute values, all distinct.
     std::set<uint32_t> switches;
     for (bool sp : {false, true})
@@ -178,9 +184,10 @@ TEST(StageConfig, rules)
     c.tp = 3;
     c.ep = 4;
     c.cp = 2;
+    c.etp = 2;  // 2 x 4 = 8 does not divide 3 x 2 x 6 = 36
     const std::vector<std::string> p = c.problems(32, 6, 4095, 6);
     ASSERT_EQ(p.size(), size_t{4});
-    ASSERT_EQ(p[0], std::string("ep 4 does not divide dp 6"));
+    ASSERT_EQ(p[0].rfind("etp 2 x ep 4 does not divide the stage's tp x cp x dp = 3 x 2 x 6 devices", 0), 0u) << p[0];
     ASSERT_EQ(p[1], std::string("tp 3 does not divide the model's 32 attention heads"));
     ASSERT_EQ(p[2], std::string("ep 4 does not divide the model's 6 experts"));
     ASSERT_EQ(p[3], std::string("cp 2 does not divide the sequence length 4095"));

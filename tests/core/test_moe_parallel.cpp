@@ -1,0 +1,351 @@
+// MoE parallelism as Megatron-Core runs it (issue 46, point 3): the experts' own tensor width
+// (etp) and "parallel folding" (the etp x ep x expert-dp grid re-slices the stage's
+// tp x cp x dp ranks), the dispatch all-to-all on the placement (flat or DeepEP's
+// hierarchical form), dropless imbalance and capacity factor, the shared experts' overlap.
+// Expected values are derived by hand from Megatron-Core's rank generator (order
+// tp-ep-dp for the experts) and the formulas in docs/cost-model.md, "MoE parallelism".
+#include "ClusterTemplates.h"
+#include "Collectives.h"
+#include "ComputeModel.h"
+#include "Evaluator.h"
+#include "ModelBuilder.h"
+#include "ModelConfig.h"
+#include "PlanBuilder.h"
+#include "StageConfig.h"
+
+#include "CoreTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace nest;
+using namespace coretest;
+
+namespace {
+
+// A MoE of `experts` experts, top-`k`, on every block.
+ModelProfile moeModel(int experts, int k, int layers = 2)
+{
+    ModelConfig c = tinyGptConfig(layers);
+    c.hidden = 1024;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 2048;
+    c.experts = experts;
+    c.topK = k;
+    c.seqLength = 1024;
+    c.globalBatch = 64;
+    return buildProfile(c);
+}
+
+UniformLayout layout(int tp, int cp, int dp, int ep, int etp)
+{
+    UniformLayout u;
+    u.tp = tp;
+    u.cp = cp;
+    u.dp = dp;
+    u.ep = ep;
+    u.etp = StageConfig::etpField(etp, tp);
+    u.sp = tp > 1;
+    u.globalBatch = 64;
+    u.seqLength = 1024;
+    return u;
+}
+
+} // namespace
+
+TEST(MoeParallel, etpIsAFieldOfTheChoiceAndItsKey)
+{
+    StageConfig a;
+    a.tp = 4;
+    StageConfig b = a;
+    b.etp = 4;  // the same as tp: one layout
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a.key(), b.key());
+    b.etp = 1;
+    EXPECT_NE(a, b);
+    EXPECT_NE(a.key(), b.key());
+    EXPECT_EQ(b.expertTp(), 1);
+    EXPECT_EQ(a.expertTp(), 4);
+    // The JSON form: written only when it differs from tp, read back.
+    Json j = Json::object();
+    writeStageConfig(j, b);
+    EXPECT_EQ(j.at("etp"), 1);
+    EXPECT_EQ(readStageConfig(j, "s"), b);
+    Json k = Json::object();
+    writeStageConfig(k, a);
+    EXPECT_FALSE(k.contains("etp"));
+    Json same = k;
+    same["etp"] = 4;
+    EXPECT_EQ(readStageConfig(same, "s").etp, 0);  // stored as "the same as tp"
+    // The largest widths the key holds are distinct.
+    StageConfig w1, w2;
+    w1.tp = 65536;
+    w2.tp = 65535;
+    w1.etp = 1;
+    w2.etp = 1;
+    EXPECT_NE(w1.key(), w2.key());
+}
+
+TEST(MoeParallel, foldingRulesAndTheirMessages)
+{
+    // tp 4 x cp 2 x dp 2 = 16 ranks: etp 1 x ep 16 folds, etp 4 x ep 8 = 32 does not.
+    EXPECT_TRUE(StageConfig::expertGridFits(4, 2, 2, 1, 16));
+    EXPECT_TRUE(StageConfig::expertGridFits(4, 2, 2, 2, 8));
+    EXPECT_FALSE(StageConfig::expertGridFits(4, 2, 2, 4, 8));
+    EXPECT_FALSE(StageConfig::expertGridFits(4, 1, 2, 3, 1));
+    StageConfig c;
+    c.tp = 4;
+    c.cp = 2;
+    c.ep = 16;
+    c.etp = 1;
+    EXPECT_EQ(c.expertDp(2), 1);
+    EXPECT_TRUE(c.problems(16, 64, 1024, 2).empty());
+    c.etp = 3;
+    const auto problems = c.problems(16, 64, 1024, 2);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_TRUE(contains(problems.front(), "etp 3 x ep 16 does not divide")) << problems.front();
+    // EP beyond dp (published layouts): ep 8 over tp 4 x dp 2 with etp 1.
+    const ModelProfile model = moeModel(8, 2);
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 1}, {"racks", 1}});
+    const auto plan = buildUniformPlan(layout(4, 1, 2, 8, 1), topo, model);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_TRUE(planErrors(*plan, topo, model).empty());
+    const auto refused = buildUniformPlan(layout(4, 1, 2, 8, 4), topo, model);
+    ASSERT_FALSE(refused);
+    EXPECT_TRUE(contains(refused.error(), "does not divide")) << refused.error();
+}
+
+TEST(MoeParallel, expertGroupsFollowMegatronCoresRankGenerator)
+{
+    // 4 nodes of 8: tp 4, cp 1, dp 8 on 32 devices. Megatron-Core's expert groups with
+    // etp 1, ep 8: ep groups = 8 consecutive ranks (one node each); etp = tp = 4, ep 8
+    // (ep over 8 replicas): ranks {i, i+4, ..., i+28}, across all 4 nodes.
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 4}, {"racks", 1}});
+    std::vector<std::vector<int>> devices(8, std::vector<int>(4));
+    for (int r = 0; r < 8; ++r)
+        for (int t = 0; t < 4; ++t)
+            devices[r][t] = r * 4 + t;
+    StageConfig folded;
+    folded.tp = 4;
+    folded.ep = 8;
+    folded.etp = 1;
+    StageConfig wide = folded;
+    wide.etp = 0;
+    const StageCollectives f = stageCollectives(topo, devices, folded, 8);
+    const StageCollectives w = stageCollectives(topo, devices, wide, 8);
+    // By hand: the folded group is one node; its all-to-all crosses level 0 only.
+    std::vector<int> node0 = {0, 1, 2, 3, 4, 5, 6, 7};
+    const LinearCost inNode = allToAllCost(groupShape(topo, node0.data(), 8, Contention::Concurrent));
+    EXPECT_NEAR(f.ep.perByte, inNode.perByte, 1e-9 * inNode.perByte);
+    EXPECT_EQ(f.epShape.topLevel, 0);
+    EXPECT_EQ(w.epShape.topLevel, 1);
+    EXPECT_GT(w.ep.perByte, 2 * f.ep.perByte);
+    // Expert data parallelism: etp 1 x ep 8 over 32 ranks leaves 4 replicas of each shard,
+    // ranks {q, q+8, q+16, q+24}: one per node, so their gradients cross the rack.
+    EXPECT_EQ(folded.expertDp(8), 4);
+    std::vector<int> edp = {0, 8, 16, 24};
+    const LinearCost edpCost =
+        bucketed(chooseAllReduce(groupShape(topo, edp.data(), 4, Contention::FullLoad), kGradientBucketBytes).cost);
+    EXPECT_NEAR(f.expertAllReduce.perByte, edpCost.perByte, 1e-9 * edpCost.perByte);
+    // The folded experts have their own tensor group of 1: no etp collective.
+    EXPECT_EQ(f.etp.perByte, 0.0);
+    // The even-rows fast path gives the same numbers bit for bit.
+    EvenRows rows;
+    rows.first = 0;
+    rows.stride = 4;
+    rows.width = 4;
+    rows.rows = 8;
+    const std::vector<int> blocks = regularBlockSizes(topo);
+    ASSERT_FALSE(blocks.empty());
+    for (const StageConfig &c : {folded, wide}) {
+        const StageCollectives e = evenStageCollectives(topo, blocks, rows, c);
+        const StageCollectives g = stageCollectives(topo, devices, c, 8);
+        EXPECT_EQ(e.ep.perByte, g.ep.perByte);
+        EXPECT_EQ(e.ep.fixed, g.ep.fixed);
+        EXPECT_EQ(e.expertAllReduce.perByte, g.expertAllReduce.perByte);
+        EXPECT_EQ(e.expertReduceScatter.perByte, g.expertReduceScatter.perByte);
+        EXPECT_EQ(e.etp.perByte, g.etp.perByte);
+    }
+}
+
+TEST(MoeParallel, expertWorkPerRankIsTheSameUnderEveryFoldingAndScalesWithTheLoad)
+{
+    // The routed work of a rank: b s k / (cp tp) token copies through its E / ep experts,
+    // each an (m x h) (h x f / etp) GEMM: the same FLOPs per rank for every (etp, ep).
+    const ModelProfile model = moeModel(16, 4, 1);
+    const LayerProfile *moe = nullptr;
+    for (const LayerProfile &l : model.layers)
+        if (l.kind == LayerKind::Moe)
+            moe = &l;
+    ASSERT_NE(moe, nullptr);
+    DeviceSpec d = devicePreset("h100-sxm-80gb").value();
+    ComputeRates r = computeRates(d, 0.5, true, 1.0, {});
+    r.hbm = 1e30;  // compute-bound: the time is the FLOPs at the shape's rate
+    auto expertSeconds = [&](int tp, int ep, int etp, double load) {
+        LayerProfile only = *moe;
+        std::vector<GemmShape> experts;
+        for (const GemmShape &g : only.gemms)
+            if (g.expert)
+                experts.push_back(g);
+        only.gemms = experts;
+        only.attentionFlops = 0;
+        StageConfig c;
+        c.tp = tp;
+        c.ep = ep;
+        c.etp = StageConfig::etpField(etp, tp);
+        return layerTimes(only, 1024, 1, c, r, false, load).forward;
+    };
+    // With m, n, k large next to the tile, the per-rank seconds differ only through the
+    // tile factor; with identical GEMM shapes they agree exactly. tp 4 etp 4 ep 2 and
+    // tp 4 etp 2 ep 4: m doubles (tokens of 2x the ranks), n halves, experts per rank halve.
+    const double a = expertSeconds(4, 2, 4, 1.0);
+    const double b = expertSeconds(4, 4, 2, 1.0);
+    ASSERT_GT(a, 0);
+    EXPECT_NEAR(b / a, 1.0, 0.1);  // shape factors only
+    // By hand at tp 1, ep 1: 16 experts, each on m = 1024 x 4 / 16 = 256 routed rows, an up
+    // GEMM (n 2 x 2048 gated, k 1024) and a down GEMM (n 1024, k 2048), each at the large-GEMM
+    // rate times the tile factor f(x) = x / (x + 128) of its three dimensions (§1).
+    const auto f = [](double x) { return x / (x + 128); };
+    const double R = r.peak * r.gemmEfficiency;
+    const double m = 256;
+    const double hand = 16 * (2 * m * 4096 * 1024 / (R * f(m) * f(4096) * f(1024)) +
+                              2 * m * 1024 * 2048 / (R * f(m) * f(1024) * f(2048)));
+    const double t1 = expertSeconds(1, 1, 1, 1.0);
+    EXPECT_NEAR(t1, hand, 1e-9 * hand);
+    // The most loaded rank: 1.5 x the rows, at the tile factor of its larger m.
+    const double loaded = expertSeconds(1, 1, 1, 1.5);
+    EXPECT_NEAR(loaded / t1, 1.5 * f(m) / f(1.5 * m), 1e-9);
+}
+
+TEST(MoeParallel, smallExpertsRunTheirGroupedGemmsLessEfficiently)
+{
+    // The same routed FLOPs in 8 experts of f = 4096 and in 256 experts of f = 128
+    // (fine-grained): each expert's GEMM gets the tile factor of its own m and n.
+    DeviceSpec d = devicePreset("h100-sxm-80gb").value();
+    ComputeRates r = computeRates(d, 0.5, true, 1.0, {});
+    auto seconds = [&](double experts, double f, double k) {
+        LayerProfile l;
+        l.kind = LayerKind::Moe;
+        l.gemms.push_back({k, f, 4096, experts, GemmShape::Split::Column, true, false});
+        StageConfig c;
+        return layerTimes(l, 4096, 1, c, r, false).forward;
+    };
+    const double coarse = seconds(8, 4096, 1);   // 4096 x 1 / 8 = 512 tokens per expert
+    const double fine = seconds(256, 128, 32);   // 4096 x 32 / 256 = 512 tokens, 32x narrower
+    EXPECT_GT(fine, 1.5 * coarse);
+}
+
+TEST(MoeParallel, theDispatchLoadsTheMostLoadedRankAndCapacityCapsIt)
+{
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    const ModelProfile model = moeModel(16, 2);
+    const auto plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
+    ASSERT_TRUE(plan) << plan.error();
+    auto epComm = [&](double imbalance, double capacity) {
+        CostOptions o;
+        o.framework = Framework::Serial;
+        o.moeImbalance = imbalance;
+        o.moeCapacityFactor = capacity;
+        const Report rep = evaluate(*plan, topo, model, o);
+        EXPECT_TRUE(rep.feasible);
+        return rep.stages.at(0).cost.epComm;
+    };
+    const double one = epComm(1.0, 0), two = epComm(2.0, 0), capped = epComm(2.0, 1.25);
+    // perByte * bytes + fixed per call: the per-byte part doubles, the fixed part stays.
+    EXPECT_GT(two, 1.8 * one);
+    EXPECT_LT(two, 2.0 * one);
+    // Dropping at capacity 1.25: the rank takes min(2.0, 1.25) of the mean.
+    EXPECT_NEAR((capped - one) / (two - one), 0.25, 1e-9);
+}
+
+TEST(MoeParallel, hierarchicalDispatchSendsATokenOncePerRemoteDomain)
+{
+    // Two nodes of 8 (NVLink domain = node, level 0), a group of 16: D = 2 domains.
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    std::vector<int> ids(16);
+    for (int i = 0; i < 16; ++i)
+        ids[i] = i;
+    const GroupShape g = groupShape(topo, ids.data(), 16, Contention::Concurrent);
+    const LinearCost flat = allToAllCost(g);
+    const LinearCost hier = dispatchCost(g, 0, 8, true);
+    // Flat: 7/16 of the bytes inside the node (1/2 - 1/16) at B0, 1/2 across at B1.
+    const double b0 = g.bandwidth[0], b1 = g.bandwidth[1];
+    EXPECT_NEAR(flat.perByte, (0.5 - 1.0 / 16) / b0 + 0.5 / b1, 1e-6 * flat.perByte);
+    // Hierarchical, k = 8: a token reaches (D-1)(1 - (1 - 1/D)^k) = 1 - 2^-8 remote domains
+    // instead of sending k (1 - 1/D) = 4 copies across: ratio (1 - 2^-8) / 4 of the remote
+    // traffic, which is then forwarded over NVLink (1/2 more at B0).
+    const double ratio = (1 - std::pow(0.5, 8)) / 4;
+    EXPECT_NEAR(hier.perByte, (0.5 - 1.0 / 16) / b0 + ratio * 0.5 / b1 + 0.5 / b0, 1e-6 * hier.perByte);
+    EXPECT_LT(hier.perByte, flat.perByte);
+    EXPECT_EQ(hier.fixed, flat.fixed);
+    // Inside one domain both are the flat all-to-all.
+    const GroupShape inNode = groupShape(topo, ids.data(), 8, Contention::Concurrent);
+    EXPECT_EQ(dispatchCost(inNode, 0, 8, true).perByte, allToAllCost(inNode).perByte);
+}
+
+TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
+{
+    ModelConfig c = tinyGptConfig(2);
+    c.hidden = 1024;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 2048;
+    c.experts = 16;
+    c.topK = 2;
+    c.sharedExperts = 1;
+    c.seqLength = 1024;
+    c.globalBatch = 64;
+    const ModelProfile model = buildProfile(c);
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    const auto plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
+    ASSERT_TRUE(plan) << plan.error();
+    CostOptions mcore;
+    CostOptions serial;
+    serial.framework = Framework::Serial;
+    const Report a = evaluate(*plan, topo, model, mcore), b = evaluate(*plan, topo, model, serial);
+    ASSERT_TRUE(a.feasible && b.feasible);
+    EXPECT_GT(b.stages.at(0).cost.epComm, 0);
+    EXPECT_LT(a.stages.at(0).cost.epComm, b.stages.at(0).cost.epComm);
+}
+
+TEST(MoeParallel, onNvl72TheFoldedExpertGroupOf64StaysInOneRack)
+{
+    // One GB200 NVL72 rack and a second: tp 8, dp 8 on 64 GPUs of rack 0. Folding ep 64 over
+    // etp 1 keeps the all-to-all inside the NVLink domain; with etp = tp the experts need 8 x 64
+    // = 512 ranks, more than the stage has (refused), and ep 8 over the replicas is the flat
+    // layout's best: the folded one is priced lower.
+    const Topology topo = *makeCluster("nvl72", {{"sus", 1}, {"racks_per_su", 2}});
+    ModelConfig c = tinyGptConfig(2);
+    c.hidden = 2048;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 1024;
+    c.experts = 64;
+    c.topK = 8;
+    c.seqLength = 4096;
+    c.globalBatch = 64;
+    const ModelProfile model = buildProfile(c);
+    UniformLayout folded = layout(8, 1, 8, 64, 1);
+    folded.seqLength = 4096;
+    const auto f = buildUniformPlan(folded, topo, model);
+    ASSERT_TRUE(f) << f.error();
+    const Report rf = evaluate(*f, topo, model, {});
+    ASSERT_TRUE(rf.feasible) << (rf.reasons.empty() ? "" : rf.reasons.front());
+    for (const auto &row : f->stages.at(0).devices)
+        for (int d : row)
+            EXPECT_LT(d, 72);  // one rack
+    UniformLayout tooWide = folded;
+    tooWide.etp = 0;
+    EXPECT_FALSE(buildUniformPlan(tooWide, topo, model));
+    // Across the racks: the same 64 ranks placed 36..99 (half in each rack).
+    UniformLayout across = folded;
+    for (int r = 0; r < 64; ++r)
+        across.rankDevices.push_back(36 + r);
+    const auto a = buildUniformPlan(across, topo, model);
+    ASSERT_TRUE(a) << a.error();
+    const Report ra = evaluate(*a, topo, model, {});
+    ASSERT_TRUE(ra.feasible);
+    EXPECT_GT(ra.stages.at(0).cost.epComm, 2 * rf.stages.at(0).cost.epComm);
+}
