@@ -68,7 +68,14 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"tp", {"N", "tensor-parallel width (default 1)"}},
         {"pp", {"N", "pipeline stages (default 1)"}},
         {"dp", {"N", "data-parallel replicas (default 1)"}},
-        {"ep", {"N", "expert-parallel width, divides dp (default 1)"}},
+        {"ep", {"N", "expert-parallel width: etp x ep divides tp x cp x dp (Megatron-Core's folding; default 1)"}},
+        {"etp", {"N", "the experts' tensor-parallel width (default: tp)"}},
+        {"moe-imbalance", {"F", "MoE: routed tokens of the most loaded expert rank over the mean, dropless "
+                                "(default 1.1; docs/cost-model.md, \"MoE parallelism\")"}},
+        {"capacity-factor", {"F", "MoE token dropping: an expert takes at most F x its mean tokens (default 0: "
+                                  "dropless)"}},
+        {"moe-dispatcher", {"NAME", "MoE token dispatch: alltoall (flat) or deepep (hierarchical: once per remote "
+                                    "NVLink domain, forwarded over NVLink) (default alltoall)"}},
         {"cp", {"N", "context-parallel width (default 1)"}},
         {"sp", {"", "sequence parallelism (with tp > 1)"}},
         {"microbatch", {"N", "samples per micro-batch (default 1)"}},
@@ -128,6 +135,9 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"plan.cp", {"LIST", "context-parallel degrees, searched as given (default 1,2,4,8,16 where "
                              "sequence / cp >= 4096 tokens)"}},
         {"plan.microbatch", {"LIST", "micro-batch sizes (default 1,2,4,8)"}},
+        {"plan.ep", {"LIST", "expert-parallel widths on MoE stages (default 1,2,4,8,16,32,64; each divides the "
+                             "experts)"}},
+        {"plan.etp", {"LIST", "the experts' tensor widths on MoE stages (default: tp and 1)"}},
         {"plan.precision", {"LIST", "precisions searched, e.g. bf16,fp8 (default: every one the devices and the "
                                     "framework support); the plan records the best"}},
         {"compare.precision", {"LIST", "precisions searched (default: every one the devices and the framework "

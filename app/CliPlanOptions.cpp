@@ -22,7 +22,7 @@ std::set<std::string> planValueOptions()
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
             "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "framework", "calibration", "precision",
-            "fp8-recipe"};
+            "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -33,7 +33,7 @@ std::set<std::string> planFlagOptions()
 std::set<std::string> planSearchValueOptions()
 {
     return {"planner", "microbatch", "max-stages", "memory-headroom", "cp", "vpp", "recompute", "out",
-            "budget", "seed", "pipeline-units", "max-states", "target"};
+            "budget", "seed", "pipeline-units", "max-states", "target", "ep", "etp"};
 }
 
 std::set<std::string> planSearchFlagOptions()
@@ -45,7 +45,7 @@ void searchCommandOptions(std::set<std::string> &values, std::set<std::string> &
 {
     values = planValueOptions();
     flags = planFlagOptions();
-    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "schedule", "zero", "order", "rank-map", "stage-blocks"})
+    for (const char *layoutOnly : {"plan", "tp", "pp", "dp", "ep", "etp", "schedule", "zero", "order", "rank-map", "stage-blocks"})
         values.erase(layoutOnly);
     flags.erase("sp");
     values.merge(planSearchValueOptions());
@@ -102,6 +102,20 @@ ModelProfile loadModelOption(const CliArgs &args, std::optional<int> seqLength, 
     return std::move(model).value();
 }
 
+// --NAME F, a finite number in [lo, hi], or `fallback` when absent.
+static double number(const CliArgs &args, const std::string &name, double fallback, double lo, double hi)
+{
+    if (!args.has(name))
+        return fallback;
+    const std::string text = args.value(name);
+    char *end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !(v >= lo && v <= hi))
+        throw UsageError{"option --" + name + " expects a number from " + std::to_string(static_cast<int>(lo)) +
+                         " to " + std::to_string(static_cast<int>(hi)) + ", got '" + text + "'"};
+    return v;
+}
+
 // --NAME F with F in [0, 1], or in [0, 1) when `oneAllowed` is false.
 static double fraction(const CliArgs &args, const std::string &name, double fallback, bool oneAllowed = true)
 {
@@ -138,6 +152,16 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         if (v != "fp32" && v != "bf16")
             throw UsageError{"option --optimizer-dtype expects fp32 or bf16, got '" + v + "'"};
         setOptimizerDtype(o, v == "bf16" ? OptimizerDtype::Bf16 : OptimizerDtype::Fp32);
+    }
+    // MoE: the most loaded rank's routed tokens over the mean (dropless), the capacity
+    // factor (0 = dropless) and the dispatcher (docs/cost-model.md, "MoE parallelism").
+    o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, 1, 64);
+    o.moeCapacityFactor = number(args, "capacity-factor", o.moeCapacityFactor, 0, 64);
+    if (args.has("moe-dispatcher")) {
+        const std::string v = args.value("moe-dispatcher");
+        if (v != "alltoall" && v != "deepep")
+            throw UsageError{"option --moe-dispatcher expects alltoall or deepep, got '" + v + "'"};
+        o.moeHierarchicalDispatch = v == "deepep";
     }
     if (args.has("framework")) {
         const std::string name = args.value("framework");
@@ -405,6 +429,12 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
         s.allowRecompute = false;
 
     // Candidate lists: an explicit list is searched as given (and switches its strategy on).
+    if (args.has("ep")) {
+        s.epCandidates = args.intList("ep", {}, limits::parallelWidth);
+        s.allowEp = true;
+    }
+    if (args.has("etp"))
+        s.etpCandidates = args.intList("etp", {}, limits::parallelWidth);
     if (args.has("cp")) {
         s.cpCandidates = args.intList("cp", {}, limits::devices);
         for (size_t i = 0; i < s.cpCandidates.size(); ++i)
@@ -482,7 +512,7 @@ void applyPrecisionOption(const CliArgs &args, PlanInputs &in)
 
 PlanInputs loadPlanInputs(const CliArgs &args)
 {
-    static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
+    static const char *layoutOptions[] = {"tp", "pp", "dp", "ep", "etp", "cp", "microbatch", "batch", "seq",
                                           "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks",
                                           "pipeline-units"};
     PlanInputs in;
@@ -518,6 +548,7 @@ PlanInputs loadPlanInputs(const CliArgs &args)
     u.dp = args.intValue("dp", 1, limits::devices);
     u.ep = args.intValue("ep", 1, limits::devices);
     u.cp = args.intValue("cp", 1, limits::devices);
+    u.etp = StageConfig::etpField(args.intValue("etp", u.tp, limits::parallelWidth), u.tp);
     u.sp = args.flag("sp");
     u.zero = args.intValue("zero", 0, 0);
     if (u.zero > 3)

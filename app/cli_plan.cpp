@@ -41,8 +41,8 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s, MFU %.1f %%\n", rep.samplesPerSecond,
                 rep.tokensPerSecond, 100 * rep.mfu);
     std::printf("peak memory:         %.2f GB per device\n\n", rep.peakMemoryBytes / 1e9);
-    std::printf("%5s %9s %4s %4s %4s %3s %5s %5s %10s %10s %10s %9s\n", "stage", "layers", "tp", "cp", "ep",
-                "sp", "zero", "recmp", "devices", "t_stage_ms", "extra_ms", "memory_GB");
+    std::printf("%5s %9s %4s %4s %4s %4s %3s %5s %5s %10s %10s %10s %9s\n", "stage", "layers", "tp", "cp", "ep",
+                "etp", "sp", "zero", "recmp", "devices", "t_stage_ms", "extra_ms", "memory_GB");
     for (size_t s = 0; s < p.stages.size(); ++s) {
         const StagePlan &st = p.stages[s];
         char layers[32], devs[64];
@@ -60,8 +60,8 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
             extra = rep.stages[s].cost.iterationExtra;
             mem = rep.stages[s].cost.memoryTotal;
         }
-        std::printf("%5zu %9s %4d %4d %4d %3s %5d %5s %10s %10.2f %10.1f %9.2f\n", s, layers, st.tp, st.cp, st.ep,
-                    st.sp ? "on" : "off", st.zero, toString(st.recompute), devs, 1e3 * t, 1e3 * extra,
+        std::printf("%5zu %9s %4d %4d %4d %4d %3s %5d %5s %10s %10.2f %10.1f %9.2f\n", s, layers, st.tp, st.cp, st.ep,
+                    st.expertTp(), st.sp ? "on" : "off", st.zero, toString(st.recompute), devs, 1e3 * t, 1e3 * extra,
                     mem / 1e9);
     }
     const SearchStats &st = r.stats;
@@ -174,7 +174,8 @@ void printTop(const PlanResult &r, const ErrorBand &band)
             while (s + n < p.stages.size() && p.stages[s + n].config() == st.config())
                 ++n;
             shape += " " + std::to_string(st.tp) + (st.cp > 1 ? "x" + std::to_string(st.cp) : "") +
-                     (st.ep > 1 ? "e" + std::to_string(st.ep) : "") + "/" + std::to_string(st.zero) + "/" +
+                     (st.ep > 1 ? "e" + std::to_string(st.ep) : "") +
+                     (st.etp > 0 ? "t" + std::to_string(st.etp) : "") + "/" + std::to_string(st.zero) + "/" +
                      toString(st.recompute) + (n > 1 ? " x" + std::to_string(n) : "");
             s += n;
         }

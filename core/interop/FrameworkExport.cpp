@@ -90,6 +90,7 @@ FrameworkRules frameworkRules(ExportFormat f)
         // the end stages differ), --use-tp-pp-dp-mapping for the second rank order.
         r.title = "Megatron-LM";
         r.orders = {"tp-cp-ep-dp-pp", "tp-cp-ep-pp-dp"};
+        r.expertTensorWidth = true;  // --expert-tensor-parallel-size
         // --fp8-format / --fp8-recipe delayed|tensorwise|blockwise|mxfp8, --fp4-format e2m1.
         r.precisions = kAllPrecisionBits;
         r.zeroStages = {0, 1};
@@ -114,6 +115,7 @@ FrameworkRules frameworkRules(ExportFormat f)
         r.orders = {"tp-cp-dp-pp"};
         r.contextParallel = false;
         r.expertParallel = false;
+        r.expertFolding = false;
         r.interleaved = false;
         r.zeroStages = {0, 1, 2, 3};
         r.zeroAbove1WithPipeline = false;
@@ -130,6 +132,7 @@ FrameworkRules frameworkRules(ExportFormat f)
         r.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
                        precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
         r.expertParallel = false;
+        r.expertFolding = false;
         r.gpipe = true;
         r.zeroStages = {0, 2, 3};
         r.split = Split::Any;

@@ -287,7 +287,7 @@ TargetResult searchForFramework(const Topology &topo, const ModelProfile &model,
                             std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) ==
                                 options.dpCandidates.end())
                             continue;
-                        if (dp % ep != 0)
+                        if (rules.expertFolding ? !StageConfig::expertGridFits(tp, cp, dp, tp, ep) : dp % ep != 0)
                             continue;
                         for (int mb : options.microBatches) {
                             if (mb < 1 || globalBatch % (mb * dp) != 0)

@@ -48,6 +48,8 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     flag(par, "--pipeline-model-parallel-size", std::to_string(u.pp));
     flag(par, "--context-parallel-size", std::to_string(u.cp));
     flag(par, "--expert-model-parallel-size", std::to_string(u.ep));
+    if (u.etp > 0 && u.etp != u.tp)  // absent: Megatron-Core's default, the tp
+        flag(par, "--expert-tensor-parallel-size", std::to_string(u.etp));
     if (u.pipelineUnits != PipelineUnits::Layers) {
         // The embedding (and the loss) count as one layer each of Megatron-Core's even split
         // (RunnablePlan made every stage the same number of units); chunks per stage are

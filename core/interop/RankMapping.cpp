@@ -47,7 +47,9 @@ RankSizes rankSizesOf(const Plan &plan)
         return s;
     s.tp = plan.stages.front().tp;
     s.cp = plan.stages.front().cp;
-    s.ep = plan.stages.front().ep;
+    // An ep that does not divide dp folds over tp x cp x dp (Megatron-Core's expert rank
+    // generator): the dense ranks have no ep dimension then.
+    s.ep = plan.dp % std::max(plan.stages.front().ep, 1) == 0 ? plan.stages.front().ep : 1;
     s.dp = plan.dp;
     s.pp = plan.pipelineDepth();
     return s;

@@ -286,6 +286,30 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
         out.changes.push_back(fw + " has no expert parallelism here; exported ep 1 (every replica holds all experts)");
         u.ep = 1;
     }
+    u.etp = 0;  // the experts' width of the stages that set one (stages without experts do not)
+    for (const StagePlan &s : plan.stages)
+        if (s.etp > 0) {
+            u.etp = StageConfig::etpField(s.etp, u.tp);
+            break;
+        }
+    if (u.etp > 0 && !rules.expertTensorWidth) {
+        out.changes.push_back(fw + " sets no expert tensor width of its own; exported etp = tp " + std::to_string(u.tp) +
+                              " (was " + std::to_string(u.etp) + ")");
+        u.etp = 0;
+    }
+    if (u.ep > 1 && !rules.expertFolding && u.dp % u.ep != 0) {
+        int ep = u.ep;
+        while (ep > 1 && (u.dp % ep != 0 || !StageConfig::epDividesExperts(ep, model.numExperts)))
+            --ep;
+        out.changes.push_back(fw + " shards experts over data-parallel replicas only; exported ep " + std::to_string(ep) +
+                              " (was " + std::to_string(u.ep) + ", which does not divide dp " + std::to_string(u.dp) + ")");
+        u.ep = ep;
+    }
+    if (!StageConfig::expertGridFits(u.tp, u.cp, u.dp, u.expertTp(), u.ep)) {
+        out.changes.push_back(fw + ": etp x ep does not divide the exported tp x cp x dp; exported ep 1 and etp = tp");
+        u.ep = 1;
+        u.etp = 0;
+    }
     if (u.schedule == Schedule::GPipe && !rules.gpipe) {
         u.schedule = Schedule::OneFOneB;
         out.changes.push_back(fw + " has no GPipe schedule; exported 1F1B");
@@ -547,7 +571,8 @@ Result<RunnablePlan> nearestRunnablePlan(const Plan &plan, const Topology &topo,
     for (WidthChoice c : withZero) {
         // Fewer replicas when the cluster does not hold this width at the plan's dp.
         while (c.dp >= 1 && (1LL * c.tp * c.cp * c.dp * plan.pipelineDepth() > topo.deviceCount() ||
-                             plan.globalBatch % (1LL * plan.microBatch * c.dp) != 0 || c.dp % c.ep != 0))
+                             plan.globalBatch % (1LL * plan.microBatch * c.dp) != 0 ||
+                             !StageConfig::expertGridFits(c.tp, c.cp, c.dp, plan.stages.front().expertTp(), c.ep)))
             --c.dp;
         if (c.dp >= 1)
             fitting.push_back(c);

@@ -26,6 +26,11 @@ struct FrameworkRules {
     std::vector<std::string> orders = {"tp-cp-ep-dp-pp"};
     bool contextParallel = true;
     bool expertParallel = true;
+    // Megatron-Core's parallel folding: ep may span any factor of tp x cp x dp (false: ep
+    // divides dp, experts sharded over replicas) ...
+    bool expertFolding = true;
+    // ... and the experts' own tensor width (--expert-tensor-parallel-size; false: etp = tp).
+    bool expertTensorWidth = false;
     bool gpipe = false;
     bool interleaved = true;
     std::vector<int> zeroStages = {0, 1};   // ZeRO stages it offers

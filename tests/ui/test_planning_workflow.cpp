@@ -624,6 +624,24 @@ private slots:
         QCOMPARE(panel->targetBox()->currentIndex(), 0);
     }
 
+    void searchPanelEtpWidths()
+    {
+        // Issue 46: the experts' tensor widths searched (etp_candidates; "tp" = the stage's own).
+        auto w = quickstart();
+        SearchPanel *panel = w->searchPanel();
+        QCOMPARE(panel->etpEdit()->text(), QStringLiteral("tp, 1"));
+        panel->etpEdit()->setText(QStringLiteral("1, 2, tp"));
+        emit panel->etpEdit()->editingFinished();
+        QCOMPARE(w->document()->search().etpCandidates, (std::vector<int>{1, 2, 0}));
+        panel->etpEdit()->setText(QStringLiteral("1, x"));
+        emit panel->etpEdit()->editingFinished();
+        QVERIFY2(panel->problem().contains(QStringLiteral("ETP")), qPrintable(panel->problem()));
+        QCOMPARE(w->document()->search().etpCandidates, (std::vector<int>{1, 2, 0}));
+        w->document()->undoStack()->undo();
+        QCOMPARE(w->document()->search().etpCandidates, (std::vector<int>{0, 1}));
+        QCOMPARE(panel->etpEdit()->text(), QStringLiteral("tp, 1"));
+    }
+
     void searchPanelListsAndRecomputeModes()
     {
         // Issue 10, item 4: the interleaving depths, the recompute modes and an explicit CP

@@ -267,6 +267,14 @@ void MemoryChartView::rebuild()
                     : m_mode == PerStage ? tr("Memory per stage — %1")
                                          : tr("Memory per stage by layer kind — %1"))
                        .arg(label);
+    // The precision the weights are kept in, and the NVLink domain the devices group into.
+    text += QStringLiteral(" · ") + QString::fromStdString(precisionLabel(m_snapshot->plan().precision));
+    const Topology &topo = m_snapshot->topology;
+    if (const int level = topo.nvlinkDomainLevel(); level >= 0 && m_mode == PerDevice) {
+        const std::vector<int> domains = topo.groupsAtLevel(level);
+        if (!domains.empty())
+            text += tr(" · NVLink domains of %1").arg(topo.deviceCountUnder(domains.front()));
+    }
     if (m_overCount > 0)
         text += (m_mode == PerDevice ? (m_overCount == 1 ? tr(" — %1 device over capacity")
                                                          : tr(" — %1 devices over capacity"))

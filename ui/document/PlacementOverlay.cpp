@@ -190,7 +190,10 @@ QString PlacementOverlay::deviceToolTip(int device) const
     const DeviceReport &r = m_snapshot->report().devices[static_cast<size_t>(device)];
     const Plan &plan = m_snapshot->plan();
     const StagePlan &st = plan.stages[static_cast<size_t>(s.stage)];
-    const int tp = std::max(1, st.tp), ep = std::max(1, st.ep);
+    const int tp = std::max(1, st.tp), ep = std::max(1, st.ep), etp = std::max(1, st.expertTp());
+    // The experts' ranks fold over the stage's (docs/cost-model.md §1c): dense rank x, then
+    // etp rank x mod etp and ep rank (x / etp) mod ep.
+    const long long dense = static_cast<long long>(s.replica) * tp * std::max(1, st.cp) + s.shard;
     const double percent = r.capacity > 0 ? std::round(100 * r.total / r.capacity) : 0;
     QString text = QObject::tr("%1: %2, replica %3, tp rank %4 / cp rank %5 / ep rank %6, "
                                "memory %7 of %8 (%9 %)")
@@ -198,7 +201,7 @@ QString PlacementOverlay::deviceToolTip(int device) const
                        .arg(s.replica)
                        .arg(s.shard % tp)
                        .arg(s.shard / tp)
-                       .arg(s.replica % ep)
+                       .arg((dense / etp) % ep)
                        .arg(gb(r.total), gb(r.capacity))
                        .arg(percent, 0, 'f', 0);
     if (s.over)

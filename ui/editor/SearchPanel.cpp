@@ -174,11 +174,17 @@ QWidget *SearchPanel::createCandidates()
     m_microBatches->setToolTip(tr("Micro-batch sizes to search, e.g. 1, 2, 4, 8"));
     m_tp = new QLineEdit;
     m_ep = new QLineEdit;
+    m_etp = new QLineEdit;
+    m_etp->setObjectName(QStringLiteral("etp"));
+    m_etp->setToolTip(tr("The experts' tensor-parallel widths searched on MoE stages, e.g. \"tp, 1\" (\"tp\": the "
+                         "stage's own tensor width); the experts' tp x ep grid folds over the stage's devices "
+                         "(Megatron-Core's parallel folding)"));
     m_cp = new QLineEdit;
     m_cp->setToolTip(tr("Context-parallel degrees, each dividing the sequence length"));
     sform->addRow(tr("Micro-batch sizes"), m_microBatches);
     sform->addRow(tr("TP widths"), m_tp);
     sform->addRow(tr("EP widths"), m_ep);
+    sform->addRow(tr("ETP widths"), m_etp);
     sform->addRow(tr("CP widths"), m_cp);
     m_maxStages = new QSpinBox;
     m_maxStages->setRange(0, 4096);
@@ -286,7 +292,7 @@ void SearchPanel::connectEdits()
     for (QCheckBox *b : boxes + QList<QCheckBox *>{m_rcNone, m_rcSelective, m_rcFull, m_1f1b, m_gpipe, m_interleaved,
                                                     m_outside, m_inside})
         connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
-    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_cp, m_virtual, m_precisions})
+    for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_etp, m_cp, m_virtual, m_precisions})
         connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
     connect(m_planner, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_target, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
@@ -380,6 +386,10 @@ void SearchPanel::refresh()
     m_microBatches->setText(listText(s.microBatches));
     m_tp->setText(listText(s.tpCandidates));
     m_ep->setText(listText(s.epCandidates));
+    QStringList etps;
+    for (int e : s.etpCandidates)
+        etps << (e == 0 ? QStringLiteral("tp") : QString::number(e));
+    m_etp->setText(etps.join(QStringLiteral(", ")));
     m_cp->setText(listText(s.cpCandidates));
     m_cp->setToolTip(s.cpMinTokensPerRank > 0
                          ? tr("Context-parallel degrees, each dividing the sequence length; a degree above 1 is "
@@ -388,6 +398,7 @@ void SearchPanel::refresh()
                          : tr("Context-parallel degrees, each dividing the sequence length (searched as given)"));
     m_tp->setEnabled(s.allowTp);
     m_ep->setEnabled(s.allowEp);
+    m_etp->setEnabled(s.allowEp);
     m_cp->setEnabled(s.allowCp);
     m_maxStages->setEnabled(s.allowPp);
     auto hasSchedule = [&](Schedule x) { return std::find(s.schedules.begin(), s.schedules.end(), x) != s.schedules.end(); };
@@ -471,6 +482,24 @@ void SearchPanel::commit()
     }
     if (s.cpCandidates != oldCp)
         s.cpMinTokensPerRank = 0;  // an edited list is searched as given
+    s.etpCandidates.clear();
+    for (const QString &item : m_etp->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
+        const bool isTp = item.compare(QStringLiteral("tp"), Qt::CaseInsensitive) == 0;
+        bool ok = isTp;
+        const int v = isTp ? 0 : item.toInt(&ok);
+        if (!ok || (!isTp && (v < 1 || v > 65536))) {
+            why = tr("'%1' is neither \"tp\" nor a width from 1 to 65536").arg(item);
+            fail(tr("ETP widths"));
+            return;
+        }
+        if (std::find(s.etpCandidates.begin(), s.etpCandidates.end(), v) == s.etpCandidates.end())
+            s.etpCandidates.push_back(v);
+    }
+    if (s.etpCandidates.empty()) {
+        why = tr("give at least one width, or \"tp\"");
+        fail(tr("ETP widths"));
+        return;
+    }
     const auto depths = parseList(m_virtual->text(), &why, 2, 64);
     if (!depths) {
         fail(tr("Interleaving depths"));

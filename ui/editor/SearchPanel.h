@@ -43,6 +43,7 @@ public:
     QLineEdit *microBatchEdit() const { return m_microBatches; }
     QLineEdit *tpEdit() const { return m_tp; }
     QLineEdit *epEdit() const { return m_ep; }
+    QLineEdit *etpEdit() const { return m_etp; }
     QLineEdit *cpEdit() const { return m_cp; }
     QCheckBox *scheduleBox(Schedule s) const;
     QCheckBox *recomputeModeBox(Recompute r) const;
@@ -82,7 +83,7 @@ private:
     QComboBox *m_planner;
     QComboBox *m_target;  // "Plan for": SearchSettings::target
     QCheckBox *m_tpOn, *m_ppOn, *m_dpOn, *m_epOn, *m_spOn, *m_cpOn, *m_zeroOn, *m_recomputeOn;
-    QLineEdit *m_microBatches, *m_tp, *m_ep, *m_cp;
+    QLineEdit *m_microBatches, *m_tp, *m_ep, *m_etp, *m_cp;
     QCheckBox *m_rcNone, *m_rcSelective, *m_rcFull;
     QCheckBox *m_1f1b, *m_gpipe, *m_interleaved, *m_outside, *m_inside;
     QLineEdit *m_virtual;

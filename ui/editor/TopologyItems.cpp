@@ -21,6 +21,7 @@ namespace {
 const QColor kSelection(0x2d, 0x7f, 0xf9);
 const QColor kText(0x22, 0x2b, 0x36);
 const QColor kMuted(0x6b, 0x77, 0x85);
+const QColor kNvlinkDomain(0x5b, 0x9b, 0x00);  // NVLink domains in a placement (NVIDIA green, darkened)
 
 // Sizes in scene units (pixels at 100 % zoom), never points: a point size is resolved
 // against the paint device's resolution, so the same item would print 12x too large on a
@@ -305,9 +306,25 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         }
         if (selected)
             pen = QPen(kSelection, 3);
+        // A placement shows where its groups sit relative to the NVLink domains: the group
+        // that closes one (an NVL72 rack) is outlined in NVLink's colour and tagged.
+        const bool domain = m_scene->overlay() != nullptr && m_level == t.nvlinkDomainLevel() && m_highlight == 0;
+        if (domain)
+            pen = QPen(kNvlinkDomain, 3);
         p->setPen(pen);
         p->setBrush(fill);
         p->drawRoundedRect(m_box.rect, 8, 8);
+        if (domain && lod > 0.4) {
+            const QString tag = QObject::tr("NVLink domain");
+            p->setFont(font(9, true));
+            const double w = p->fontMetrics().horizontalAdvance(tag) + 10;
+            const QRectF r(m_box.rect.right() - w - 6, m_box.rect.bottom() - 16, w, 14);
+            p->setPen(Qt::NoPen);
+            p->setBrush(kNvlinkDomain);
+            p->drawRoundedRect(r, 3, 3);
+            p->setPen(Qt::white);
+            p->drawText(r, Qt::AlignCenter, tag);
+        }
         if (m_level == 1 && lod > 0.35 && !m_box.dropSlot.isEmpty() && !m_scene->isPrinting() &&
             !m_scene->isReadOnly()) {
             p->setPen(QPen(QColor(0xc3, 0xcb, 0xd4), 1, Qt::DashLine));

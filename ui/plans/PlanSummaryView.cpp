@@ -383,11 +383,13 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     QString pp = QStringLiteral("pp %1").arg(p.pipelineDepth());
     if (p.virtualStages > 1)
         pp += QStringLiteral(" (x%1 virtual)").arg(p.virtualStages);
-    set("shape", QStringList{widthText("tp", stages, [](const StagePlan &st) { return st.tp; }), pp,
-                             QStringLiteral("dp %1").arg(p.dp),
-                             widthText("ep", stages, [](const StagePlan &st) { return st.ep; }),
-                             widthText("cp", stages, [](const StagePlan &st) { return st.cp; })}
-                     .join(QStringLiteral(", ")));
+    QStringList shape{widthText("tp", stages, [](const StagePlan &st) { return st.tp; }), pp,
+                      QStringLiteral("dp %1").arg(p.dp), widthText("ep", stages, [](const StagePlan &st) { return st.ep; })};
+    // The experts' own tensor width, where a stage sets one (docs/cost-model.md §1c).
+    if (std::any_of(stages.begin(), stages.end(), [](const StagePlan *st) { return st->etp > 0; }))
+        shape << widthText("etp", stages, [](const StagePlan &st) { return st.expertTp(); });
+    shape << widthText("cp", stages, [](const StagePlan &st) { return st.cp; });
+    set("shape", shape.join(QStringLiteral(", ")));
     set("zero", zeroText(p.stages));
     set("recompute", recomputeText(p.stages));
     set("sp", onOffText(p.stages, &StagePlan::sp));
@@ -426,7 +428,7 @@ void PlanSummaryView::fillTable(const PlanSnapshot &s)
             QStringLiteral("%1-%2").arg(st.firstLayer).arg(st.endLayer - 1),
             QString::number(st.tp),
             QString::number(st.cp),
-            QString::number(st.ep),
+            st.etp > 0 ? tr("%1 (etp %2)").arg(st.ep).arg(st.etp) : QString::number(st.ep),
             st.sp ? tr("on") : tr("off"),
             QString::number(st.zero),
             QLatin1String(toString(st.recompute)),

@@ -1,0 +1,105 @@
+// nest-cli's MoE parallelism options (issue 46): --etp on the one-plan commands and as a
+// searched list, the folding rule's refusals (exit 2 with the reason), the MoE cost flags,
+// and the experts' tensor width in the exports (Megatron-LM's --expert-tensor-parallel-size;
+// NeMo 1.x has none: a stated fallback).
+#include "ClusterIO.h"
+#include "ModelIO.h"
+#include "PlanBuilder.h"
+#include "PlanIO.h"
+
+#include "CoreTestSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace coretest;
+
+namespace {
+
+const std::vector<std::string> kMixtral = {"--cluster", "sample_configs/clusters/fat-tree-8x4x4.json", "--model",
+                                           "mixtral-8x7b"};
+
+std::vector<std::string> cmd(std::vector<std::string> head, const std::vector<std::string> &tail)
+{
+    for (const std::string &a : kMixtral)
+        head.push_back(a.rfind("sample_configs", 0) == 0 ? sample(a) : a);
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+}
+
+} // namespace
+
+TEST(CliMoe, badMoeOptionsExitTwoWithTheReason)
+{
+    struct Case {
+        std::vector<std::string> args;
+        const char *says;
+    };
+    const Case cases[] = {
+        // 128 GPUs: tp 4 x dp 8 = 32 ranks per stage; etp 3 x ep 8 = 24 does not divide them.
+        {cmd({"evaluate"}, {"--tp", "4", "--pp", "4", "--dp", "8", "--ep", "8", "--etp", "3", "--sp"}), "etp 3 x ep 8"},
+        {cmd({"evaluate"}, {"--tp", "4", "--pp", "4", "--dp", "8", "--etp", "0"}), "--etp"},
+        {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--moe-imbalance", "0.5"}), "--moe-imbalance"},
+        {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--capacity-factor", "nan"}), "--capacity-factor"},
+        {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--moe-dispatcher", "nccl"}), "alltoall or deepep"},
+        {cmd({"plan"}, {"--etp", "1,x"}), "--etp"},
+    };
+    for (const Case &c : cases) {
+        const coretest::Run r = runCli(c.args);
+        EXPECT_EQ(r.exitCode, 2) << c.args.back() << ": " << r.err;
+        EXPECT_TRUE(contains(r.err, c.says)) << r.err;
+    }
+}
+
+TEST(CliMoe, foldedLayoutsEvaluateAndPriceTheLoad)
+{
+    // Mixtral's 8 experts at ep 8 over tp 4 x dp 8: the experts' own width (etp 1) folds the ep
+    // group onto tp ranks and replicas (2 replicas x 4 tp ranks) instead of 8 replicas.
+    auto time = [](const std::vector<std::string> &extra) {
+        std::vector<std::string> tail{"--tp", "4", "--pp", "4", "--dp", "8", "--ep", "8", "--sp", "--json"};
+        tail.insert(tail.end(), extra.begin(), extra.end());
+        const coretest::Run r = runCli(cmd({"evaluate"}, tail));
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return r.exitCode == 0 ? jsonObject(r.out).at("iteration_time_s").get<double>() : 0.0;
+    };
+    const double base = time({}), folded = time({"--etp", "1"});
+    EXPECT_GT(base, 0);
+    EXPECT_GT(folded, 0);
+    EXPECT_NE(base, folded);
+    // A heavier load on the most loaded rank costs time; dropping at capacity 1.0 caps it.
+    const double balanced = time({"--moe-imbalance", "1"}), skewed = time({"--moe-imbalance", "1.5"});
+    EXPECT_LT(balanced, skewed);
+    EXPECT_EQ(time({"--moe-imbalance", "1.5", "--capacity-factor", "1"}), balanced);
+}
+
+TEST(CliMoe, exportsCarryTheExpertTensorWidth)
+{
+    const auto topo = nest::resolveCluster(sample("sample_configs/clusters/fat-tree-8x4x4.json"));
+    ASSERT_TRUE(topo) << topo.error();
+    const auto model = nest::resolveModel("mixtral-8x7b");
+    ASSERT_TRUE(model) << model.error();
+    nest::UniformLayout u;
+    u.tp = 4;
+    u.pp = 4;
+    u.dp = 8;
+    u.ep = 8;
+    u.etp = 1;
+    u.sp = true;
+    u.zero = 1;
+    u.globalBatch = model->globalBatch;
+    u.seqLength = model->seqLength;
+    const auto plan = nest::buildUniformPlan(u, *topo, *model);
+    ASSERT_TRUE(plan) << plan.error();
+    const std::string planFile = testing::TempDir() + "moe-etp-plan.json";
+    ASSERT_TRUE(writeFile(planFile, nest::planToJson(*plan).dump(1)));
+    EXPECT_TRUE(contains(readFile(planFile), "\"etp\": 1"));
+    auto exportAs = [&](const std::string &format) {
+        return runCli(cmd({"export"}, {"--plan", planFile, "--format", format, "--json"}));
+    };
+    const coretest::Run megatron = exportAs("megatron");
+    ASSERT_EQ(megatron.exitCode, 0) << megatron.err;
+    EXPECT_TRUE(contains(megatron.out, "--expert-tensor-parallel-size 1")) << megatron.out.substr(0, 3000);
+    EXPECT_TRUE(contains(megatron.out, "--expert-model-parallel-size 8"));
+    const coretest::Run nemo = exportAs("nemo");
+    ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
+    EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);
+}
