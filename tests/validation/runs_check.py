@@ -92,7 +92,8 @@ def flag_failures():
     cases = [(base, []),
              (dict(base, etp=1), ["--etp", "1"]),
              (dict(base, precision="mxfp8"), ["--precision", "mxfp8"]),
-             (dict(base, precision="fp8", fp8_recipe="current"), ["--precision", "fp8", "--fp8-recipe", "current"])]
+             (dict(base, precision="fp8", fp8_recipe="current"), ["--precision", "fp8", "--fp8-recipe", "current"]),
+             (dict(base, moe_imbalance=1.0), ["--moe-imbalance", "1.0"])]
     for lay, want in cases:
         got = validate.layout_extra_args(lay)
         if got != want:

@@ -247,6 +247,8 @@ def layout_extra_args(lay):
         args += ["--precision", lay["precision"]]
     if "fp8_recipe" in lay:
         args += ["--fp8-recipe", lay["fp8_recipe"]]
+    if "moe_imbalance" in lay:  # the source's own statement of its routing balance
+        args += ["--moe-imbalance", str(lay["moe_imbalance"])]
     return args
 
 
