@@ -94,6 +94,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                              "after the flush (off) (default: the framework's; deepspeed: off)"}},
         {"optimizer-dtype", {"fp32|bf16", "Adam's master weights and moments: fp32 (12 B/param) or bf16 (6 B/param, "
                                           "NeMo distributed_fused_adam with optim.dtype bf16) (default fp32)"}},
+        {"grad-accum-dtype", {"fp32|bf16|fp16", "dtype gradients accumulate in across micro-batches, as the run's config "
+                                                "sets it (DeepSpeed data_types.grad_accum_dtype): fp32 (4 B/param) or the "
+                                                "training dtype (2 B/param; on deepspeed at ZeRO 0/1 DeepSpeedZeroOptimizer "
+                                                "instead of the BF16_Optimizer) (default: the framework's)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"precision", {"P", "the linear layers' number format: " + numberFormatNames() +

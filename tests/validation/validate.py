@@ -124,6 +124,8 @@ def layout_text(lay):
         parts.append("sp")
     if lay.get("optimizer_dtype", "fp32") != "fp32":
         parts.append(f"adam-{lay['optimizer_dtype']}")
+    if lay.get("grad_accum_dtype"):
+        parts.append(f"gacc-{lay['grad_accum_dtype']}")
     return " ".join(parts)
 
 
@@ -208,6 +210,8 @@ class Cli:
             cmd.append("--sp")
         if lay.get("optimizer_dtype"):  # the published config's optimizer state precision
             cmd += ["--optimizer-dtype", lay["optimizer_dtype"]]
+        if lay.get("grad_accum_dtype"):  # the published config's gradient accumulation dtype
+            cmd += ["--grad-accum-dtype", lay["grad_accum_dtype"]]
         if self.has_framework:
             cmd += ["--framework", row["framework"]]
         return cmd + self.extra + self.class_args.get(generation(row["device"]), [])
