@@ -80,7 +80,7 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"order", {"ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"}},
         {"calibration", {"FILE", "a calibration from nest-cli calibrate: fitted GEMM efficiency and step overhead"}},
         {"runs", {"FILE", "measured runs ({\"format\": \"nest-runs\"}, docs/validation.md)"}},
-        {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default both)"}},
+        {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default: both when there are at least as many runs as they make parameters, else the one the runs identify: gemm_efficiency of a compute-bound run, step_overhead otherwise; said on the output)"}},
         {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
         {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
         {"pipeline-units", {"UNITS", "what the pipeline split counts: layers, layers+embedding or "
