@@ -8,7 +8,7 @@ minimises the group's mean |error| of the predicted step time: a grid over [lo, 
 golden-section search in the bracket around the best grid point; with several parameters,
 coordinate descent (two passes). Prints the best values and the calibration error per row.
 
-It never reads validation rows: load_runs(..., "calibration") filters them out and every row is
+It never reads validation or validation2 rows (issue 50): load_runs(..., "calibration") filters them out and every row is
 checked again before use. Standard library only.
 """
 import argparse
@@ -134,7 +134,7 @@ def main(argv=None):
 
     rows = validate.load_runs(args.runs, "calibration")
     leaked = [r["id"] for r in rows if r["set"] != "calibration"]
-    if leaked:  # never fit on validation rows
+    if leaked:  # never fit on validation rows (nor on validation2, issue 50's held-out set)
         raise SystemExit(f"fit.py: non-calibration rows reached the fit: {leaked}")
     groups = {}
     for r in rows:

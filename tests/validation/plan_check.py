@@ -161,7 +161,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=validate.DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
     ap.add_argument("--runs", default=validate.DEFAULT_RUNS, help="the data set (default: runs.json here)")
-    ap.add_argument("--set", default="all", choices=["validation", "calibration", "all"],
+    ap.add_argument("--set", default="all", choices=["validation", "calibration", "validation2", "all"],
                     help="which rows (default: all)")
     ap.add_argument("--rows", default="", help="comma-separated row ids (default: every row of the set)")
     ap.add_argument("--extra-args", default="", help="arguments appended to every nest-cli call")

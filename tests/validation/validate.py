@@ -56,7 +56,7 @@ def parse_class_args(parser, items):
 
 
 def load_runs(path=DEFAULT_RUNS, which="all"):
-    """Rows of runs.json of set `which` ("validation", "calibration" or "all")."""
+    """Rows of runs.json of set `which` ("validation", "calibration", "validation2" or "all")."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     rows = data["runs"] if isinstance(data, dict) else data
@@ -488,8 +488,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
     ap.add_argument("--runs", default=DEFAULT_RUNS, help="the data set (default: runs.json next to this script)")
-    ap.add_argument("--set", default="validation", choices=["validation", "calibration", "all"],
-                    help="which rows to run (default: validation)")
+    ap.add_argument("--set", default="validation", choices=["validation", "calibration", "validation2", "all"],
+                    help="which rows to run (default: validation; validation2: the second, never-fitted set of "
+                         "issue 50; all: every set)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="write the table to FILE (between <!-- results --> markers when FILE has them)")
     ap.add_argument("--json", metavar="FILE", help="write the per-row results as JSON")
@@ -517,12 +518,13 @@ def main(argv=None):
     results = run_rows(cli, rows, args.jobs or None)
     series = series_results(results)
 
-    titles = {"validation": "Validation set", "calibration": "Calibration set", "all": "All rows"}
+    titles = {"validation": "Validation set", "calibration": "Calibration set",
+              "validation2": "Validation set 2 (issue 50: sources outside the first sets, never fitted)", "all": "All rows"}
     title = titles["all" if (args.check and args.set == "calibration") else args.set]
     print_table(results, cli, title)
     if args.markdown:
         text = ""
-        for which in ("validation", "calibration"):
+        for which in ("validation", "calibration", "validation2"):
             part = [r for r in results if r["set"] == which]
             if part:
                 text += markdown(part, cli, titles[which]) + "\n"
