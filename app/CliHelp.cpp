@@ -87,7 +87,7 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
         {"order", {"ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"}},
         {"calibration", {"FILE", "a calibration from nest-cli calibrate: fitted GEMM efficiency and step overhead"}},
         {"runs", {"FILE", "measured runs ({\"format\": \"nest-runs\"}, docs/validation.md)"}},
-        {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default both)"}},
+        {"fit", {"LIST", "parameters to fit: gemm_efficiency, step_overhead (default: both when there are at least as many runs as they make parameters, else the one the runs identify: gemm_efficiency of a compute-bound run, step_overhead otherwise; said on the output)"}},
         {"rank-map", {"FILE", "a rank map from nest-cli export: rank r (in --order) on the device it names"}},
         {"stage-blocks", {"LIST", "transformer blocks per stage, e.g. 7,9,8,8 (default: balanced)"}},
         {"pipeline-units", {"UNITS", "what the pipeline split counts: layers, layers+embedding or "
@@ -101,6 +101,10 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                              "after the flush (off) (default: the framework's; deepspeed: off)"}},
         {"optimizer-dtype", {"fp32|bf16", "Adam's master weights and moments: fp32 (12 B/param) or bf16 (6 B/param, "
                                           "NeMo distributed_fused_adam with optim.dtype bf16) (default fp32)"}},
+        {"grad-accum-dtype", {"fp32|bf16|fp16", "dtype gradients accumulate in across micro-batches, as the run's config "
+                                                "sets it (DeepSpeed data_types.grad_accum_dtype): fp32 (4 B/param) or the "
+                                                "training dtype (2 B/param; on deepspeed at ZeRO 0/1 DeepSpeedZeroOptimizer "
+                                                "instead of the BF16_Optimizer) (default: the framework's)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
         {"precision", {"P", "the linear layers' number format: " + numberFormatNames() +

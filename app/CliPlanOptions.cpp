@@ -21,8 +21,8 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
-            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "framework", "calibration", "precision",
-            "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher"};
+            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
+            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -152,6 +152,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         if (v != "fp32" && v != "bf16")
             throw UsageError{"option --optimizer-dtype expects fp32 or bf16, got '" + v + "'"};
         setOptimizerDtype(o, v == "bf16" ? OptimizerDtype::Bf16 : OptimizerDtype::Fp32);
+    }
+    if (args.has("grad-accum-dtype")) {
+        const std::string v = args.value("grad-accum-dtype");
+        if (v != "fp32" && v != "bf16" && v != "fp16")
+            throw UsageError{"option --grad-accum-dtype expects fp32, bf16 or fp16, got '" + v + "'"};
+        o.gradAccumDtype = v == "fp32" ? GradAccumDtype::Fp32 : GradAccumDtype::Half;
     }
     // MoE: the most loaded rank's routed tokens over the mean (dropless), the capacity
     // factor (0 = dropless) and the dispatcher (docs/cost-model.md, "MoE parallelism").

@@ -1,6 +1,7 @@
 // nest-cli calibrate --runs RUNS.json [--fit LIST] [--out CAL.json] [--json]
 // Fits the cost model's physical parameters (core/studies/Calibration.h) to measured runs
-// and prints each run's error before and after; --out writes the calibration that
+// (without --fit, those the runs identify: identifiedFitParameters) and prints each run's
+// error before and after; --out writes the calibration that
 // --calibration applies (docs/validation.md "Calibration").
 #include "CliCommands.h"
 #include "CliArgs.h"
@@ -24,10 +25,22 @@ int cmdCalibrate(const Args &argv)
         throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
     if (!args.has("runs"))
         throw UsageError{"--runs RUNS.json is required ({\"format\": \"nest-runs\", \"runs\": [...]})"};
-    const std::vector<std::string> fit = args.wordList("fit", calibrationParameterNames());
     auto runs = loadMeasuredRuns(args.value("runs"));
     if (!runs)
         throw UsageError{runs.error()};
+    // --fit names the parameters; without it, those the runs identify (issue 50, point 5):
+    // both with enough runs, else the one kind the runs determine, said on the output.
+    std::vector<std::string> fit;
+    std::string choiceReason;
+    if (args.has("fit")) {
+        fit = args.wordList("fit", calibrationParameterNames());
+    } else {
+        auto choice = identifiedFitParameters(*runs);
+        if (!choice)
+            throw UsageError{args.value("runs") + ": " + choice.error()};
+        fit = choice->parameters;
+        choiceReason = choice->reason;
+    }
     // The fit's bound and progress (issue 48), as plan's: --max-states, --progress or a terminal.
     FitLimits limits;
     if (args.has("max-states")) {
@@ -54,9 +67,13 @@ int cmdCalibrate(const Args &argv)
             throw UsageError{ok.error()};
     }
     if (args.flag("json")) {
+        if (!choiceReason.empty())  // stdout stays the calibration file
+            std::cerr << "calibrate: " << choiceReason << "\n";
         std::cout << cal->toJson().dump(2) << "\n";
         return 0;
     }
+    if (!choiceReason.empty())
+        std::printf("%s\n\n", choiceReason.c_str());
     std::printf("%-32s %12s %12s %8s %12s %8s\n", "run", "measured_s", "before_s", "error", "after_s", "error");
     double sumBefore = 0, sumAfter = 0;
     for (const CalibratedRun &r : cal->runs) {

@@ -49,9 +49,24 @@ double stashBytes(const StageCost &c, const StageContext &ctx, double stashed)
     return extra * c.stashPerMicroBatch;
 }
 
-double memoryTotalWith(const StageCost &c, double stash)
+// The part of DeepSpeed's reduce buffers (StageCost::reduceBucket) held at the stage's peak:
+// all of them when the plan is not pipelined (made before the backward); with a pipeline the
+// one made after the flush, when the stash and working activations are freed, only as far as
+// it exceeds them.
+double reduceBucketAtPeak(const StageCost &c, const StageContext &ctx, double stash)
 {
-    return c.weights + c.gradients + c.optimizerState + stash + c.activations + c.overhead;
+    if (c.reduceBuckets == 0)
+        return 0.0;
+    if (ctx.numStages <= 1)
+        return c.reduceBuckets * c.reduceBucket;
+    return std::max(0.0, c.reduceBucket - (stash + c.activations));
+}
+
+// The memory of a base cost (before finishStageCost()) holding `stash`.
+double memoryTotalWith(const StageCost &c, const StageContext &ctx, double stash)
+{
+    return c.weights + c.gradients + c.optimizerState + stash + c.activations + c.overhead +
+           reduceBucketAtPeak(c, ctx, stash);
 }
 
 } // namespace
@@ -449,20 +464,41 @@ ShardGroups shardGroups(const StagePlan &st, int dp)
     return {dp * cp, StageConfig::expertGridFits(st.tp, cp, dp, st.expertTp(), std::max(st.ep, 1)) ? st.expertDp(dp) : 1};
 }
 
-// DeepSpeed's BF16_Optimizer: bf16 with ZeRO 0/1 (FrameworkProfile::bf16Optimizer).
-bool usesBf16Optimizer(const FrameworkProfile &fw, const StagePlan &st)
+// DeepSpeed's BF16_Optimizer: bf16 with ZeRO 0/1 and gradients accumulated in fp32
+// (FrameworkProfile::bf16Optimizer). DeepSpeed picks it so (runtime/engine.py,
+// _do_optimizer_sanity_check: bf16 with grad_accum_dtype fp32 at ZeRO stage 1, or without
+// ZeRO, where get_data_types() makes fp32 the default); with the accumulation in the training
+// dtype (fp16, or bf16 under ZeRO) it runs DeepSpeedZeroOptimizer / FP16_Optimizer instead.
+bool usesBf16Optimizer(const FrameworkProfile &fw, const CostOptions &opt, const StagePlan &st)
 {
-    return fw.bf16Optimizer && st.zero <= 1;
+    return fw.bf16Optimizer && st.zero <= 1 && opt.gradAccumDtype != GradAccumDtype::Half;
 }
 
 // Bytes per parameter of the gradient buffer that accumulates across micro-batches and is
-// reduced: the option's, else fp32 under the BF16_Optimizer, else the framework's.
+// reduced: the option's, else fp32 under the BF16_Optimizer, else the configured
+// accumulation dtype's, else the framework's.
 double gradientBufferBytes(const FrameworkProfile &fw, const CostOptions &opt, const StagePlan &st)
 {
-    constexpr double kFp32Bytes = 4;
+    constexpr double kFp32Bytes = 4, kHalfBytes = 2;
     if (opt.gradBytesPerParam > 0)
         return opt.gradBytesPerParam;
-    return usesBf16Optimizer(fw, st) ? kFp32Bytes : fw.gradBytesPerParam;
+    if (usesBf16Optimizer(fw, opt, st) || opt.gradAccumDtype == GradAccumDtype::Fp32)
+        return kFp32Bytes;
+    return opt.gradAccumDtype == GradAccumDtype::Half ? kHalfBytes : fw.gradBytesPerParam;
+}
+
+// DeepSpeedZeroOptimizer's contiguous-gradient reduce buffer at ZeRO 1/2 (runtime/zero/
+// stage_1_and_2.py): reduce_bucket_size elements of the training dtype. Not pipelined, its
+// backward() makes one (two with overlap_comm, FrameworkProfile::gradReduceOverlap) before the
+// backward runs; pipelined, reduce_gradients(pipeline_parallel=True) makes one after the
+// schedule's last backward.
+void setReduceBucket(StageCost &c, const FrameworkProfile &fw, const CostOptions &opt, const StagePlan &st,
+                     double weightB)
+{
+    if (fw.reduceBucketElements <= 0 || st.zero < 1 || st.zero > 2 || usesBf16Optimizer(fw, opt, st))
+        return;
+    c.reduceBucket = fw.reduceBucketElements * weightB;
+    c.reduceBuckets = fw.gradReduceOverlap ? 2 : 1;
 }
 
 // Data parallelism and ZeRO: the gradient synchronisation per iteration (c.dpSync), the
@@ -497,7 +533,7 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
     const double hide = fw.zeroPrefetch ? std::clamp(opt.zeroOverlap, 0.0, 1.0) : 0.0;
     // DeepSpeed's BF16_Optimizer all-reduces its whole fp32 gradient buffer even at ZeRO-1
     // (FrameworkProfile::bf16Optimizer); the distributed optimizer reduce-scatters.
-    const double zero1Sync = usesBf16Optimizer(fw, st) ? allReduceGrads : reduceScatterGrads;
+    const double zero1Sync = usesBf16Optimizer(fw, opt, st) ? allReduceGrads : reduceScatterGrads;
     switch (std::clamp(st.zero, 0, 3)) {
     case 0:
         c.dpSync = gradSync(allReduceGrads);
@@ -550,8 +586,9 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
         c.weights += 2 * s.maxLayerParams * weightB;  // gathered layer + prefetch buffer
     c.gradients = shard(2, denseParams, expertParams) * gradB;
     // The BF16_Optimizer keeps the bf16 gradients autograd writes beside its fp32 buffer.
-    if (usesBf16Optimizer(fw, st))
+    if (usesBf16Optimizer(fw, opt, st))
         c.gradients += (denseParams + expertParams) * weightB;
+    setReduceBucket(c, fw, opt, st, weightB);
     c.optimizerState = shard(1, denseParams, expertParams) * optimizerBytes;
     // Allocator fragmentation on the activation memory (FrameworkProfile); none in the
     // artifact's accounting.
@@ -634,7 +671,7 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
     for (int z = 0; z <= 2; ++z) {
         st.zero = z;
         const double gradients = gradientBufferBytes(fw, options, st) / (z >= 2 ? n : 1.0) +
-                                 (usesBf16Optimizer(fw, st) ? weightB : 0.0);
+                                 (usesBf16Optimizer(fw, options, st) ? weightB : 0.0);
         below = std::min(below, weightB + gradients + optimizerB / (z >= 1 ? n : 1.0));
     }
     st.zero = 3;
@@ -708,7 +745,8 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     c.perMicroBatch = work + c.frameworkOverhead;
     c.stashedMicroBatches = stashedMicroBatches(ctx);
     c.stash = stashBytes(c, ctx, c.stashedMicroBatches);
-    c.memoryTotal = memoryTotalWith(c, c.stash);
+    c.memoryTotal = memoryTotalWith(c, ctx, c.stash);
+    c.gradients += reduceBucketAtPeak(c, ctx, c.stash);  // the report's parts add up to the total
     c.fitsMemory = c.memoryTotal <= c.memoryCapacity;
 }
 
@@ -719,7 +757,7 @@ double stageStashBytes(const StageCost &base, const StageContext &ctx)
 
 double stageMemoryTotal(const StageCost &base, const StageContext &ctx)
 {
-    return memoryTotalWith(base, stageStashBytes(base, ctx));
+    return memoryTotalWith(base, ctx, stageStashBytes(base, ctx));
 }
 
 StageCost stageCost(const StageContext &ctx, const StageGeometry &g)

@@ -39,6 +39,9 @@
 
 namespace nest {
 
+// The gradient accumulation dtype (CostOptions::gradAccumDtype, CLI --grad-accum-dtype).
+enum class GradAccumDtype { Framework, Fp32, Half };
+
 struct CostOptions {
     // Defaults are documented with their sources in docs/cost-model.md.
     double matmulEfficiency = 0.0;    // large-GEMM efficiency; 0 = per device (DeviceSpec or
@@ -64,6 +67,12 @@ struct CostOptions {
     // optimizer state (fp32 master weights + Adam m + v = 12). Weights use
     // ModelProfile::bytesPerParam.
     double gradBytesPerParam = 0;     // 0 = the framework's (FrameworkProfile)
+    // The dtype gradients accumulate in across micro-batches, as the run's config says it
+    // (DeepSpeed's data_types.grad_accum_dtype, Megatron's --accumulate-allreduce-grads-in-fp32):
+    // Framework = the framework profile's; Fp32 = 4 B; Half = the training dtype, 2 B (bf16 or
+    // fp16). On DeepSpeed at ZeRO 0/1, Half is DeepSpeedZeroOptimizer / FP16_Optimizer, not
+    // the BF16_Optimizer (docs/cost-model.md, "DeepSpeed's gradient buffers").
+    GradAccumDtype gradAccumDtype = GradAccumDtype::Framework;
     double optimizerBytesPerParam = 12;
     // HBM bytes moved per local parameter by one fused Adam step (memory-bound).
     double optimizerStepBytesPerParam = 30;
@@ -148,6 +157,12 @@ struct StageCost {
     // Bytes per device (the worst device of the stage).
     double weights = 0, gradients = 0, optimizerState = 0, activations = 0, stash = 0,
            overhead = 0;
+    // DeepSpeed's contiguous-gradient reduce buffers (ZeRO 1/2 under DeepSpeedZeroOptimizer):
+    // bytes of one buffer and how many the backward holds (2 with overlap_comm) when the plan
+    // is not pipelined; with a pipeline one is made after the flush (reduceBucketAtPeak() in
+    // Evaluator.cpp). The part at the peak is added to `gradients` by finishStageCost().
+    double reduceBucket = 0;
+    int reduceBuckets = 0;
     double memoryTotal = 0;
     double memoryCapacity = 0;
     bool fitsMemory = true;

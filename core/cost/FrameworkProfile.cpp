@@ -55,6 +55,7 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     ds.trainScheduleSteps = true;
     ds.bf16Optimizer = true;
     ds.gradBytesPerParam = 2;  // ZeRO-2/3 (DeepSpeedZeroOptimizer): bf16 gradient partitions
+    ds.reduceBucketElements = 5e8;  // zero_optimization.reduce_bucket_size default (zero/config.py)
     ds.fragmentation = 0.05;
     ds.contention = kContention;
 

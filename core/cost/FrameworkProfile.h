@@ -74,6 +74,10 @@ struct FrameworkProfile {
     // optimizer state). The fp32 buffer is all-reduced whole (buffered_allreduce_fallback),
     // not reduce-scattered; each rank then steps its shard and all-gathers the bf16 weights.
     bool bf16Optimizer = false;
+    // Elements of one contiguous-gradient reduce buffer of DeepSpeedZeroOptimizer (ZeRO 1/2,
+    // runtime/zero/stage_1_and_2.py: ipg_buffer of reduce_bucket_size elements in the training
+    // dtype; zero_optimization.reduce_bucket_size defaults to 5e8). 0: the framework has none.
+    double reduceBucketElements = 0;
     // What --recompute selective means: Megatron's (Korthikanti et al. Sec. 5: rerun the core
     // attention, keep the rest) or torchtitan's op-level policy (keep every other matmul's
     // output and the fused attention's, rerun the rest of the block; ModelBuilder.cpp

@@ -18,10 +18,10 @@ struct BandRow {
 constexpr BandRow kBands[] = {
     {Framework::MegatronCore, 0.040, 15},
     {Framework::MegatronLM, 0.126, 6},
-    {Framework::DeepSpeed, 0.174, 3},
+    {Framework::DeepSpeed, 0.174, 4},
     {Framework::Fsdp, 0.104, 12},
 };
-constexpr double kAllRows = 0.145;   // all 36 validation rows
+constexpr double kAllRows = 0.152;   // all 37 validation rows
 
 std::string percent(double fraction)
 {

@@ -367,27 +367,10 @@ std::vector<double> solve(std::vector<std::vector<double>> a, std::vector<double
     return x;
 }
 
-} // namespace
-
-Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
-                                   const CostOptions &base)
+// The free parameters of `runs`: one GEMM efficiency per device type the plans use, one step
+// overhead per (major device type, framework).
+FitSpace fitSpace(const std::vector<MeasuredRun> &runs, const CostOptions &base, bool fitGemm, bool fitOverhead)
 {
-    return fitCalibration(runs, fit, base, FitLimits{});
-}
-
-Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
-                                   const CostOptions &base, const FitLimits &limits)
-{
-    using R = Result<Calibration>;
-    if (runs.empty())
-        return R::failure("no runs to calibrate on");
-    for (const std::string &f : fit)
-        if (std::find(calibrationParameterNames().begin(), calibrationParameterNames().end(), f) ==
-            calibrationParameterNames().end())
-            return R::failure("unknown parameter '" + f + "' (fit gemm_efficiency, step_overhead)");
-    const bool fitGemm = std::find(fit.begin(), fit.end(), "gemm_efficiency") != fit.end();
-    const bool fitOverhead = std::find(fit.begin(), fit.end(), "step_overhead") != fit.end();
-
     FitSpace space;
     std::set<std::string> gemmSeen;
     std::set<std::pair<std::string, Framework>> overheadSeen;
@@ -411,6 +394,57 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
             }
         }
     }
+    return space;
+}
+
+// The share of a run's predicted step time that scales with the GEMM efficiency:
+// -d ln T / d ln eta, by a forward difference of 0.1 % on every device type it uses (1 for a
+// step of large GEMMs alone, 0 for one without compute).
+double gemmShare(const MeasuredRun &run, const CostOptions &base)
+{
+    const FitSpace space = fitSpace({run}, base, true, false);
+    CostOptions o = base;
+    o.framework = run.framework;
+    const double t0 = evaluate(run.plan, run.topology, run.model, optionsFor(run, space, space.gemmStart, o)).iterationTime;
+    constexpr double kStep = 1e-3;
+    std::vector<double> up = space.gemmStart;
+    for (double &e : up)
+        e *= 1 + kStep;
+    const double t1 = evaluate(run.plan, run.topology, run.model, optionsFor(run, space, up, o)).iterationTime;
+    if (!(t0 > 0) || !(t1 > 0) || !std::isfinite(t0) || !std::isfinite(t1))
+        return 0.0;
+    return -(std::log(t1) - std::log(t0)) / std::log1p(kStep);
+}
+
+std::string percentText(double fraction)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f %%", 100 * fraction);
+    return buf;
+}
+
+} // namespace
+
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base)
+{
+    return fitCalibration(runs, fit, base, FitLimits{});
+}
+
+Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
+                                   const CostOptions &base, const FitLimits &limits)
+{
+    using R = Result<Calibration>;
+    if (runs.empty())
+        return R::failure("no runs to calibrate on");
+    for (const std::string &f : fit)
+        if (std::find(calibrationParameterNames().begin(), calibrationParameterNames().end(), f) ==
+            calibrationParameterNames().end())
+            return R::failure("unknown parameter '" + f + "' (fit gemm_efficiency, step_overhead)");
+    const bool fitGemm = std::find(fit.begin(), fit.end(), "gemm_efficiency") != fit.end();
+    const bool fitOverhead = std::find(fit.begin(), fit.end(), "step_overhead") != fit.end();
+
+    const FitSpace space = fitSpace(runs, base, fitGemm, fitOverhead);
     if (space.size() == 0)
         return R::failure("nothing to fit: choose gemm_efficiency and/or step_overhead");
     if (space.size() > runs.size()) {
@@ -607,6 +641,56 @@ Result<std::vector<MeasuredRun>> loadMeasuredRuns(const std::string &file)
     if (!j)
         return Result<std::vector<MeasuredRun>>::failure(j.error());
     return measuredRunsFromJson(*j, file, fs::path(file).parent_path().string());
+}
+
+Result<FitChoice> identifiedFitParameters(const std::vector<MeasuredRun> &runs, const CostOptions &base)
+{
+    using R = Result<FitChoice>;
+    if (runs.empty())
+        return R::failure("no runs to calibrate on");
+    const size_t n = runs.size();
+    const FitSpace gemm = fitSpace(runs, base, true, false), overhead = fitSpace(runs, base, false, true);
+    FitChoice choice;
+    if (gemm.size() + overhead.size() <= n) {
+        choice.parameters = calibrationParameterNames();
+        return choice;
+    }
+    // Fewer runs than the default parameters: a measured step time fixes one number per run.
+    // It identifies the GEMM efficiency when the GEMMs are most of the step (the time then
+    // moves with 1 / eta); otherwise the step overhead, which scales every micro-batch's
+    // compute and communication alike. Telling the two apart needs runs whose compute /
+    // communication mix differs.
+    double share = 0;
+    for (const MeasuredRun &r : runs)
+        share += gemmShare(r, base);
+    share /= static_cast<double>(n);
+    const bool computeBound = share >= 0.5;
+    const std::string runsText = std::to_string(n) + (n == 1 ? " run identifies " : " runs identify ");
+    const std::string shareText = "the GEMMs are " + percentText(share) + " of the predicted step time";
+    if ((computeBound || overhead.size() > n) && gemm.size() <= n) {
+        choice.parameters = {"gemm_efficiency"};
+        choice.reason = runsText + std::to_string(gemm.size()) +
+                        " parameter(s), not the default " + std::to_string(gemm.size() + overhead.size()) +
+                        ": fitted gemm_efficiency alone, since " + shareText +
+                        (computeBound ? " (compute-bound: the time moves with the GEMM efficiency)"
+                                      : " (the step overhead would need more runs)") +
+                        "; step_overhead is kept at its default and needs runs that differ in compute / "
+                        "communication mix (--fit names the parameters)";
+        return choice;
+    }
+    if (overhead.size() <= n) {
+        choice.parameters = {"step_overhead"};
+        choice.reason = runsText + std::to_string(overhead.size()) +
+                        " parameter(s), not the default " + std::to_string(gemm.size() + overhead.size()) +
+                        ": fitted step_overhead alone, since only " + shareText +
+                        " (not compute-bound: the overhead scales its compute and communication alike); "
+                        "gemm_efficiency is kept at its default and needs compute-bound runs (--fit names the "
+                        "parameters)";
+        return choice;
+    }
+    return R::failure("the runs use " + std::to_string(gemm.size()) + " device types: fitting even one GEMM "
+                      "efficiency per device type needs at least " + std::to_string(gemm.size()) + " runs, found " +
+                      std::to_string(n));
 }
 
 } // namespace nest

@@ -88,6 +88,20 @@ ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &
 Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
                                    const CostOptions &base = {});
 
+// The parameters a fit frees when the user names none (issue 50, point 5: nest-cli calibrate
+// without --fit, the window's "what the runs identify"). Every one of
+// calibrationParameterNames() when there are at least as many runs as they make free
+// parameters; with fewer, one kind, with the reason: a measured step time fixes one number
+// per run, and identifies the GEMM efficiency of the device type when at least half of the
+// predicted step scales with it (-d ln T / d ln eta >= 0.5: compute-bound), else the step
+// overhead (which scales the micro-batches' compute and communication alike). Refused when
+// not even one parameter per device type is determined.
+struct FitChoice {
+    std::vector<std::string> parameters;
+    std::string reason;  // why fewer than all are fitted; empty when all are
+};
+Result<FitChoice> identifiedFitParameters(const std::vector<MeasuredRun> &runs, const CostOptions &base = {});
+
 // The fit's bound (issue 48: 1,000 runs of large clusters took 180 s with no progress and
 // grew about cubically). Before it starts the fit estimates its plan evaluations (runs x
 // (1 + about 10 iterations x (parameters + 2))) and seconds (each evaluation's cost grows

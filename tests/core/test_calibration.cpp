@@ -222,3 +222,80 @@ TEST(WorkspaceCalibration, FileOrObjectRoundTripsAndBadValuesNameThePath)
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().find("w.nestws.json: at calibration.parameters"), std::string::npos) << bad.error();
 }
+
+namespace {
+
+// One run of llama2-7b (seq 2048, 16 samples per device in micro-batches of 1) on `dp`
+// devices joined by one `fabricGBps` tier.
+MeasuredRun dataParallelRun(int dp, double fabricGBps, Framework framework)
+{
+    DeviceSpec dev{"h100-sxm-80gb", 989e12, 80e9, 3.35e12, 0.0, ""};
+    const Topology t = Topology::uniform("t", dev, {{"cluster", dp, {fabricGBps * 1e9, 5e-6, 1}}});
+    ModelOptions o;
+    o.seqLength = 2048;
+    o.globalBatch = 16 * dp;
+    auto m = resolveModel("llama2-7b", o);
+    EXPECT_TRUE(m.ok());
+    UniformLayout u;
+    u.dp = dp;
+    u.globalBatch = 16 * dp;
+    u.seqLength = 2048;
+    MeasuredRun r;
+    r.name = "dp" + std::to_string(dp);
+    r.topology = t;
+    r.model = *m;
+    r.plan = *buildUniformPlan(u, t, *m);
+    r.framework = framework;
+    CostOptions c;
+    c.framework = framework;
+    r.measuredSeconds = 1.1 * evaluate(r.plan, t, *m, c).iterationTime;
+    return r;
+}
+
+// -d ln T / d ln eta by the evaluator at two efficiencies (the derivation the choice rests on,
+// computed here from evaluate() alone).
+double gemmShareByHand(const MeasuredRun &r)
+{
+    CostOptions a;
+    a.framework = r.framework;
+    a.matmulEfficiency = defaultMatmulEfficiency(r.topology.spec(0));
+    CostOptions b = a;
+    b.matmulEfficiency *= 1.001;
+    const double ta = evaluate(r.plan, r.topology, r.model, a).iterationTime;
+    const double tb = evaluate(r.plan, r.topology, r.model, b).iterationTime;
+    return -std::log(tb / ta) / std::log(1.001);
+}
+
+} // namespace
+
+TEST(IdentifiedFitParameters, OneRunFitsWhatItDetermines)
+{
+    // Issue 50, point 5. Compute-bound: 8 GPUs on a 400 GB/s tier, the gradient reduction
+    // behind the backward: the GEMMs are most of the step, so the GEMM efficiency is fitted alone.
+    const MeasuredRun fast = dataParallelRun(8, 400, Framework::MegatronCore);
+    ASSERT_GT(gemmShareByHand(fast), 0.5);
+    auto one = identifiedFitParameters({fast});
+    ASSERT_TRUE(one.ok()) << one.error();
+    EXPECT_EQ(one->parameters, std::vector<std::string>{"gemm_efficiency"});
+    EXPECT_NE(one->reason.find("1 run identifies 1 parameter"), std::string::npos) << one->reason;
+    EXPECT_NE(one->reason.find("compute-bound"), std::string::npos) << one->reason;
+
+    // Communication-bound: the serial profile's exposed fp32 all-reduce of 7e9 gradients over
+    // 1 GB/s (tens of seconds) dwarfs the compute: the step overhead is what the run measures.
+    const MeasuredRun slow = dataParallelRun(8, 1, Framework::Serial);
+    ASSERT_LT(gemmShareByHand(slow), 0.5);
+    auto other = identifiedFitParameters({slow});
+    ASSERT_TRUE(other.ok()) << other.error();
+    EXPECT_EQ(other->parameters, std::vector<std::string>{"step_overhead"});
+    // And the fit then runs on that one parameter: the run is matched.
+    auto fitted = fitCalibration({slow}, other->parameters);
+    ASSERT_TRUE(fitted.ok()) << fitted.error();
+    EXPECT_NEAR(fitted->runs.front().afterSeconds / slow.measuredSeconds, 1.0, 1e-4);
+
+    // As many runs as default parameters (one device type, one framework: 2): both, no reason.
+    auto both = identifiedFitParameters({fast, dataParallelRun(4, 400, Framework::MegatronCore)});
+    ASSERT_TRUE(both.ok()) << both.error();
+    EXPECT_EQ(both->parameters, calibrationParameterNames());
+    EXPECT_TRUE(both->reason.empty());
+    EXPECT_FALSE(identifiedFitParameters({}).ok());
+}

@@ -50,6 +50,8 @@ TEST(CliLimits, flagOutsideItsRange)
         {"pipeline-grad-overlap maybe", eval({"--pipeline-grad-overlap", "maybe"}),
          {"--pipeline-grad-overlap", "on or off", "'maybe'"}},
         {"optimizer-dtype fp16", eval({"--optimizer-dtype", "fp16"}), {"--optimizer-dtype", "fp32 or bf16", "'fp16'"}},
+        {"grad-accum-dtype fp8", eval({"--grad-accum-dtype", "fp8"}),
+         {"--grad-accum-dtype", "fp32, bf16 or fp16", "'fp8'"}},
         // Search flags.
         {"max-stages 1e9", plan({"--max-stages", "1000000000"}), {"--max-stages", "at most 100000"}},
         {"microbatch list", plan({"--microbatch", "1,70000"}), {"--microbatch", "70000"}},

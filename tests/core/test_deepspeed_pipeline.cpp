@@ -1,6 +1,7 @@
 // DeepSpeed's pipeline engine as it runs (issue 23, point 3; docs/cost-model.md §1b): the
 // TrainSchedule's step stream, blocking p2p, the gradient reduction after the flush and the
-// BF16_Optimizer's memory, each against a hand computation on a tiny instance.
+// BF16_Optimizer's memory, DeepSpeedZeroOptimizer's gradient buffers (issue 50, point 4), each
+// against a hand computation on a tiny instance.
 #include "Evaluator.h"
 #include "FrameworkProfile.h"
 #include "Pipeline.h"
@@ -216,4 +217,66 @@ TEST(DeepSpeedPipeline, bf16OptimizerMemory)
     fp16.gradBytesPerParam = 2;
     const Report over = evaluate(pipeline(2, 2, 4, m, 1), cluster(), m, fp16);
     EXPECT_TRUE(close(over.stages[0].cost.gradients, 4e8));  // 2 B buffer + 2 B bf16 grads
+}
+
+TEST(DeepSpeedPipeline, zeroOptimizerGradientBuffers)
+{
+    // Issue 50, point 4. Gradients accumulated in the training dtype (--grad-accum-dtype fp16 /
+    // bf16; DeepSpeed's default under ZeRO, runtime/engine.py get_data_types()): ZeRO-1 runs
+    // DeepSpeedZeroOptimizer (zero/stage_1_and_2.py), not the BF16_Optimizer. P = 1e8
+    // parameters per device, dp 2:
+    //   weights      2 B x P           = 2e8
+    //   gradients    2 B x P           = 2e8   (param.grad in fp16, not sharded at stage 1; no
+    //                                           fp32 buffer, no second copy)
+    //   optimizer    12 B x P / 2      = 6e8
+    //   reduce buffer reduce_bucket_size 5e8 elements x 2 B = 1e9 (contiguous_gradients)
+    CostOptions half = options(Framework::DeepSpeed);
+    half.gradAccumDtype = GradAccumDtype::Half;
+    constexpr double kBuffer = 5e8 * 2;
+
+    // Pipelined (pp 2, one block per stage): reduce_gradients(pipeline_parallel=True) makes one
+    // buffer after the flush, when stash and working activations are freed, so the peak is
+    // max(states + stash + activations, states + buffer) = states + buffer here (1 MB
+    // activations): 2e8 + 2e8 + 6e8 + 1e9 = 2e9, the buffer shown in the gradients.
+    {
+        const ModelProfile m = chain(2, 1e8);
+        const Report r = evaluate(pipeline(2, 2, 4, m, 1), cluster(), m, half);
+        ASSERT_TRUE(r.feasible);
+        const StageCost &c = r.stages[0].cost;
+        EXPECT_TRUE(close(c.weights, 2e8));
+        EXPECT_TRUE(close(c.optimizerState, 6e8));
+        EXPECT_TRUE(close(c.memoryTotal, 2e8 + 2e8 + 6e8 + kBuffer)) << c.memoryTotal;
+        EXPECT_TRUE(close(c.gradients, 2e8 + kBuffer - c.stash - c.activations)) << c.gradients;
+        // Its ZeRO-1 sync is a reduce-scatter of 2 B gradients, not the fp32 all-reduce:
+        // less than half of the BF16_Optimizer's.
+        const Report bf16 = evaluate(pipeline(2, 2, 4, m, 1), cluster(), m, options(Framework::DeepSpeed));
+        EXPECT_LT(c.dpSync, 0.5 * bf16.stages[0].cost.dpSync);
+        // --grad-accum-dtype fp32 is the BF16_Optimizer's 4 + 2 B, as without the option.
+        CostOptions fp32 = options(Framework::DeepSpeed);
+        fp32.gradAccumDtype = GradAccumDtype::Fp32;
+        const Report f = evaluate(pipeline(2, 2, 4, m, 1), cluster(), m, fp32);
+        EXPECT_TRUE(close(f.stages[0].cost.gradients, 6e8));
+        EXPECT_TRUE(close(bf16.stages[0].cost.gradients, 6e8));
+    }
+    // Not pipelined: backward() makes the buffer before the backward runs, two with
+    // overlap_comm (the profile's overlapped reduction): 2e8 + 2 x 1e9 of gradients.
+    {
+        const ModelProfile m = chain(1, 1e8);
+        const Report r = evaluate(pipeline(1, 2, 4, m, 1), cluster(), m, half);
+        ASSERT_TRUE(r.feasible);
+        const StageCost &c = r.stages[0].cost;
+        EXPECT_TRUE(close(c.gradients, 2e8 + 2 * kBuffer)) << c.gradients;
+        EXPECT_TRUE(close(c.memoryTotal, 2e8 + 2e8 + 2 * kBuffer + 6e8 + c.stash + c.activations));
+        // ZeRO-2 shards the gradients over dp (2e8 / 2) and keeps the same buffers.
+        const Report z2 = evaluate(pipeline(1, 2, 4, m, 2), cluster(), m, half);
+        EXPECT_TRUE(close(z2.stages[0].cost.gradients, 1e8 + 2 * kBuffer)) << z2.stages[0].cost.gradients;
+    }
+    // Megatron-Core has no such buffer: the option only sets its gradient width (2 B).
+    {
+        const ModelProfile m = chain(1, 1e8);
+        CostOptions mc = options(Framework::MegatronCore);
+        mc.gradAccumDtype = GradAccumDtype::Fp32;
+        const Report r = evaluate(pipeline(1, 2, 4, m, 1), cluster(), m, mc);
+        EXPECT_TRUE(close(r.stages[0].cost.gradients, 4e8));
+    }
 }

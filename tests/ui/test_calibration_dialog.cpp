@@ -14,6 +14,7 @@
 #include "ClusterIO.h"
 #include "Evaluator.h"
 
+#include <QCheckBox>
 #include <QLabel>
 #include <QMenuBar>
 #include <QSignalSpy>
@@ -86,6 +87,55 @@ private slots:
         // An edit after the fit withdraws it: Apply needs a fit of what is shown.
         QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("2")));
         QVERIFY(!dialog.result().has_value());
+    }
+
+    void oneRunFitsWhatItIdentifies()
+    {
+        // Issue 50, point 5: by default ("What the runs identify") one run fits the one
+        // parameter it determines, as nest-cli calibrate without --fit, and the dialog says so.
+        // The run: tp 8 x dp 8 of llama2-7b, a compute-bound layout, measured as the evaluator's
+        // time at GEMM efficiency 0.55 (the generating value, not the fit's output).
+        CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
+                                 std::nullopt);
+        const int row = dialog.addRun();
+        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("8")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
+        const Result<Json> probe = dialog.runsJson();
+        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
+        const auto runs = measuredRunsFromJson(*probe, "test", "");
+        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
+        CostOptions truth;
+        truth.matmulEfficiency = 0.55;
+        const MeasuredRun &m = runs->front();
+        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+
+        auto *identified = dialog.findChild<QCheckBox *>(QStringLiteral("fitIdentified"));
+        QVERIFY(identified && identified->isChecked());
+        QSignalSpy done(&dialog, &CalibrationDialog::fitFinished);
+        QVERIFY(dialog.fit());
+        QVERIFY(done.wait(30000));
+        QCOMPARE(done.front().front().toBool(), true);
+        const Calibration &c = *dialog.result();
+        QCOMPARE(c.parameters.size(), size_t(1));
+        QVERIFY(c.parameters[0].gemmEfficiency.has_value());
+        QVERIFY(!c.parameters[0].stepOverhead.has_value());
+        QVERIFY2(std::abs(*c.parameters[0].gemmEfficiency - 0.55) < 0.002,
+                 qPrintable(QString::number(*c.parameters[0].gemmEfficiency)));
+        bool said = false;
+        for (const QLabel *label : dialog.findChildren<QLabel *>())
+            said = said || label->text().contains(QStringLiteral("1 run identifies 1 parameter"));
+        QVERIFY(said);
+
+        // Both named by hand on one run: refused with the reason, as --fit both is.
+        dialog.setFitParameters(true, true);
+        QVERIFY(!identified->isChecked());
+        QSignalSpy refused(&dialog, &CalibrationDialog::fitFinished);
+        QVERIFY(dialog.fit());
+        QVERIFY(refused.wait(30000));
+        QCOMPARE(refused.front().front().toBool(), false);
+        QVERIFY2(dialog.message().contains(QStringLiteral("needs at least 2 runs")), qPrintable(dialog.message()));
     }
 
     void badCellsAndFilesAreRefusedWithWhere()

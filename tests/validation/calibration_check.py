@@ -5,12 +5,16 @@
    (GEMM efficiency 0.52 on H100, step overhead +0.15 for megatron-core, written here as a
    nest-calibration file, not by the fit) on four layouts with different compute /
    communication mixes; the fit recovers both parameters within 1 %.
-2. Refusal: two free parameters from one run is refused (exit 2, the reason).
+2. Refusal: two parameters named with --fit for one run is refused (exit 2, the reason);
+   without --fit one run fits the one parameter it identifies and says so (issue 50).
 3. Round trip: --json equals the file --out writes, and `evaluate --calibration` on each run
    gives the fit's "after" time.
 4. One measured run moves the others: on a published scaling series of
    tests/validation/runs.json (MT-NLG 530B on 2240 / 2800 / 3360 A100s, DeepSpeed), fitting
    the step overhead on the smallest row lowers the error on the two others.
+5. One run suffices (issue 50, point 5): the one-run sample of sample_configs/calibration
+   fits the GEMM efficiency alone, equal to a hand derivation from two evaluate calls, and
+   predicts the same NVIDIA table's 512-GPU row within 8 %.
 Python 3 standard library only.
 """
 import argparse
@@ -39,7 +43,7 @@ def run(cli, args, expect=0):
     return p
 
 
-def evaluate(cli, run_row, folder, calibration=None):
+def evaluate(cli, run_row, folder, calibration=None, extra=()):
     lay = run_row["layout"]
     args = ["evaluate", "--json", "--cluster", os.path.join(folder, run_row["cluster"]),
             "--model", run_row["model"] if not run_row["model"].endswith(".json") else os.path.join(folder, run_row["model"]),
@@ -52,6 +56,7 @@ def evaluate(cli, run_row, folder, calibration=None):
         args.append("--sp")
     if calibration:
         args += ["--calibration", calibration]
+    args += list(extra)
     return json.loads(run(cli, args).stdout)["iteration_time_s"]
 
 
@@ -99,13 +104,69 @@ def synthetic(cli, tmp):
               f"{r['name']}: evaluate --calibration {after:.6f} s = the fit's after {fitted['after_s']:.6f} s")
         check(abs(fitted["before_s"] - evaluate(cli, r, folder)) <= 1e-9 * fitted["before_s"],
               f"{r['name']}: before = uncalibrated evaluate")
-    # Two parameters from one run: refused.
+    # Two parameters named for one run: refused.
     one = os.path.join(folder, "one.json")
     json.dump({"format": "nest-runs", "runs": rows[:1]}, open(one, "w"))
-    p = run(cli, ["calibrate", "--runs", one], expect=2)
+    p = run(cli, ["calibrate", "--runs", one, "--fit", "gemm_efficiency,step_overhead"], expect=2)
     check("needs at least 2 runs" in p.stderr, f"under-determined fit refused: {p.stderr.strip()[:120]}")
     p = run(cli, ["calibrate", "--runs", one, "--fit", "step_overhead"])
-    check("step_overhead" in p.stdout, "one parameter from one run is fitted")
+    check("step_overhead" in p.stdout and "identifies" not in p.stdout,
+          "--fit step_overhead on one run fits it (and says nothing of a choice)")
+    # Without --fit, one run fits the one parameter it identifies (issue 50, point 5), and
+    # says so: the compute-bound tp8 run, the GEMM efficiency.
+    p = run(cli, ["calibrate", "--runs", one])
+    check("1 run identifies 1 parameter" in p.stdout and "fitted gemm_efficiency alone" in p.stdout
+          and "compute-bound" in p.stdout, f"one run without --fit: {p.stdout.splitlines()[0][:110]}")
+    p = run(cli, ["calibrate", "--runs", one, "--json"])
+    fitted = json.loads(p.stdout)["parameters"]["h100-sxm-80gb/megatron-core"]
+    check(set(fitted) == {"gemm_efficiency"} and "identifies" in p.stderr,
+          "--json: the file holds gemm_efficiency alone, the choice is said on stderr")
+
+
+def one_run(cli, root):
+    """Issue 50, point 5: sample_configs/calibration/one-run-nemo-llama3.1-70b.json (NeMo 24.09
+    Llama 3.1 70B on 64 H100, 14.72 s) fits the GEMM efficiency alone. The hand derivation: the
+    step time is affine in 1 / eta near the answer (T = a + b / eta, the GEMM part b / eta);
+    two `evaluate --efficiency` calls bracketing it give a and b, and eta* = b / (T_measured - a).
+    Then the same table's 512-GPU row (14.89 s, tests/validation/runs.json
+    nemo-24.09-llama3.1-70b-512) is predicted within 8 %."""
+    folder = os.path.join(root, "sample_configs", "calibration")
+    runs_file = os.path.join(folder, "one-run-nemo-llama3.1-70b.json")
+    one = json.load(open(runs_file))["runs"]
+    check(len(one) == 1, "the sample calibration file holds one run")
+    p = run(cli, ["calibrate", "--runs", runs_file])
+    check("1 run identifies 1 parameter" in p.stdout and "fitted gemm_efficiency alone" in p.stdout,
+          "the one-run sample fits the GEMM efficiency alone and says so")
+    with tempfile.TemporaryDirectory(prefix="nest-one-run-") as tmp:
+        cal = os.path.join(tmp, "cal.json")
+        out = json.loads(run(cli, ["calibrate", "--runs", runs_file, "--out", cal, "--json"]).stdout)
+        params = out["parameters"]["h100-sxm-80gb/megatron-core"]
+        check(set(params) == {"gemm_efficiency"}, f"fitted parameters {sorted(params)}")
+        r = one[0]
+        lo, hi = 0.60, 0.65
+        t_lo = evaluate(cli, r, folder, extra=["--efficiency", str(lo)])
+        t_hi = evaluate(cli, r, folder, extra=["--efficiency", str(hi)])
+        b = (t_lo - t_hi) / (1 / lo - 1 / hi)
+        a = t_lo - b / lo
+        eta = b / (r["step_time_s"] - a)
+        check(lo < eta < hi and abs(params["gemm_efficiency"] / eta - 1) < 1e-3,
+              f"gemm_efficiency {params['gemm_efficiency']:.5f} = hand derivation b / (T - a) = {eta:.5f}")
+        # The second run of the stack: the 512-GPU row of the same NVIDIA table.
+        row = next(x for x in validate.load_runs(os.path.join(root, "tests/validation/runs.json"), "all")
+                   if x["id"] == "nemo-24.09-llama3.1-70b-512")
+        json.dump(validate.cluster_json(row, row["device"]), open(os.path.join(tmp, "c512.json"), "w"))
+        lay = row["layout"]
+        second = dict(r, name=row["id"], cluster=os.path.join(tmp, "c512.json"), batch=lay["gbs"],
+                      layout=dict(r["layout"], dp=lay["dp"]), step_time_s=validate.convert_published(row)[0])
+        same_model = dict(json.load(open(os.path.join(folder, r["model"]))), global_batch=lay["gbs"])
+        check(row["model"] == same_model and
+              all(second["layout"][k] == lay[v] for k, v in (("tp", "tp"), ("pp", "pp"), ("cp", "cp"),
+                                                            ("microbatch", "mbs"), ("zero", "zero"))),
+              "the 512-GPU row has the sample's model and model-parallel layout (more replicas, batch "
+              f"{lay['gbs']})")
+        after = evaluate(cli, second, folder, cal)
+        err = after / second["step_time_s"] - 1
+        check(abs(err) < 0.08, f"{row['id']}: {100 * err:+.1f} % after the one-run calibration (bound 8 %)")
 
 
 def scaling_series(cli, tmp, root):
@@ -149,6 +210,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nest-calibration-") as tmp:
         synthetic(a.cli, tmp)
         scaling_series(a.cli, tmp, a.root)
+    one_run(a.cli, a.root)
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
         return 1

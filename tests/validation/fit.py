@@ -8,7 +8,7 @@ minimises the group's mean |error| of the predicted step time: a grid over [lo, 
 golden-section search in the bracket around the best grid point; with several parameters,
 coordinate descent (two passes). Prints the best values and the calibration error per row.
 
-It never reads validation or held-out rows (nor reference rows): load_runs(..., "calibration")
+It never reads validation, held-out, validation2 or reference rows: load_runs(..., "calibration")
 filters them out and every row is checked again before use. Standard library only.
 """
 import argparse
@@ -134,8 +134,8 @@ def main(argv=None):
 
     rows = validate.load_runs(args.runs, "calibration")
     leaked = [r["id"] for r in rows if r["set"] != "calibration"]
-    if leaked:  # never fit on validation, held-out or reference rows
-        raise SystemExit(f"fit.py: non-calibration (validation, holdout or reference) rows reached the fit: {leaked}")
+    if leaked:  # never fit on validation, held-out, validation2 or reference rows
+        raise SystemExit(f"fit.py: non-calibration (validation, holdout, validation2 or reference) rows reached the fit: {leaked}")
     groups = {}
     for r in rows:
         groups.setdefault(group_key(r, args.group_by), []).append(r)

@@ -21,7 +21,11 @@ conversion as validate.py), then:
    optimizer; 4 + 16/d with float16 grads and it, where 4/d is the fp32 copy of the gradient
    shard made at the step, after the activations are freed, so not at the peak: 4 + 12/d
    here), and for DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py, no published
-   table: 2 bf16 weights + 4 fp32 gradient buffer + 2 bf16 gradients + 12 / d) exactly.
+   table: 2 bf16 weights + 4 fp32 gradient buffer + 2 bf16 gradients + 12 / d) exactly; for
+   DeepSpeed's ZeRO-1 with gradients accumulated in the training dtype (grad_accum_dtype
+   fp16/bf16: DeepSpeedZeroOptimizer, runtime/zero/stage_1_and_2.py; GLM-130B's fp16 run,
+   issue 50) 2 weights + 2 param.grad + 12 / d (its reduce buffer is made after the pipeline's
+   flush, below the backward's peak on these rows).
 
 Standard library only. Exit status 0 when every check passes, 1 otherwise, 2 on usage errors.
 """
@@ -79,6 +83,9 @@ def expected_states_per_param(row):
         return 4 + 6.0 / d, f"bf16 weights and gradients 4 + bf16 master, m, v 6/d (optim.dtype bf16) = 4 + 6/{d}"
     if fw == "megatron-core" and lay["zero"] == 1:
         return 4 + 12.0 / d, f"Megatron-Core guide: 4 + 16/d less the step's fp32 gradient copy = 4 + 12/{d}"
+    if fw == "deepspeed" and lay["zero"] == 1 and lay.get("grad_accum_dtype") in ("fp16", "bf16"):
+        return 4 + 12.0 / d, (f"stage_1_and_2.py (ZeRO-1, {lay['grad_accum_dtype']} accumulation): "
+                              f"2 weights + 2 param.grad + 12/{d}")
     if fw == "deepspeed" and lay["zero"] <= 1:
         return 8 + 12.0 / d, f"bf16_optimizer.py: 2 + 4 + 2 + 12/{d}"
     return None, ""

@@ -60,6 +60,8 @@ def plan_command(cli, row, cluster_file, model_file):
         cmd += ["--framework", row["framework"]]
     if row["layout"].get("optimizer_dtype"):  # the published config's, as validate.py's evaluate
         cmd += ["--optimizer-dtype", row["layout"]["optimizer_dtype"]]
+    if row["layout"].get("grad_accum_dtype"):  # likewise the gradient accumulation dtype
+        cmd += ["--grad-accum-dtype", row["layout"]["grad_accum_dtype"]]
     # The published precision (and ETP) as one-value lists, the flags validate.py's evaluate passes.
     cmd += validate.layout_extra_args(row["layout"])
     return cmd + cli.extra + cli.class_args.get(validate.generation(row["device"]), [])

@@ -59,7 +59,7 @@ def parse_class_args(parser, items):
     return class_args
 
 
-SETS = ("validation", "calibration", "holdout", "reference")
+SETS = ("validation", "calibration", "holdout", "validation2", "reference")
 
 
 def load_runs(path=DEFAULT_RUNS, which="all"):
@@ -144,6 +144,8 @@ def layout_text(lay):
         parts.append("sp")
     if lay.get("optimizer_dtype", "fp32") != "fp32":
         parts.append(f"adam-{lay['optimizer_dtype']}")
+    if lay.get("grad_accum_dtype"):
+        parts.append(f"gacc-{lay['grad_accum_dtype']}")
     if "precision" in lay:
         parts.append(precision_text(lay))
     return " ".join(parts)
@@ -230,6 +232,8 @@ class Cli:
             cmd.append("--sp")
         if lay.get("optimizer_dtype"):  # the published config's optimizer state precision
             cmd += ["--optimizer-dtype", lay["optimizer_dtype"]]
+        if lay.get("grad_accum_dtype"):  # the published config's gradient accumulation dtype
+            cmd += ["--grad-accum-dtype", lay["grad_accum_dtype"]]
         cmd += layout_extra_args(lay)
         if self.has_framework:
             cmd += ["--framework", row["framework"]]
@@ -577,7 +581,8 @@ def main(argv=None):
     ap.add_argument("--cli", default=DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
     ap.add_argument("--runs", default=DEFAULT_RUNS, help="the data set (default: runs.json next to this script)")
     ap.add_argument("--set", default="validation", choices=list(SETS) + ["all"],
-                    help="which rows to run (default: validation; all = every set)")
+                    help="which rows to run (default: validation; validation2: the second, never-fitted set of "
+                         "issue 50; all: every set)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="write the table to FILE (between <!-- results --> markers when FILE has them)")
     ap.add_argument("--json", metavar="FILE", help="write the per-row results as JSON")
@@ -611,6 +616,7 @@ def main(argv=None):
     series = series_results(results)
 
     titles = {"validation": "Validation set", "calibration": "Calibration set", "holdout": "Held-out set",
+              "validation2": "Validation set 2 (issue 50: sources outside the first sets, never fitted)",
               "reference": "Reference rows", "all": "All rows"}
     title = titles["all" if (args.check and args.set == "calibration") else args.set]
     print_table(results, cli, title)
@@ -620,7 +626,7 @@ def main(argv=None):
             print(todays_markdown(part, f"Today's published runs ({which} set) by precision, family and machine"))
     if args.markdown:
         text = ""
-        for which in ("validation", "holdout", "calibration"):
+        for which in ("validation", "holdout", "calibration", "validation2"):
             part = [r for r in results if r["set"] == which]
             if part:
                 text += markdown(part, cli, titles[which]) + "\n"

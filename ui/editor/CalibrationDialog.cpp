@@ -114,12 +114,25 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     layout->addWidget(m_table, 2);
 
     auto *fitRow = new QHBoxLayout;
+    m_fitIdentified = new QCheckBox(tr("What the runs identify"));
+    m_fitIdentified->setObjectName(QStringLiteral("fitIdentified"));
+    m_fitIdentified->setToolTip(tr("Both parameters when there are at least as many runs as they make; with fewer, "
+                                   "the one the runs determine (the GEMM efficiency of a compute-bound run, else "
+                                   "the step overhead), as nest-cli calibrate without --fit"));
+    m_fitIdentified->setChecked(true);
     m_fitGemm = new QCheckBox(tr("GEMM efficiency"));
     m_fitGemm->setChecked(true);
     m_fitOverhead = new QCheckBox(tr("Step overhead"));
     m_fitOverhead->setChecked(true);
+    m_fitGemm->setEnabled(false);
+    m_fitOverhead->setEnabled(false);
+    connect(m_fitIdentified, &QCheckBox::toggled, this, [this](bool on) {
+        m_fitGemm->setEnabled(!on);
+        m_fitOverhead->setEnabled(!on);
+    });
     m_fitButton = new QPushButton(tr("&Fit"));
     fitRow->addWidget(new QLabel(tr("Fit:")));
+    fitRow->addWidget(m_fitIdentified);
     fitRow->addWidget(m_fitGemm);
     fitRow->addWidget(m_fitOverhead);
     fitRow->addWidget(m_fitButton);
@@ -369,8 +382,14 @@ Result<Json> CalibrationDialog::runsJson() const
 
 void CalibrationDialog::setFitParameters(bool gemmEfficiency, bool stepOverhead)
 {
+    m_fitIdentified->setChecked(false);
     m_fitGemm->setChecked(gemmEfficiency);
     m_fitOverhead->setChecked(stepOverhead);
+}
+
+void CalibrationDialog::setFitIdentified(bool on)
+{
+    m_fitIdentified->setChecked(on);
 }
 
 bool CalibrationDialog::isFitting() const
@@ -382,12 +401,13 @@ bool CalibrationDialog::fit()
 {
     if (isFitting())
         return false;
+    const bool identified = m_fitIdentified->isChecked();
     std::vector<std::string> parameters;
     if (m_fitGemm->isChecked())
         parameters.push_back("gemm_efficiency");
     if (m_fitOverhead->isChecked())
         parameters.push_back("step_overhead");
-    if (parameters.empty()) {
+    if (!identified && parameters.empty()) {
         showMessage(tr("Choose at least one parameter to fit."), true);
         return false;
     }
@@ -401,16 +421,26 @@ bool CalibrationDialog::fit()
         return false;
     }
     m_result.reset();
+    m_choice.clear();
     showMessage(tr("Fitting %n run(s)…", nullptr, runCount()), false);
     const std::string folder = m_folder.toStdString();
-    m_watcher.setFuture(QtConcurrent::run([json = *runs, folder, parameters]() -> FitOutcome {
+    m_watcher.setFuture(QtConcurrent::run([json = *runs, folder, parameters, identified]() -> FitOutcome {
         const auto measured = measuredRunsFromJson(json, "runs", folder);
         if (!measured)
-            return {std::nullopt, QString::fromStdString(measured.error())};
-        auto fitted = fitCalibration(*measured, parameters);
+            return {std::nullopt, QString::fromStdString(measured.error()), QString()};
+        std::vector<std::string> free = parameters;
+        QString choice;
+        if (identified) {  // core chooses, as nest-cli calibrate without --fit
+            const auto chosen = identifiedFitParameters(*measured);
+            if (!chosen)
+                return {std::nullopt, QString::fromStdString(chosen.error()), QString()};
+            free = chosen->parameters;
+            choice = QString::fromStdString(chosen->reason);
+        }
+        auto fitted = fitCalibration(*measured, free);
         if (!fitted)
-            return {std::nullopt, QString::fromStdString(fitted.error())};
-        return {std::move(fitted).value(), QString()};
+            return {std::nullopt, QString::fromStdString(fitted.error()), choice};
+        return {std::move(fitted).value(), QString(), choice};
     }));
     updateButtons();
     return true;
@@ -426,6 +456,7 @@ void CalibrationDialog::fitDone()
         return;
     }
     m_result = out.calibration;
+    m_choice = out.choice;
     showResult();
     updateButtons();
     emit fitFinished(true);
@@ -458,6 +489,8 @@ void CalibrationDialog::showResult()
                                                      values.join(QStringLiteral(", ")));
     }
     const double n = std::max<double>(1, static_cast<double>(c.runs.size()));
+    if (!m_choice.isEmpty())  // which parameters the runs identified, and why (core's words)
+        params.prepend(m_choice);
     m_parameters->setText(params.join(QLatin1Char('\n')));
     // The band of the frameworks the runs were fitted for (a calibration leaves the others').
     Framework fitted = m_framework;

@@ -46,8 +46,12 @@ public:
     // for callers that fill the form.
     bool setCell(int row, const QString &column, const QString &text);
 
-    // Which parameters the fit frees (calibrationParameterNames()).
+    // Which parameters the fit frees (calibrationParameterNames()); this turns "What the runs
+    // identify" off. With it on (the default) the fit frees what core's
+    // identifiedFitParameters() chooses, as nest-cli calibrate without --fit, and the message
+    // says the choice.
     void setFitParameters(bool gemmEfficiency, bool stepOverhead);
+    void setFitIdentified(bool on);
     // Starts the fit on a worker; fitFinished() follows. False (with the reason shown in the
     // dialog) when the rows do not make valid runs.
     bool fit();
@@ -63,6 +67,7 @@ private:
     struct FitOutcome {
         std::optional<Calibration> calibration;
         QString error;
+        QString choice;  // identifiedFitParameters()'s reason, when it chose fewer
     };
     void fitDone();
     void showResult();
@@ -80,6 +85,8 @@ private:
     std::optional<Calibration> m_result;
     QTableWidget *m_table = nullptr;
     QTableWidget *m_errors = nullptr;
+    QCheckBox *m_fitIdentified = nullptr;
+    QString m_choice;  // the last fit's choice of parameters, said with its result
     QCheckBox *m_fitGemm = nullptr;
     QCheckBox *m_fitOverhead = nullptr;
     QLabel *m_message = nullptr;
