@@ -1,5 +1,7 @@
 #include "ModelPanel.h"
 
+#include "MeasuredDevice.h"
+
 #include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "LayerStripView.h"
@@ -297,12 +299,17 @@ void ModelPanel::refresh()
     }
     m_layers->setProfile(p);
     m_strip->setProfile(p);
-    m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5 per token "
-                          "(fwd+bwd), weights %6")
-                           .arg(QString::fromStdString(p.name), human(p.totalParams()),
+    // A measured profile without FLOPs (the NEST artifact's) says so rather than "0 FLOP".
+    const QString flops = modelFlopsKnown(p) ? tr("%1 per token (fwd+bwd)").arg(human(p.flopsPerToken(), tr("FLOP")))
+                                             : tr("FLOPs per token: not in the profile");
+    QString measured;
+    if (hasMeasuredTimes(p) && !p.measuredOn.empty())
+        measured = tr(", times measured on %1").arg(QString::fromStdString(p.measuredOn).toHtmlEscaped());
+    m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5, weights %6%7")
+                           .arg(QString::fromStdString(p.name).toHtmlEscaped(), human(p.totalParams()),
                                 human(p.activeParams()))
                            .arg(p.layerCount())
-                           .arg(human(p.flopsPerToken(), tr("FLOP")), human(p.weightBytes(), tr("B"))));
+                           .arg(flops, human(p.weightBytes(), tr("B")), measured));
     m_updating = false;
 }
 
