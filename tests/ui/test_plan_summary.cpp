@@ -17,6 +17,9 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QTextDocument>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -429,6 +432,70 @@ private slots:
         QVERIFY2(text.contains("Throughput"), qPrintable(text.left(400)));
         QVERIFY2(text.contains("exported plan"), qPrintable(text.left(400)));
         QVERIFY2(text.contains(fixed(s->report().samplesPerSecond, 2)), qPrintable(text.left(400)));
+    }
+
+    // Issue 49: the export was a grab of the widget (scroll bars, a stage missing, the plan
+    // JSON cut after 6 lines). Now a small view exports every stage row and the whole JSON.
+    void exportCarriesTheWholeContent()
+    {
+        const Inputs in = bertInputs();
+        UniformLayout u = tp2pp2dp4();
+        u.pp = 8;
+        u.dp = 1;
+        const Plan plan = uniformPlan(in, u);
+        QCOMPARE(plan.stages.size(), size_t(8));
+        PlanSummaryView view;
+        view.resize(420, 320);
+        view.setSnapshot(snapshotOf(in, plan, "eight stages"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.planJsonView()->verticalScrollBar()->maximum() > 0, "the view is meant to scroll here");
+        // Expected, from core alone: the plan's JSON (without its white space, which the
+        // view's line breaks and the export's wrapping change) and each stage's layer range.
+        const auto bare = [](QString t) { return t.remove(QRegularExpression(QStringLiteral("\\s"))); };
+        const QString json = bare(QString::fromStdString(planToJson(plan).dump()));
+        QStringList ranges;
+        for (const StagePlan &st : plan.stages)
+            ranges << QStringLiteral("%1-%2").arg(st.firstLayer).arg(st.endLayer - 1);
+        QTemporaryDir dir;
+        QString error;
+
+        const QString svg = dir.filePath("whole.svg");
+        QVERIFY2(view.exportTo(svg, &error), qPrintable(error));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svgFile);
+        QString text;
+        QStringList cells;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text")) {
+                cells << xml.readElementText(QXmlStreamReader::IncludeChildElements);
+                text += cells.back();
+            }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY2(bare(text).contains(json), qPrintable(bare(text).right(300)));
+        for (const QString &range : ranges)
+            QVERIFY2(cells.contains(range), qPrintable(range));
+
+        // PNG: at 2x, as tall as the whole document, far taller than the view.
+        const std::unique_ptr<QTextDocument> document = view.exportDocument();
+        const QString png = dir.filePath("whole.png");
+        QVERIFY2(view.exportTo(png, &error), qPrintable(error));
+        QImage image;
+        QVERIFY(image.load(png));
+        QCOMPARE(image.width(), qRound(2 * document->size().width()));
+        QVERIFY(std::abs(image.height() - 2 * document->size().height()) <= 1);
+        QVERIFY2(image.height() > 2 * view.height(),   // a 2x grab of the view would be 2 x its height
+                 qPrintable(QStringLiteral("%1 vs a view %2 px high").arg(image.height()).arg(view.height())));
+
+        const QString pdf = dir.filePath("whole.pdf");
+        QVERIFY2(view.exportTo(pdf, &error), qPrintable(error));
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty())
+            QSKIP("pdftotext is not installed (poppler-utils)");
+        const QString pdfWords = bare(pdfText(pdf));
+        QVERIFY2(pdfWords.contains(json), qPrintable(pdfWords.right(300)));
+        for (const QString &range : ranges)
+            QVERIFY2(pdfWords.contains(range), qPrintable(range));
     }
 
     void exportErrorsNameTheFile()

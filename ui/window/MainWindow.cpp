@@ -12,6 +12,7 @@
 #include "DocumentFiles.h"
 #include "CalibrationDialog.h"
 #include "ImportTopologyDialog.h"
+#include "MeasuredDevice.h"
 #include "MemoryChartView.h"
 #include "ModelPanel.h"
 #include "PlacementView.h"
@@ -342,13 +343,17 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
         m_planLabel->clear();
     } else {
         const Report &r = current->report();
-        QString text = r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
+        const QString mfu = mfuKnown(r) ? tr("MFU %1 %").arg(100 * r.mfu, 0, 'f', 1) : tr("MFU unknown");
+        QString text = r.feasible ? tr("%1 samples/s · %2").arg(r.samplesPerSecond, 0, 'f', 1).arg(mfu)
                                   : tr("infeasible plan");
         // The search's own time (live mode: each edit's re-plan), kept in view.
         if (const QString took = searchTimeText(*current); !took.isEmpty())
             text += QStringLiteral(" · ") + took;
         m_planLabel->setText(text);
         refitStatus();
+        // A profile measured on another device: said where it is seen (the Summary keeps it).
+        if (const std::string warning = measuredDeviceWarning(current->model, current->topology); !warning.empty())
+            showStatus(tr("Warning: %1").arg(QString::fromStdString(warning)), 15000);
         if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
             m_tabs->setCurrentIndex(PlacementTab);
     }
