@@ -103,7 +103,12 @@ void ModelPanel::addPresetRow(QVBoxLayout *layout)
     m_preset->addItem(tr("Custom"));
     for (const ModelConfig &m : modelPresets())
         m_preset->addItem(QString::fromStdString(m.name));
+    // Narrow docks (one tabbed column at 1024 px) keep Import… in view: the combo does
+    // not ask for its longest preset's width.
+    m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_preset->setMinimumContentsLength(8);
     m_import = new QPushButton(tr("Import…"));
+    m_import->setObjectName(QStringLiteral("modelImport"));
     m_import->setToolTip(tr("Import a Hugging Face config.json, a NEST model file or a measured profile"));
     top->addWidget(new QLabel(tr("Model")));
     top->addWidget(m_preset, 1);
@@ -126,6 +131,8 @@ void ModelPanel::createForm()
     m_family->setObjectName(QStringLiteral("family"));
     for (const std::string &f : modelFamilies())
         m_family->addItem(QString::fromStdString(f));
+    m_family->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_family->setMinimumContentsLength(8);
     m_layersSpin = sizeSpin(10000, QStringLiteral("layers"));
     m_hidden = sizeSpin(1 << 20, QStringLiteral("hidden"));
     m_heads = sizeSpin(4096, QStringLiteral("heads"));
@@ -156,10 +163,10 @@ void ModelPanel::createForm()
     moeLayout->addWidget(new QLabel(tr("top-k")));
     moeLayout->addWidget(m_topK, 1);
     form->addRow(tr("Experts"), moe);
-    m_flash = new QCheckBox(tr("Flash attention (no s\u00d7s activations kept)"));
+    m_flash = new QCheckBox(tr("Flash attention"));
     m_flash->setObjectName(QStringLiteral("flashAttention"));
-    m_flash->setToolTip(tr("Fused attention keeps no score matrix for backward: activation memory "
-                           "and element-wise time drop (docs/cost-model.md)."));
+    m_flash->setToolTip(tr("No s\u00d7s activations kept: fused attention keeps no score matrix for backward, "
+                           "so activation memory and element-wise time drop (docs/cost-model.md)."));
     form->addRow(QString(), m_flash);
     addPatternRows(form);
 }

@@ -344,7 +344,12 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
     } else {
         const Report &r = current->report();
         const QString mfu = mfuKnown(r) ? tr("MFU %1 %").arg(100 * r.mfu, 0, 'f', 1) : tr("MFU unknown");
-        QString text = r.feasible ? tr("%1 samples/s · %2").arg(r.samplesPerSecond, 0, 'f', 1).arg(mfu)
+        // The change against the plan before (live mode: each edit's effect), in the
+        // permanent label: the transient headline is elided on a small screen.
+        QString change = throughputChangeText(*current, previous.get());
+        if (!change.isEmpty())
+            change = QStringLiteral(" (%1)").arg(change);
+        QString text = r.feasible ? tr("%1 samples/s%2 · %3").arg(r.samplesPerSecond, 0, 'f', 1).arg(change, mfu)
                                   : tr("infeasible plan");
         // The search's own time (live mode: each edit's re-plan), kept in view.
         if (const QString took = searchTimeText(*current); !took.isEmpty())
