@@ -498,6 +498,42 @@ private slots:
             QVERIFY2(pdfWords.contains(range), qPrintable(range));
     }
 
+    // Issue 49: the NEST artifact's Llama-2 profile (TPU v4 times, no FLOPs) planned on
+    // H100s read "MFU 0.0 %" with no word on the device. Now: a visible warning naming both
+    // devices, and an MFU marked unknown; on the artifact's own device, no warning.
+    void measuredOnAnotherDeviceIsSaid()
+    {
+        const std::string file = NEST_SOURCE_DIR "/sample_configs/profiles/ilp_llama2_llama2_mbs_1_sl_4096_dev64.json";
+        const Inputs h100 = inputs("superpod-h100-256", file, 4096);
+        // The plan nest-cli finds there: dp 256, ZeRO-1, full recompute, micro-batch 1.
+        UniformLayout u = uitest::layout(1, 1, 256, 1, Recompute::Full);
+        u.microBatch = 1;
+        PlanSummaryView view;
+        view.setSnapshot(snapshotOf(h100, uniformPlan(h100, u), "artifact on h100"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.snapshot()->report().feasible);
+        QCOMPARE(view.valueText("mfu"), QStringLiteral("unknown (the model gives no FLOPs)"));
+        QVERIFY(view.deviceWarningLabel()->isVisible());
+        const QString warning = view.valueText("device");
+        QVERIFY2(warning.startsWith(QStringLiteral("Warning: the model's times were measured on tpuv4-like, but the "
+                                                   "cluster's devices are h100-sxm-80gb")),
+                 qPrintable(warning));
+        // The export carries it too.
+        QVERIFY(view.exportDocument()->toPlainText().contains(warning));
+
+        const Inputs own = inputs("paper-fattree-64", file, 4096);   // the artifact's TPUv4-like device
+        u.dp = 64;
+        view.setSnapshot(snapshotOf(own, uniformPlan(own, u), "artifact on tpuv4"));
+        QVERIFY(!view.deviceWarningLabel()->isVisible());
+        QCOMPARE(view.valueText("device"), QString());
+        // A model built from FLOPs keeps its MFU.
+        const Inputs bert = bertInputs();
+        view.setSnapshot(snapshotOf(bert, uniformPlan(bert, tp2pp2dp4()), "bert"));
+        QCOMPARE(view.valueText("mfu"), QStringLiteral("%1 %").arg(100 * view.snapshot()->report().mfu, 0, 'f', 1));
+        QVERIFY(view.snapshot()->report().mfu > 0);
+    }
+
     void exportErrorsNameTheFile()
     {
         const Inputs in = bertInputs();

@@ -354,11 +354,14 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
         // The search's own time (live mode: each edit's re-plan), kept in view.
         if (const QString took = searchTimeText(*current); !took.isEmpty())
             text += QStringLiteral(" · ") + took;
+        // A profile measured on another device: said in the permanent label (the whole
+        // sentence in its tooltip and in the Summary).
+        const std::string warning = measuredDeviceWarning(current->model, current->topology);
+        if (!warning.empty())
+            text += tr(" · times measured on %1!").arg(QString::fromStdString(current->model.measuredOn));
+        m_planLabel->setToolTip(warning.empty() ? QString() : tr("Warning: %1").arg(QString::fromStdString(warning)));
         m_planLabel->setText(text);
         refitStatus();
-        // A profile measured on another device: said where it is seen (the Summary keeps it).
-        if (const std::string warning = measuredDeviceWarning(current->model, current->topology); !warning.empty())
-            showStatus(tr("Warning: %1").arg(QString::fromStdString(warning)), 15000);
         if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
             m_tabs->setCurrentIndex(PlacementTab);
     }
