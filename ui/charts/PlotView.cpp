@@ -61,9 +61,9 @@ bool PlotView::exportTo(const QString &fileName, QString *error)
         return false;
     }
     constexpr int width = 1200;   // exportPlot's default size
-    m_exportWidth = width;
+    setExportWidth(width);
     const bool ok = exportPlot(m_plot, fileName, error, width);
-    m_exportWidth = 0;
+    setExportWidth(0);
     m_plot->replot(QCustomPlot::rpQueuedRefresh);   // back to the widget's width
     return ok;
 }

@@ -14,6 +14,8 @@
 
 #include <QWidget>
 
+#include <algorithm>
+
 class QCustomPlot;
 class QHBoxLayout;
 class QLabel;
@@ -36,6 +38,9 @@ public:
     QLabel *placeholder() const { return m_placeholder; }
     QLabel *staleBanner() const { return m_staleBanner; }
     QString title() const;   // the whole title, before wrapping
+    // The width the title and legend are fitted to at the next replots, for a plot drawn at
+    // another size than its widget's (toPainter into a report); 0: the widget's own width.
+    void setExportWidth(int width) { m_exportWidth = std::max(width, 0); }
 
     // Shared value axes (the Compare tab): the value axis shows 0..maximum instead of the
     // chart's own range; 0 = automatic (the default). Kept across snapshots and modes.
