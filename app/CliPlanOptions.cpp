@@ -1,5 +1,7 @@
 #include "CliPlanOptions.h"
 
+#include "MeasuredDevice.h"
+
 #include "Calibration.h"
 #include "ClusterIO.h"
 #include "Limits.h"
@@ -244,6 +246,13 @@ ModelProfile workspaceModelWith(const Workspace &w, const std::string &file, con
     return std::move(rebuilt).value();
 }
 
+// A profile measured on one device planned on another (MeasuredDevice.h): said on stderr.
+void warnOfMeasuredDevice(const ClusterAndModel &in)
+{
+    if (const std::string warning = measuredDeviceWarning(in.model, in.topology); !warning.empty())
+        std::cerr << "nest-cli: warning: " << warning << "\n";
+}
+
 } // namespace
 
 ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqLength,
@@ -256,6 +265,7 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
         out.search = std::move(w->search);
         out.modelSource = std::move(w->model);
         out.calibration = calibrationOption(args, std::move(w->calibration));
+        warnOfMeasuredDevice(out);
         return out;
     }
     out.topology = loadClusterOption(args);
@@ -265,7 +275,17 @@ ClusterAndModel loadClusterAndModel(const CliArgs &args, std::optional<int> seqL
         std::cerr << "nest-cli: warning: the model file's numbers are per device of a group of " << out.model.groupDevices
                   << " (ep_degree x cp_degree); each device of --cluster is taken as one such group "
                      "(omit --cluster to plan on the file's own cluster)\n";
+    warnOfMeasuredDevice(out);
     return out;
+}
+
+std::string mfuValueText(const Report &report)
+{
+    if (!mfuKnown(report))
+        return "unknown (the model gives no FLOPs)";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %%", 100 * report.mfu);
+    return text;
 }
 
 Json errorBandJson(const ErrorBand &band)

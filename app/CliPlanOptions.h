@@ -73,6 +73,9 @@ struct PlanInputs {
 // Cluster, model and plan; with --plan FILE the model is built with the plan's sequence
 // length and global batch.
 PlanInputs loadPlanInputs(const CliArgs &args);
+// "38.8 %", or "unknown (the model gives no FLOPs)" where the report's MFU means nothing
+// (mfuKnown, MeasuredDevice.h: a measured profile without FLOPs, such as the NEST artifact's).
+std::string mfuValueText(const Report &report);
 // {"fraction": 0.04, "basis": "megatron-core, uncalibrated"}: the "error_band" of --json outputs.
 Json errorBandJson(const ErrorBand &band);
 

@@ -7,6 +7,7 @@
 #include "CliPlanOptions.h"
 #include "CliProgress.h"
 #include "FrameworkSearch.h"
+#include "MeasuredDevice.h"
 
 #include "PlanIO.h"
 #include "PlanShape.h"
@@ -53,9 +54,12 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, 
         char ratio[32] = "-";
         if (nest > 0)
             std::snprintf(ratio, sizeof ratio, "%.3f", r.report.iterationTime / nest);
-        std::printf("%-10s %11.2f %9.4f %8.2f %6.1f  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
+        char mfu[16] = "-";   // unknown without model FLOPs (mfuKnown, MeasuredDevice.h)
+        if (mfuKnown(r.report))
+            std::snprintf(mfu, sizeof mfu, "%.1f", 100 * r.report.mfu);
+        std::printf("%-10s %11.2f %9.4f %8.2f %6s  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
                     run.planner.c_str(), r.report.samplesPerSecond, r.report.iterationTime,
-                    r.report.peakMemoryBytes / 1e9, 100 * r.report.mfu, widthsText(s).c_str(),
+                    r.report.peakMemoryBytes / 1e9, mfu, widthsText(s).c_str(),
                     scheduleText(s).c_str(), rangeText(s.least.zero, s.most.zero).c_str(), s.recompute.c_str(),
                     s.microBatch, r.stats.wallSeconds, ratio, r.verified ? "" : "  (UNVERIFIED)");
     }

@@ -19,7 +19,7 @@ void printReport(const Report &r, const Plan &plan, const ErrorBand &band)
         std::printf("  reason: %s\n", reason.c_str());
     std::printf("iteration time:      %.4f s (%s)\n", r.iterationTime, band.text().c_str());
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s\n", r.samplesPerSecond, r.tokensPerSecond);
-    std::printf("MFU:                 %.1f %%\n", 100 * r.mfu);
+    std::printf("MFU:                 %s\n", mfuValueText(r).c_str());
     std::printf("peak memory:         %.2f GB per device\n", r.peakMemoryBytes / 1e9);
     std::printf("devices used:        %d (dp %d, %zu stages, %d micro-batches of %d, schedule %s)\n",
                 r.devicesUsed, plan.dp, plan.stages.size(), plan.numMicroBatches(), plan.microBatch,

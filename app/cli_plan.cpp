@@ -38,8 +38,8 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
                 precisionLabel(p.precision).c_str());
     std::printf("iteration time:      %.4f s (%s; search value %.4f s, %s)\n", rep.iterationTime,
                 band.text().c_str(), r.objective, r.verified ? "matches the evaluator" : "MISMATCH");
-    std::printf("throughput:          %.2f samples/s, %.0f tokens/s, MFU %.1f %%\n", rep.samplesPerSecond,
-                rep.tokensPerSecond, 100 * rep.mfu);
+    std::printf("throughput:          %.2f samples/s, %.0f tokens/s, %s\n", rep.samplesPerSecond,
+                rep.tokensPerSecond, ("MFU " + mfuValueText(rep)).c_str());
     std::printf("peak memory:         %.2f GB per device\n\n", rep.peakMemoryBytes / 1e9);
     std::printf("%5s %9s %4s %4s %4s %4s %3s %5s %5s %10s %10s %10s %9s\n", "stage", "layers", "tp", "cp", "ep",
                 "etp", "sp", "zero", "recmp", "devices", "t_stage_ms", "extra_ms", "memory_GB");

@@ -165,6 +165,10 @@ struct ModelProfile {
     double bytesPerParam = 2;  // BF16 weights
     std::vector<LayerProfile> layers;
     std::string source;               // where it came from: preset citation or file
+    // The device the measured times were taken on (a device name as in DeviceSpec::name:
+    // a nest-profile's "measured_on", "tpuv4-like" for the NEST artifact); empty = not said
+    // (MeasuredDevice.h reads it against a cluster).
+    std::string measuredOn;
     std::vector<std::string> notes;   // non-fatal remarks from an import (approximations)
     // The tensor widths a plan may use (ascending); empty = any. A NEST artifact input lists
     // the widths it measured (its nodes[t]).

@@ -28,13 +28,15 @@ double bounded(const Json &e, const char *key, const std::string &path, const Ra
 
 constexpr long long MAX_SIZE = 100'000'000;
 constexpr double MS = 1e-3;
+// The artifact's TPUv4-like device: its cluster's device and the device its times are of.
+const std::string kArtifactDevice = "tpuv4-like";
 constexpr int ARTIFACT_GLOBAL_BATCH = 4096;
 constexpr long long MAX_DEVICES = static_cast<long long>(limits::devices.max);  // the artifact README: global batch 4096
 
 const std::set<std::string> &topKeys()
 {
     static const std::set<std::string> keys = {
-        "format", "version", "name", "family", "source", "notes", "seq_length", "micro_batch",
+        "format", "version", "name", "family", "source", "measured_on", "notes", "seq_length", "micro_batch",
         "global_batch", "hidden", "heads", "kv_heads", "experts", "top_k", "vocab",
         "bytes_per_param", "layers", "comment"};
     return keys;
@@ -230,6 +232,7 @@ Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
             p.name = "profile";
         p.family = getString(j, "family", "", "profile");
         p.source = getString(j, "source", "", origin);
+        p.measuredOn = getString(j, "measured_on", "", "");
         if (has(j, "notes")) {
             requireArray(j.at("notes"), "notes");
             for (size_t i = 0; i < j.at("notes").size(); ++i) {
@@ -352,6 +355,8 @@ Json profileToJson(const ModelProfile &p)
               {"bytes_per_param", p.bytesPerParam}};
     if (!p.source.empty())
         j["source"] = p.source;
+    if (!p.measuredOn.empty())
+        j["measured_on"] = p.measuredOn;
     if (!p.notes.empty())
         j["notes"] = p.notes;
     j["layers"] = layers;
@@ -632,6 +637,7 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
             p.name = "artifact";
         p.family = "profile";
         p.source = "NEST artifact solver input (" + origin + ")";
+        p.measuredOn = kArtifactDevice;   // its cycle counts are TPU v4's (frequency 1.05 GHz)
         const long long epDegree = getInt(j, "ep_degree", "", 1, MAX_SIZE, 1);
         const bool moe = epDegree > 1 || fileName.find("mixtral") != std::string::npos;
         p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(mbs) +
@@ -710,7 +716,7 @@ Result<Topology> artifactClusterFromJson(const Json &j, const std::string &origi
             throw JsonError("devices_per_level", "multiplies to " + std::to_string(product) + " devices, maxDevices is " +
                                                      std::to_string(maxDevices));
         // The artifact's TPUv4-like device (core/domain/ClusterTemplates.cpp) with the file's memory.
-        DeviceSpec device{"tpuv4-like", 275e12, memory, 1200e9, 0.0,
+        DeviceSpec device{kArtifactDevice, 275e12, memory, 1200e9, 0.0,
                           "NEST artifact input: TPUv4-like, 275 TFLOPS, maxMemoryPerDevice from the file; TPU v4 HBM 1200 GB/s"};
         const std::string name = std::filesystem::path(origin).stem().string();
         Topology topo = Topology::uniform(group > 1 ? name + " (groups of " + std::to_string(group) + " devices)" : name,

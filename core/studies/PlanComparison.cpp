@@ -1,6 +1,7 @@
 #include "PlanComparison.h"
 
 #include "Csv.h"
+#include "MeasuredDevice.h"
 #include "PlanShape.h"
 
 #include <algorithm>
@@ -164,7 +165,7 @@ namespace {
 
 double clusterMfu(const ComparedPlan &p)
 {
-    if (p.clusterDevices <= 0 || p.report->devicesUsed <= 0)
+    if (p.clusterDevices <= 0 || p.report->devicesUsed <= 0 || !mfuKnown(*p.report))
         return kNaN;
     return p.report->mfu * p.report->devicesUsed / p.clusterDevices;
 }
@@ -181,7 +182,7 @@ std::vector<MetricRow> compareMetrics(const std::vector<ComparedPlan> &plans, in
         {"tokens_per_s", "Token throughput", "tokens/s", "tokens/s", Better::Higher,
          [](const ComparedPlan &p) { return p.report->tokensPerSecond; }, significant},
         {"mfu", "MFU of the devices used", "%", "fraction", Better::Higher,
-         [](const ComparedPlan &p) { return p.report->mfu; }, percent},
+         [](const ComparedPlan &p) { return mfuKnown(*p.report) ? p.report->mfu : kNaN; }, percent},
         {"cluster_mfu", "MFU over the cluster", "%", "fraction", Better::Higher,
          [](const ComparedPlan &p) { return clusterMfu(p); }, percent},
         {"iteration_time", "Iteration time", "s", "s", Better::Lower,

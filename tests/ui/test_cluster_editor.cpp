@@ -26,6 +26,7 @@
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QTableView>
 #include <QtTest>
 
 #include <set>
@@ -412,6 +413,31 @@ private slots:
         // One undo step back to what the user had.
         doc->undoStack()->undo();
         QCOMPARE(doc->model().toJson(), before);
+    }
+
+    // Issue 49: the NEST artifact's profile gives no FLOPs. The Model dock said "0 FLOP per
+    // token" and listed 0.0 GFLOP per layer; now it says they are not in the profile, and
+    // which device the times were measured on.
+    void artifactProfileSaysWhatItLacks()
+    {
+        auto w = makeWindow();
+        ModelPanel *panel = w->modelPanel();
+        QVERIFY(panel->importFile(QStringLiteral(NEST_SOURCE_DIR "/sample_configs/profiles/ilp_llama2_llama2_mbs_1_sl_4096_dev64.json")));
+        auto *summary = panel->findChild<QLabel *>(QStringLiteral("modelSummary"));
+        QVERIFY(summary);
+        const QString text = summary->text();
+        QVERIFY2(text.contains(QStringLiteral("FLOPs per token: not in the profile")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("times measured on tpuv4-like")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral(" FLOP per token")), qPrintable(text));
+        auto *table = panel->findChild<QTableView *>();
+        QVERIFY(table);
+        const QModelIndex block = table->model()->index(1, LayerTableModel::FwdFlopsColumn);   // block0
+        QCOMPARE(block.data().toString(), QStringLiteral("n/a"));
+        QVERIFY(block.data(Qt::ToolTipRole).toString().contains(QStringLiteral("FLOPs: not in the profile")));
+        // A preset built from FLOPs keeps its numbers.
+        w->document()->setModelPreset(QStringLiteral("llama2-7b"), std::nullopt);
+        QVERIFY2(summary->text().contains(QStringLiteral("GFLOP per token (fwd+bwd)")), qPrintable(summary->text()));
+        QVERIFY(table->model()->index(1, LayerTableModel::FwdFlopsColumn).data().toString() != QStringLiteral("n/a"));
     }
 
     // Issue 10: the template dialog writes units as the editor does (µs, not us), as spin

@@ -22,6 +22,9 @@
 #include <QLabel>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QWheelEvent>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableWidget>
@@ -332,6 +335,108 @@ private slots:
         for (int k = 0; k < 4; ++k)
             QVERIFY(imageHasColour(image, PlacementOverlay::paletteColour(k, 4)));
         QVERIFY(imageHasColour(image, PlacementOverlay::unusedColour()));
+    }
+
+    // Issue 49: four plans in the Compare tab of a 1920 x 1080 window (the tab is about
+    // 1160 px wide there) cut legends and titles ("Weig", "Comp", "T"). Each chart's title
+    // now wraps to its width and its legend takes the columns that fit. 1160 px: three
+    // charts per row; 1380 px: four, each at about kMinChartWidth.
+    void chartsKeepTitleAndLegendWhole_data()
+    {
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("perRow");
+        QTest::newRow("1160 px") << 1160 << 3;
+        QTest::newRow("1380 px") << 1380 << 4;
+    }
+
+    void chartsKeepTitleAndLegendWhole()
+    {
+        QFETCH(int, width);
+        QFETCH(int, perRow);
+        CompareView view;
+        const QList<PlanSnapshotPtr> four{
+            m_plans[0], m_plans[1],
+            uniform("paper-v100-16", "bert-large", uitest::layout(1, 2, 8), "flat 16 with a long label to wrap", 1.0),
+            uniform("paper-v100-16", "bert-large", uitest::layout(4, 1, 4), "mcmc 16", 1.5)};
+        view.resize(width, 900);
+        view.setSnapshots(four);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTest::qWait(50);
+        QCOMPARE(view.memoryCharts().size(), 4);
+        QCOMPARE(view.chartsPerRow(), perRow);
+        QList<PlotView *> charts;
+        for (auto *c : view.memoryCharts())
+            charts << c;
+        for (auto *c : view.breakdownCharts())
+            charts << c;
+        for (PlotView *chart : charts) {
+            QCustomPlot *plot = chart->plot();
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            const QRect legend = plot->legend->outerRect();
+            QVERIFY2(legend.left() >= 0 && legend.right() < plot->width(),
+                     qPrintable(QStringLiteral("%1: legend x %2..%3 in a plot %4 px wide")
+                                    .arg(chart->title()).arg(legend.left()).arg(legend.right()).arg(plot->width())));
+            // The legend got the width its entries need (QCustomPlot squeezes a legend
+            // into a narrower plot and cuts its entries' text).
+            QVERIFY2(plot->legend->minimumOuterSizeHint().width() <= legend.width(),
+                     qPrintable(QStringLiteral("%1: legend needs %2 px, has %3")
+                                    .arg(chart->title()).arg(plot->legend->minimumOuterSizeHint().width()).arg(legend.width())));
+            int entries = 0;
+            for (int i = 0; i < plot->legend->itemCount(); ++i)
+                if (QCPAbstractLegendItem *item = plot->legend->item(i)) {
+                    ++entries;
+                    QVERIFY(legend.contains(item->outerRect()));
+                }
+            QVERIFY(entries >= 6);   // the memory components, or the breakdown's categories
+            // The title: every line fits the plot, and the lines are the whole title (no
+            // word dropped or elided).
+            auto *title = qobject_cast<QCPTextElement *>(plot->plotLayout()->element(0, 0));
+            QVERIFY(title);
+            const QFontMetrics metrics(title->font());
+            for (const QString &line : title->text().split(QLatin1Char('\n')))
+                QVERIFY2(metrics.horizontalAdvance(line) <= plot->width(), qPrintable(line));
+            QString shown = title->text(), whole = chart->title();
+            shown.replace(QLatin1Char('\n'), QLatin1Char(' '));
+            whole.replace(QLatin1Char('\n'), QLatin1Char(' '));
+            QCOMPARE(shown, whole);
+            QVERIFY(whole.contains(QString::fromStdString(chart->snapshot()->label)));
+        }
+    }
+
+    // Issue 49: the wheel over a chart zoomed it (axis -100...150) instead of scrolling the
+    // page. Over a chart in the Compare tab the wheel scrolls the page; Ctrl + wheel zooms.
+    void wheelOverAChartScrollsThePage()
+    {
+        CompareView view;
+        view.resize(900, 600);
+        view.setSnapshots(m_plans.mid(0, 2));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QTest::qWait(50);
+        auto *page = view.findChild<QScrollArea *>();
+        QVERIFY(page);
+        QScrollBar *bar = page->verticalScrollBar();
+        QVERIFY2(bar->maximum() > 0, "the page should scroll at this height");
+        MemoryChartView *chart = view.memoryCharts().front();
+        QCustomPlot *plot = chart->plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        const QCPRange before = plot->xAxis->range();
+        const int scrolled = bar->value();
+        const QPoint centre = plot->axisRect()->rect().center();
+        const auto wheel = [&](Qt::KeyboardModifiers modifiers) {
+            QWheelEvent event(centre, plot->mapToGlobal(centre), QPoint(), QPoint(0, -240), Qt::NoButton, modifiers,
+                              Qt::NoScrollPhase, false);
+            QApplication::sendEvent(plot, &event);
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+        };
+        wheel(Qt::NoModifier);   // two notches down
+        QCOMPARE(plot->xAxis->range(), before);
+        QVERIFY2(bar->value() > scrolled, qPrintable(QStringLiteral("%1 -> %2").arg(scrolled).arg(bar->value())));
+        const int afterScroll = bar->value();
+        wheel(Qt::ControlModifier);
+        QVERIFY2(!(plot->xAxis->range() == before), "Ctrl + wheel zooms the chart");
+        QCOMPARE(bar->value(), afterScroll);
     }
 
     void moreThanFourPlans()

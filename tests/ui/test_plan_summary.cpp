@@ -17,6 +17,9 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QTextDocument>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -429,6 +432,106 @@ private slots:
         QVERIFY2(text.contains("Throughput"), qPrintable(text.left(400)));
         QVERIFY2(text.contains("exported plan"), qPrintable(text.left(400)));
         QVERIFY2(text.contains(fixed(s->report().samplesPerSecond, 2)), qPrintable(text.left(400)));
+    }
+
+    // Issue 49: the export was a grab of the widget (scroll bars, a stage missing, the plan
+    // JSON cut after 6 lines). Now a small view exports every stage row and the whole JSON.
+    void exportCarriesTheWholeContent()
+    {
+        const Inputs in = bertInputs();
+        UniformLayout u = tp2pp2dp4();
+        u.pp = 8;
+        u.dp = 1;
+        const Plan plan = uniformPlan(in, u);
+        QCOMPARE(plan.stages.size(), size_t(8));
+        PlanSummaryView view;
+        view.resize(420, 320);
+        view.setSnapshot(snapshotOf(in, plan, "eight stages"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(view.planJsonView()->verticalScrollBar()->maximum() > 0, "the view is meant to scroll here");
+        // Expected, from core alone: the plan's JSON (without its white space, which the
+        // view's line breaks and the export's wrapping change) and each stage's layer range.
+        const auto bare = [](QString t) { return t.remove(QRegularExpression(QStringLiteral("\\s"))); };
+        const QString json = bare(QString::fromStdString(planToJson(plan).dump()));
+        QStringList ranges;
+        for (const StagePlan &st : plan.stages)
+            ranges << QStringLiteral("%1-%2").arg(st.firstLayer).arg(st.endLayer - 1);
+        QTemporaryDir dir;
+        QString error;
+
+        const QString svg = dir.filePath("whole.svg");
+        QVERIFY2(view.exportTo(svg, &error), qPrintable(error));
+        QFile svgFile(svg);
+        QVERIFY(svgFile.open(QIODevice::ReadOnly));
+        QXmlStreamReader xml(&svgFile);
+        QString text;
+        QStringList cells;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text")) {
+                cells << xml.readElementText(QXmlStreamReader::IncludeChildElements);
+                text += cells.back();
+            }
+        QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+        QVERIFY2(bare(text).contains(json), qPrintable(bare(text).right(300)));
+        for (const QString &range : ranges)
+            QVERIFY2(cells.contains(range), qPrintable(range));
+
+        // PNG: at 2x, as tall as the whole document, far taller than the view.
+        const std::unique_ptr<QTextDocument> document = view.exportDocument();
+        const QString png = dir.filePath("whole.png");
+        QVERIFY2(view.exportTo(png, &error), qPrintable(error));
+        QImage image;
+        QVERIFY(image.load(png));
+        QCOMPARE(image.width(), qRound(2 * document->size().width()));
+        QVERIFY(std::abs(image.height() - 2 * document->size().height()) <= 1);
+        QVERIFY2(image.height() > 2 * view.height(),   // a 2x grab of the view would be 2 x its height
+                 qPrintable(QStringLiteral("%1 vs a view %2 px high").arg(image.height()).arg(view.height())));
+
+        const QString pdf = dir.filePath("whole.pdf");
+        QVERIFY2(view.exportTo(pdf, &error), qPrintable(error));
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty())
+            QSKIP("pdftotext is not installed (poppler-utils)");
+        const QString pdfWords = bare(pdfText(pdf));
+        QVERIFY2(pdfWords.contains(json), qPrintable(pdfWords.right(300)));
+        for (const QString &range : ranges)
+            QVERIFY2(pdfWords.contains(range), qPrintable(range));
+    }
+
+    // Issue 49: the NEST artifact's Llama-2 profile (TPU v4 times, no FLOPs) planned on
+    // H100s read "MFU 0.0 %" with no word on the device. Now: a visible warning naming both
+    // devices, and an MFU marked unknown; on the artifact's own device, no warning.
+    void measuredOnAnotherDeviceIsSaid()
+    {
+        const std::string file = NEST_SOURCE_DIR "/sample_configs/profiles/ilp_llama2_llama2_mbs_1_sl_4096_dev64.json";
+        const Inputs h100 = inputs("superpod-h100-256", file, 4096);
+        // The plan nest-cli finds there: dp 256, ZeRO-1, full recompute, micro-batch 1.
+        UniformLayout u = uitest::layout(1, 1, 256, 1, Recompute::Full);
+        u.microBatch = 1;
+        PlanSummaryView view;
+        view.setSnapshot(snapshotOf(h100, uniformPlan(h100, u), "artifact on h100"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.snapshot()->report().feasible);
+        QCOMPARE(view.valueText("mfu"), QStringLiteral("unknown (the model gives no FLOPs)"));
+        QVERIFY(view.deviceWarningLabel()->isVisible());
+        const QString warning = view.valueText("device");
+        QVERIFY2(warning.startsWith(QStringLiteral("Warning: the model's times were measured on tpuv4-like, but the "
+                                                   "cluster's devices are h100-sxm-80gb")),
+                 qPrintable(warning));
+        // The export carries it too.
+        QVERIFY(view.exportDocument()->toPlainText().contains(warning));
+
+        const Inputs own = inputs("paper-fattree-64", file, 4096);   // the artifact's TPUv4-like device
+        u.dp = 64;
+        view.setSnapshot(snapshotOf(own, uniformPlan(own, u), "artifact on tpuv4"));
+        QVERIFY(!view.deviceWarningLabel()->isVisible());
+        QCOMPARE(view.valueText("device"), QString());
+        // A model built from FLOPs keeps its MFU.
+        const Inputs bert = bertInputs();
+        view.setSnapshot(snapshotOf(bert, uniformPlan(bert, tp2pp2dp4()), "bert"));
+        QCOMPARE(view.valueText("mfu"), QStringLiteral("%1 %").arg(100 * view.snapshot()->report().mfu, 0, 'f', 1));
+        QVERIFY(view.snapshot()->report().mfu > 0);
     }
 
     void exportErrorsNameTheFile()

@@ -14,14 +14,18 @@
 #include "MainWindow.h"
 #include "PlanLibrary.h"
 #include "PlanSession.h"
+#include "PropertyEditor.h"
+#include "ModelPanel.h"
 #include "Settings.h"
 #include "WorkspaceDocument.h"
 
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMainWindow>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QStatusBar>
 #include <QTabBar>
@@ -43,6 +47,17 @@ namespace {
 QList<QDockWidget *> docks(const MainWindow &w)
 {
     return w.findChildren<QDockWidget *>();
+}
+
+// `w` lies inside the scroll area's viewport from left to right (nothing under a sideways
+// scroll bar or cut at the dock's edge).
+bool horizontallyVisible(const QWidget *w, const QScrollArea *area, QString *why)
+{
+    const QWidget *vp = area->viewport();
+    const QPoint left = w->mapTo(vp, QPoint(0, 0));
+    const int right = left.x() + w->width();
+    *why = QStringLiteral("%1: x %2..%3, viewport width %4").arg(w->objectName()).arg(left.x()).arg(right).arg(vp->width());
+    return w->isVisible() && left.x() >= 0 && right <= vp->width();
 }
 
 // Every tab of the bar lies inside it: no tab needs the scroll arrows.
@@ -92,6 +107,99 @@ private slots:
             const QRect onScreen(b->mapToGlobal(QPoint(0, 0)), b->size());
             QVERIFY2(available.contains(onScreen), qPrintable(b->text()));
         }
+    }
+
+    // Issue 49: in the one column of docks, the Model dock's Import… button and the level
+    // table's Oversub. column lie inside their dock, not under a sideways scroll bar.
+    void docksShowTheirWidgetsWhole()
+    {
+        auto w = window();
+        openQuickstart(*w);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QTest::qWait(50);
+        QVERIFY(w->width() < MainWindow::kCompactWidth);
+        QString why;
+
+        auto *modelDock = w->findChild<QDockWidget *>(QStringLiteral("modelDock"));
+        modelDock->raise();
+        QTest::qWait(20);
+        auto *modelArea = qobject_cast<QScrollArea *>(modelDock->widget());
+        QVERIFY(modelArea);
+        qInfo("model dock: viewport %d px, panel needs %d px", modelArea->viewport()->width(),
+              w->modelPanel()->minimumSizeHint().width());
+        QVERIFY(!modelArea->horizontalScrollBar()->isVisible());
+        auto *import = w->modelPanel()->findChild<QPushButton *>(QStringLiteral("modelImport"));
+        QVERIFY(import);
+        QVERIFY2(horizontallyVisible(import, modelArea, &why), qPrintable(why));
+        for (const char *name : {"modelPreset", "flashAttention", "seqLength", "globalBatch"}) {
+            QWidget *wdg = w->modelPanel()->findChild<QWidget *>(QLatin1String(name));
+            QVERIFY2(wdg, name);
+            QVERIFY2(horizontallyVisible(wdg, modelArea, &why), qPrintable(why));
+        }
+
+        auto *clusterDock = w->findChild<QDockWidget *>(QStringLiteral("clusterDock"));
+        clusterDock->raise();
+        QTest::qWait(20);
+        PropertyEditor *editor = w->propertyEditor();
+        auto *area = qobject_cast<QScrollArea *>(editor->parentWidget()->parentWidget());
+        QVERIFY(area);
+        qInfo("cluster dock: viewport %d px, properties need %d px", area->viewport()->width(),
+              editor->minimumSizeHint().width());
+        QVERIFY(!area->horizontalScrollBar()->isVisible());
+        for (int l = 0; l < w->document()->topology().levelCount(); ++l)
+            for (const QString &name : {QStringLiteral("levelName%1"), QStringLiteral("levelBandwidth%1"),
+                                        QStringLiteral("levelLatency%1"), QStringLiteral("levelOversubscription%1")}) {
+                QWidget *cell = editor->findChild<QWidget *>(name.arg(l));
+                QVERIFY2(cell, qPrintable(name.arg(l)));
+                QVERIFY2(horizontallyVisible(cell, area, &why), qPrintable(why));
+            }
+        int headers = 0;
+        for (QLabel *header : editor->findChildren<QLabel *>())
+            if (header->text().contains(QStringLiteral("Oversub."))) {
+                ++headers;
+                QVERIFY2(horizontallyVisible(header, area, &why), qPrintable(why));
+            }
+        QCOMPARE(headers, 1);
+    }
+
+    // Issue 49: a live re-plan's result (throughput, its change against the plan before,
+    // the search's time) is in the status bar's permanent label, whole, on screen: not only
+    // in the elided message's tooltip.
+    void liveResultIsReadable()
+    {
+        auto w = window();
+        openQuickstart(*w);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != nullptr, 30000);
+        w->planning()->setLive(true);
+        QTest::qWait(300);   // a re-plan that turning live mode on may start
+        QTRY_VERIFY_WITH_TIMEOUT(!w->planning()->isRunning(), 30000);
+        const PlanSnapshotPtr before = w->planning()->current();
+        LinkParams link = w->document()->topology().levels[1].link;
+        link.bandwidth *= 0.5;   // a slower rack
+        QVERIFY(w->document()->setLevelLink(1, link));
+        QTRY_VERIFY_WITH_TIMEOUT(w->planning()->current() != before, 30000);
+        QTest::qWait(50);
+        const Report &now = w->planning()->current()->report();
+        const Report &was = w->planning()->previous()->report();
+        QVERIFY(now.feasible && was.feasible);
+        auto *label = w->findChild<QLabel *>(QStringLiteral("planLabel"));
+        QVERIFY(label && label->isVisible());
+        const QString text = label->text();
+        qInfo("plan label: %s (%d of %d px)", qPrintable(text), label->width(), label->sizeHint().width());
+        // Expected from the two reports: throughput with one decimal, its change with two.
+        QVERIFY2(text.contains(QStringLiteral("%1 samples/s").arg(now.samplesPerSecond, 0, 'f', 1)), qPrintable(text));
+        const double change = 100 * (now.samplesPerSecond / was.samplesPerSecond - 1);
+        const QString signedChange = (change >= 0 ? QStringLiteral("+") : QString()) + QString::number(change, 'f', 2);
+        QVERIFY2(text.contains(QStringLiteral("%1 % vs the previous plan").arg(signedChange)), qPrintable(text));
+        QVERIFY2(text.contains(searchTimeText(*w->planning()->current())), qPrintable(text));   // "planned in 311 ms"
+        // Whole and on screen: as wide as its text needs, inside the window.
+        QVERIFY2(label->width() >= label->sizeHint().width(), qPrintable(QString::number(label->width())));
+        const QPoint left = label->mapTo(w.get(), QPoint(0, 0));
+        QVERIFY(left.x() >= 0 && left.x() + label->width() <= w->width());
+        QVERIFY(label->toolTip().isEmpty() || text.size() >= label->toolTip().size() / 2);
     }
 
     void initialSizeFitsTheScreen_data()

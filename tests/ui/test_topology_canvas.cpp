@@ -15,6 +15,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QXmlStreamReader>
 #include <QtTest>
 
 #include "UiTestSupport.h"
@@ -278,8 +279,14 @@ private slots:
         QVERIFY2(exportDiagram(scene(), png, &error), qPrintable(error));
         QImage back(png);
         QVERIFY(!back.isNull());
-        // 2x the diagram rectangle (TopologyScene::diagramRect), rounded.
-        QCOMPARE(back.size(), (scene()->diagramRect().size() * 2).toSize());
+        // 2x the picture: the diagram rectangle (TopologyScene::diagramRect) with a title
+        // band above it and one legend row per level and device type below it (issue 49).
+        const QSize diagram = (scene()->diagramRect().size() * 2).toSize();
+        const Topology &t = doc()->topology();
+        QVERIFY(back.width() >= diagram.width());
+        const int rows = t.levelCount() + int(t.deviceTypes.size());
+        QVERIFY2(back.height() >= diagram.height() + 2 * (20 * rows + 40),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(back.height()).arg(diagram.height())));
         const QString svg = m_dir.filePath("view.svg");
         QVERIFY2(exportDiagram(scene(), svg, &error), qPrintable(error));
         QFile f(svg);
@@ -288,6 +295,29 @@ private slots:
         QVERIFY(text.contains("<svg"));
         QVERIFY(text.contains("viewBox"));
         QVERIFY(text.contains("quickstart-2-racks"));  // the title
+        // The legend, as text: every level by name with its bandwidth, every device type.
+        QXmlStreamReader xml(text);
+        QString words;
+        while (!xml.atEnd())
+            if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("text"))
+                words += xml.readElementText(QXmlStreamReader::IncludeChildElements) + QLatin1Char('\n');
+        for (int l = 0; l < t.levelCount(); ++l) {
+            const QString line = QStringLiteral("level %1, %2: %3 GB/s per device")
+                                     .arg(l)
+                                     .arg(QString::fromStdString(t.levels[size_t(l)].name))
+                                     .arg(t.levels[size_t(l)].link.bandwidth / 1e9, 0, 'g', 4);
+            QVERIFY2(words.contains(line), qPrintable(line + QStringLiteral(" in\n") + words.right(600)));
+        }
+        for (size_t type = 0; type < t.deviceTypes.size(); ++type) {
+            int count = 0;
+            for (const TopoGroup &g : t.groups)   // counted from the nodes, not from Device::type
+                if (g.level == 0 && g.deviceType == int(type))
+                    count += int(g.devices.size());
+            const QString line = QStringLiteral("device %1: %2 in the cluster")
+                                     .arg(QString::fromStdString(t.deviceTypes[type].name)).arg(count);
+            QVERIFY2(words.contains(line), qPrintable(line + QStringLiteral(" in\n") + words.right(400)));
+        }
+        QVERIFY(words.contains(QStringLiteral("%1 devices").arg(t.deviceCount())));  // the subtitle
         // An unwritable target is reported, not ignored.
         QVERIFY(!exportDiagram(scene(), QStringLiteral("/nonexistent-dir/x.png"), &error));
         QVERIFY(error.contains("/nonexistent-dir/x.png"));

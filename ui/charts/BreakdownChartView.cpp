@@ -273,7 +273,7 @@ void BreakdownChartView::rebuild()
     m_keys.clear();
     m_series.clear();
     m_details.clear();
-    plotTitle(m_plot)->setText(QString());
+    setTitle(QString());
     if (showPlaceholderIfNoPlan())
         return;
     const Report &rep = m_snapshot->report();
@@ -299,7 +299,7 @@ void BreakdownChartView::rebuild()
 
     m_plot->xAxis->setRange(m_keys.front() - 0.6, m_keys.back() + 0.6);
     setValueRange(top, 1.05, 1);
-    plotTitle(m_plot)->setText((m_split == ByKind ? tr("Time per stage by layer kind — %1 — iteration %2")
+    setTitle((m_split == ByKind ? tr("Time per stage by layer kind — %1 — iteration %2")
                                                   : tr("Time per stage — %1 — iteration %2"))
                                    .arg(QString::fromStdString(m_snapshot->label), seconds(rep.iterationTime)));
     recolour();

@@ -185,8 +185,7 @@ void MemoryChartView::rebuild()
     m_keys.clear();
     m_rows.clear();
     m_overCount = 0;
-    if (QCPTextElement *t = plotTitle(m_plot))
-        t->setText(QString());
+    setTitle(QString());
     if (showPlaceholderIfNoPlan())
         return;
     m_rows = collectRows();
@@ -281,7 +280,7 @@ void MemoryChartView::rebuild()
                                      : (m_overCount == 1 ? tr(" — %1 stage over capacity")
                                                          : tr(" — %1 stages over capacity")))
                     .arg(m_overCount);
-    plotTitle(m_plot)->setText(text);
+    setTitle(text);
     recolour();
     m_plot->replot(QCustomPlot::rpQueuedRefresh);
 }

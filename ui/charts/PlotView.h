@@ -5,9 +5,16 @@
 // are part of the plot so that exports carry them. A view builds its axes in its
 // constructor, draws in rebuild() and says in hasContent() whether there is anything to
 // export.
+// Narrow plots (four plans side by side in the Compare tab) keep their title and legend
+// whole: before every replot the title is wrapped at word boundaries to the plot's width and
+// the legend takes as many columns (at most legendColumns) as fit, the rest in more rows.
+// The mouse wheel over a plot that sits in a scrolled page (the Compare tab) scrolls the
+// page; Ctrl + wheel zooms the chart there. A plot that is the whole tab zooms on the wheel.
 #include "PlanSnapshot.h"
 
 #include <QWidget>
+
+#include <algorithm>
 
 class QCustomPlot;
 class QHBoxLayout;
@@ -30,7 +37,10 @@ public:
     QCustomPlot *plot() const { return m_plot; }
     QLabel *placeholder() const { return m_placeholder; }
     QLabel *staleBanner() const { return m_staleBanner; }
-    QString title() const;
+    QString title() const;   // the whole title, before wrapping
+    // The width the title and legend are fitted to at the next replots, for a plot drawn at
+    // another size than its widget's (toPainter into a report); 0: the widget's own width.
+    void setExportWidth(int width) { m_exportWidth = std::max(width, 0); }
 
     // Shared value axes (the Compare tab): the value axis shows 0..maximum instead of the
     // chart's own range; 0 = automatic (the default). Kept across snapshots and modes.
@@ -58,11 +68,16 @@ protected:
     void setValueRange(double dataMax, double padding, double fallback);
     // The row above the plot, for the view's own controls (empty by default).
     QHBoxLayout *toolbar() const { return m_toolbar; }
+    // The plot's title ('\n' starts a line); shown wrapped to the plot's width.
+    void setTitle(const QString &title);
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
     QCustomPlot *const m_plot;
     PlanSnapshotPtr m_snapshot;
 
 private:
+    // Wraps the title and sets the legend's columns for a plot `width` pixels wide.
+    void fitTitleAndLegend(int width);
     QLabel *m_staleBanner;
     QLabel *m_placeholder;
     QStackedWidget *m_stack;
@@ -70,6 +85,9 @@ private:
     bool m_stale = false;
     double m_valueAxisMax = 0;
     double m_dataMax = 0;
+    QString m_title;
+    int m_legendColumns;
+    int m_exportWidth = 0;   // while exporting: the width the title and legend fit
 };
 
 } // namespace nest::ui

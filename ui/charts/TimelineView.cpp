@@ -237,7 +237,7 @@ void TimelineView::rebuild()
             layer->addToLegend();
         layer->setBlocks(std::move(blocks[i]));
     }
-    plotTitle(m_plot)->setText(QString());
+    setTitle(QString());
     if (showPlaceholderIfNoPlan())
         return;
     if (!m_snapshot->simulation().error.empty())
@@ -254,7 +254,7 @@ void TimelineView::rebuild()
         rowTicker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(rowTicker);
     const auto secs = [](double s) { return QString::number(s, 'f', 3); };
-    plotTitle(m_plot)->setText(tr("Timeline of one iteration — %1\nsimulated %2 s (evaluator %3 s)")
+    setTitle(tr("Timeline of one iteration — %1\nsimulated %2 s (evaluator %3 s)")
                                    .arg(QString::fromStdString(m_snapshot->label), secs(m_makespan),
                                         secs(m_snapshot->report().iterationTime)));
     fit();

@@ -82,6 +82,9 @@ CompareView::CompareView(QWidget *parent)
     m_scroll->setWidget(content);  // the scroll area owns it
     m_scroll->setWidgetResizable(true);
     m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);   // the columns wrap instead
+    // The columns follow the page's own width (the viewport is laid out after this view's
+    // resize event, and loses width to the vertical scroll bar).
+    m_scroll->viewport()->installEventFilter(this);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -177,8 +180,10 @@ void CompareView::rebuildColumns()
         auto *time = new BreakdownChartView(content);
         mem->setSnapshot(m_plans[i]);
         time->setSnapshot(m_plans[i]);
-        mem->setMinimumHeight(320);
-        time->setMinimumHeight(320);
+        // Tall enough for a narrow column's legend, wrapped into more rows (PlotView), above
+        // a plot of its own: the breakdown legend has ten entries.
+        mem->setMinimumHeight(kMemoryChartHeight);
+        time->setMinimumHeight(kBreakdownChartHeight);
         m_columnWidgets << mem << time;
         m_planWidgets.append({header, thumb, mem, time});
         m_memoryCharts << mem;
@@ -226,6 +231,13 @@ void CompareView::resizeEvent(QResizeEvent *event)
     QWidget::resizeEvent(event);
     layoutColumns();
     fitTableHeight();
+}
+
+bool CompareView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_scroll->viewport() && event->type() == QEvent::Resize)
+        layoutColumns();
+    return QWidget::eventFilter(watched, event);
 }
 
 void CompareView::fillTable()

@@ -66,6 +66,8 @@ public:
     // Plans per row of charts at the current width (1..number of plans).
     int chartsPerRow() const { return m_perRow; }
     static constexpr int kMinChartWidth = 330;
+    static constexpr int kMemoryChartHeight = 380;
+    static constexpr int kBreakdownChartHeight = 440;
 
 signals:
     void referenceChanged(int index);
@@ -76,6 +78,7 @@ private:
     void fitTableHeight();  // rows to their contents, the table to its rows (no vertical scroll bar)
     void layoutColumns();   // the plans' widgets in the grid, chartsPerRow() per row
     void resizeEvent(QResizeEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
     QList<PlanSnapshotPtr> m_plans;
     int m_reference = 0;

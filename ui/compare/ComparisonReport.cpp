@@ -81,11 +81,14 @@ struct Views {
     }
 };
 
-// The plot scaled uniformly into `target` (vector output stays vector).
-void drawPlot(QCPPainter &p, QCustomPlot *plot, const QRectF &target)
+// The plot scaled uniformly into `target` (vector output stays vector), its title and
+// legend fitted to the width it is drawn at (the view is never shown).
+void drawPlot(QCPPainter &p, PlotView *view, const QRectF &target)
 {
+    QCustomPlot *plot = view->plot();
     const double scale = std::min(1.0, target.width() / 600.0);
     const int w = static_cast<int>(target.width() / scale), h = static_cast<int>(target.height() / scale);
+    view->setExportWidth(w);
     plot->replot(QCustomPlot::rpImmediateRefresh);
     p.save();
     p.translate(target.topLeft());
@@ -93,6 +96,7 @@ void drawPlot(QCPPainter &p, QCustomPlot *plot, const QRectF &target)
     p.setClipRect(QRect(0, 0, w, h));
     plot->toPainter(&p, w, h);
     p.restore();
+    view->setExportWidth(0);
 }
 
 int heading(QPainter &p, int x, int y, int w, const QString &text)
@@ -174,8 +178,8 @@ void chartColumns(QCPPainter &p, const QRect &area, const QList<PlanSnapshotPtr>
             continue;
         }
         const int h = (area.bottom() - y - 8) / 2;
-        drawPlot(p, views.memory[size_t(i)]->plot(), QRectF(x, y, w, h));
-        drawPlot(p, views.breakdown[size_t(i)]->plot(), QRectF(x, y + h + 8, w, h));
+        drawPlot(p, views.memory[size_t(i)].get(), QRectF(x, y, w, h));
+        drawPlot(p, views.breakdown[size_t(i)].get(), QRectF(x, y + h + 8, w, h));
     }
 }
 

@@ -1,5 +1,7 @@
 #include "PlanSession.h"
 
+#include "MeasuredDevice.h"
+
 #include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "PlanLibrary.h"
@@ -166,18 +168,24 @@ QString planHeadline(const PlanSnapshot &current, const PlanSnapshot *previous)
         return QObject::tr("%1: infeasible: %2")
             .arg(QString::fromStdString(current.label),
                  r.reasons.empty() ? QObject::tr("no reason given") : QString::fromStdString(r.reasons.front()));
-    QString text = QObject::tr("%1: %2 samples/s, iteration %3 s, MFU %4 %")
+    QString text = QObject::tr("%1: %2 samples/s, iteration %3 s, %4")
                        .arg(QString::fromStdString(current.label))
                        .arg(r.samplesPerSecond, 0, 'f', 2)
                        .arg(r.iterationTime, 0, 'f', 4)
-                       .arg(100 * r.mfu, 0, 'f', 1);
-    if (previous && previous->report().feasible && previous->report().samplesPerSecond > 0) {
-        const double delta = r.samplesPerSecond / previous->report().samplesPerSecond - 1;
-        text += QObject::tr(" (%1%2 % vs the previous plan)").arg(delta >= 0 ? QStringLiteral("+") : QString()).arg(100 * delta, 0, 'f', 2);
-    }
+                       .arg(mfuKnown(r) ? QObject::tr("MFU %1 %").arg(100 * r.mfu, 0, 'f', 1) : QObject::tr("MFU unknown"));
+    if (const QString change = throughputChangeText(current, previous); !change.isEmpty())
+        text += QStringLiteral(" (%1)").arg(change);
     if (current.groupSize > 1)
         text += QObject::tr("; the %1 best distinct plans are in the plan list").arg(current.groupSize);
     return text;
+}
+
+QString throughputChangeText(const PlanSnapshot &current, const PlanSnapshot *previous)
+{
+    if (!previous || !current.report().feasible || !previous->report().feasible || previous->report().samplesPerSecond <= 0)
+        return {};
+    const double delta = current.report().samplesPerSecond / previous->report().samplesPerSecond - 1;
+    return QObject::tr("%1%2 % vs the previous plan").arg(delta >= 0 ? QStringLiteral("+") : QString()).arg(100 * delta, 0, 'f', 2);
 }
 
 QString searchTimeText(const PlanSnapshot &snapshot)

@@ -71,6 +71,9 @@ private:
 
 // "412.3 samples/s (+3.2 % vs the previous plan)" and the like, for the status bar.
 QString planHeadline(const PlanSnapshot &current, const PlanSnapshot *previous);
+// "+3.20 % vs the previous plan" (throughput, 2 decimals); empty without a feasible previous
+// plan. The headline and the status bar's permanent plan label both show it.
+QString throughputChangeText(const PlanSnapshot &current, const PlanSnapshot *previous);
 // How long the search took: "re-planned in 48 ms" (the nest planner reused the previous
 // search, as after each edit in live mode), "planned in 1.23 s"; empty when not searched.
 QString searchTimeText(const PlanSnapshot &snapshot);

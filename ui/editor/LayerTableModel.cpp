@@ -38,16 +38,22 @@ QVariant LayerTableModel::data(const QModelIndex &index, int role) const
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return tr("%1: %2 layer").arg(QString::fromStdString(l.name), QString::fromLatin1(toString(l.kind)));
+    // A measured layer without a FLOP count (the NEST artifact's): "n/a", not 0.0.
+    const bool flopsAbsent = l.fwdFlops <= 0 && l.measuredFwdTime >= 0;
     if (role == Qt::ToolTipRole && index.column() == FwdFlopsColumn && l.measuredFwdTime >= 0)
-        return tr("Measured: forward %1 ms, backward %2 ms per sample")
-            .arg(l.measuredFwdTime * 1e3, 0, 'g', 4).arg(l.measuredBwdTime * 1e3, 0, 'g', 4);
+        return tr("Measured: forward %1 ms, backward %2 ms per sample%3")
+            .arg(l.measuredFwdTime * 1e3, 0, 'g', 4).arg(l.measuredBwdTime * 1e3, 0, 'g', 4)
+            .arg(flopsAbsent ? tr("; FLOPs: not in the profile") : QString());
     if (role != Qt::DisplayRole && role != Qt::UserRole)
         return {};
     const bool raw = role == Qt::UserRole;
     switch (index.column()) {
     case NameColumn: return QString::fromStdString(l.name);
     case KindColumn: return QString::fromLatin1(toString(l.kind));
-    case FwdFlopsColumn: return raw ? QVariant(l.fwdFlops) : QVariant(QString::number(l.fwdFlops / 1e9, 'f', 1));
+    case FwdFlopsColumn:
+        if (flopsAbsent)
+            return raw ? QVariant() : QVariant(tr("n/a"));
+        return raw ? QVariant(l.fwdFlops) : QVariant(QString::number(l.fwdFlops / 1e9, 'f', 1));
     case ParamsColumn: return raw ? QVariant(l.params) : QVariant(QString::number(l.params / 1e6, 'f', 1));
     case ActivationColumn: {
         const double bytes = l.stashTpBytes + l.stashSpBytes;

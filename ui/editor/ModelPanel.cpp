@@ -1,5 +1,7 @@
 #include "ModelPanel.h"
 
+#include "MeasuredDevice.h"
+
 #include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "LayerStripView.h"
@@ -101,7 +103,12 @@ void ModelPanel::addPresetRow(QVBoxLayout *layout)
     m_preset->addItem(tr("Custom"));
     for (const ModelConfig &m : modelPresets())
         m_preset->addItem(QString::fromStdString(m.name));
+    // Narrow docks (one tabbed column at 1024 px) keep Import… in view: the combo does
+    // not ask for its longest preset's width.
+    m_preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_preset->setMinimumContentsLength(8);
     m_import = new QPushButton(tr("Import…"));
+    m_import->setObjectName(QStringLiteral("modelImport"));
     m_import->setToolTip(tr("Import a Hugging Face config.json, a NEST model file or a measured profile"));
     top->addWidget(new QLabel(tr("Model")));
     top->addWidget(m_preset, 1);
@@ -124,6 +131,8 @@ void ModelPanel::createForm()
     m_family->setObjectName(QStringLiteral("family"));
     for (const std::string &f : modelFamilies())
         m_family->addItem(QString::fromStdString(f));
+    m_family->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_family->setMinimumContentsLength(8);
     m_layersSpin = sizeSpin(10000, QStringLiteral("layers"));
     m_hidden = sizeSpin(1 << 20, QStringLiteral("hidden"));
     m_heads = sizeSpin(4096, QStringLiteral("heads"));
@@ -154,10 +163,10 @@ void ModelPanel::createForm()
     moeLayout->addWidget(new QLabel(tr("top-k")));
     moeLayout->addWidget(m_topK, 1);
     form->addRow(tr("Experts"), moe);
-    m_flash = new QCheckBox(tr("Flash attention (no s\u00d7s activations kept)"));
+    m_flash = new QCheckBox(tr("Flash attention"));
     m_flash->setObjectName(QStringLiteral("flashAttention"));
-    m_flash->setToolTip(tr("Fused attention keeps no score matrix for backward: activation memory "
-                           "and element-wise time drop (docs/cost-model.md)."));
+    m_flash->setToolTip(tr("No s\u00d7s activations kept: fused attention keeps no score matrix for backward, "
+                           "so activation memory and element-wise time drop (docs/cost-model.md)."));
     form->addRow(QString(), m_flash);
     addPatternRows(form);
 }
@@ -297,12 +306,17 @@ void ModelPanel::refresh()
     }
     m_layers->setProfile(p);
     m_strip->setProfile(p);
-    m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5 per token "
-                          "(fwd+bwd), weights %6")
-                           .arg(QString::fromStdString(p.name), human(p.totalParams()),
+    // A measured profile without FLOPs (the NEST artifact's) says so rather than "0 FLOP".
+    const QString flops = modelFlopsKnown(p) ? tr("%1 per token (fwd+bwd)").arg(human(p.flopsPerToken(), tr("FLOP")))
+                                             : tr("FLOPs per token: not in the profile");
+    QString measured;
+    if (hasMeasuredTimes(p) && !p.measuredOn.empty())
+        measured = tr(", times measured on %1").arg(QString::fromStdString(p.measuredOn).toHtmlEscaped());
+    m_summary->setText(tr("<b>%1</b>: %2 parameters (%3 active), %4 layers, %5, weights %6%7")
+                           .arg(QString::fromStdString(p.name).toHtmlEscaped(), human(p.totalParams()),
                                 human(p.activeParams()))
                            .arg(p.layerCount())
-                           .arg(human(p.flopsPerToken(), tr("FLOP")), human(p.weightBytes(), tr("B"))));
+                           .arg(flops, human(p.weightBytes(), tr("B")), measured));
     m_updating = false;
 }
 

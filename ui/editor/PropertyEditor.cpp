@@ -146,6 +146,10 @@ void PropertyEditor::rebuildLevels()
         row.name->setMinimumWidth(48);
         row.name->setMaximumWidth(80);
         row.oversubscription->setToolTip(tr("Oversubscription of level %1's uplinks (1 = non-blocking)").arg(l));
+        // Four columns in a 1024 px screen's dock column (about 310 px): the values are
+        // typed (or stepped with the arrow keys and the wheel), without step buttons.
+        for (QDoubleSpinBox *s : {row.bandwidth, row.latency, row.oversubscription})
+            s->setButtonSymbols(QAbstractSpinBox::NoButtons);
         compact(row.bandwidth, QStringLiteral("9999.99 GB/s"));
         compact(row.latency, QStringLiteral("999.99 µs"));
         compact(row.oversubscription, QStringLiteral("99.99"));

@@ -2,9 +2,12 @@
 
 #include "WorkspaceDocument.h"
 #include "SaveFile.h"
+#include "TopologyItems.h"
+#include "TopologyLayout.h"
 #include "TopologyScene.h"
 
 #include <QFileInfo>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 #include <QPdfWriter>
@@ -115,6 +118,60 @@ bool exportPainting(const QString &fileName, const QSizeF &size, const QString &
     return false;
 }
 
+namespace {
+
+// The picture around the diagram: a title band above it and a legend below it.
+constexpr double kPad = 16;
+constexpr double kTitlePixels = 20;
+constexpr double kTextPixels = 12;
+constexpr double kLegendRow = 20;
+constexpr double kSwatch = 34;
+
+QString number(double v)
+{
+    return QString::number(v, 'g', 4);
+}
+
+} // namespace
+
+QString diagramSubtitle(const Topology &t)
+{
+    QStringList types;
+    for (const DeviceSpec &d : t.deviceTypes)
+        types << QString::fromStdString(d.name);
+    return QObject::tr("%1 devices (%2) · %3 levels%4")
+        .arg(t.deviceCount())
+        .arg(types.join(QStringLiteral(", ")))
+        .arg(t.levelCount())
+        .arg(t.railOptimized ? QObject::tr(" · rail-optimised") : QString());
+}
+
+QList<DiagramLegendEntry> diagramLegend(const Topology &t)
+{
+    QList<DiagramLegendEntry> out;
+    for (int l = 0; l < t.levelCount(); ++l) {
+        const LinkParams &k = t.levels[static_cast<size_t>(l)].link;
+        QString text = QObject::tr("level %1, %2: %3 GB/s per device, %4 µs")
+                           .arg(l)
+                           .arg(QString::fromStdString(t.levels[static_cast<size_t>(l)].name))
+                           .arg(number(k.bandwidth / 1e9))
+                           .arg(number(k.latency * 1e6));
+        if (k.oversubscription > 1)
+            text += QObject::tr(", oversubscribed %1:1").arg(number(k.oversubscription));
+        out.append({DiagramLegendEntry::Link, levelColor(l), bandwidthWidth(k.bandwidth), text});
+    }
+    for (size_t i = 0; i < t.deviceTypes.size(); ++i) {
+        const auto count = std::count_if(t.devices.begin(), t.devices.end(),
+                                         [&](const Device &d) { return d.type == static_cast<int>(i); });
+        out.append({DiagramLegendEntry::Device, deviceColor(t.deviceTypes[i].name), 0,
+                    QObject::tr("device %1: %2 in the cluster").arg(QString::fromStdString(t.deviceTypes[i].name)).arg(count)});
+    }
+    if (std::any_of(t.groups.begin(), t.groups.end(), [](const TopoGroup &g) { return g.linkOverride.has_value(); }))
+        out.append({DiagramLegendEntry::Override, levelColor(1), 2,
+                    QObject::tr("dashed, *: a group with its own link parameters")});
+    return out;
+}
+
 bool exportDiagram(TopologyScene *scene, const QString &fileName, QString *error)
 {
     const QRectF source = scene->diagramRect();
@@ -122,9 +179,45 @@ bool exportDiagram(TopologyScene *scene, const QString &fileName, QString *error
         *error = QObject::tr("%1: nothing to export (the cluster is empty)").arg(fileName);
         return false;
     }
-    const QString title = QString::fromStdString(scene->document()->topology().name);
-    return exportPainting(fileName, source.size(), title, [&](QPainter *painter) {
-        scene->renderDiagram(painter, QRectF(QPointF(0, 0), source.size()));
+    const Topology &t = scene->document()->topology();
+    const QString title = QString::fromStdString(t.name);
+    const QString subtitle = diagramSubtitle(t);
+    const QList<DiagramLegendEntry> legend = diagramLegend(t);
+    const QFont titleFont = canvasFont(kTitlePixels, true);
+    const QFont textFont = canvasFont(kTextPixels);
+    const QFontMetricsF titleMetrics(titleFont), textMetrics(textFont);
+    double textWidth = std::max(titleMetrics.horizontalAdvance(title), textMetrics.horizontalAdvance(subtitle));
+    for (const DiagramLegendEntry &e : legend)
+        textWidth = std::max(textWidth, kSwatch + 8 + textMetrics.horizontalAdvance(e.text));
+    const double width = std::max(source.width(), textWidth + 2 * kPad);
+    const double header = kPad + titleMetrics.height() + textMetrics.height() + 8;
+    const double legendTop = header + source.height() + 8;
+    const QSizeF size(width, legendTop + legend.size() * kLegendRow + kPad);
+
+    return exportPainting(fileName, size, title, [&](QPainter *painter) {
+        painter->setPen(QColor(0x22, 0x2b, 0x36));
+        painter->setFont(titleFont);
+        painter->drawText(QPointF(kPad, kPad + titleMetrics.ascent()), title);
+        painter->setFont(textFont);
+        painter->drawText(QPointF(kPad, kPad + titleMetrics.height() + textMetrics.ascent()), subtitle);
+        const double left = (width - source.width()) / 2;
+        scene->renderDiagram(painter, QRectF(QPointF(left, header), source.size()));
+        painter->setFont(textFont);
+        for (int i = 0; i < legend.size(); ++i) {
+            const DiagramLegendEntry &e = legend[i];
+            const double mid = legendTop + i * kLegendRow + kLegendRow / 2;
+            if (e.kind == DiagramLegendEntry::Device) {
+                painter->setPen(QPen(e.colour.darker(140), 1));
+                painter->setBrush(e.colour);
+                painter->drawRect(QRectF(kPad + kSwatch / 2 - 6, mid - 6, 12, 12));
+            } else {
+                painter->setPen(QPen(e.colour, e.width, e.kind == DiagramLegendEntry::Override ? Qt::DashLine : Qt::SolidLine,
+                                     Qt::FlatCap));
+                painter->drawLine(QPointF(kPad, mid), QPointF(kPad + kSwatch, mid));
+            }
+            painter->setPen(QColor(0x22, 0x2b, 0x36));
+            painter->drawText(QPointF(kPad + kSwatch + 8, mid - textMetrics.height() / 2 + textMetrics.ascent()), e.text);
+        }
     }, error);
 }
 

@@ -5,6 +5,7 @@
 #include "WindowWording.h"
 
 #include "DiagramExport.h"
+#include "MeasuredDevice.h"
 #include "MonospaceFont.h"
 
 #include "PlanIO.h"
@@ -18,6 +19,8 @@
 #include <QPainter>
 #include <QPlainTextEdit>
 #include <QTableWidget>
+#include <QTextCursor>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -224,18 +227,17 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     m_hint->setStyleSheet(QStringLiteral("QLabel { background: #fff4ce; color: #3a2c00; padding: 4px; }"));
     m_hint->hide();
     content->addWidget(m_hint);
+    m_deviceWarning = new QLabel(m_content);
+    m_deviceWarning->setObjectName(QStringLiteral("measuredDeviceWarning"));
+    m_deviceWarning->setTextFormat(Qt::PlainText);
+    m_deviceWarning->setWordWrap(true);
+    m_deviceWarning->setStyleSheet(QStringLiteral("QLabel { background: #fde2d8; color: #5c1a00; padding: 4px; }"));
+    m_deviceWarning->hide();
+    content->addWidget(m_deviceWarning);
 
     auto *grid = new QGridLayout;
     content->addLayout(grid);
-    const std::pair<const char *, QString> rows[] = {
-        {"throughput", tr("Throughput")},       {"tokens", tr("Tokens")},
-        {"mfu", tr("MFU")},                     {"iteration", tr("Iteration time")},
-        {"memory", tr("Peak memory")},          {"shape", tr("Shape")},
-        {"zero", tr("ZeRO")},                   {"recompute", tr("Recompute")},
-        {"sp", tr("Sequence parallel")},        {"microbatch", tr("Micro-batches")},
-        {"schedule", tr("Schedule")},           {"precision", tr("Precision")},
-        {"simulation", tr("Simulation")},       {"search", tr("Search")}};
-    for (const auto &[key, caption] : rows) {
+    for (const auto &[key, caption] : valueRows()) {
         auto *name = new QLabel(caption + QLatin1Char(':'), m_content);
         auto *value = new QLabel(m_content);
         value->setObjectName(QStringLiteral("value_%1").arg(QLatin1String(key)));
@@ -276,6 +278,17 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     rebuild();
 }
 
+std::vector<std::pair<const char *, QString>> PlanSummaryView::valueRows()
+{
+    return {{"throughput", tr("Throughput")},       {"tokens", tr("Tokens")},
+            {"mfu", tr("MFU")},                     {"iteration", tr("Iteration time")},
+            {"memory", tr("Peak memory")},          {"shape", tr("Shape")},
+            {"zero", tr("ZeRO")},                   {"recompute", tr("Recompute")},
+            {"sp", tr("Sequence parallel")},        {"microbatch", tr("Micro-batches")},
+            {"schedule", tr("Schedule")},           {"precision", tr("Precision")},
+            {"simulation", tr("Simulation")},       {"search", tr("Search")}};
+}
+
 QColor PlanSummaryView::infeasibleColor()
 {
     return QColor(0xb0, 0x00, 0x20);
@@ -311,6 +324,8 @@ QString PlanSummaryView::valueText(const QString &key) const
         return m_feasibility->text();
     if (key == QLatin1String("hint"))
         return m_hint->isHidden() ? QString() : m_hint->text();
+    if (key == QLatin1String("device"))
+        return m_deviceWarning->isHidden() ? QString() : m_deviceWarning->text();
     const QLabel *label = m_values.value(key);
     return label ? label->text() : QString();
 }
@@ -340,6 +355,8 @@ void PlanSummaryView::rebuild()
         m_feasibility->clear();
         m_hint->clear();
         m_hint->hide();
+        m_deviceWarning->clear();
+        m_deviceWarning->hide();
         for (QLabel *l : std::as_const(m_values))
             l->clear();
         m_table->setRowCount(0);
@@ -365,6 +382,10 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     const QString hint = QString::fromStdString(batchSizeHint(p, r, s.topology.deviceCount()));
     m_hint->setText(hint.isEmpty() ? QString() : tr("Hint: %1.").arg(hint));
     m_hint->setVisible(!hint.isEmpty());
+    // A profile measured on another device (MeasuredDevice.h): its times are not this cluster's.
+    const QString device = QString::fromStdString(measuredDeviceWarning(s.model, s.topology));
+    m_deviceWarning->setText(device.isEmpty() ? QString() : tr("Warning: %1.").arg(device));
+    m_deviceWarning->setVisible(!device.isEmpty());
     QPalette pal = m_feasibility->palette();
     pal.setColor(QPalette::WindowText, feasible ? palette().color(QPalette::WindowText) : infeasibleColor());
     m_feasibility->setPalette(pal);
@@ -372,7 +393,8 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     const auto set = [this](const char *key, const QString &text) { m_values.value(QLatin1String(key))->setText(text); };
     set("throughput", tr("%1 samples/s").arg(r.samplesPerSecond, 0, 'f', 2));
     set("tokens", tr("%1 tokens/s").arg(r.tokensPerSecond, 0, 'f', 0));
-    set("mfu", QStringLiteral("%1 %").arg(100 * r.mfu, 0, 'f', 1));
+    set("mfu", mfuKnown(r) ? QStringLiteral("%1 %").arg(100 * r.mfu, 0, 'f', 1)
+                           : tr("unknown (the model gives no FLOPs)"));
     // With the model's error band: "20.1234 s (±8 %, megatron-core, uncalibrated)".
     set("iteration", s.band.basis.empty() ? tr("%1 s").arg(r.iterationTime, 0, 'f', 4)
                                           : tr("%1 s (%2)").arg(r.iterationTime, 0, 'f', 4)
@@ -472,17 +494,73 @@ bool PlanSummaryView::exportTo(const QString &fileName, QString *error)
     }
     if (fileName.toLower().endsWith(QLatin1String(".json")))
         return writeFileAtomically(fileName, (planJsonText() + QLatin1Char('\n')).toUtf8(), error);
-    // A view never shown has no geometry yet: lay it out at its preferred size.
-    if (!isVisible()) {
-        ensurePolished();
-        if (!testAttribute(Qt::WA_Resized))
-            resize(sizeHint().expandedTo(QSize(900, 700)));
-        layout()->activate();
-    }
-    // The widget itself, as drawn on screen; exportPainting picks PNG / SVG / PDF.
-    return exportPainting(fileName, QSizeF(size()), m_title->text(), [this](QPainter *painter) {
-        render(painter, QPoint(), QRegion(), RenderFlags(DrawWindowBackground | DrawChildren));
+    // The whole content laid out as one document, not the widget's viewport: every value,
+    // every stage row and every line of the plan JSON, however small the view is.
+    const std::unique_ptr<QTextDocument> document = exportDocument();
+    return exportPainting(fileName, document->size(), m_title->text(), [&](QPainter *painter) {
+        document->drawContents(painter);
     }, error);
+}
+
+std::unique_ptr<QTextDocument> PlanSummaryView::exportDocument() const
+{
+    auto document = std::make_unique<QTextDocument>();
+    document->setDocumentMargin(kExportMargin);
+    QTextOption wrap = document->defaultTextOption();
+    wrap.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);  // a long JSON line wraps, nothing is cut
+    document->setDefaultTextOption(wrap);
+    document->setDefaultFont(font());
+
+    const auto esc = [](const QString &t) { return t.toHtmlEscaped(); };
+    QString html = QStringLiteral("<h2>%1</h2>").arg(esc(m_title->text()));
+    if (m_stale)
+        html += QStringLiteral("<p style=\"background-color:#fff3cd; color:#664d03;\">%1</p>").arg(esc(m_staleBanner->text()));
+    const QColor feasibility = m_snapshot->report().feasible ? QColor(Qt::black) : infeasibleColor();
+    html += QStringLiteral("<p><b style=\"color:%1;\">%2</b></p>").arg(feasibility.name(), esc(m_feasibility->text()));
+    if (!m_hint->isHidden())
+        html += QStringLiteral("<p style=\"background-color:#fff4ce;\">%1</p>").arg(esc(m_hint->text()));
+    if (!m_deviceWarning->isHidden())
+        html += QStringLiteral("<p style=\"background-color:#fde2d8;\">%1</p>").arg(esc(m_deviceWarning->text()));
+    html += QStringLiteral("<table cellspacing=\"0\" cellpadding=\"2\">");
+    for (const auto &[key, caption] : valueRows()) {
+        const QString value = m_values.value(QLatin1String(key))->text();
+        html += QStringLiteral("<tr><td valign=\"top\"><b>%1:</b></td><td>%2</td></tr>").arg(esc(caption), esc(value));
+    }
+    html += QStringLiteral("</table>");
+    if (!m_delta->isHidden())
+        html += QStringLiteral("<p>%1</p>").arg(esc(m_delta->text()));
+
+    html += QStringLiteral("<h3>%1</h3><table border=\"1\" cellspacing=\"0\" cellpadding=\"3\" "
+                           "style=\"border-collapse:collapse;\"><tr>").arg(tr("Stages"));
+    for (const QString &column : stageColumns())
+        html += QStringLiteral("<th>%1</th>").arg(esc(column));
+    html += QStringLiteral("</tr>");
+    for (int r = 0; r < m_table->rowCount(); ++r) {
+        html += QStringLiteral("<tr>");
+        for (int c = 0; c < m_table->columnCount(); ++c) {
+            const QTableWidgetItem *item = m_table->item(r, c);
+            const bool right = item && (item->textAlignment() & Qt::AlignRight);
+            html += QStringLiteral("<td align=\"%1\">%2</td>")
+                        .arg(right ? QStringLiteral("right") : QStringLiteral("left"), item ? esc(item->text()) : QString());
+        }
+        html += QStringLiteral("</tr>");
+    }
+    html += QStringLiteral("</table><h3>%1</h3>").arg(tr("Plan JSON"));
+    document->setHtml(html);
+
+    // The JSON as plain blocks in the fixed-pitch font, one block per line.
+    QTextCursor cursor(document.get());
+    cursor.movePosition(QTextCursor::End);
+    QTextCharFormat code;
+    code.setFont(monospaceFont());
+    QTextBlockFormat block;
+    const QStringList lines = planJsonText().split(QLatin1Char('\n'));
+    for (const QString &line : lines) {
+        cursor.insertBlock(block, code);
+        cursor.insertText(line, code);
+    }
+    document->setTextWidth(kExportWidth);
+    return document;
 }
 
 } // namespace nest::ui

@@ -23,6 +23,10 @@
 //                 3 pruned, 40 stage-cost calls, 5 of 8 outer points searched (3 skipped);
 //                 search value matches the evaluator" ("... DIFFERS from the evaluator")
 //   "feasibility" "feasible" or "infeasible: REASON; REASON" (in red, bold)
+//   "mfu" of a model without FLOPs (a measured profile such as the NEST artifact's):
+//                 "unknown (the model gives no FLOPs)"
+//   "device"      "Warning: the model's times were measured on tpuv4-like, but ..." when the
+//                 profile was measured on another device (measuredDeviceWarning), else empty
 // deltaText(): with a previous snapshot and both plans feasible,
 //   "Δ throughput +3.2 % (was 412.0 samples/s), Δ iteration time -0.0123 s (-3.1 %)"
 //   (percentages 1 decimal, was-throughput 1 decimal, time 4 decimals); empty otherwise.
@@ -34,9 +38,14 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <memory>
+#include <utility>
+#include <vector>
+
 class QLabel;
 class QPlainTextEdit;
 class QTableWidget;
+class QTextDocument;
 
 namespace nest::ui {
 
@@ -52,9 +61,15 @@ public:
     PlanSnapshotPtr previous() const { return m_previous; }
     void setStale(bool stale);
     bool isStale() const { return m_stale; }
-    // .png / .svg / .pdf render this widget; .json writes the plan JSON (planToJson).
-    // False with *error = "FILE: reason" on failure.
+    // .png / .svg / .pdf render exportDocument() (the whole content, whatever the view's
+    // size: no scroll bars, every stage, every line of the plan JSON); .json writes the plan
+    // JSON (planToJson). False with *error = "FILE: reason" on failure.
     bool exportTo(const QString &fileName, QString *error);
+    // The texts this view shows (title, feasibility, hint, values, delta, the stage table and
+    // the plan JSON) laid out kExportWidth wide, as tall as they need. Needs a snapshot.
+    std::unique_ptr<QTextDocument> exportDocument() const;
+    static constexpr double kExportWidth = 960;   // logical pixels
+    static constexpr double kExportMargin = 16;
 
     // For tests and the window: the texts shown (keys in the header comment).
     QString valueText(const QString &key) const;
@@ -64,6 +79,7 @@ public:
     QTableWidget *stageTable() const { return m_table; }
     QPlainTextEdit *planJsonView() const { return m_json; }
     QLabel *feasibilityLabel() const { return m_feasibility; }
+    QLabel *deviceWarningLabel() const { return m_deviceWarning; }
     QLabel *staleBanner() const { return m_staleBanner; }
     QLabel *placeholder() const { return m_placeholder; }
 
@@ -71,6 +87,8 @@ public:
     static QColor infeasibleColor();
     // The table's column headers, in order.
     static QStringList stageColumns();
+    // The value rows in order: key (valueText) and caption.
+    static std::vector<std::pair<const char *, QString>> valueRows();
 
 private:
     void rebuild();
@@ -87,6 +105,7 @@ private:
     QWidget *m_content = nullptr;
     QLabel *m_feasibility = nullptr;
     QLabel *m_hint = nullptr;   // batchSizeHint (core): why a large cluster's MFU is low
+    QLabel *m_deviceWarning = nullptr;   // measuredDeviceWarning (core)
     QLabel *m_delta = nullptr;
     QHash<QString, QLabel *> m_values;
     QTableWidget *m_table = nullptr;

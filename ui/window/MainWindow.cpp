@@ -12,6 +12,7 @@
 #include "DocumentFiles.h"
 #include "CalibrationDialog.h"
 #include "ImportTopologyDialog.h"
+#include "MeasuredDevice.h"
 #include "MemoryChartView.h"
 #include "ModelPanel.h"
 #include "PlacementView.h"
@@ -342,11 +343,23 @@ void MainWindow::showPlan(const PlanSnapshotPtr &current, const PlanSnapshotPtr 
         m_planLabel->clear();
     } else {
         const Report &r = current->report();
-        QString text = r.feasible ? tr("%1 samples/s · MFU %2 %").arg(r.samplesPerSecond, 0, 'f', 1).arg(100 * r.mfu, 0, 'f', 1)
+        const QString mfu = mfuKnown(r) ? tr("MFU %1 %").arg(100 * r.mfu, 0, 'f', 1) : tr("MFU unknown");
+        // The change against the plan before (live mode: each edit's effect), in the
+        // permanent label: the transient headline is elided on a small screen.
+        QString change = throughputChangeText(*current, previous.get());
+        if (!change.isEmpty())
+            change = QStringLiteral(" (%1)").arg(change);
+        QString text = r.feasible ? tr("%1 samples/s%2 · %3").arg(r.samplesPerSecond, 0, 'f', 1).arg(change, mfu)
                                   : tr("infeasible plan");
         // The search's own time (live mode: each edit's re-plan), kept in view.
         if (const QString took = searchTimeText(*current); !took.isEmpty())
             text += QStringLiteral(" · ") + took;
+        // A profile measured on another device: said in the permanent label (the whole
+        // sentence in its tooltip and in the Summary).
+        const std::string warning = measuredDeviceWarning(current->model, current->topology);
+        if (!warning.empty())
+            text += tr(" · times measured on %1!").arg(QString::fromStdString(current->model.measuredOn));
+        m_planLabel->setToolTip(warning.empty() ? QString() : tr("Warning: %1").arg(QString::fromStdString(warning)));
         m_planLabel->setText(text);
         refitStatus();
         if (m_tabs->currentIndex() == TopologyTab && !m_planning->isLive())
