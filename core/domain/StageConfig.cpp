@@ -57,8 +57,12 @@ uint32_t StageConfig::switchKey() const
 std::vector<std::string> StageConfig::problems(int heads, int experts, int seqLength, int dp) const
 {
     std::vector<std::string> out;
-    if (tp < 1 || cp < 1 || ep < 1 || etp < 0) {
-        out.push_back("tp, cp and ep must be at least 1 (etp at least 1, or 0 for the same as tp)");
+    if (tp < 1 || cp < 1 || ep < 1) {
+        out.push_back("tp, cp and ep must be at least 1");
+        return out;
+    }
+    if (etp < 0) {
+        out.push_back("etp must be at least 1 (0: the same as tp)");
         return out;
     }
     if (zero < 0 || zero > 3)

@@ -205,12 +205,13 @@ TEST(MoeParallel, expertWorkPerRankIsTheSameUnderEveryFoldingAndScalesWithTheLoa
     ASSERT_GT(a, 0);
     EXPECT_NEAR(b / a, 1.0, 0.1);  // shape factors only
     // By hand at tp 1, ep 1: 16 experts, each on m = 1024 x 4 / 16 = 256 routed rows, an up
-    // GEMM (n 2 x 2048 gated, k 1024) and a down GEMM (n 1024, k 2048), each at the large-GEMM
-    // rate times the tile factor f(x) = x / (x + 128) of its three dimensions (§1).
+    // GEMM (n 2048: the GPT family's GeLU MLP, not gated; k 1024) and a down GEMM (n 1024,
+    // k 2048), each at the large-GEMM rate times the tile factor f(x) = x / (x + 128) of its
+    // three dimensions (§1).
     const auto f = [](double x) { return x / (x + 128); };
     const double R = r.peak * r.gemmEfficiency;
     const double m = 256;
-    const double hand = 16 * (2 * m * 4096 * 1024 / (R * f(m) * f(4096) * f(1024)) +
+    const double hand = 16 * (2 * m * 2048 * 1024 / (R * f(m) * f(2048) * f(1024)) +
                               2 * m * 1024 * 2048 / (R * f(m) * f(1024) * f(2048)));
     const double t1 = expertSeconds(1, 1, 1, 1.0);
     EXPECT_NEAR(t1, hand, 1e-9 * hand);

@@ -128,7 +128,7 @@ TEST(PlanBuilder, errors)
     };
     const Row rows[] = {
         {"too many devices", 4, 4, 2, 1, 8, "tp-cp-ep-dp-pp", "the cluster has 16"},
-        {"ep does not divide dp", 1, 1, 3, 2, 6, "tp-cp-ep-dp-pp", "does not divide dp"},
+        {"etp x ep does not divide tp x cp x dp", 1, 1, 3, 2, 6, "tp-cp-ep-dp-pp", "does not divide tp x cp x dp = 3"},
         {"batch does not split", 1, 1, 4, 1, 6, "tp-cp-ep-dp-pp", "not a multiple"},
         {"too many stages", 1, 8, 1, 1, 8, "tp-cp-ep-dp-pp", "fewer than the 8"},
         {"bad order", 1, 1, 1, 1, 8, "tp-cp-xx-dp-pp", "unknown dimension 'xx'"},

@@ -64,6 +64,7 @@ SearchSettings everyFieldChanged()
     s.recomputeModes = {Recompute::Full, Recompute::None};
     s.tpCandidates = {4, 2};
     s.epCandidates = {2};
+    s.etpCandidates = {1, 2};
     s.cpCandidates = {1, 2};
     s.cpMinTokensPerRank = 0;
     s.layouts = {Layout::ReplicasInside};
@@ -290,10 +291,12 @@ TEST(SearchSettings, jsonRoundTrip)
     ASSERT_EQ(searchSettingsFromJson(Json::parse(j.dump(2)), "search"), changed);
 
     // everyFieldChanged() really changes every key, so the round trip above covers each one;
-    // the defaults leave out the keys written only when set (precisions, fp8_recipe and
-    // "target", issue 47, so that older workspaces save as they were).
+    // the defaults leave out the keys written only when set (precisions, fp8_recipe,
+    // etp_candidates and "target", issues 46 and 47, so that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 3);
+    ASSERT_EQ(j.size(), d.size() + 4);
+    ASSERT_FALSE(d.contains("etp_candidates"));
+    ASSERT_EQ(j.at("etp_candidates"), Json::array({1, 2}));
     ASSERT_FALSE(d.contains("precisions"));
     ASSERT_FALSE(d.contains("fp8_recipe"));
     ASSERT_FALSE(d.contains("target"));
@@ -306,7 +309,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(28));
+    ASSERT_EQ(fields, std::size_t(29));
     ASSERT_EQ(j.size(), fields);
 
     // An unknown target is refused with its path.
