@@ -15,6 +15,7 @@
 #include "SearchEstimate.h"
 #include "SearchSettings.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -41,8 +42,14 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s, %s\n", rep.samplesPerSecond,
                 rep.tokensPerSecond, ("MFU " + mfuValueText(rep)).c_str());
     std::printf("peak memory:         %.2f GB per device\n\n", rep.peakMemoryBytes / 1e9);
-    std::printf("%5s %9s %4s %4s %4s %4s %3s %5s %5s %10s %10s %10s %9s\n", "stage", "layers", "tp", "cp", "ep",
-                "etp", "sp", "zero", "recmp", "devices", "t_stage_ms", "extra_ms", "memory_GB");
+    // The experts' tensor width only where the plan has experts split its own way.
+    const bool experts = std::any_of(p.stages.begin(), p.stages.end(),
+                                     [](const StagePlan &st) { return st.ep > 1 || st.etp > 0; });
+    std::printf("%5s %9s %4s %4s %4s", "stage", "layers", "tp", "cp", "ep");
+    if (experts)
+        std::printf(" %4s", "etp");
+    std::printf(" %3s %5s %5s %10s %10s %10s %9s\n", "sp", "zero", "recmp", "devices", "t_stage_ms", "extra_ms",
+                "memory_GB");
     for (size_t s = 0; s < p.stages.size(); ++s) {
         const StagePlan &st = p.stages[s];
         char layers[32], devs[64];
@@ -60,9 +67,11 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
             extra = rep.stages[s].cost.iterationExtra;
             mem = rep.stages[s].cost.memoryTotal;
         }
-        std::printf("%5zu %9s %4d %4d %4d %4d %3s %5d %5s %10s %10.2f %10.1f %9.2f\n", s, layers, st.tp, st.cp, st.ep,
-                    st.expertTp(), st.sp ? "on" : "off", st.zero, toString(st.recompute), devs, 1e3 * t, 1e3 * extra,
-                    mem / 1e9);
+        std::printf("%5zu %9s %4d %4d %4d", s, layers, st.tp, st.cp, st.ep);
+        if (experts)
+            std::printf(" %4d", st.expertTp());
+        std::printf(" %3s %5d %5s %10s %10.2f %10.1f %9.2f\n", st.sp ? "on" : "off", st.zero, toString(st.recompute), devs,
+                    1e3 * t, 1e3 * extra, mem / 1e9);
     }
     const SearchStats &st = r.stats;
     std::printf("\nsearch: %.3f s, %lld states, %lld transitions, %lld pruned, %lld stage costs, "

@@ -577,13 +577,15 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
     }
     // The experts' groups on the dense order x = r * width + j (Collectives.h).
     const int etp = std::max(config.expertTp(), 1);
-    const int expertDp = StageConfig::expertGridFits(tp, cp, dp, etp, ep) ? config.expertDp(dp) : 1;
+    // A grid that does not fold (a plan the checks refuse) has no expert groups to price.
+    const bool folds = StageConfig::expertGridFits(tp, cp, dp, etp, ep);
+    const int expertDp = folds ? config.expertDp(dp) : 1;
     const int expertGrid = etp * ep;
     auto at = [&](long long x) {
         return devices[static_cast<size_t>(x / width)][static_cast<size_t>(x % width)];
     };
     out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
-    if (ep > 1) {
+    if (ep > 1 && folds) {
         for (int e = 0; e < expertDp; ++e) {
             for (int i = 0; i < etp; ++i) {
                 group.clear();
@@ -595,7 +597,7 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
             }
         }
     }
-    if (etp > 1 && config.etp > 0) {
+    if (etp > 1 && config.etp > 0 && folds) {
         // Experts narrower or wider than tp: their own tensor groups (etp = tp: the tp groups,
         // whose cost the tp family holds; the evaluator reads that one then).
         sameNode = {};
@@ -658,7 +660,7 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
         // The expert groups are the dense groups.
         out.expertAllReduce = out.denseAllReduce;
         out.expertReduceScatter = out.denseReduceScatter;
-    } else if (expertDp > 1) {
+    } else if (expertDp > 1 && folds) {
         for (int q = 0; q < ep; ++q) {
             for (int i = 0; i < etp; ++i) {
                 group.clear();
@@ -925,6 +927,8 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     const int etp = std::max(config.expertTp(), 1);
     const int grid = etp * ep;
     const bool inRow = width % grid == 0, wholeRows = etp == width;
+    if (!StageConfig::expertGridFits(tp, cp, dp, etp, ep))
+        return stageCollectives(topo, deviceMatrix(rows), config, dp);  // no expert groups (refused plans)
     out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
     if ((ep > 1 || etp != tp) && !inRow && !wholeRows) {
         const StageCollectives generic = stageCollectives(topo, deviceMatrix(rows), config, dp);

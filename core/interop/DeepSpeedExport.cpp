@@ -83,8 +83,12 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     script += "ARGS=(\n";
     script += "  --tensor-model-parallel-size " + std::to_string(u.tp) + "\n";
     script += "  --pipeline-model-parallel-size " + std::to_string(u.pp) + "\n";
-    if (bert)
-        script += "  --no-pipeline-parallel\n";  // BertModel is no PipelineModule (FrameworkModels: pp 1)
+    // BertModel is no PipelineModule (FrameworkModels: pp 1); a GPT at pp 1 with ZeRO-2/3 must be
+    // built without the PipelineEngine too, which refuses them ("ZeRO-2 and ZeRO-3 are
+    // incompatible with pipeline parallelism"; Megatron-DeepSpeed builds GPTModelPipe unless
+    // --no-pipeline-parallel).
+    if (bert || (u.pp == 1 && u.zero >= 2))
+        script += "  --no-pipeline-parallel\n";
     if (u.sp)
         script += "  --sequence-parallel\n";
     script += "  --num-layers " + std::to_string(m.layers) + "\n";
