@@ -430,7 +430,9 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
                                     ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
                                     : g.comm.ep;
     c.epComm = 2 * opsCost(dispatch, s.epBytes, s.epOps);
-    if (fw.sharedExpertOverlap && s.sharedExpertForward > 0)
+    // Megatron-Core overlaps them with the flat all-to-all dispatcher only (TransformerConfig:
+    // "moe_shared_expert_overlap only works with alltoall token dispatcher").
+    if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0)
         c.epComm = overlapped(c.epComm, 3 * s.sharedExpertForward, kappa);
     c.epComm += 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
