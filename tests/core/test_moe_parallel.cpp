@@ -11,6 +11,7 @@
 #include "ModelBuilder.h"
 #include "ModelConfig.h"
 #include "PlanBuilder.h"
+#include "PlannerRegistry.h"
 #include "StageConfig.h"
 
 #include "CoreTestSupport.h"
@@ -349,4 +350,41 @@ TEST(MoeParallel, onNvl72TheFoldedExpertGroupOf64StaysInOneRack)
     const Report ra = evaluate(*a, topo, model, {});
     ASSERT_TRUE(ra.feasible);
     EXPECT_GT(ra.stages.at(0).cost.epComm, 2 * rf.stages.at(0).cost.epComm);
+}
+
+TEST(MoeParallel, theSearchStaysExactWithFoldedExpertsAndTheHierarchicalDispatch)
+{
+    // Two nodes of 4 GPUs: an ep group of 4 or 8 crosses the nodes or not, etp 1 folds it over
+    // tp. NEST against the exhaustive search, with the flat and the hierarchical dispatcher
+    // (whose planner floor drops the all-to-all's per-byte part: still a lower bound).
+    ModelConfig c = tinyGptConfig(2);
+    c.hidden = 2048;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 2048;
+    c.experts = 32;
+    c.topK = 4;
+    c.seqLength = 2048;
+    c.globalBatch = 32;
+    const ModelProfile model = buildProfile(c);
+    const Topology topo = Topology::uniform("h100x8", *devicePreset("h100-sxm-80gb"),
+                                            {{"node", 4, linkOf(450e9, 1e-6)}, {"rack", 2, linkOf(25e9, 5e-6)}});
+    for (bool hierarchical : {false, true}) {
+        SearchOptions o;
+        o.microBatches = {1, 2};
+        o.maxStages = 2;
+        o.epCandidates = {1, 2, 4, 8};
+        o.etpCandidates = {0, 1};
+        o.cost.moeHierarchicalDispatch = hierarchical;
+        const PlanResult nest = makePlanner("nest")->plan(topo, model, o);
+        const PlanResult exhaustive = makePlanner("exhaustive")->plan(topo, model, o);
+        ASSERT_TRUE(nest.found && exhaustive.found) << nest.message << exhaustive.message;
+        EXPECT_TRUE(nest.verified) << nest.message;
+        EXPECT_NEAR(nest.objective, exhaustive.objective, 1e-9 * exhaustive.objective) << hierarchical;
+        // The case exercises the experts' widths: the best plan splits them.
+        bool split = false;
+        for (const StagePlan &st : nest.plan.stages)
+            split = split || st.ep > 1;
+        EXPECT_TRUE(split) << hierarchical;
+    }
 }
