@@ -118,6 +118,12 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     if (m.experts > 1) {
         flag(model, "--num-experts", std::to_string(m.experts));
         flag(model, "--moe-router-topk", std::to_string(m.topK));
+        if (c.request.cost.moeHierarchicalDispatch) {
+            // The dispatch priced (--moe-dispatcher deepep, docs/cost-model.md §1c): DeepEP's
+            // kernels behind Megatron-Core's flex dispatcher (DeepEP needs flex).
+            flag(model, "--moe-token-dispatcher-type", "flex");
+            flag(model, "--moe-enable-deepep");
+        }
     }
     // Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by).
     flag(model, "--tokenizer-type", "NullTokenizer");

@@ -102,6 +102,13 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     ASSERT_EQ(megatron.exitCode, 0) << megatron.err;
     EXPECT_TRUE(contains(megatron.out, "--expert-tensor-parallel-size 1")) << megatron.out.substr(0, 3000);
     EXPECT_TRUE(contains(megatron.out, "--expert-model-parallel-size 8"));
+    EXPECT_FALSE(contains(megatron.out, "--moe-enable-deepep"));
+    // The hierarchical dispatch priced is the one exported: DeepEP behind the flex dispatcher.
+    const coretest::Run deepep =
+        runCli(cmd({"export"}, {"--plan", planFile, "--format", "megatron", "--moe-dispatcher", "deepep"}));
+    ASSERT_EQ(deepep.exitCode, 0) << deepep.err;
+    EXPECT_TRUE(contains(deepep.out, "--moe-token-dispatcher-type flex")) << deepep.out.substr(0, 3000);
+    EXPECT_TRUE(contains(deepep.out, "--moe-enable-deepep"));
     const coretest::Run nemo = exportAs("nemo", true);
     ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
     EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);
