@@ -504,13 +504,14 @@ void takeExpertGradients(StageCollectives &out, const GroupShape &g)
     takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(g, kGradientBucketBytes).cost));
 }
 
-// An all-to-all group (shape g) into `out`, keeping the shape of the costliest per byte.
-void takeExpertAllToAll(StageCollectives &out, const GroupShape &g)
+// The all-to-all cost of an expert-parallel group (shape g), recording g as out.epShape when
+// it is the costliest per byte so far (dispatchCost() prices that shape).
+LinearCost expertAllToAll(StageCollectives &out, const GroupShape &g)
 {
     const LinearCost c = allToAllCost(g);
     if (c.perByte > out.ep.perByte || out.epShape.size == 0)
         out.epShape = g;
-    takeWorst(out.ep, c);
+    return c;
 }
 
 } // namespace
@@ -593,7 +594,7 @@ StageCollectives stageCollectives(const Topology &topo, const std::vector<std::v
                     group.push(at(static_cast<long long>(e) * expertGrid + static_cast<long long>(q) * etp + i));
                 const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
                                                 concurrent, concurrentCount);
-                takeExpertAllToAll(out, g);
+                takeWorst(out.ep, expertAllToAll(out, g));
             }
         }
     }
@@ -891,6 +892,15 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     const int dp = std::max(rows.rows, 1);
     const int width = tp * cp;
     const long long first = rows.first, stride = rows.stride;
+    // The experts' groups are progressions of ids when their grid etp x ep tiles a row
+    // (etp x ep divides the width) or etp is whole rows (etp = width). A grid that folds
+    // otherwise, or not at all (a plan the checks refuse), is shaped from the device matrix:
+    // stageCollectives(), whose numbers these equal.
+    const int etp = std::max(config.expertTp(), 1);
+    const int grid = etp * ep;
+    const bool inRow = width % grid == 0;
+    if (!StageConfig::expertGridFits(tp, cp, dp, etp, ep) || !(inRow || etp == width || (ep == 1 && etp == tp)))
+        return stageCollectives(topo, deviceMatrix(rows), config, dp);
     EvenStage stage(topo, blockSizes, rows);
     if (tp > 1) {
         // Where every row of replica 0 keeps its tp groups inside one level-0 block and the
@@ -921,38 +931,9 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
             },
             tp, cp, out.cp, [](const GroupShape &g) { return allGatherCost(g); });
     }
-    // The experts' groups (stageCollectives()): progressions of ids when the expert grid
-    // E x ep tiles a row (E * ep divides the width) or E is whole rows (E = width); other
-    // foldings are shaped from the device matrix.
-    const int etp = std::max(config.expertTp(), 1);
-    const int grid = etp * ep;
-    const bool inRow = width % grid == 0, wholeRows = etp == width;
-    if (!StageConfig::expertGridFits(tp, cp, dp, etp, ep))
-        return stageCollectives(topo, deviceMatrix(rows), config, dp);  // no expert groups (refused plans)
     out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
-    if ((ep > 1 || etp != tp) && !inRow && !wholeRows) {
-        const StageCollectives generic = stageCollectives(topo, deviceMatrix(rows), config, dp);
-        out.ep = generic.ep;
-        out.epShape = generic.epShape;
-        out.etp = generic.etp;
-        out.expertAllReduce = generic.expertAllReduce;
-        out.expertReduceScatter = generic.expertReduceScatter;
-        if (dp * cp > 1) {
-            for (int t = 0; t < tp; ++t) {
-                takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, [&](int l) {
-                    return progressionBlocks(first + t, stride, dp, tp, cp, blockSizes[static_cast<size_t>(l)]);
-                }));
-            }
-        }
-        return out;
-    }
     if (ep > 1) {
-        auto keep = [&out](const GroupShape &g) {
-            const LinearCost c = allToAllCost(g);
-            if (c.perByte > out.ep.perByte || out.epShape.size == 0)
-                out.epShape = g;
-            return c;
-        };
+        auto keep = [&out](const GroupShape &g) { return expertAllToAll(out, g); };
         if (inRow) {
             stage.worst(
                 [&](auto visit) {
@@ -973,7 +954,7 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
         }
     }
     if (etp > 1 && config.etp > 0) {
-        // etp divides the width here (inRow or wholeRows): each row's blocks of etp.
+        // etp divides the width here (a row tiled, or etp = width): each row's blocks of etp.
         stage.worst(
             [&](auto visit) {
                 for (int r = 0; r < dp; ++r)
@@ -997,7 +978,7 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     } else if (expertDp > 1) {
         for (int q = 0; q < ep; ++q) {
             for (int i = 0; i < etp; ++i) {
-                // inRow: width / grid members per row, every row; wholeRows: one member in
+                // inRow: width / grid members per row, every row; etp = width: one member in
                 // every ep-th row.
                 takeExpertGradients(out, regularFullLoadShape(topo, expertDp, [&](int l) {
                     const long long size = blockSizes[static_cast<size_t>(l)];
