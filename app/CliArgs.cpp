@@ -105,6 +105,14 @@ static int parseInt(const std::string &name, const std::string &text, int minVal
     return static_cast<int>(v);
 }
 
+bool CliArgs::numberValue(const std::string &name, double &out) const
+{
+    const std::string text = value(name);
+    char *end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    return !text.empty() && *end == '\0';
+}
+
 int CliArgs::intValue(const std::string &name, int fallback, int minValue) const
 {
     const auto it = m_values.find(name);

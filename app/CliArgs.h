@@ -34,6 +34,10 @@ public:
     bool flag(const std::string &name) const { return m_flags.count(name) > 0; }
     bool has(const std::string &name) const { return m_values.count(name) > 0; }
     std::string value(const std::string &name, const std::string &fallback = {}) const;
+    // The option's whole text read as one number (std::strtod, nothing left over): false when it
+    // is not one; the caller says what it expected. NaN and infinities are numbers here: range
+    // checks refuse them.
+    bool numberValue(const std::string &name, double &out) const;
     // Whole number >= minValue; UsageError naming the option otherwise.
     int intValue(const std::string &name, int fallback, int minValue = 1) const;
     // Whole number inside a documented range (core/support/Limits.h); UsageError with the range

@@ -109,12 +109,10 @@ static double number(const CliArgs &args, const std::string &name, double fallba
 {
     if (!args.has(name))
         return fallback;
-    const std::string text = args.value(name);
-    char *end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v >= lo && v <= hi))
+    double v = 0;
+    if (!args.numberValue(name, v) || !(v >= lo && v <= hi))
         throw UsageError{"option --" + name + " expects a number from " + std::to_string(static_cast<int>(lo)) +
-                         " to " + std::to_string(static_cast<int>(hi)) + ", got '" + text + "'"};
+                         " to " + std::to_string(static_cast<int>(hi)) + ", got '" + args.value(name) + "'"};
     return v;
 }
 
@@ -123,13 +121,11 @@ static double fraction(const CliArgs &args, const std::string &name, double fall
 {
     if (!args.has(name))
         return fallback;
-    const std::string text = args.value(name);
-    char *end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !(v >= 0 && (oneAllowed ? v <= 1 : v < 1)))
+    double v = 0;
+    if (!args.numberValue(name, v) || !(v >= 0 && (oneAllowed ? v <= 1 : v < 1)))
         throw UsageError{"option --" + name +
                          (oneAllowed ? " expects a fraction between 0 and 1, got '" : " expects a fraction in [0, 1), got '") +
-                         text + "'"};
+                         args.value(name) + "'"};
     return v;
 }
 
@@ -664,11 +660,10 @@ SearchJob loadSearchJob(const CliArgs &args)
     // --max-states N (issue 48): raises (or lowers) the limit a search's estimate is held to,
     // states and the seconds they stand for; the refusals name it.
     if (args.has("max-states")) {
-        const std::string text = args.value("max-states");
-        char *end = nullptr;
-        const double n = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0')
-            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" + text + "'"};
+        double n = 0;
+        if (!args.numberValue("max-states", n))
+            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" +
+                             args.value("max-states") + "'"};
         if (auto why = checkRange(n, limits::searchStates, "option --max-states"))
             throw UsageError{*why};
         job.options.maxStates = n;

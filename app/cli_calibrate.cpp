@@ -44,11 +44,9 @@ int cmdCalibrate(const Args &argv)
     // The fit's bound and progress (issue 48), as plan's: --max-states, --progress or a terminal.
     FitLimits limits;
     if (args.has("max-states")) {
-        const std::string text = args.value("max-states");
-        char *end = nullptr;
-        limits.maxStates = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0')
-            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" + text + "'"};
+        if (!args.numberValue("max-states", limits.maxStates))
+            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" +
+                             args.value("max-states") + "'"};
         if (auto why = checkRange(limits.maxStates, nest::limits::searchStates, "option --max-states"))
             throw UsageError{*why};
     }
