@@ -48,6 +48,9 @@ struct CostOptions {
                                       // its class, ComputeModel.cpp)
     // What overlaps what, gradient dtype, fragmentation (FrameworkProfile.h).
     Framework framework = Framework::MegatronCore;
+    // The stack the framework runs as (FrameworkProfile.h): its tuned recipes or its
+    // defaults. frameworkProfile(framework, stack) is the profile every cost reads.
+    Stack stack = Stack::Tuned;
     double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward when
                                       // the framework does not overlap it itself
     // The gradient reduction of a pipelined plan (more than one stage): -1 = as the framework

@@ -144,4 +144,20 @@ std::optional<Framework> frameworkFromString(const std::string &name)
     return std::nullopt;
 }
 
+const char *toString(Stack s)
+{
+    return s == Stack::Tuned ? "tuned" : "defaults";
+}
+
+std::optional<Stack> stackFromString(const std::string &name)
+{
+    std::string t = name;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (t == "tuned")
+        return Stack::Tuned;
+    if (t == "defaults" || t == "default")
+        return Stack::Defaults;
+    return std::nullopt;
+}
+
 } // namespace nest

@@ -15,6 +15,17 @@ namespace nest {
 // conservative bound (and the NEST paper's own cost model), used by hand-checked tests.
 enum class Framework { MegatronCore, MegatronLM, DeepSpeed, Fsdp, Torchtitan, Serial };
 
+// The software stack a prediction assumes (docs/cost-model.md, "Stacks"): the framework as
+// NVIDIA's and the framework authors' tuned recipes run it (every overlap and fusion their
+// published configurations turn on: the profiles below), or as its command-line defaults
+// run it, without those flags. Every reported time names the one it assumes ("megatron-core,
+// defaults"). Defaults is the default: on published runs the model was not fitted to, it is
+// the one that is not optimistic (docs/validation.md).
+enum class Stack { Defaults, Tuned };
+const char *toString(Stack s);
+// "defaults" or "tuned" (case-insensitive).
+std::optional<Stack> stackFromString(const std::string &name);
+
 struct FrameworkProfile {
     Framework id = Framework::MegatronCore;
     const char *name = "megatron-core";
