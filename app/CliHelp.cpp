@@ -107,6 +107,9 @@ OptionHelp optionHelp(const std::string &command, const std::string &option)
                                                 "instead of the BF16_Optimizer) (default: the framework's)"}},
         {"framework", {"NAME", "what overlaps and how memory is allocated: " + frameworkNameList() +
                                    " (default megatron-core)"}},
+        {"stack", {"NAME", "how the framework is run: defaults (its command-line defaults: no TP-communication, "
+                           "gradient-reduce or parameter-gather overlap where those are flags) or tuned (as its "
+                           "published recipes run it) (default defaults; docs/cost-model.md, \"Stacks\")"}},
         {"precision", {"P", "the linear layers' number format: " + numberFormatNames() +
                                 " (the device must have it; docs/cost-model.md, \"Precision\")"}},
         {"fp8-recipe", {"R", "FP8 scaling: " + fp8RecipeNames() + " (default delayed, or the framework's own)"}},

@@ -24,7 +24,7 @@ std::set<std::string> planValueOptions()
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
             "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
-            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher"};
+            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -174,6 +174,13 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
             throw UsageError{"option --framework expects one of " + frameworkNameList() + ", got '" + name + "'"};
         o.framework = *f;
     }
+    if (args.has("stack")) {
+        const std::string name = args.value("stack");
+        const auto st = stackFromString(name);
+        if (!st)
+            throw UsageError{"option --stack expects defaults or tuned, got '" + name + "'"};
+        o.stack = *st;
+    }
     return o;
 }
 
@@ -305,6 +312,7 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
     if (in.search) {
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
+        base.stack = in.search->stack;
     }
     CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
     if (args.flag("match-artifact"))

@@ -145,7 +145,7 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
 
 ComputeRates deviceRates(const DeviceSpec &device, const CostOptions &options)
 {
-    const FrameworkProfile &fw = frameworkProfile(options.framework);
+    const FrameworkProfile &fw = options.profile();
     return computeRates(device, options.gemmEfficiencyFor(device), fw.fusedAttention, fw.elementwisePasses,
                         options.precision);
 }
@@ -242,9 +242,10 @@ StageLayerFold::StageLayerFold(const StageContext &ctx, const ComputeRates &rate
     m_inputStash = ctx.options.precision.lowPrecision() ? (fb.operand + fb.scale) / 2 : 1.0;
     m_b = ctx.microBatch;
     m_spDiv = st.sp ? m_tp : 1;
-    const FrameworkProfile &profile = frameworkProfile(ctx.options.framework);
+    const FrameworkProfile &profile = ctx.options.profile();
     m_fusedLoss = profile.fusedLoss;
     m_opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
+    m_keepsCombine = !profile.moeProbsInActivation;
 }
 
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates)
@@ -280,7 +281,8 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     const double quantised = 1.0 - m_inputStash;
     const double stashTp = l.stashTpBytes - quantised * l.linearInputStashTpBytes +
                            (quantised > 0 ? m_inputStash * l.attentionOutputStashBytes : 0.0);
-    const double stashSp = l.stashSpBytes - quantised * l.linearInputStashSpBytes;
+    const double stashSp = l.stashSpBytes - quantised * l.linearInputStashSpBytes -
+                           (m_keepsCombine ? 0.0 : l.moeCombineStashBytes);
     const double fullStash = measured ? measured->stashBytes * b / cp : (stashTp / width + stashSp / (spDiv * cp)) * b;
     if (hasShapes(l)) {
         // Operators from their shapes (ComputeModel.h).
@@ -608,7 +610,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     StageCost c;
     const StagePlan &st = *ctx.stage;
     const CostOptions &opt = ctx.options;
-    const FrameworkProfile &fw = frameworkProfile(opt.framework);
+    const FrameworkProfile &fw = opt.profile();
     const ShardGroups groups = shardGroups(st, std::max(ctx.dp, 1));
     const double gradB = gradientBufferBytes(fw, opt, st);
     const double weightB = ctx.model->bytesPerParam;
@@ -643,7 +645,7 @@ double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &opti
 double weightBytesFloor(const ModelProfile &model, const CostOptions &options)
 {
     const double weightB = model.bytesPerParam;
-    if (!options.precision.lowPrecision() || !frameworkProfile(options.framework).lowPrecisionParamGather)
+    if (!options.precision.lowPrecision() || !options.profile().lowPrecisionParamGather)
         return weightB;  // copies only add to the BF16 weights
     return std::min(weightB, weightCopyBytes(options.precision));
 }
@@ -656,7 +658,7 @@ double computeTimeFloor(const CostOptions &options)
 
 ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int dp)
 {
-    const FrameworkProfile &fw = frameworkProfile(options.framework);
+    const FrameworkProfile &fw = options.profile();
     const double n = std::max(dp, 1);
     // Floors per parameter: the least weight bytes it holds, and gathers (low-precision
     // gathers move the format's bytes; Evaluator.cpp addDataParallel).
@@ -720,7 +722,7 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         const double bytes = model.layers[st.firstLayer - 1].outputBytes * b / width;
         c.p2pBackward = sendRecvTime(ctx.prev->link, bytes);
     }
-    const FrameworkProfile &fw = frameworkProfile(ctx.options.framework);
+    const FrameworkProfile &fw = ctx.options.profile();
     if (fw.blockingP2p) {
         // Separate blocking send and receive (FrameworkProfile::blockingP2p): with each
         // neighbour, the activation and the gradient cross one after the other.

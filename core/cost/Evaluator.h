@@ -50,7 +50,7 @@ struct CostOptions {
     Framework framework = Framework::MegatronCore;
     // The stack the framework runs as (FrameworkProfile.h): its tuned recipes or its
     // defaults. frameworkProfile(framework, stack) is the profile every cost reads.
-    Stack stack = Stack::Tuned;
+    Stack stack = Stack::Defaults;
     double dpOverlap = 0.0;           // fraction of gradient sync hidden behind backward when
                                       // the framework does not overlap it itself
     // The gradient reduction of a pipelined plan (more than one stage): -1 = as the framework
@@ -111,6 +111,8 @@ struct CostOptions {
     {
         return moeCapacityFactor > 0 ? std::min(moeImbalance, moeCapacityFactor) : moeImbalance;
     }
+    // The framework profile every cost reads: the framework as the stack runs it.
+    const FrameworkProfile &profile() const { return frameworkProfile(framework, stack); }
     // The large-GEMM efficiency override for `device`: its calibrated value, else
     // matmulEfficiency (0 = the device class's default).
     double gemmEfficiencyFor(const DeviceSpec &device) const;
@@ -260,6 +262,7 @@ private:
     double m_b, m_spDiv, m_moeLoad;
     double m_inputStash;  // bytes of a saved linear input per BF16 byte (1 in BF16)
     bool m_fusedLoss, m_opPolicy;
+    bool m_keepsCombine;  // the MoE experts' outputs are kept for the combine (!moeProbsInActivation)
     const LayerProfile *m_timed = nullptr;  // consecutive identical layers share their times
     LayerTimes m_times;
 };

@@ -34,6 +34,7 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     mcore.precisions = kAllPrecisionBits;
     mcore.lowPrecisionParamGather = true;
     mcore.sharedExpertOverlap = true;
+    mcore.moeProbsInActivation = true;
 
     FrameworkProfile mlm;  // Megatron-LM 2021-2022 (the SC'21 and MLSys'23 papers)
     mlm.id = Framework::MegatronLM;
@@ -100,6 +101,48 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
 // stage it costs, and a table needs no guard on each call.
 constexpr std::array<FrameworkProfile, kFrameworkCount> kProfiles = makeProfiles();
 
+// A framework as its command-line defaults run it, without the flags its tuned recipes set
+// (docs/cost-model.md, "Stacks", with the sources of each default).
+constexpr FrameworkProfile asDefaults(FrameworkProfile p)
+{
+    switch (p.id) {
+    case Framework::MegatronCore:
+        // Megatron-LM's arguments.py: --tp-comm-overlap, --overlap-grad-reduce,
+        // --overlap-param-gather, --moe-shared-expert-overlap and --fp8-param-gather are all
+        // off unless given, and with --bf16 it sets accumulate_allreduce_grads_in_fp32, so the
+        // gradients accumulate and are reduced in FP32 (4 B per parameter). NeMo's and
+        // Megatron-Bridge's recipes set each of them.
+        p.tpOverlap = false;
+        p.gradReduceOverlap = false;
+        p.paramGatherOverlap = false;
+        p.sharedExpertOverlap = false;
+        p.lowPrecisionParamGather = false;
+        p.gradBytesPerParam = 4;
+        break;
+    case Framework::DeepSpeed:
+        // zero_optimization.overlap_comm is false by default at ZeRO 1 and 2 (DeepSpeed's
+        // zero/config.py; ZeRO-3 turns it on itself, which zeroPrefetch models).
+        p.gradReduceOverlap = false;
+        break;
+    case Framework::MegatronLM:  // the 2021-22 code overlaps only what it always did
+    case Framework::Fsdp:        // FSDP prefetches and overlaps its reduce-scatters by default
+    case Framework::Torchtitan:
+    case Framework::Serial:
+        break;
+    }
+    return p;
+}
+
+constexpr std::array<FrameworkProfile, kFrameworkCount> makeDefaults()
+{
+    std::array<FrameworkProfile, kFrameworkCount> out = kProfiles;
+    for (FrameworkProfile &p : out)
+        p = asDefaults(p);
+    return out;
+}
+
+constexpr std::array<FrameworkProfile, kFrameworkCount> kDefaultProfiles = makeDefaults();
+
 } // namespace
 
 const std::vector<FrameworkProfile> &frameworkProfiles()
@@ -117,6 +160,15 @@ const FrameworkProfile &frameworkProfile(Framework f)
         if (p.id == f)
             return p;
     return kProfiles.front();
+}
+
+const FrameworkProfile &frameworkProfile(Framework f, Stack stack)
+{
+    if (stack == Stack::Tuned)
+        return frameworkProfile(f);
+    if (const size_t i = static_cast<size_t>(f); i < kDefaultProfiles.size() && kDefaultProfiles[i].id == f)
+        return kDefaultProfiles[i];
+    return kDefaultProfiles.front();
 }
 
 std::string frameworkNameList()

@@ -105,6 +105,11 @@ struct FrameworkProfile {
     // MoE: the shared experts' GEMMs run beside the token dispatch and combine (Megatron-Core
     // --moe-shared-expert-overlap), hiding the all-to-all behind them.
     bool sharedExpertOverlap = false;
+    // MoE: the router's probabilities weight the tokens inside the experts' fused activation
+    // (Megatron-Core's TEGroupedMLP: weighted_bias_swiglu_impl(fc1 output, probs)), so the
+    // combine is a plain sum and the experts' outputs are not kept for backward
+    // (LayerProfile::moeCombineStashBytes).
+    bool moeProbsInActivation = false;
     bool supports(const Precision &p) const { return (precisions & precisionBit(p)) != 0; }
     // Fraction of the activation memory lost to allocator fragmentation.
     double fragmentation = 0.0;
@@ -112,9 +117,12 @@ struct FrameworkProfile {
     double contention = 0.0;
 };
 
-// The profiles, Megatron-Core first (the default).
+// The profiles, Megatron-Core first (the default), as their tuned recipes run them.
 const std::vector<FrameworkProfile> &frameworkProfiles();
 const FrameworkProfile &frameworkProfile(Framework f);
+// A profile as `stack` runs it: Stack::Tuned is frameworkProfile(f); Stack::Defaults turns
+// off what the framework's own defaults leave off (docs/cost-model.md, "Stacks").
+const FrameworkProfile &frameworkProfile(Framework f, Stack stack);
 // "megatron-core", "megatron-lm", "deepspeed", "fsdp", "torchtitan", "serial"
 // (case-insensitive; "megatron", "mcore" and "nemo" mean megatron-core).
 std::optional<Framework> frameworkFromString(const std::string &name);

@@ -330,7 +330,7 @@ SimulationResult simulate(const Plan &plan, const Topology &topo, const ModelPro
             return res;
         }
     const int depth = plan.pipelineDepth();
-    const bool trainSchedule = frameworkProfile(options.framework).trainScheduleSteps &&
+    const bool trainSchedule = options.profile().trainScheduleSteps &&
                                plan.schedule == Schedule::OneFOneB && depth > 1 &&
                                static_cast<int>(plan.stages.size()) == depth;
     std::vector<std::vector<Op>> orders;

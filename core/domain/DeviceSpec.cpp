@@ -63,9 +63,10 @@ std::vector<DeviceSpec> makePresets()
                "NVIDIA GB200 NVL72 data sheet: 180 / 360 / 720 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU)",
                5000 * T, 5000 * T, 10000 * T),
-        preset("gb300", 2500 * T, 279 * GB, 8000 * GB,
+        preset("gb300", 2500 * T, 288 * GB, 8000 * GB,
                "NVIDIA GB300 NVL72 data sheet: 180 / 360 / 1080 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
-               "20 TB HBM3e (279 GB per GPU), 576 TB/s (8 TB/s per GPU)",
+               "576 TB/s (8 TB/s per GPU); its Blackwell Ultra GPUs carry 288 GB HBM3e each (eight 12-high "
+               "stacks, as the B300; the rack's \"20 TB\" is 72 x 288 GB = 20.7 TB rounded)",
                5000 * T, 5000 * T, 15000 * T),
         preset("mi300x", 1307.4 * T, 192 * GB, 5300 * GB,
                "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 / 2614.9 TFLOPS FP8 dense, 192 GB HBM3, 5.3 TB/s",

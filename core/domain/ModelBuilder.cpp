@@ -470,6 +470,7 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
         // Router logits (FP32), the permuted expert inputs and the expert outputs kept for
         // the weighted combine: not split by TP.
         sp += LOGIT_BYTES * s * d.e + 2 * d.k * ACT_BYTES * s * h;
+        l.moeCombineStashBytes = d.k * ACT_BYTES * s * h;
         linearSp += d.k * ACT_BYTES * s * h;  // the experts' inputs
         linearTp += ACT_BYTES * s * (d.k * d.fe + d.shared);  // the down projections' inputs
     } else if (b.dense) {

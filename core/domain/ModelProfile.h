@@ -130,6 +130,10 @@ struct LayerProfile {
     // the fused attention keeps for its own backward.
     double linearInputStashTpBytes = 0, linearInputStashSpBytes = 0;
     double attentionOutputStashBytes = 0;
+    // The part of stashSpBytes that is the routed experts' outputs, kept for the
+    // probability-weighted combine. A framework that weights the tokens inside the experts'
+    // activation instead (FrameworkProfile::moeProbsInActivation) does not keep them.
+    double moeCombineStashBytes = 0;
     double workingBytes = 0;       // transient peak while computing the layer (not stashed)
 
     // Communication volumes per sample per forward pass (bytes of the buffer operated on).

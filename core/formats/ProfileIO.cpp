@@ -49,7 +49,7 @@ const std::set<std::string> &layerKeys()
         "tp_params", "expert_params", "active_params", "tied_params", "output_bytes",
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
         "tp_allreduce_bytes", "ep_alltoall_bytes", "etp_gather_bytes", "cp_exchange_bytes", "gemms",
-        "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "attention_flops",
+        "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "moe_combine_stash_bytes", "attention_flops",
         "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "kind_label", "comment"};
     return keys;
 }
@@ -177,6 +177,7 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.linearInputStashTpBytes = bounded(e, "linear_input_stash_tp_bytes", path, limits::layerBytes, 0) / mb;
     l.linearInputStashSpBytes = bounded(e, "linear_input_stash_sp_bytes", path, limits::layerBytes, 0) / mb;
     l.attentionOutputStashBytes = bounded(e, "attention_output_stash_bytes", path, limits::layerBytes, 0) / mb;
+    l.moeCombineStashBytes = bounded(e, "moe_combine_stash_bytes", path, limits::layerBytes, 0) / mb;
     l.cpExchangeBytes = bounded(e, "cp_exchange_bytes", path, limits::layerBytes, 0) / mb;
     l.gemms = readGemms(e, path);
     l.attentionFlops = bounded(e, "attention_flops", path, limits::layerFlops, 0) / mb;
@@ -320,6 +321,8 @@ Json profileToJson(const ModelProfile &p)
             e["linear_input_stash_sp_bytes"] = l.linearInputStashSpBytes;
             e["attention_output_stash_bytes"] = l.attentionOutputStashBytes;
         }
+        if (l.moeCombineStashBytes > 0)  // only when set: profiles written before read the same
+            e["moe_combine_stash_bytes"] = l.moeCombineStashBytes;
         e["cp_exchange_bytes"] = l.cpExchangeBytes;
         if (!l.gemms.empty()) {
             Json gemms = Json::array();

@@ -302,7 +302,7 @@ std::vector<ExportFile> exportFiles(const ExportRequest &request, const ExportRe
     const LaunchContext context{request,
                                 result,
                                 format,
-                                frameworkProfile(request.cost.framework),
+                                request.cost.profile(),
                                 modelShape(request),
                                 name,
                                 dot == std::string::npos || dot == 0 ? name : name.substr(0, dot)};

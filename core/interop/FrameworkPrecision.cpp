@@ -13,7 +13,7 @@ bool shardedOptimizer(const Plan &plan)
 
 } // namespace
 
-std::vector<std::string> megatronPrecisionFlags(const Plan &plan)
+std::vector<std::string> megatronPrecisionFlags(const Plan &plan, bool lowPrecisionParamGather)
 {
     // Megatron-LM's Transformer-Engine arguments (megatron/training/arguments.py,
     // _add_transformer_engine_args): hybrid = E4M3 forward, E5M2 gradients.
@@ -43,7 +43,7 @@ std::vector<std::string> megatronPrecisionFlags(const Plan &plan)
         flags.insert(flags.end(), {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"});
         break;
     }
-    if (shardedOptimizer(plan))
+    if (lowPrecisionParamGather && shardedOptimizer(plan))
         flags.push_back(p.format == NumberFormat::Nvfp4 ? "--fp4-param-gather" : "--fp8-param-gather");
     return flags;
 }

@@ -102,7 +102,8 @@ std::vector<std::string> LaunchContext::headerLines(const std::string &versionLi
                     std::to_string(p.seqLength) + "; blocks per stage " + joined(r.runnable.stageBlocks) + ".");
     lines.push_back("Precision: " + precisionDescription(p) + "; " + std::to_string(request.iterations) +
                     " training iterations.");
-    lines.push_back("Predicted by the NEST cost model (" + std::string(profile.name) + " profile): " +
+    lines.push_back("Predicted by the NEST cost model (" + std::string(profile.name) + " profile, " +
+                    toString(request.cost.stack) + " stack): " +
                     fixed(r.exported.iterationTime, 3) + " s per iteration, " +
                     fixed(r.exported.samplesPerSecond, 2) + " samples/s" +
                     (r.exported.feasible ? "" : " (does NOT fit in memory)") + ".");

@@ -139,7 +139,7 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
     }
-    for (const std::string &f : megatronPrecisionFlags(p))
+    for (const std::string &f : megatronPrecisionFlags(p, fw.lowPrecisionParamGather))
         flag(train, f);
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");

@@ -102,7 +102,7 @@ void PositionBound::setConfig(const LayerComputeBound *compute)
     m_facts = &m_placements[{cfg.dp, static_cast<int>(cfg.layout)}];
     // The floor's argument (makeSummary()) needs one device type, a step overhead and a
     // contention that never make a time fall as a collective's cost rises.
-    const double contention = frameworkProfile(m_cache.context().options.framework).contention;
+    const double contention = m_cache.context().options.profile().contention;
     m_floor = m_cache.topology().deviceTypes.size() == 1 && m_cache.context().options.stepOverhead >= 0 &&
               contention >= 0 && contention <= 1;
     m_ready = false;

@@ -45,6 +45,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.memoryHeadroom = s.memoryHeadroom;
     o.cost.memoryHeadroom = s.memoryHeadroom;
     o.cost.framework = s.framework;
+    o.cost.stack = s.stack;
     return o;
 }
 
@@ -95,6 +96,8 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"mcmc_budget", s.mcmcBudget},
                 {"seed", s.seed},
                 {"top_k", s.topK}};
+    if (s.stack != SearchSettings{}.stack)  // written only when not the default
+        out["stack"] = toString(s.stack);
     if (!s.precisions.empty()) {  // absent = every supported precision
         Json list = Json::array();
         for (NumberFormat f : s.precisions)
@@ -149,7 +152,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
 {
     requireKnownKeys(j, path,
                      {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
-                      "framework", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
+                      "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
                       "precisions", "fp8_recipe", "target"});
@@ -228,6 +231,13 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             throw JsonError(childPath(path, "framework"),
                             "unknown framework '" + name + "' (known: " + frameworkNameList() + ")");
         s.framework = *f;
+    }
+    if (has(j, "stack")) {
+        const std::string name = getString(j, "stack", path);
+        const auto st = stackFromString(name);
+        if (!st)
+            throw JsonError(childPath(path, "stack"), "unknown stack '" + name + "' (known: defaults, tuned)");
+        s.stack = *st;
     }
     s.allowTp = getBool(j, "allow_tp", path, true);
     s.allowPp = getBool(j, "allow_pp", path, true);

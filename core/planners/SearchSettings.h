@@ -15,6 +15,7 @@
 //    "layouts": ["outside", "inside"], "pipeline_units": "layers",
 //    "mcmc_budget": 0, "seed": 1, "top_k": 1,
 //    "precisions": ["bf16", "fp8"], "fp8_recipe": "delayed"}
+// "stack": "defaults" | "tuned" (FrameworkProfile.h; written only when it is not the default).
 // "precisions" (absent = every precision the cluster's devices and the framework support)
 // and "fp8_recipe" (absent = delayed, or the framework's own when it lacks delayed) are
 // written only when set (PrecisionSearch.h).
@@ -78,6 +79,7 @@ struct SearchSettings {
     std::vector<Layout> layouts{Layout::ReplicasOutside, Layout::ReplicasInside};
     double memoryHeadroom = 0.0;                     // fraction of device memory kept free
     Framework framework = Framework::MegatronCore;   // what the cost model overlaps (FrameworkProfile.h)
+    Stack stack = CostOptions{}.stack;               // as its tuned recipes or its defaults run it
     int mcmcBudget = 0;                              // mcmc plan evaluations; 0 = the planner's default
     long long seed = 1;                              // mcmc seed
     int topK = 1;                                    // nest: keep the best K distinct plans

@@ -68,15 +68,20 @@ TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
         args.insert(args.end(), extra.begin(), extra.end());
         return runCli(args);
     };
-    // Megatron-LM (megatron/training/arguments.py): hybrid E4M3/E5M2 delayed scaling, the
-    // parameters gathered in FP8 under the distributed optimizer.
-    const coretest::Run megatron = with({"--format", "megatron", "--precision", "fp8"});
+    // Megatron-LM (megatron/training/arguments.py): hybrid E4M3/E5M2 delayed scaling; the
+    // parameters gathered in FP8 under the distributed optimizer where the priced stack does
+    // (the recipes' --fp8-param-gather: --stack tuned; off in Megatron-LM's defaults).
+    const coretest::Run megatron = with({"--format", "megatron", "--precision", "fp8", "--stack", "tuned"});
     ASSERT_EQ(megatron.exitCode, 0) << megatron.err;
     EXPECT_TRUE(contains(megatron.out, "--fp8-format")) << megatron.out.substr(0, 2000);
     EXPECT_TRUE(contains(megatron.out, "hybrid"));
     EXPECT_TRUE(contains(megatron.out, "--fp8-recipe"));
     EXPECT_TRUE(contains(megatron.out, "--fp8-amax-history-len"));
     EXPECT_EQ(contains(megatron.out, "--fp8-param-gather"), sharded);
+    const coretest::Run megatronDefaults = with({"--format", "megatron", "--precision", "fp8"});
+    ASSERT_EQ(megatronDefaults.exitCode, 0) << megatronDefaults.err;
+    EXPECT_TRUE(contains(megatronDefaults.out, "--fp8-format"));
+    EXPECT_FALSE(contains(megatronDefaults.out, "--fp8-param-gather"));
     const coretest::Run blockwise = with({"--format", "megatron", "--precision", "fp8", "--fp8-recipe", "blockwise"});
     ASSERT_EQ(blockwise.exitCode, 0) << blockwise.err;
     EXPECT_TRUE(contains(blockwise.out, "blockwise"));

@@ -54,6 +54,7 @@ CostOptions options(Framework f)
 {
     CostOptions o;
     o.framework = f;
+    o.stack = Stack::Tuned;  // overlap_comm on, as Megatron-DeepSpeed's configs set it
     o.elementwiseTraffic = false;
     o.runtimeOverheadBytes = 0;
     o.optimizerStepBytesPerParam = 0;  // no optimizer time: the schedule alone

@@ -246,6 +246,7 @@ TEST(Evaluator, overlapAsTheFrameworksDoIt)
     serial.gradBytesPerParam = 4;
     CostOptions mcore = serial;
     mcore.framework = Framework::MegatronCore;
+    mcore.stack = Stack::Tuned;  // as NeMo's recipes run it
     const StageCost a = evaluate(plan, topo, m, serial).stages[0].cost;
     const StageCost b = evaluate(plan, topo, m, mcore).stages[0].cost;
     ASSERT_TRUE(a.tpComm > 0);
@@ -261,6 +262,51 @@ TEST(Evaluator, overlapAsTheFrameworksDoIt)
     // Same compute: on A100 FlashAttention-2 and Transformer Engine's attention share one
     // efficiency, and both profiles run fused element-wise kernels.
     ASSERT_QFUZZY_EQ(b.forward, a.forward);
+}
+
+TEST(Evaluator, theDefaultsStackExposesWhatTheRecipesFlagsHide)
+{
+    // Megatron-Core as its command-line defaults run it (docs/cost-model.md, "Stacks"): no
+    // --overlap-grad-reduce or --overlap-param-gather, so the gradient reduce-scatter and the
+    // parameter all-gather are exposed whole, as in the serial profile; FP32 gradients (with
+    // --bf16 Megatron-LM accumulates and reduces them in FP32), so the same bytes as serial's
+    // 4 B and twice the tuned recipes' BF16 gradient buffer; no --tp-comm-overlap, so the
+    // sequence-parallel collectives cost more than the tuned 0.1 x contention.
+    const DeviceSpec a100 = *devicePreset("a100-80gb");
+    const Topology topo = Topology::uniform("a", a100, {{"node", 8, {300e9, 0, 1}}, {"cluster", 2, {25e9, 0, 1}}});
+    ModelConfig c = *modelPreset("llama3-70b");
+    c.layers = 4;
+    c.seqLength = 4096;
+    const ModelProfile m = buildProfile(c);
+    UniformLayout u;
+    u.tp = 8;
+    u.dp = 2;
+    u.sp = true;
+    u.zero = 1;
+    u.globalBatch = 8;
+    u.seqLength = 4096;
+    const Plan plan = *buildUniformPlan(u, topo, m);
+    CostOptions serial;
+    serial.framework = Framework::Serial;
+    serial.gradBytesPerParam = 4;
+    CostOptions tuned;
+    tuned.stack = Stack::Tuned;
+    CostOptions defaults;
+    defaults.stack = Stack::Defaults;
+    const StageCost a = evaluate(plan, topo, m, serial).stages[0].cost;
+    const StageCost t = evaluate(plan, topo, m, tuned).stages[0].cost;
+    const StageCost d = evaluate(plan, topo, m, defaults).stages[0].cost;
+    ASSERT_TRUE(a.dpSync > 0 && a.zeroGather > 0 && a.tpComm > 0);
+    EXPECT_TRUE(close(d.dpSync, a.dpSync));
+    EXPECT_TRUE(close(d.zeroGather, a.zeroGather));
+    EXPECT_TRUE(close(d.gradients, 2 * t.gradients));
+    EXPECT_GT(d.tpComm, t.tpComm);
+    EXPECT_LE(d.tpComm, a.tpComm);
+    EXPECT_GT(evaluate(plan, topo, m, defaults).iterationTime, evaluate(plan, topo, m, tuned).iterationTime);
+    // Frameworks whose defaults are their profile price the same in both stacks.
+    CostOptions fsdpTuned = tuned, fsdpDefaults = defaults;
+    fsdpTuned.framework = fsdpDefaults.framework = Framework::Fsdp;
+    EXPECT_EQ(evaluate(plan, topo, m, fsdpTuned).iterationTime, evaluate(plan, topo, m, fsdpDefaults).iterationTime);
 }
 
 TEST(Evaluator, dataParallelSyncAndZero)

@@ -47,10 +47,13 @@ TEST(MemoryRefusal, parametersByHand)
 TEST(MemoryRefusal, bytesPerParameterPerFramework)
 {
     // BF16 weights (2 B) + the framework's gradient buffer + Adam's fp32 master weights and
-    // two moments (12 B): megatron-core keeps bf16 gradients (2 B), megatron-lm fp32 (4 B).
+    // two moments (12 B): megatron-core as its recipes run it keeps bf16 gradients (2 B), as its
+    // defaults run it fp32 (4 B, accumulate_allreduce_grads_in_fp32); megatron-lm fp32 (4 B).
     const ModelProfile m = buildProfile(thinLlama(4));
     CostOptions co;
     co.framework = Framework::MegatronCore;
+    EXPECT_DOUBLE_EQ(trainingStateBytesPerParam(m, co), 2 + 4 + 12);
+    co.stack = Stack::Tuned;
     EXPECT_DOUBLE_EQ(trainingStateBytesPerParam(m, co), 2 + 2 + 12);
     co.framework = Framework::MegatronLM;
     EXPECT_DOUBLE_EQ(trainingStateBytesPerParam(m, co), 2 + 4 + 12);
@@ -72,6 +75,7 @@ TEST(MemoryRefusal, thirtyThousandLayersOnEightGpusBeforeAnySearch)
     ASSERT_GT(state, 8 * kUsablePerV100);
     ASSERT_LT(thinParams(30000) * 14, 8 * kUsablePerV100);
     SearchOptions o;
+    o.cost.stack = Stack::Tuned;  // 16 B per parameter: bf16 gradients
     const PlanResult r = NestPlanner().plan(topo, model, o);
     ASSERT_FALSE(r.found);
     EXPECT_NE(r.message.find("whatever the plan"), std::string::npos) << r.message;
@@ -91,6 +95,7 @@ TEST(MemoryRefusal, justBelowTheBoundIsNotRefusedByIt)
     const int fits = static_cast<int>((8 * kUsablePerV100 - (14336000.0 + 224.0) * 16) / perLayer);
     const Topology topo = clusterPreset("paper-v100-8").value();
     CostOptions co;
+    co.stack = Stack::Tuned;  // 16 B per parameter: bf16 gradients
     EXPECT_EQ(wholeClusterMemoryProblem(topo, buildProfile(thinLlama(fits)), co), "");
     EXPECT_NE(wholeClusterMemoryProblem(topo, buildProfile(thinLlama(fits + 1)), co), "");
 }
@@ -100,6 +105,7 @@ TEST(MemoryRefusal, headroomAndOverheadCountPerDevice)
     // 10 % headroom: 8 x (0.9 x 32 GiB - 1 GB) usable.
     const Topology topo = clusterPreset("paper-v100-8").value();
     CostOptions co;
+    co.stack = Stack::Tuned;  // 16 B per parameter: bf16 gradients
     co.memoryHeadroom = 0.1;
     const double usable = 8 * (0.9 * 32.0 * 1024 * 1024 * 1024 - 1e9);
     const int fits = static_cast<int>((usable - (14336000.0 + 224.0) * 16) / (598976.0 * 16));

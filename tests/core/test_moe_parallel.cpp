@@ -304,12 +304,32 @@ TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
     const auto plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
     ASSERT_TRUE(plan) << plan.error();
     CostOptions mcore;
+    mcore.stack = Stack::Tuned;  // --moe-shared-expert-overlap is a recipe flag, off by default
     CostOptions serial;
     serial.framework = Framework::Serial;
     const Report a = evaluate(*plan, topo, model, mcore), b = evaluate(*plan, topo, model, serial);
     ASSERT_TRUE(a.feasible && b.feasible);
     EXPECT_GT(b.stages.at(0).cost.epComm, 0);
     EXPECT_LT(a.stages.at(0).cost.epComm, b.stages.at(0).cost.epComm);
+}
+
+TEST(MoeParallel, megatronCoreWeightsTheTokensInsideTheExpertsAndKeepsNoExpertOutputs)
+{
+    // Megatron-Core's TEGroupedMLP multiplies each routed copy by its probability inside the
+    // fused SwiGLU, so its combine keeps nothing; DeepSpeed's MoE weights the combine and keeps
+    // the experts' outputs for its backward: k copies of s x h BF16 values per MoE layer and
+    // sequence. Both profiles lose 5 % to fragmentation; nothing else in the stash differs.
+    const ModelProfile model = moeModel(16, 2, 2);  // 2 MoE blocks, top-2, s = h = 1024
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 1}, {"racks", 1}});
+    const auto plan = buildUniformPlan(layout(1, 1, 8, 8, 1), topo, model);
+    ASSERT_TRUE(plan) << plan.error();
+    CostOptions mcore;
+    CostOptions deepspeed;
+    deepspeed.framework = Framework::DeepSpeed;
+    const StageCost a = evaluate(*plan, topo, model, mcore).stages.at(0).cost;
+    const StageCost b = evaluate(*plan, topo, model, deepspeed).stages.at(0).cost;
+    const double expertOutputs = 2.0 /*blocks*/ * 2 /*k*/ * 1024 /*s*/ * 1024 /*h*/ * 2 /*B*/ * 1.05;
+    EXPECT_NEAR(b.stashPerMicroBatch - a.stashPerMicroBatch, expertOutputs, 1e-6 * expertOutputs);
 }
 
 TEST(MoeParallel, onNvl72TheFoldedExpertGroupOf64StaysInOneRack)

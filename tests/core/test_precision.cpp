@@ -147,9 +147,10 @@ TEST(PrecisionMemory, lowPrecisionCopiesOfTheLinearWeights)
     u.globalBatch = 16;
     u.seqLength = 256;
     const Plan bf16 = *buildUniformPlan(u, topo, model);
-    auto weights = [&](const Plan &p, Framework fw) {
+    auto weights = [&](const Plan &p, Framework fw, Stack stack = Stack::Tuned) {
         CostOptions o;
         o.framework = fw;
+        o.stack = stack;  // the recipes' --fp8-param-gather
         return evaluate(p, topo, model, o).stages.at(0).cost.weights;
     };
     Plan fp8 = bf16;
@@ -168,6 +169,10 @@ TEST(PrecisionMemory, lowPrecisionCopiesOfTheLinearWeights)
         return p;
     };
     EXPECT_DOUBLE_EQ(weights(zero1(fp8), Framework::MegatronCore), weights(zero1(bf16), Framework::MegatronCore));
+    // Megatron-LM's defaults gather BF16 (no --fp8-param-gather): the copies come on top.
+    EXPECT_DOUBLE_EQ(weights(zero1(fp8), Framework::MegatronCore, Stack::Defaults) -
+                         weights(zero1(bf16), Framework::MegatronCore, Stack::Defaults),
+                     2 * 2 * linearPerBlock);
     // MXFP8: 2 x (1 + 1/32) B replace 2 B.
     Plan mx = bf16;
     mx.precision = kMxfp8;
@@ -223,7 +228,7 @@ TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
                         {"b200", 2250, 4500, 4500, 9000, 180},
                         {"b300", 2250, 4500, 4500, 13500, 288},
                         {"gb200", 2500, 5000, 5000, 10000, 186},
-                        {"gb300", 2500, 5000, 5000, 15000, 279},
+                        {"gb300", 2500, 5000, 5000, 15000, 288},
                         {"mi300x", 1307.4, 2614.9, 0, 0, 192},
                         {"mi355x", 2516.6, 5033.2, 5033.2, 0, 288}};
     for (const Row &r : rows) {

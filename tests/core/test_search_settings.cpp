@@ -70,6 +70,7 @@ SearchSettings everyFieldChanged()
     s.layouts = {Layout::ReplicasInside};
     s.memoryHeadroom = 0.125;
     s.framework = Framework::Fsdp;
+    s.stack = Stack::Tuned;  // the default is Stack::Defaults
     s.pipelineUnits = PipelineUnits::LayersEmbeddingLoss;
     s.mcmcBudget = 750;
     s.seed = 42;
@@ -142,7 +143,11 @@ PlanResult planWith(const SearchSettings &s, const Topology &topo = smallCluster
     const std::unique_ptr<Planner> planner = makePlanner(s.planner);
     if (!planner)
         return {};
-    return planner->plan(topo, model, searchOptionsFrom(s, model));
+    // The instance was chosen for the recipes' stack (every overlap on), where its optimum
+    // uses tp, dp and pipelining at once; under the defaults stack it has no replicas.
+    SearchSettings tuned = s;
+    tuned.stack = Stack::Tuned;
+    return planner->plan(topo, model, searchOptionsFrom(tuned, model));
 }
 
 int maxTp(const Plan &p)
@@ -216,11 +221,12 @@ TEST(SearchSettings, optionsMapEveryField)
     nestK.planner = "nest";
     ASSERT_EQ(searchOptionsFrom(nestK, model).topK, 5);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
-    // The headroom and the framework reach the evaluator; every other cost option keeps its
-    // default.
+    // The headroom, the framework and the stack reach the evaluator; every other cost option
+    // keeps its default.
     CostOptions expectedCost;
     expectedCost.memoryHeadroom = 0.125;
     expectedCost.framework = Framework::Fsdp;
+    expectedCost.stack = Stack::Tuned;
     ASSERT_TRUE(o.cost == expectedCost);
 
     // The opposite booleans map as well.
@@ -292,10 +298,13 @@ TEST(SearchSettings, jsonRoundTrip)
 
     // everyFieldChanged() really changes every key, so the round trip above covers each one;
     // the defaults leave out the keys written only when set (precisions, fp8_recipe,
-    // etp_candidates and "target", issues 46 and 47, so that older workspaces save as they were).
+    // etp_candidates and "target", issues 46 and 47; "stack" when not the default, issue 50; so
+    // that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 4);
+    ASSERT_EQ(j.size(), d.size() + 5);
     ASSERT_FALSE(d.contains("etp_candidates"));
+    ASSERT_FALSE(d.contains("stack"));  // issue 50: written only when not the default
+    ASSERT_EQ(j.at("stack"), "tuned");
     ASSERT_EQ(j.at("etp_candidates"), Json::array({1, 2}));
     ASSERT_FALSE(d.contains("precisions"));
     ASSERT_FALSE(d.contains("fp8_recipe"));
@@ -309,7 +318,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(29));
+    ASSERT_EQ(fields, std::size_t(30));
     ASSERT_EQ(j.size(), fields);
 
     // An unknown target is refused with its path.

@@ -225,6 +225,9 @@ Instance makeInstance(int seed)
     o.recomputeModes = {Recompute::None, Recompute::Full};
     o.cost.runtimeOverheadBytes = 0;
     o.cost.framework = seed % 2 ? Framework::DeepSpeed : Framework::MegatronCore;
+    // Both stacks (docs/cost-model.md, "Stacks"); mostly the recipes', whose overlaps leave the
+    // ZeRO traffic as the term that separates points.
+    o.cost.stack = seed % 4 == 3 ? Stack::Defaults : Stack::Tuned;
     o.cost.zeroOverlap = seed % 5 == 0 ? 0.0 : 1.0;
     if (seed % 6 == 5)
         o.cost.stepOverhead = -0.2;

@@ -20,7 +20,7 @@ conversion as validate.py), then:
    bytes per parameter 18 for float16 params with fp32 grads without the distributed
    optimizer; 4 + 16/d with float16 grads and it, where 4/d is the fp32 copy of the gradient
    shard made at the step, after the activations are freed, so not at the peak: 4 + 12/d
-   here), and for DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py, no published
+   here; 6 + 12/d with bf16 params and fp32 grads, the defaults stack), and for DeepSpeed's BF16_Optimizer (runtime/bf16_optimizer.py, no published
    table: 2 bf16 weights + 4 fp32 gradient buffer + 2 bf16 gradients + 12 / d) exactly; for
    DeepSpeed's ZeRO-1 with gradients accumulated in the training dtype (grad_accum_dtype
    fp16/bf16: DeepSpeedZeroOptimizer, runtime/zero/stage_1_and_2.py; GLM-130B's fp16 run,
@@ -81,6 +81,10 @@ def expected_states_per_param(row):
         return 18.0, "Megatron-Core guide: fp16 params, fp32 grads, no distributed optimizer = 18"
     if fw == "megatron-core" and lay["zero"] == 1 and lay.get("optimizer_dtype") == "bf16":
         return 4 + 6.0 / d, f"bf16 weights and gradients 4 + bf16 master, m, v 6/d (optim.dtype bf16) = 4 + 6/{d}"
+    if fw == "megatron-core" and lay["zero"] == 1 and validate.row_stack(row) == "defaults":
+        # Megatron-LM's defaults (--bf16 sets accumulate_allreduce_grads_in_fp32): the guide's
+        # row for bf16 params with fp32 grads.
+        return 6 + 12.0 / d, f"Megatron-Core guide: bf16 params, fp32 grads, distributed optimizer = 6 + 12/{d}"
     if fw == "megatron-core" and lay["zero"] == 1:
         return 4 + 12.0 / d, f"Megatron-Core guide: 4 + 16/d less the step's fp32 gradient copy = 4 + 12/{d}"
     if fw == "deepspeed" and lay["zero"] == 1 and lay.get("grad_accum_dtype") in ("fp16", "bf16"):

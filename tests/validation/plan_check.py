@@ -58,6 +58,7 @@ def plan_command(cli, row, cluster_file, model_file):
         cmd += [flag, ",".join(str(v) for v in values)]
     if cli.has_framework:
         cmd += ["--framework", row["framework"]]
+    cmd += ["--stack", cli.stack or validate.row_stack(row)]
     if row["layout"].get("optimizer_dtype"):  # the published config's, as validate.py's evaluate
         cmd += ["--optimizer-dtype", row["layout"]["optimizer_dtype"]]
     if row["layout"].get("grad_accum_dtype"):  # likewise the gradient accumulation dtype

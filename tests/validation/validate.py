@@ -42,9 +42,12 @@ BAND_TOLERANCE = 0.005   # core's bands are kept to 3 decimals
 # published growth.
 TARGET_SERIES_PP = 5.0
 
-# Link latencies (not published by any source): NVLink/NVSwitch hop, one IB/RoCE hop.
-NODE_LATENCY_US = 1.0
-CLUSTER_LATENCY_US = 4.0
+# The latency a collective pays per step at each level: NCCL's own tuning model
+# (src/graph/tuning.cc, hwLat, Ring / Simple protocol, the protocol of large buffers): 3.4 us per
+# step over NVLink, 9.6 us per step over the network. The sources publish no link latency; the
+# rows' runs all used NCCL, so its per-step figure is what their collectives paid (issue 50).
+NODE_LATENCY_US = 3.4
+CLUSTER_LATENCY_US = 9.6
 
 
 # ----------------------------------------------------------------------------- data set
@@ -162,8 +165,10 @@ class Cli:
     """nest-cli plus what it supports. Flags still being added (--framework, selective
     recompute) are probed once; when missing, rows run without them and the report says so."""
 
-    def __init__(self, path, extra_args="", class_args=None):
+    def __init__(self, path, extra_args="", class_args=None, stack=None):
         self.path = path
+        # The stack every row runs as (--stack); None: each row's own "stack_profile".
+        self.stack = stack
         self.extra = shlex.split(extra_args) if extra_args else []
         # {GPU generation: [args]}: appended to the calls of that generation's rows only.
         self.class_args = {k: shlex.split(v) for k, v in (class_args or {}).items()}
@@ -237,7 +242,15 @@ class Cli:
         cmd += layout_extra_args(lay)
         if self.has_framework:
             cmd += ["--framework", row["framework"]]
+        cmd += ["--stack", self.stack or row_stack(row)]
         return cmd + self.extra + self.class_args.get(generation(row["device"]), [])
+
+
+def row_stack(row):
+    """The stack the run's source describes (docs/validation.md, "Stacks"): "tuned" when its
+    published configuration turns on the overlaps of the framework's tuned recipes (NVIDIA's
+    NeMo and Megatron-Bridge recipes), else "defaults"."""
+    return row.get("stack_profile", "tuned")
 
 
 def layout_extra_args(lay):
@@ -605,9 +618,12 @@ def main(argv=None):
                     help="apply the bar to today's published runs (the validation rows with a precision, "
                          "issue 46) instead of the rows before them; exit 1 if off target")
     ap.add_argument("--jobs", type=int, default=0, help="parallel CLI calls (default: min(8, CPUs))")
+    ap.add_argument("--stack", choices=["defaults", "tuned"],
+                    help="run every row as this stack (default: each row's own stack_profile; "
+                         "--stack defaults measures the default a user gets)")
     args = ap.parse_args(argv)
 
-    cli = Cli(os.path.abspath(args.cli), args.extra_args, parse_class_args(ap, args.class_args))
+    cli = Cli(os.path.abspath(args.cli), args.extra_args, parse_class_args(ap, args.class_args), args.stack)
     cli.probe()
     rows = load_runs(args.runs, args.set)
     if args.check and args.set == "calibration":

@@ -320,10 +320,10 @@ QString settingsSummary(const PlanSnapshot &s)
         mbs << QString::number(mb);
     for (Schedule sc : st.schedules)
         schedules << QString::fromLatin1(toString(sc));
-    return QObject::tr("planner %1; micro-batches %2; schedules %3; headroom %4 %; framework %5")
+    return QObject::tr("planner %1; micro-batches %2; schedules %3; headroom %4 %; framework %5, %6 stack")
         .arg(QString::fromStdString(st.planner), mbs.join(QLatin1Char('/')), schedules.join(QLatin1Char('/')))
         .arg(100 * st.memoryHeadroom, 0, 'g', 3)
-        .arg(QString::fromLatin1(toString(st.framework)));
+        .arg(QString::fromLatin1(toString(st.framework)), QString::fromLatin1(toString(st.stack)));
 }
 
 QString clusterText(const PlanSnapshot &s)

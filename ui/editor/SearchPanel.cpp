@@ -204,6 +204,15 @@ QWidget *SearchPanel::createCandidates()
                                "(tensor-parallel, gradient, parameter and pipeline traffic), its "
                                "gradient precision and kernels (docs/cost-model.md)"));
     sform->addRow(tr("Framework"), m_framework);
+    // How the framework is run (docs/cost-model.md, "Stacks"): its defaults or its tuned recipes.
+    m_stack = new QComboBox;
+    m_stack->setObjectName(QStringLiteral("stack"));
+    for (const Stack st : {Stack::Defaults, Stack::Tuned})
+        m_stack->addItem(QString::fromLatin1(toString(st)), QString::fromLatin1(toString(st)));
+    m_stack->setToolTip(tr("defaults: the framework as its command-line defaults run it (no TP-communication, "
+                           "gradient or parameter-gather overlap where those are flags; the default, not "
+                           "optimistic on runs the model has not seen); tuned: as its published recipes run it"));
+    sform->addRow(tr("Stack"), m_stack);
     // The linear layers' precisions searched (docs/cost-model.md, "Precision").
     m_precisions = new QLineEdit;
     m_precisions->setObjectName(QStringLiteral("precisions"));
@@ -299,6 +308,7 @@ void SearchPanel::connectEdits()
     connect(m_maxStages, &QSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_headroom, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_stack, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_fp8Recipe, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
@@ -413,6 +423,7 @@ void SearchPanel::refresh()
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
+    m_stack->setCurrentIndex(m_stack->findData(QString::fromLatin1(toString(s.stack))));
     m_units->setCurrentIndex(m_units->findData(QString::fromLatin1(toString(s.pipelineUnits))));
     m_budget->setValue(s.mcmcBudget);
     m_seed->setValue(static_cast<int>(std::min<long long>(s.seed, std::numeric_limits<int>::max())));
@@ -530,6 +541,8 @@ void SearchPanel::commit()
     s.memoryHeadroom = m_headroom->value() / 100.0;
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;
+    if (const auto st = stackFromString(m_stack->currentData().toString().toStdString()))
+        s.stack = *st;
     pipelineUnitsFromString(m_units->currentData().toString().toStdString(), s.pipelineUnits);
     s.mcmcBudget = m_budget->value();
     s.seed = m_seed->value();

@@ -91,6 +91,7 @@ private:
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
     QComboBox *m_framework;
+    QComboBox *m_stack;  // item data: "defaults" / "tuned"
     QLineEdit *m_precisions;
     QComboBox *m_fp8Recipe;
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
