@@ -1,7 +1,6 @@
 #pragma once
 // The layer sums of a model's stages (Evaluator: stageLayerSums()) by range class, kept
-// across searches (issue 24.3, docs/planner.md "Ninth round: layer sums kept across
-// re-plans").
+// across searches (issue 24.3, docs/planner.md "Layer sums kept across re-plans").
 //
 // A stage's layer sums read the layers of its range, its choice's (tp, cp, ep, sp,
 // recompute), the micro-batch, the devices' speed, the sequence length and the cost options

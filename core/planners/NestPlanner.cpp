@@ -824,7 +824,7 @@ private:
             // The ends whose rest alone cannot beat the incumbent (the first test of
             // addStageBeforeSuffixes) form a prefix: the rest's bound never rises as the end
             // moves right (suffix sums and maxima of LayerComputeBound). Skipped by bisection
-            // instead of one by one (docs/planner.md, "Fourth round"); the first stage's
+            // instead of one by one (docs/planner.md, "Monotonicity in j'"); the first stage's
             // compute test below is monotone the other way, so if it would have ended the scan
             // inside the prefix, it ends it at the prefix's end too.
             const int next = cell.position + m_widths[cell.width];

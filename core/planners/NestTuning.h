@@ -10,10 +10,11 @@ struct NestTuning {
     // outer point's recurrence has created more than this many cells: on small points it
     // costs more than it saves. 0: from the first cell.
     long long relaxAfterCells = 512;
-    // The roots' bound of the relaxation (docs/planner.md, "Eleventh round") is made for a
-    // table once a root asks for a row this many rows past those built, or once the table
-    // holds four times as many rows; after a try that does not decide, it is tried again
-    // max(this / 4, the root's stages / 8) stages deeper at the earliest. 0: at every root.
+    // The roots' bound of the relaxation (docs/planner.md, "The roots' Lagrangian bound") is
+    // made for a table once a root asks for a row this many rows past those built, or once
+    // the table holds four times as many rows; after a try that does not decide, it is tried
+    // again max(this / 4, the root's stages / 8) stages deeper at the earliest. 0: at every
+    // root.
     int rootBoundAfterRows = 16;
     // Counts the roots that bound ruled out, when set (one search at a time: not with
     // SearchOptions::threads > 1).
@@ -22,8 +23,8 @@ struct NestTuning {
     long long *zeroBoundCuts = nullptr;
     // The relaxation's walks over the ends of a first stage pass over the ends of the model's
     // periodic stretch whose summary a walk of the same phase already found failing
-    // (docs/planner.md, "Thirteenth round"); false: one end at a time, as before (the same
-    // rows).
+    // (docs/planner.md, "Known failures of the periodic stretch"); false: one end at a time
+    // (the same rows).
     bool skipKnownFailures = true;
     // Counts the ends those walks passed over without asking, when set (one search at a time).
     long long *skippedEnds = nullptr;

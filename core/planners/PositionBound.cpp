@@ -207,9 +207,10 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // that give the least before (a stage after the first) and after (one before the last).
     const Placements &f = *m_facts;
     // With m_floor, one pass over the bases of the floor of the width's placement classes
-    // (StageCostCache::floorGeometry()) instead of one pass per class (docs/planner.md, "Twelfth
-    // round"). With one device type an option's memory, hence its most stages, is the same at
-    // every class (the capacity is the type's, the sums the layers'). Its time on the floor is
+    // (StageCostCache::floorGeometry()) instead of one pass per class (docs/planner.md,
+    // "Summaries on the floor of the placement classes"). With one device type an option's
+    // memory, hence its most stages, is the same at every class (the capacity is the
+    // type's, the sums the layers'). Its time on the floor is
     // at most its time at any class, and so is its time plus extra: every collective's cost
     // only adds time (sums of non-negative terms, overlapped() with a contention in [0, 1],
     // the TP overlap's split, a non-negative step overhead), except that the gradient sync and
@@ -508,7 +509,7 @@ bool PositionBound::fitsWithTwo(int j, int jEnd, int wIdx)
 }
 
 // A new table starts empty: the ends of each first layer j are found when a row first needs
-// them (docs/planner.md, "Depth, third round").
+// them (docs/planner.md, "The table's rows").
 void PositionBound::resetTable()
 {
     m_stages.clear();
@@ -640,8 +641,9 @@ int PositionBound::stagesUpTo(int j, int idx, int w, double best, int k)
 // phase directly (passesInStretch()) and steps over the ends whose summary, at every width
 // up to w whose compute allows the stage, is known to fail for k (openLength(); a summary is
 // that of the stage's phase and length, so what one first layer learns serves every other of
-// its phase; docs/planner.md, "Thirteenth round"): only ends that fail at every width are
-// passed over, so the walk stops at the same end that passes as one step at a time, or
+// its phase; docs/planner.md, "Known failures of the periodic stretch"): only ends that
+// fail at every width are passed over, so the walk stops at the same end that passes as one
+// step at a time, or
 // (where it stops because w + restAt cannot beat `result`) at one no higher, where it cannot
 // beat it either, so the value is the same. The compute allows the stage at width x up to an
 // end cap[x] (computePasses() for k, monotone in the end), found by bisection once per walk.
@@ -921,7 +923,7 @@ void PositionBound::buildTwoOrMore(double best)
     }
 }
 
-// The menus of the roots' Lagrangian bound (docs/planner.md, "Eleventh round"), for the
+// The menus of the roots' Lagrangian bound (docs/planner.md, same name), for the
 // current table: per (k' >= 1, width index w) the most compute (device-seconds of the
 // per-layer bounds) of a stage [a, e), e < L, that passes for k' stages after it at a width
 // at most w, over the first layers a >= 1 (m_longest) and for a = 0 (m_firstLongest: only a

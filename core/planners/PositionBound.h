@@ -14,7 +14,7 @@
 // least m + k', its p2p is not negative), so a DP cell at position q with
 // q + need(k, j) > positions holds no suffix that can beat it.
 //
-// The table holds a lower bound on that number (docs/planner.md, "Depth, third round"): per
+// The table holds a lower bound on that number (docs/planner.md, "The table's rows"): per
 // width, only the longest first stage that passes, paired with the fewest positions of any
 // rest that starts at or before its end (exact where the rest needs no more positions the
 // later it starts), so a row costs widths per first layer instead of a scan of its ends.
@@ -34,13 +34,13 @@
 
 namespace nest {
 
-// StageCostCache::rangeClass() without building a layer sequence for every (first, end)
-// pair (docs/planner.md, "Depth, third round"). The class of [j, e) is that of the layer
-// types of [j - 1, e) (SearchClasses: layers equal up to the name; -1 before the first
-// layer). Where the types repeat with a period p over a stretch [a, b) of the model (the
-// blocks of a deep model, or their op-level entries), a range [j, e) with a <= j - 1 and
-// e <= b has the types of every other such range with the same length and the same
-// (j - 1 - a) mod p, hence the same class: asked once per (phase, length).
+// StageCostCache::rangeClass() without building a layer sequence for every (first, end) pair
+// (docs/planner.md, "Range classes of the periodic stretch"). The class of [j, e) is that of
+// the layer types of [j - 1, e) (SearchClasses: layers equal up to the name; -1 before the
+// first layer). Where the types repeat with a period p over a stretch [a, b) of the model (the
+// blocks of a deep model, or their op-level entries), a range [j, e) with a <= j - 1 and e <= b
+// has the types of every other such range with the same length and the same (j - 1 - a) mod p,
+// hence the same class: asked once per (phase, length).
 class PeriodicRanges {
 public:
     PeriodicRanges(StageCostCache &cache, const ModelProfile &model);
@@ -114,7 +114,7 @@ public:
     // means "more than there are"), for these values or, when that is already above
     // `limit`, for an earlier, larger incumbent and smaller weight (a new table costs), or
     // for any suffix of two or more stages (rows not yet built cost), or, for j = 0, by
-    // the roots' Lagrangian bound (docs/planner.md, "Eleventh round").
+    // the roots' Lagrangian bound (docs/planner.md, "The roots' Lagrangian bound").
     int need(int k, int j, double best, double weight, int limit);
 
 private:
@@ -170,7 +170,7 @@ private:
     };
     std::deque<FloorGeometries> m_floorGeometries;  // per point (floorGeometries()); stable references
 
-    // The table of one (incumbent, weight) (docs/planner.md, "Depth, third round"), built
+    // The table of one (incumbent, weight) (docs/planner.md, "The table's rows"), built
     // row by row (k ascending) as need() asks. Per first layer j, once a row needs it: the
     // ends e of a first stage [j, e) with a stage after it that could pass at all (e in
     // [j + 1, j + count], count found by bisection), and per end and width index w the most
@@ -203,12 +203,13 @@ private:
     int m_nW = 0;
 
     // Per first layer j, a lower bound on the positions of any suffix [j, L) in two or more
-    // stages (docs/planner.md, "Tenth round"), built in one pass once row 0 is: a query for a
-    // row not built yet that it already decides needs no rows. Empty: not built for this table.
+    // stages (docs/planner.md, "The bound of two or more stages"), built in one pass once
+    // row 0 is: a query for a row not built yet that it already decides needs no rows.
+    // Empty: not built for this table.
     std::vector<int> m_twoOrMore;
     SettledRangeMin m_rangeMin;  // buildTwoOrMore(): range minima over the ends
 
-    // The roots' Lagrangian bound (docs/planner.md, "Eleventh round"), per table: the menus
+    // The roots' Lagrangian bound (docs/planner.md, same name), per table: the menus
     // (buildLongest()): per (k' >= 1, width index w) the most compute of a stage that passes
     // for k' stages after it at a width at most w, for first layers >= 1 (m_longest) and 0
     // (m_firstLongest), and per width index that of a last stage (m_lastLongest); -1: none.

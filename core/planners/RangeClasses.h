@@ -29,8 +29,8 @@ public:
 private:
     // The ranges' sequences (the type before, then the layers' types) live in a trie, so a
     // range's class costs O(1) from the range one layer shorter instead of building its
-    // sequence and comparing it in an ordered map (O(length * log classes); issue 24,
-    // "Eighth round"). m_rangeNode: per (first, end) its sequence's node, -1 not yet
+    // sequence and comparing it in an ordered map (O(length * log classes); docs/planner.md,
+    // "Range classes"). m_rangeNode: per (first, end) its sequence's node, -1 not yet
     // reached; m_rangeChild: (node + 1, type + 1) -> the node one type longer (node -1: the
     // empty sequence); m_nodeClass: per node its class, -1 not yet asked.
     int rangeNode(int first, int end);

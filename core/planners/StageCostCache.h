@@ -109,7 +109,7 @@ public:
     // depends on the option's shape and the classes, not on the layers. With one device type
     // an option's bases on it (basesOn()) have the memory they have at each class, and a
     // per-micro-batch time, and that time plus the extra, at most theirs (finished with the
-    // same links; docs/planner.md, "Twelfth round").
+    // same links; docs/planner.md, "Summaries on the floor of the placement classes").
     StageGeometry floorGeometry(int wIdx, const StageConfig &o, const std::vector<std::pair<int, int>> &classes);
     // The least per-byte cost of the dense ZeRO group's reduce-scatter (and all-gather,
     // addDataParallel()) over every ZeRO-3 option of every width at every position a stage

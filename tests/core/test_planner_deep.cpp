@@ -315,14 +315,15 @@ TEST(PlannerDeep, positionsRelaxationOnEveryCellEqualsExhaustive)
     EXPECT_GE(n.fullInstances, 12);
 }
 
-// The roots' bound of the relaxation (docs/planner.md, "Eleventh round"), a Lagrangian
-// relaxation of the layers' compute over per-stage menus, tried at every root of every outer
-// point from the first cell on, on the same instances and on the same with the split blocks'
-// halves unequal (a period of two layer types): NEST's objective still equals the exhaustive
-// optimum, and the bound ruled out roots on many of them. Making it one position larger fails
-// it (tried by hand); making the periodic stretch's stages enter the menus with half their
-// compute does not (on these small models the stages from layer 1, tested one by one, hold
-// the same blocks and dominate the menus; docs/planner.md, "Eleventh round").
+// The roots' bound of the relaxation (docs/planner.md, "The roots' Lagrangian bound"), a
+// Lagrangian relaxation of the layers' compute over per-stage menus, tried at every root of
+// every outer point from the first cell on, on the same instances and on the same with the
+// split blocks' halves unequal (a period of two layer types): NEST's objective still equals the
+// exhaustive optimum, and the bound ruled out roots on many of them. Making it one position
+// larger fails it (tried by hand); making the periodic stretch's stages enter the menus with
+// half their compute does not (on these small models the stages from layer 1, tested one by
+// one, hold the same blocks and dominate the menus; docs/planner.md, "The roots' Lagrangian
+// bound").
 TEST(PlannerDeep, rootBoundOnEveryRootEqualsExhaustive)
 {
     for (const bool unequal : {false, true}) {
@@ -340,7 +341,7 @@ TEST(PlannerDeep, rootBoundOnEveryRootEqualsExhaustive)
 }
 
 // Interleaved candidates whose first or last pipeline position is over every device's
-// memory are dropped before evaluate() (docs/planner.md, "Depth, third round"). Interleaved
+// memory are dropped before evaluate() (docs/planner.md, "Interleaved candidates"). Interleaved
 // points only, memory cut so that most candidates that beat the closed form do not fit:
 // NEST's objective equals the exhaustive optimum (which runs evaluate() on every
 // candidate) on every instance, and many instances have an interleaved optimum. Dropping
@@ -373,11 +374,11 @@ TEST(PlannerDeep, interleavedMemoryPrecheckEqualsExhaustive)
     EXPECT_GE(found, 50);
 }
 
-// PeriodicRanges (docs/planner.md, "Depth, third round") gives every layer range the class
-// StageCostCache::rangeClass() gives it, on models whose blocks are split into unequal
-// halves (two layer types alternating: period 2), whole blocks (period 1) and a mix. A
-// variant that ignores the phase in the period gives the halves' ranges the wrong classes
-// and fails it (tried by hand).
+// PeriodicRanges (docs/planner.md, "Range classes of the periodic stretch") gives every layer
+// range the class StageCostCache::rangeClass() gives it, on models whose blocks are split into
+// unequal halves (two layer types alternating: period 2), whole blocks (period 1) and a mix. A
+// variant that ignores the phase in the period gives the halves' ranges the wrong classes and
+// fails it (tried by hand).
 TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
 {
     for (int variant = 0; variant < 3; ++variant) {
@@ -395,8 +396,8 @@ TEST(PlannerDeep, periodicRangeClassesEqualTheCache)
     }
 }
 
-// RangeClasses::rangeClass() (a trie of type sequences since docs/planner.md, "Eighth
-// round"): two ranges share a class exactly when their sequences (the type of the layer
+// RangeClasses::rangeClass() (a trie of type sequences, docs/planner.md, "Range
+// classes"): two ranges share a class exactly when their sequences (the type of the layer
 // before, -1 before the first, then their layers' types) are equal, and classes are numbered
 // in the order first asked, whatever that order. The oracle builds each sequence from
 // layerTypes() and numbers it in a map. Asked in a shuffled order, so that ranges are met
@@ -439,16 +440,16 @@ TEST(PlannerDeep, rangeClassesAreTheTypeSequences)
     }
 }
 
-// The layer sums by extension (LayerSumsStore; docs/planner.md, "Layer sums by extension"):
-// a range's sums come from the longest prefix already cached plus one layer at a time. Every
-// base cost must be the one evaluate()'s path computes for that range directly
-// (stageLayerSums over the whole range), whatever order the ranges are asked in: ends
-// ascending (each extends the last), descending (each walks back to nothing and caches its
-// prefixes on the way) and shuffled; and in a later search on an edited cluster that starts
-// with the last store ("Ninth round"). The model has an embedding (whose ranges count tied
-// parameters differently) and unequal halves (two layer types), so a prefix of the wrong
-// class or an extension across the embedding would give other numbers. Every option of a
-// block is compared, so an option given the sums of the wrong twin would too.
+// The layer sums by extension (LayerSumsStore; docs/planner.md, "Layer sums by extension"): a
+// range's sums come from the longest prefix already cached plus one layer at a time. Every base
+// cost must be the one evaluate()'s path computes for that range directly (stageLayerSums over
+// the whole range), whatever order the ranges are asked in: ends ascending (each extends the
+// last), descending (each walks back to nothing and caches its prefixes on the way) and
+// shuffled; and in a later search on an edited cluster that starts with the last store ("Layer
+// sums kept across re-plans"). The model has an embedding (whose ranges count tied parameters
+// differently) and unequal halves (two layer types), so a prefix of the wrong class or an
+// extension across the embedding would give other numbers. Every option of a block is compared,
+// so an option given the sums of the wrong twin would too.
 TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 {
     ModelProfile model = splitBlocks(buildProfile(coretest::tinyGptConfig(5)));
@@ -524,17 +525,18 @@ TEST(PlannerDeep, layerSumsByExtensionEqualTheEvaluators)
 }
 
 // The end scan of a DP cell stops where the compute of its first stage alone reaches the
-// incumbent (NestPlanner's collectCandidates(), docs/planner.md, "Fifteenth round"): it reads
-// OptEntry::minCompute, the least forward + backward + recompute pass compute of the options
-// that fit in memory, times computeTimeFloor() (models without MoE layers, as these). That is
-// valid when (a) it is at most the time t of every option that fits (so weight x minCompute
-// >= best rules out every option of the stage) and (b) it never falls as the stage takes
-// more layers at the same position, stages after it and links (so it rules out every longer
-// stage too); and whether some option fits never comes back once lost. Checked on every end of every first layer, at several positions,
-// depths and links, with no step overhead, a negative and a positive one. Scaling minCompute
-// by 1.05 fails (a); taking the least over every option instead of those that fit passes
-// (it is smaller), and the end-to-end tests against the exhaustive search do not see a 50 %
-// overestimate (tried by hand): this is the test of that cut.
+// incumbent (NestPlanner's collectCandidates(), docs/planner.md, "Monotonicity in j'"): it
+// reads OptEntry::minCompute, the least forward + backward + recompute pass compute of the
+// options that fit in memory, times computeTimeFloor() (models without MoE layers, as these).
+// That is valid when (a) it is at most the time t of every option that fits (so weight x
+// minCompute >= best rules out every option of the stage) and (b) it never falls as the stage
+// takes more layers at the same position, stages after it and links (so it rules out every
+// longer stage too); and whether some option fits never comes back once lost. Checked on every
+// end of every first layer, at several positions, depths and links, with no step overhead, a
+// negative and a positive one. Scaling minCompute by 1.05 fails (a); taking the least over
+// every option instead of those that fit passes (it is smaller), and the end-to-end tests
+// against the exhaustive search do not see a 50 % overestimate (tried by hand): this is the
+// test of that cut.
 TEST(PlannerDeep, entryComputeFloorIsBelowEveryFittingTimeAndMonotone)
 {
     int checked = 0, tight = 0, lost = 0;
@@ -598,7 +600,8 @@ TEST(PlannerDeep, entryComputeFloorIsBelowEveryFittingTimeAndMonotone)
     EXPECT_GE(lost, 50);
 }
 
-// StageCostCache::floorGeometry() (docs/planner.md, "Twelfth round"): the relaxation's summaries
+// StageCostCache::floorGeometry() (docs/planner.md, "Summaries on the floor of the placement
+// classes"): the relaxation's summaries
 // take each option's costs on one geometry whose collectives cost the least of any placement
 // class of the width, instead of one pass per class. Their argument: with one device type no
 // time of an option on that floor is above its time at any class, and its memory is the same.
@@ -779,7 +782,8 @@ TEST(PlannerDeep, settledRangeMinEqualsAScan)
 }
 
 // The relaxation's walks step over the ends of the periodic stretch whose summary is known to
-// fail (PositionBound::walkEnds(), docs/planner.md, "Thirteenth round"); that must leave every
+// fail (PositionBound::walkEnds(), docs/planner.md, "Known failures of the periodic
+// stretch"); that must leave every
 // value of the relaxation as it was. On deeper models (24 to 72 blocks of the instances above,
 // split into halves on every third seed, memory tight on every second), for every 1F1B outer
 // point, incumbents at and above the optimum and two pipeline weights: need(k, j) for every k
