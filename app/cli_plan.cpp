@@ -282,16 +282,14 @@ int cmdPlan(const Args &argv)
     }
     if (!r.verified)
         std::cerr << "nest-cli plan: warning: " << r.message << "\n";
+    const ErrorBand band = modelErrorBand(job.options.cost, job.calibration, job.topology);
     if (args.has("out")) {
-        const auto saved = savePlan(args.value("out"), r.plan,
-                                    errorBandToJson(modelErrorBand(job.options.cost, job.calibration, job.topology),
-                                                    r.report.iterationTime));
+        const auto saved = savePlan(args.value("out"), r.plan, errorBandToJson(band, r.report.iterationTime));
         if (!saved) {
             std::cerr << "nest-cli plan: " << saved.error() << "\n";
             return 2;
         }
     }
-    const ErrorBand band = modelErrorBand(job.options.cost, job.calibration, job.topology);
     if (args.flag("json")) {
         const Json j{{"plan", planToJson(r.plan)},
                      {"report", reportToJson(r.report)},
