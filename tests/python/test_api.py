@@ -316,7 +316,11 @@ def test_written_files_carry_the_version_and_newer_ones_are_named(tmp_path):
     nest.plan(V100, "llama2-7b", batch=64, out=str(out))
     data = json.load(open(out))
     assert data["nest_planner_version"] == nest.__version__
-    assert nest.load_plan(str(out)).to_dict() == {k: v for k, v in data.items() if k != "nest_planner_version"}
+    # The plan file carries the band of its time (informational: a loaded plan is priced again,
+    # so the plan read back is the plan without it).
+    assert set(data["error_band"]) == {"basis", "low_s", "high_s"}
+    assert nest.load_plan(str(out)).to_dict() == {k: v for k, v in data.items()
+                                                  if k not in ("nest_planner_version", "error_band")}
     # A newer version's file that this one can read loads; one it cannot says who wrote it.
     data["nest_planner_version"] = "99.0.0"
     out.write_text(json.dumps(data))
