@@ -291,11 +291,6 @@ std::string mfuValueText(const Report &report)
     return text;
 }
 
-Json errorBandJson(const ErrorBand &band)
-{
-    return Json{{"fraction", band.fraction}, {"basis", band.basis}};
-}
-
 std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<Calibration> workspace)
 {
     if (!args.has("calibration"))

@@ -76,8 +76,6 @@ PlanInputs loadPlanInputs(const CliArgs &args);
 // "38.8 %", or "unknown (the model gives no FLOPs)" where the report's MFU means nothing
 // (mfuKnown, MeasuredDevice.h: a measured profile without FLOPs, such as the NEST artifact's).
 std::string mfuValueText(const Report &report);
-// {"fraction": 0.04, "basis": "megatron-core, uncalibrated"}: the "error_band" of --json outputs.
-Json errorBandJson(const ErrorBand &band);
 
 // --calibration FILE, else the workspace's "calibration" (none: uncalibrated).
 std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<Calibration> workspace);

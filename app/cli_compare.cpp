@@ -40,8 +40,8 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, 
     std::printf("model %s, global batch %d, sequence %d\n\n", model.name.c_str(),
                 runs.empty() ? 0 : (runs.front().result.found ? runs.front().result.plan.globalBatch : model.globalBatch),
                 model.seqLength);
-    std::printf("%-10s %11s %9s %8s %6s  %-34s %-15s %4s %-16s %3s %8s %7s\n", "planner", "samples/s",
-                "iter_s", "peak_GB", "MFU%", "shape", "schedule", "zero", "recompute", "mb", "search_s",
+    std::printf("%-10s %11s %9s %17s %8s %6s  %-34s %-15s %4s %-16s %3s %8s %7s\n", "planner", "samples/s",
+                "iter_s", "band_s", "peak_GB", "MFU%", "shape", "schedule", "zero", "recompute", "mb", "search_s",
                 "NEST/x");
     for (const PlannerRun &run : runs) {
         const PlanResult &r = run.result;
@@ -57,9 +57,9 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, 
         char mfu[16] = "-";   // unknown without model FLOPs (mfuKnown, MeasuredDevice.h)
         if (mfuKnown(r.report))
             std::snprintf(mfu, sizeof mfu, "%.1f", 100 * r.report.mfu);
-        std::printf("%-10s %11.2f %9.4f %8.2f %6s  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
+        std::printf("%-10s %11.2f %9.4f %17s %8.2f %6s  %-34s %-15s %4s %-16s %3d %8.3f %7s%s\n",
                     run.planner.c_str(), r.report.samplesPerSecond, r.report.iterationTime,
-                    r.report.peakMemoryBytes / 1e9, mfu, widthsText(s).c_str(),
+                    band.bounds(r.report.iterationTime).c_str(), r.report.peakMemoryBytes / 1e9, mfu, widthsText(s).c_str(),
                     scheduleText(s).c_str(), rangeText(s.least.zero, s.most.zero).c_str(), s.recompute.c_str(),
                     s.microBatch, r.stats.wallSeconds, ratio, r.verified ? "" : "  (UNVERIFIED)");
     }
@@ -139,7 +139,7 @@ int cmdCompare(const Args &argv)
             runs.push_back(std::move(row));
         }
 
-    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration, job.topology);
+    const ErrorBand band = modelErrorBand(job.options.cost, job.calibration, job.topology);
     bool any = false;
     for (const PlannerRun &r : runs)
         any = any || r.result.found;
@@ -155,12 +155,16 @@ int cmdCompare(const Args &argv)
                      {"solve_time_s", r.stats.wallSeconds},
                      {"verified", r.verified},
                      {"message", r.message}};
+            // The bounds of this row's time; the top-level "error_band" holds NEST's.
+            row["error_band"] = r.found ? errorBandToJson(band, r.report.iterationTime) : Json(nullptr);
             row["nest_ratio"] = (r.found && nest > 0) ? Json(r.report.iterationTime / nest) : Json(nullptr);
             row["within_model_error_of_nest"] =
                 r.found && nest > 0 && run.planner != "nest" && withinModelError(r.report.iterationTime, band, nest, band);
             results.push_back(row);
         }
-        std::cout << Json{{"results", results}, {"error_band", errorBandJson(band)}}.dump(2) << "\n";
+        Json top = nest > 0 ? errorBandToJson(band, nest)
+                            : Json{{"basis", band.basis}, {"low_s", nullptr}, {"high_s", nullptr}};
+        std::cout << Json{{"results", results}, {"error_band", top}}.dump(2) << "\n";
     } else {
         printTable(runs, job.model, band);
     }

@@ -17,7 +17,7 @@ void printReport(const Report &r, const Plan &plan, const ErrorBand &band)
     std::printf("feasible:            %s\n", r.feasible ? "yes" : "no");
     for (const auto &reason : r.reasons)
         std::printf("  reason: %s\n", reason.c_str());
-    std::printf("iteration time:      %.4f s (%s)\n", r.iterationTime, band.text().c_str());
+    std::printf("iteration time:      %.4f s (%s)\n", r.iterationTime, band.text(r.iterationTime).c_str());
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s\n", r.samplesPerSecond, r.tokensPerSecond);
     std::printf("MFU:                 %s\n", mfuValueText(r).c_str());
     std::printf("peak memory:         %.2f GB per device\n", r.peakMemoryBytes / 1e9);
@@ -53,7 +53,7 @@ int cmdEvaluate(const Args &argv)
     const PlanInputs in = loadPlanInputs(args);
     const CostOptions options = costOptionsFor(args, in);
     const Report report = evaluate(in.plan, in.topology, in.model, options);
-    const ErrorBand band = modelErrorBand(options.framework, in.calibration, in.topology);
+    const ErrorBand band = modelErrorBand(options, in.calibration, in.topology);
     if (!report.feasible && report.stages.empty()) {
         // The plan does not fit this cluster/model at all (bad layer ranges, device ids...).
         std::string msg = "the plan is not valid for this cluster and model:";
@@ -63,7 +63,7 @@ int cmdEvaluate(const Args &argv)
     }
     if (args.flag("json")) {
         Json j = reportToJson(report);
-        j["error_band"] = errorBandJson(band);
+        j["error_band"] = errorBandToJson(band, report.iterationTime);
         std::cout << j.dump(2) << "\n";
     } else {
         printReport(report, in.plan, band);

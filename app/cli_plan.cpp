@@ -38,7 +38,7 @@ void printPlan(const PlanResult &r, const ErrorBand &band)
                 p.virtualStages > 1 ? (", " + std::to_string(p.virtualStages) + " chunks per device").c_str() : "",
                 precisionLabel(p.precision).c_str());
     std::printf("iteration time:      %.4f s (%s; search value %.4f s, %s)\n", rep.iterationTime,
-                band.text().c_str(), r.objective, r.verified ? "matches the evaluator" : "MISMATCH");
+                band.text(rep.iterationTime).c_str(), r.objective, r.verified ? "matches the evaluator" : "MISMATCH");
     std::printf("throughput:          %.2f samples/s, %.0f tokens/s, %s\n", rep.samplesPerSecond,
                 rep.tokensPerSecond, ("MFU " + mfuValueText(rep)).c_str());
     std::printf("peak memory:         %.2f GB per device\n\n", rep.peakMemoryBytes / 1e9);
@@ -166,7 +166,7 @@ Json frameworkComparisonJson(const std::vector<FrameworkBest> &bests)
 void printTop(const PlanResult &r, const ErrorBand &band)
 {
     std::printf("\nthe %zu best distinct plans (model error %s):\n", r.top.size(), band.text().c_str());
-    std::printf("%4s %12s %10s %8s  %s\n", "rank", "time_s", "delta_s", "delta_%", "layout");
+    std::printf("%4s %12s %18s %10s %8s  %s\n", "rank", "time_s", "band_s", "delta_s", "delta_%", "layout");
     const double best = r.top.empty() ? 0 : r.top.front().objective;
     for (size_t i = 0; i < r.top.size(); ++i) {
         const RankedPlan &t = r.top[i];
@@ -188,13 +188,15 @@ void printTop(const PlanResult &r, const ErrorBand &band)
                      toString(st.recompute) + (n > 1 ? " x" + std::to_string(n) : "");
             s += n;
         }
-        std::printf("%4zu %12.4f %10.4f %8.2f  %s%s\n", i + 1, t.objective, t.objective - best,
+        std::printf("%4zu %12.4f %18s %10.4f %8.2f  %s%s\n", i + 1, t.objective, band.bounds(t.objective).c_str(),
+                    t.objective - best,
                     best > 0 ? 100 * (t.objective - best) / best : 0.0, shape.c_str(), t.verified ? "" : "  (MISMATCH)");
     }
 }
 
-// --top K as JSON: rank, objective_s, delta_s, delta_pct, verified, plan, report (docs/formats.md).
-Json topToJson(const PlanResult &r)
+// --top K as JSON: rank, objective_s, delta_s, delta_pct, verified, error_band, plan, report
+// (docs/formats.md).
+Json topToJson(const PlanResult &r, const ErrorBand &band)
 {
     Json list = Json::array();
     const double best = r.top.empty() ? 0 : r.top.front().objective;
@@ -205,6 +207,7 @@ Json topToJson(const PlanResult &r)
                         {"delta_s", t.objective - best},
                         {"delta_pct", best > 0 ? 100 * (t.objective - best) / best : 0.0},
                         {"verified", t.verified},
+                        {"error_band", errorBandToJson(band, t.report.iterationTime)},
                         {"plan", planToJson(t.plan)},
                         {"report", reportToJson(t.report)}});
     }
@@ -279,14 +282,14 @@ int cmdPlan(const Args &argv)
     }
     if (!r.verified)
         std::cerr << "nest-cli plan: warning: " << r.message << "\n";
+    const ErrorBand band = modelErrorBand(job.options.cost, job.calibration, job.topology);
     if (args.has("out")) {
-        const auto saved = savePlan(args.value("out"), r.plan);
+        const auto saved = savePlan(args.value("out"), r.plan, errorBandToJson(band, r.report.iterationTime));
         if (!saved) {
             std::cerr << "nest-cli plan: " << saved.error() << "\n";
             return 2;
         }
     }
-    const ErrorBand band = modelErrorBand(job.options.cost.framework, job.calibration, job.topology);
     if (args.flag("json")) {
         const Json j{{"plan", planToJson(r.plan)},
                      {"report", reportToJson(r.report)},
@@ -297,10 +300,10 @@ int cmdPlan(const Args &argv)
                      {"planner", planner->name()},
                      {"search", searchSettingsToJson(settings)},
                      {"stats", statsToJson(r.stats)},
-                     {"error_band", errorBandJson(band)}};
+                     {"error_band", errorBandToJson(band, r.report.iterationTime)}};
         Json out = j;
         if (options.topK > 1)
-            out["top"] = topToJson(r);
+            out["top"] = topToJson(r, band);
         if (target)
             out["target"] = {{"framework", toString(*target)}, {"layouts_priced", targeted.evaluated}};
         else if (args.flag("frameworks"))  // opt-in: scripts read --json, and it costs searches

@@ -3,6 +3,7 @@
 #include "CliCommands.h"
 #include "CliPlanOptions.h"
 
+#include "PlanIO.h"
 #include "Simulator.h"
 
 #include <cmath>
@@ -33,6 +34,9 @@ int cmdSimulate(const Args &argv)
     if (!sim.error.empty())
         throw UsageError{sim.error};
     const Report report = evaluate(in.plan, in.topology, in.model, options);
+    // The model's error band on the simulated total (the makespan), as evaluate gives it on
+    // the closed form's.
+    const ErrorBand band = modelErrorBand(options, in.calibration, in.topology);
     const double gap = report.iterationTime > 0 ? (sim.makespan - report.iterationTime) / report.iterationTime : 0;
     if (args.has("out")) {
         auto written = writeJsonFile(args.value("out"), timelineToJson(sim));
@@ -45,10 +49,11 @@ int cmdSimulate(const Args &argv)
                         {"relative_gap", gap},
                         {"events", sim.events.size()},
                         {"feasible", report.feasible},
-                        {"reasons", report.reasons}};
+                        {"reasons", report.reasons},
+                        {"error_band", errorBandToJson(band, sim.makespan)}};
         std::cout << j.dump(2) << "\n";
     } else {
-        std::printf("makespan:            %.4f s (simulated)\n", sim.makespan);
+        std::printf("makespan:            %.4f s (simulated; %s)\n", sim.makespan, band.text(sim.makespan).c_str());
         std::printf("closed form:         %.4f s (evaluator), gap %+.2f %%\n", report.iterationTime, 100 * gap);
         std::printf("events:              %zu\n", sim.events.size());
         if (!report.feasible)

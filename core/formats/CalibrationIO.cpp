@@ -26,16 +26,12 @@ Json Calibration::toJson() const
     return {{"format", "nest-calibration"}, {"version", 1}, {"parameters", params}, {"runs", rows}};
 }
 
-double Calibration::errorBand() const
+std::vector<double> Calibration::residuals() const
 {
-    std::vector<double> err;
-    for (const CalibratedRun &r : runs)
-        err.push_back(std::abs(r.afterSeconds / r.measuredSeconds - 1));
-    if (err.empty())
-        return 0;
-    std::sort(err.begin(), err.end());
-    const size_t k = static_cast<size_t>(std::ceil(0.9 * static_cast<double>(err.size()))) - 1;
-    return err[std::min(k, err.size() - 1)];
+    std::vector<double> r;
+    for (const CalibratedRun &run : runs)
+        r.push_back(run.measuredSeconds / run.afterSeconds);
+    return r;
 }
 
 Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin)

@@ -34,8 +34,9 @@ struct Calibration {
     // {"format": "nest-calibration", "parameters": {"DEVICE/FRAMEWORK": {"gemm_efficiency",
     //  "step_overhead"}}, "runs": [{"name", "measured_s", "before_s", "after_s"}]}
     Json toJson() const;
-    // The residuals' 90th percentile of |after / measured - 1| (0 without runs).
-    double errorBand() const;
+    // measured / after of each run: the residuals the calibrated band stands on
+    // (modelErrorBand, core/studies/Calibration.h).
+    std::vector<double> residuals() const;
 };
 Result<Calibration> calibrationFromJson(const Json &j, const std::string &origin);
 Result<Calibration> loadCalibration(const std::string &file);

@@ -40,7 +40,11 @@ Result<Plan> planFromJson(const Json &j, const std::string &origin)
         requireObject(j, "");
         // Unknown keys are errors (docs/formats.md): exactly what planToJson writes.
         requireKnownKeys(j, "", {"format", "version", "global_batch", "micro_batch", "seq_length", "schedule",
-                                 "virtual_stages", "dp", "pipeline_units", "precision", "fp8_recipe", "stages"});
+                                 "virtual_stages", "dp", "pipeline_units", "precision", "fp8_recipe", "stages",
+                                 "error_band"});
+        // The band the plan was saved with is informational: the plan is priced again.
+        if (has(j, "error_band"))
+            requireObject(j.at("error_band"), "error_band");
         if (has(j, "format") && getString(j, "format", "") != kFormat)
             throw JsonError("format", "expected \"nest-plan\", found \"" + getString(j, "format", "") + "\"");
         if (has(j, "version") && getInt(j, "version", "", 1, kMaxInt) > kVersion)
@@ -123,9 +127,17 @@ Result<Plan> loadPlan(const std::string &file)
     return planFromJson(*j, file);
 }
 
-Result<bool> savePlan(const std::string &file, const Plan &plan)
+Result<bool> savePlan(const std::string &file, const Plan &plan, const Json &errorBand)
 {
-    return writeJsonFile(file, planToJson(plan));
+    Json j = planToJson(plan);
+    if (!errorBand.is_null())
+        j["error_band"] = errorBand;
+    return writeJsonFile(file, j);
+}
+
+Json errorBandToJson(const ErrorBand &band, double seconds)
+{
+    return Json{{"basis", band.basis}, {"low_s", band.lowSeconds(seconds)}, {"high_s", band.highSeconds(seconds)}};
 }
 
 Json reportToJson(const Report &r)

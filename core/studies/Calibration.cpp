@@ -258,9 +258,9 @@ SearchOptions calibratedSearchOptions(const SearchSettings &settings, const Mode
     return o;
 }
 
-ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration)
+ErrorBand modelErrorBand(Framework framework, Stack stack, int gpus, const std::optional<Calibration> &calibration)
 {
-    ErrorBand band = validationErrorBand(framework);
+    ErrorBand band = validationErrorBand(framework, stack, gpus);
     // A calibration of other frameworks says nothing of this one's times.
     const std::string fw = toString(framework);
     if (!calibration || std::none_of(calibration->parameters.begin(), calibration->parameters.end(),
@@ -271,27 +271,37 @@ ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &
         fitted += (e.gemmEfficiency ? 1 : 0) + (e.stepOverhead ? 1 : 0);
     const size_t n = calibration->runs.size();
     const std::string runs = "calibrated (" + std::to_string(n) + (n == 1 ? " run)" : " runs)");
+    const std::vector<double> residuals = calibration->residuals();
     if (n > fitted)
-        return {calibration->errorBand(), runs};
-    band.basis = runs + ", band uncalibrated";
-    return band;
+        if (auto own = conformalBand(residuals, runs))
+            return *own;
+    ErrorBand scatter = withinSourceBand();
+    if (n > fitted)
+        for (const double r : residuals) {
+            scatter.low = std::min(scatter.low, r);
+            scatter.high = std::max(scatter.high, r);
+        }
+    scatter.basis = runs + ", " + scatter.basis;
+    return scatter;
 }
 
-ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration, const Topology &topo)
+ErrorBand modelErrorBand(const CostOptions &cost, const std::optional<Calibration> &calibration, const Topology &topo)
 {
+    const int gpus = topo.deviceCount();
     if (!calibration)
-        return validationErrorBand(framework);
+        return validationErrorBand(cost.framework, cost.stack, gpus);
     CostOptions base;
-    base.framework = framework;
+    base.framework = cost.framework;
+    base.stack = cost.stack;
     const CostOptions applied = applyCalibration(base, *calibration, topo);
     const bool gemm = applied.deviceGemmEfficiency != base.deviceGemmEfficiency;
     const bool overhead = applied.stepOverhead != base.stepOverhead;
     if (!gemm && !overhead)
-        return validationErrorBand(framework);  // fitted on other devices: nothing changed here
-    const std::string fw = toString(framework);
+        return validationErrorBand(cost.framework, cost.stack, gpus);  // fitted on other devices: nothing changed here
+    const std::string fw = toString(cost.framework);
     if (std::any_of(calibration->parameters.begin(), calibration->parameters.end(),
                     [&](const CalibrationEntry &e) { return e.framework == fw; }))
-        return modelErrorBand(framework, calibration);
+        return modelErrorBand(cost.framework, cost.stack, gpus, calibration);
     // Only the hardware's GEMM efficiency, fitted under other frameworks.
     std::set<std::string> others;
     for (const CalibrationEntry &e : calibration->parameters)
@@ -301,9 +311,9 @@ ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &
     for (const std::string &o : others)
         names += (names.empty() ? "" : ", ") + o;
     const size_t n = calibration->runs.size();
-    ErrorBand band = validationErrorBand(framework);
-    band.basis = fw + " band; GEMM efficiency calibrated (" + std::to_string(n) + (n == 1 ? " run" : " runs") +
-                 (names.empty() ? std::string() : " of " + names) + ")";
+    ErrorBand band = validationErrorBand(cost.framework, cost.stack, gpus);
+    band.basis = fw + " " + toString(cost.stack) + ", " + scaleBucket(gpus) + " GPUs band; GEMM efficiency calibrated (" +
+                 std::to_string(n) + (n == 1 ? " run" : " runs") + (names.empty() ? std::string() : " of " + names) + ")";
     return band;
 }
 

@@ -67,20 +67,29 @@ CostOptions calibratedOptions(CostOptions base, const std::optional<Calibration>
 SearchOptions calibratedSearchOptions(const SearchSettings &settings, const ModelProfile &model, const Topology &topo,
                                       const std::optional<Calibration> &calibration);
 
-// The error band of times reported under `framework`: the validation set's
-// (validationErrorBand) without a calibration; with one, the 90th percentile of its runs'
-// residuals, "calibrated (N runs)", unless the fit was exactly determined (no more runs than
-// fitted parameters: the residuals are zero by construction and say nothing), when the
-// validation band stays, "calibrated (N runs), band uncalibrated". A calibration with no
-// entry for `framework` leaves its band as it was.
+// The error band of times reported under `framework` and `stack` on `gpus` GPUs: the
+// validation set's (validationErrorBand) without a calibration. With one that has an entry
+// for `framework`, it narrows to what the calibration's residuals (measured / after) support,
+// "calibrated (N runs)":
+// - at least 9 runs, more than the fitted parameters: the residuals' own central 80 %
+//   split-conformal band (conformalBand);
+// - fewer runs: the residuals say too little for an 80 % order statistic, and a fit on few
+//   runs hides the scatter of the runs it did not see. The band is the validation rows'
+//   scatter within one source and device type (withinSourceBand: the offset a calibration
+//   removes is gone, the run-to-run scatter stays), widened to the residuals when one lies
+//   outside it: "calibrated (3 runs), band of one source's scatter";
+// - no more runs than fitted parameters (one run: one parameter): the residuals are zero by
+//   construction; the scatter band alone.
+// A calibration with no entry for `framework` leaves its band as it was.
 //
 // With the cluster (issue 49), the label says what applyCalibration() changes there, so it
 // never contradicts the times: nothing applied (other devices) keeps the validation band; a
 // GEMM efficiency fitted under other frameworks (the hardware's, applied whatever the
-// framework) keeps the framework's band and says so, "megatron-core band; GEMM efficiency
-// calibrated (3 runs of deepspeed)".
-ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration);
-ErrorBand modelErrorBand(Framework framework, const std::optional<Calibration> &calibration, const Topology &topo);
+// framework) keeps the framework's band and says so, "megatron-core tuned, <=64 GPUs band;
+// GEMM efficiency calibrated (3 runs of deepspeed)". The cost options give the framework and
+// the stack, the cluster the GPU count.
+ErrorBand modelErrorBand(Framework framework, Stack stack, int gpus, const std::optional<Calibration> &calibration);
+ErrorBand modelErrorBand(const CostOptions &cost, const std::optional<Calibration> &calibration, const Topology &topo);
 
 // Fits the `fit` parameters (calibrationParameterNames) to `runs`, starting from the cost
 // model's defaults under `base` (each run's own framework). Refuses when the free

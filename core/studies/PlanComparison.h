@@ -53,7 +53,7 @@ struct ComparedPlan {           // what one column of the comparison shows
     const Plan *plan = nullptr;
     const Report *report = nullptr;
     double searchSeconds = 0;   // 0 = unknown / not searched
-    ErrorBand band;             // the error band of its times (none: fraction 0)
+    ErrorBand band;             // the error band of its times (none: an empty basis)
     int clusterDevices = 0;     // devices of the cluster it was planned on (0 = unknown)
 };
 

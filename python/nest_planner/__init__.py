@@ -12,15 +12,15 @@ import os
 
 from . import _cli, _core
 from ._cli import InputError, NestError
-from ._objects import (Calibration, Cluster, Comparison, ExportResult, JsonObject, Model, Plan, PlanResult,
-                       RankedPlan, Report, Runs, Simulation, Workspace)
+from ._objects import (Calibration, Cluster, Comparison, ErrorBand, ExportResult, JsonObject, Model, Plan,
+                       PlanResult, RankedPlan, Report, Runs, Simulation, Workspace)
 
 __version__: str = _core.__version__
 
 __all__ = [
     "__version__", "InputError", "NestError",
     "Cluster", "Model", "Plan", "Workspace", "Runs", "Calibration",
-    "PlanResult", "RankedPlan", "Report", "Simulation", "Comparison", "ExportResult",
+    "PlanResult", "RankedPlan", "Report", "Simulation", "Comparison", "ExportResult", "ErrorBand",
     "load_cluster", "load_model", "load_plan", "load_workspace", "load_runs", "load_calibration",
     "presets", "inspect", "plan", "evaluate", "simulate", "compare", "calibrate", "export",
     "import_cluster", "sweep",

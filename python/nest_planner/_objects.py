@@ -203,16 +203,54 @@ class Runs(_Loaded):
 
 
 # --- results -------------------------------------------------------------------------------------
+class ErrorBand(JsonObject):
+    """The model's error band on one reported time (the ``error_band`` of the CLI's --json):
+    ``basis`` ("megatron-core tuned, 65-512 GPUs, uncalibrated", "calibrated (3 runs)") and
+    ``low_s``/``high_s``, the band's bounds on that time in seconds. ``seconds in band`` is true
+    inside them."""
+
+    _title = "Error band"
+
+    @property
+    def basis(self) -> str:
+        return self._data["basis"]
+
+    @property
+    def low_s(self):
+        return self._data["low_s"]
+
+    @property
+    def high_s(self):
+        return self._data["high_s"]
+
+    def __contains__(self, seconds) -> bool:
+        return self.low_s is not None and self.high_s is not None and self.low_s <= seconds <= self.high_s
+
+
+def _band(data) -> ErrorBand | None:
+    band = data.get("error_band") if isinstance(data, dict) else None
+    return ErrorBand(band) if isinstance(band, dict) else None
+
+
 class Report(JsonObject):
-    """The cost report of one plan (``nest-cli evaluate --json``)."""
+    """The cost report of one plan (``nest-cli evaluate --json``); ``error_band`` bounds its
+    iteration time (None on the report inside a plan result: the result holds it)."""
 
     _title = "Report"
 
+    @property
+    def error_band(self) -> ErrorBand | None:
+        return _band(self._data)
+
 
 class Simulation(JsonObject):
-    """One simulated iteration (``nest-cli simulate --json``)."""
+    """One simulated iteration (``nest-cli simulate --json``); ``error_band`` bounds its makespan."""
 
     _title = "Simulation"
+
+    @property
+    def error_band(self) -> ErrorBand | None:
+        return _band(self._data)
 
 
 class Comparison(JsonObject):
@@ -223,6 +261,11 @@ class Comparison(JsonObject):
     @property
     def results(self):
         return self._data["results"]
+
+    @property
+    def error_band(self) -> ErrorBand | None:
+        """The band of NEST's time (each result row has its own ``error_band``)."""
+        return _band(self._data)
 
     def _repr_html_(self):
         rows = []
@@ -244,9 +287,14 @@ class ExportResult(JsonObject):
 
 
 class RankedPlan(JsonObject):
-    """One of the K best plans: rank, objective_s, delta_s, delta_pct, verified, plan, report."""
+    """One of the K best plans: rank, objective_s, delta_s, delta_pct, verified, error_band, plan,
+    report."""
 
     _title = "Ranked plan"
+
+    @property
+    def error_band(self) -> ErrorBand | None:
+        return _band(self._data)
 
     @property
     def plan(self) -> Plan:
@@ -284,6 +332,11 @@ class PlanResult(JsonObject):
         return self._data["objective_s"]
 
     @property
+    def error_band(self) -> ErrorBand | None:
+        """The band of the plan's iteration time."""
+        return _band(self._data)
+
+    @property
     def verified(self) -> bool:
         return self._data["verified"]
 
@@ -296,14 +349,18 @@ class PlanResult(JsonObject):
         if have is None and k == 1:
             d = self._data
             return [RankedPlan({"rank": 1, "objective_s": d["objective_s"], "delta_s": 0.0, "delta_pct": 0.0,
-                                "verified": d["verified"], "plan": d["plan"], "report": d["report"]})]
+                                "verified": d["verified"], "error_band": d["error_band"], "plan": d["plan"],
+                                "report": d["report"]})]
         if have is None or self._top_searched < k:
             return self._rerun(k).top(k)
         return [RankedPlan(t) for t in have[:k]]
 
     def _repr_html_(self):
         d, rep = self._data, self._data["report"]
+        band = d.get("error_band") or {}
         rows = [("planner", d.get("planner")), ("iteration_time_s", rep.get("iteration_time_s")),
+                ("error_band", f"{band.get('low_s', 0):.4g}-{band.get('high_s', 0):.4g} s, {band.get('basis', '')}"
+                 if band else None),
                 ("samples_per_s", rep.get("throughput_samples_per_s")), ("mfu", rep.get("mfu")),
                 ("peak_memory_GB", (rep.get("peak_memory_bytes") or 0) / 1e9),
                 ("verified", d.get("verified")), ("solve_time_s", d.get("solve_time_s"))]

@@ -34,7 +34,7 @@ def layers_from(args):
 def sources(root, lib):
     for dirpath, _, names in os.walk(os.path.join(root, lib)):
         for n in sorted(names):
-            if n.endswith(('.h', '.cpp')):
+            if n.endswith(('.h', '.cpp', '.inc')):
                 yield os.path.join(dirpath, n)
 
 
@@ -53,7 +53,7 @@ def main():
             if len(rel) != 2 or rel[0] not in layers[lib]:
                 print(f'{os.path.relpath(path, root)}: not in a folder of the map {layers[lib]}')
                 return 2
-            if path.endswith('.h'):
+            if path.endswith(('.h', '.inc')):   # .inc: a generated table a .cpp includes
                 where[rel[1]] = (lib, rel[0])
     problems = []
     for lib in LIBRARIES:

@@ -135,46 +135,126 @@ TEST(MeasuredRuns, OneRunRecoversTheStepOverheadItWasGeneratedWith)
     EXPECT_FALSE(fitCalibration(*measured, {"gemm_efficiency", "step_overhead"}).ok());
 }
 
-TEST(ErrorBand, UncalibratedCalibratedAndExactlyDetermined)
+TEST(ErrorBand, ConformalRuleOnAHandMadeSet)
 {
-    // The validation band of the default profile; torchtitan has no rows of its own.
-    const ErrorBand mc = modelErrorBand(Framework::MegatronCore, std::nullopt);
-    EXPECT_EQ(mc.basis, "megatron-core, uncalibrated");
-    EXPECT_GT(mc.fraction, 0.0);
-    EXPECT_GT(validationRows(Framework::MegatronCore), 0);
-    EXPECT_EQ(validationRows(Framework::Torchtitan), 0);
-    EXPECT_NE(modelErrorBand(Framework::Torchtitan, std::nullopt).basis.find("no validation rows"), std::string::npos);
-    // 20.1 s with ±8 %: the issue's own example of the text.
-    const ErrorBand eight{0.08, "megatron-core, uncalibrated"};
-    EXPECT_EQ(eight.describe(20.1), "20.1 s (±8 %, megatron-core, uncalibrated)");
-
-    // Three runs, one fitted parameter: the band is the 90th percentile of the residuals,
-    // nearest rank: ceil(0.9 x 3) = 3rd smallest of |-2 %|, |+1 %|, |+5 %| = 5 %.
-    Calibration c;
-    c.parameters.push_back({"h100-sxm-80gb", "megatron-core", std::nullopt, 0.1});
-    c.runs = {{"a", 10, 12, 9.8}, {"b", 10, 11, 10.1}, {"c", 10, 13, 10.5}};
-    const ErrorBand cal = modelErrorBand(Framework::MegatronCore, c);
-    EXPECT_NEAR(cal.fraction, 0.05, 1e-12);
-    EXPECT_EQ(cal.basis, "calibrated (3 runs)");
-    // A calibration of another framework leaves this one's band alone.
-    EXPECT_EQ(modelErrorBand(Framework::DeepSpeed, c), validationErrorBand(Framework::DeepSpeed));
-    // One run, one parameter: the residual is zero by construction; the validation band stays.
-    c.runs.resize(1);
-    const ErrorBand exact = modelErrorBand(Framework::MegatronCore, c);
-    EXPECT_EQ(exact.fraction, mc.fraction);
-    EXPECT_EQ(exact.basis, "calibrated (1 run), band uncalibrated");
+    // 19 residuals (given unsorted): sorted 0.70 0.80 0.85 0.90 0.92 0.94 0.96 0.98 1.00 1.01
+    // 1.02 1.04 1.06 1.08 1.10 1.15 1.20 1.30 1.60. k = ceil(0.9 x 20) = 18: high = the 18th
+    // smallest = 1.30, low = the (19 + 1 - 18) = 2nd smallest = 0.80.
+    const std::vector<double> r19 = {1.60, 0.70, 1.02, 0.92, 1.30, 0.85, 1.00, 1.20, 0.96, 1.04,
+                                     0.80, 1.10, 0.94, 1.06, 0.90, 1.15, 0.98, 1.08, 1.01};
+    const auto band = conformalBand(r19, "hand");
+    ASSERT_TRUE(band.has_value());
+    EXPECT_EQ(band->low, 0.80);
+    EXPECT_EQ(band->high, 1.30);
+    EXPECT_EQ(band->basis, "hand");
+    // 30 residuals 1.00, 1.01, ..., 1.29: k = ceil(0.9 x 31) = ceil(27.9) = 28: the 28th
+    // smallest, 1.27, and the (31 - 28) = 3rd, 1.02.
+    std::vector<double> r30;
+    for (int i = 0; i < 30; ++i)
+        r30.push_back(1.0 + 0.01 * i);
+    const auto b30 = conformalBand(r30, "");
+    ASSERT_TRUE(b30.has_value());
+    EXPECT_NEAR(b30->high, 1.27, 1e-12);
+    EXPECT_NEAR(b30->low, 1.02, 1e-12);
+    // 29 residuals: k = ceil(0.9 x 30) = 27 exactly: the 27th smallest, 1.26, and the (30 - 27) = 3rd, 1.02.
+    r30.pop_back();
+    const auto b29 = conformalBand(r30, "");
+    ASSERT_TRUE(b29.has_value());
+    EXPECT_NEAR(b29->high, 1.26, 1e-12);
+    EXPECT_NEAR(b29->low, 1.02, 1e-12);
+    // 9 residuals: k = ceil(0.9 x 10) = 9 = n: the smallest and the largest.
+    const std::vector<double> r9 = {1.1, 0.9, 1.0, 1.05, 0.95, 1.2, 0.85, 1.02, 0.98};
+    const auto b9 = conformalBand(r9, "");
+    ASSERT_TRUE(b9.has_value());
+    EXPECT_EQ(b9->low, 0.85);
+    EXPECT_EQ(b9->high, 1.2);
+    // 8 residuals: k = ceil(0.9 x 9) = 9 > 8: no 80 % band.
+    EXPECT_FALSE(conformalBand({1.1, 0.9, 1.0, 1.05, 0.95, 1.2, 0.85, 1.02}, "").has_value());
+    EXPECT_FALSE(conformalBand({}, "").has_value());
 }
 
-TEST(ErrorBand, WithinModelErrorUsesTheLargerBandOfTheFaster)
+TEST(ErrorBand, TextsAndScaleBuckets)
 {
-    const ErrorBand five{0.05, "x"}, ten{0.10, "y"};
-    // 10.0 s vs 10.4 s: 4 % of the faster, inside 5 %.
-    EXPECT_TRUE(withinModelError(10.0, five, 10.4, five));
-    // 10.0 s vs 10.8 s: 8 %, outside 5 % but inside the other plan's 10 %.
-    EXPECT_FALSE(withinModelError(10.0, five, 10.8, five));
-    EXPECT_TRUE(withinModelError(10.0, five, 10.8, ten));
-    EXPECT_TRUE(withinModelError(10.8, ten, 10.0, five));   // symmetric
-    EXPECT_FALSE(withinModelError(0.0, ten, 10.0, ten));    // no time: never "the same"
+    // The issue's own example: 20.1 s with the bounds 0.94 x 20.1 = 18.894 and 1.164 x 20.1 = 23.396.
+    const ErrorBand b{0.94, 1.164, "megatron-core tuned, 65-512 GPUs, uncalibrated"};
+    EXPECT_EQ(b.describe(20.1), "20.1 s (18.9-23.4 s, megatron-core tuned, 65-512 GPUs, uncalibrated)");
+    EXPECT_EQ(b.bounds(20.1), "18.9-23.4 s");
+    EXPECT_EQ(b.text(), "-6 % to +16 %, megatron-core tuned, 65-512 GPUs, uncalibrated");
+    // The decimals follow the upper bound: 0.9 x 15.5 = 13.95, 1.95 x 15.5 = 30.225; 0.9 x
+    // 0.0125 = 0.01125, 1.1 x 0.0125 = 0.01375.
+    EXPECT_EQ((ErrorBand{0.9, 1.95, ""}.bounds(15.5)), "14.0-30.2 s");
+    EXPECT_EQ((ErrorBand{0.9, 1.1, ""}.bounds(0.0125)), "0.0113-0.0138 s");
+    EXPECT_STREQ(scaleBucket(8), "<=64");
+    EXPECT_STREQ(scaleBucket(64), "<=64");
+    EXPECT_STREQ(scaleBucket(65), "65-512");
+    EXPECT_STREQ(scaleBucket(512), "65-512");
+    EXPECT_STREQ(scaleBucket(513), ">512");
+}
+
+TEST(ErrorBand, UncalibratedCellsAndFallbacks)
+{
+    const ErrorBand mc = modelErrorBand(Framework::MegatronCore, Stack::Tuned, 128, std::nullopt);
+    EXPECT_EQ(mc.basis, "megatron-core tuned, 65-512 GPUs, uncalibrated");
+    EXPECT_LT(mc.low, mc.high);
+    EXPECT_GE(validationRows(Framework::MegatronCore, Stack::Tuned, 128), 9);   // the rule's minimum
+    // torchtitan has no validation rows of its own: the band of its stack's rows, said so.
+    const ErrorBand tt = validationErrorBand(Framework::Torchtitan, Stack::Tuned, 8);
+    EXPECT_EQ(tt.basis.rfind("torchtitan tuned, <=64 GPUs, uncalibrated, band of all ", 0), 0u) << tt.basis;
+    EXPECT_GE(validationRows(Framework::Torchtitan, Stack::Tuned, 8), 9);
+}
+
+TEST(ErrorBand, CalibrationNarrowsToItsResiduals)
+{
+    const ErrorBand scatter = withinSourceBand();
+    EXPECT_LT(scatter.low, 1.0);
+    EXPECT_GT(scatter.high, 1.0);
+    Calibration c;
+    c.parameters.push_back({"h100-sxm-80gb", "megatron-core", std::nullopt, 0.1});
+    // One run, one parameter: its residual is zero by construction; the scatter of one
+    // source's runs stands.
+    c.runs = {{"a", 10, 12, 10}};
+    const ErrorBand one = modelErrorBand(Framework::MegatronCore, Stack::Tuned, 64, c);
+    EXPECT_EQ(one.basis, "calibrated (1 run), band of one source's scatter");
+    EXPECT_EQ(one.low, scatter.low);
+    EXPECT_EQ(one.high, scatter.high);
+    // Three runs, one parameter: residuals measured / after = 10/9.8, 10/10.1, 15/10 = 1.5.
+    // Too few for an 80 % order statistic: the scatter band, widened to the 1.5 outside it.
+    c.runs = {{"a", 10, 12, 9.8}, {"b", 10, 11, 10.1}, {"c", 15, 13, 10}};
+    const ErrorBand three = modelErrorBand(Framework::MegatronCore, Stack::Tuned, 64, c);
+    EXPECT_EQ(three.basis, "calibrated (3 runs), band of one source's scatter");
+    EXPECT_EQ(three.high, 1.5);
+    EXPECT_EQ(three.low, std::min(scatter.low, 10 / 10.1));
+    // 19 runs: the residuals' own split-conformal band (see ConformalRuleOnAHandMadeSet):
+    // measured 10 r, after 10, r from the hand-made set: 0.80 and 1.30.
+    const double r[] = {1.60, 0.70, 1.02, 0.92, 1.30, 0.85, 1.00, 1.20, 0.96, 1.04,
+                        0.80, 1.10, 0.94, 1.06, 0.90, 1.15, 0.98, 1.08, 1.01};
+    c.runs.clear();
+    for (double x : r)
+        c.runs.push_back({"run", 10 * x, 10, 10});
+    const ErrorBand many = modelErrorBand(Framework::MegatronCore, Stack::Tuned, 64, c);
+    EXPECT_EQ(many.basis, "calibrated (19 runs)");
+    EXPECT_NEAR(many.low, 0.80, 1e-12);
+    EXPECT_NEAR(many.high, 1.30, 1e-12);
+    // A calibration of another framework leaves this one's band alone.
+    EXPECT_EQ(modelErrorBand(Framework::DeepSpeed, Stack::Tuned, 64, c),
+              validationErrorBand(Framework::DeepSpeed, Stack::Tuned, 64));
+}
+
+TEST(ErrorBand, WithinModelErrorWhenTheBandsIntersect)
+{
+    const ErrorBand wide{0.9, 1.2, "x"};
+    // 10.0 s reads 9.0-12.0 s; 13.0 s reads 11.7-15.6 s: they meet.
+    EXPECT_TRUE(withinModelError(10.0, wide, 13.0, wide));
+    // 14.0 s reads 12.6-16.8 s: above 12.0, apart.
+    EXPECT_FALSE(withinModelError(10.0, wide, 14.0, wide));
+    EXPECT_FALSE(withinModelError(14.0, wide, 10.0, wide));   // symmetric
+    // Asymmetric bands: 10.0 s with [1.0, 1.1] reads 10.0-11.0 s; 11.5 s with [0.95, 1.0]
+    // reads 10.925-11.5 s (meets); 11.7 s reads 11.115-11.7 s (apart).
+    const ErrorBand up{1.0, 1.1, "up"}, down{0.95, 1.0, "down"};
+    EXPECT_TRUE(withinModelError(10.0, up, 11.5, down));
+    EXPECT_FALSE(withinModelError(10.0, up, 11.7, down));
+    EXPECT_FALSE(withinModelError(11.7, down, 10.0, up));
+    EXPECT_FALSE(withinModelError(0.0, wide, 10.0, wide));   // no time: never "the same"
 }
 
 TEST(WorkspaceCalibration, FileOrObjectRoundTripsAndBadValuesNameThePath)

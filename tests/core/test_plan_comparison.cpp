@@ -304,19 +304,23 @@ TEST(PlanComparison, csvReadsBack)
     ASSERT_EQ(lines[1][5], a.report.samplesPerSecond > b.report.samplesPerSecond ? plans[0].label : plans[1].label);
 }
 
-TEST(PlanComparison, withinModelErrorFollowsTheLargerBand)
+TEST(PlanComparison, withinModelErrorWhenTheBandsIntersect)
 {
     const Evaluated a = evaluated(layout({.tp = 2}, 2, 4));
     const Evaluated b = evaluated(layout({.tp = 4, .recompute = Recompute::Full}, 4, 1));
     ASSERT_TRUE(a.report.feasible && b.report.feasible);
     const double ta = a.report.iterationTime, tb = b.report.iterationTime;
     ASSERT_NE(ta, tb);
-    // The relative difference to the faster, by hand; bands just above and just below it.
+    // The relative difference to the faster, by hand. The faster plan's band reaches up by
+    // just more or just less than it, the slower's is its time alone: the bands
+    // [tf, tf (1 + gap x scale)] and [ts, ts] meet exactly when scale >= 1.
     const double gap = std::abs(ta - tb) / std::min(ta, tb);
     for (const double scale : {1.01, 0.99}) {
         ComparedPlan pa = compared(a, "A"), pb = compared(b, "B");
-        pa.band = {gap * scale, "megatron-core, uncalibrated"};
-        pb.band = {gap * scale / 2, "megatron-core, uncalibrated"};   // the larger band decides
+        const ErrorBand reaching{1.0, 1.0 + gap * scale, "megatron-core tuned, <=64 GPUs, uncalibrated"};
+        const ErrorBand point{1.0, 1.0, "megatron-core tuned, <=64 GPUs, uncalibrated"};
+        pa.band = ta < tb ? reaching : point;
+        pb.band = ta < tb ? point : reaching;
         const std::vector<MetricRow> rows = compareMetrics({pa, pb}, 0);
         for (const char *key : {"throughput", "tokens_per_s", "iteration_time"}) {
             ASSERT_EQ(row(rows, key).withinModelError.size(), size_t(2));
@@ -324,7 +328,9 @@ TEST(PlanComparison, withinModelErrorFollowsTheLargerBand)
             EXPECT_EQ(row(rows, key).withinModelError[1], scale > 1) << key;
         }
         EXPECT_FALSE(row(rows, "peak_memory").withinModelError[1]);   // not a time
-        EXPECT_EQ(row(rows, "model_error").texts[0], pa.band.text());
+        // The model error row gives each plan's bounds on its own time.
+        EXPECT_EQ(row(rows, "model_error").texts[0], pa.band.text(ta));
+        EXPECT_EQ(row(rows, "model_error").texts[1].find(pb.band.bounds(tb)), 0u);
     }
 }
 

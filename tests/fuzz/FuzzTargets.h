@@ -402,15 +402,17 @@ inline int runs(const uint8_t *data, size_t size)
     return 0;
 }
 
-// A calibration: an accepted one has a finite error band (issue 48: "±inf %").
+// A calibration: an accepted one has finite residuals, the band's (issue 48: "±inf %").
 inline int calibration(const uint8_t *data, size_t size)
 {
     const auto j = parse(data, size);
     if (!j)
         return 0;
     const Result<Calibration> c = calibrationFromJson(*j, "calibration.json");
-    if (accepted(c) && !std::isfinite(c->errorBand()))
-        std::abort();
+    if (accepted(c))
+        for (const double r : c->residuals())
+            if (!std::isfinite(r) || !(r > 0))
+                std::abort();
     return 0;
 }
 

@@ -71,6 +71,8 @@ def test_plan_equals_cli():
     assert r.plan.to_dict() == expected["plan"]
     assert r.report.to_dict() == expected["report"]
     assert r.objective == expected["objective_s"]
+    assert r.error_band.to_dict() == expected["error_band"]
+    assert set(expected["error_band"]) == {"basis", "low_s", "high_s"}
     # to_json is the CLI's text (its byte layout: nlohmann's dump(2)).
     assert strip(json.loads(r.to_json())) == strip(expected)
     assert "<table" in r._repr_html_() and "<table" in r.plan._repr_html_()
@@ -103,6 +105,7 @@ def test_top_k_equals_cli():
     expected = cli_json("plan", "--cluster", V100, "--model", "llama2-7b", "--batch", "64", "--top", "3")["top"]
     assert [strip(t.to_dict()) for t in top] == strip(expected)
     assert top[0].plan.to_dict() == expected[0]["plan"]
+    assert [t.error_band.to_dict() for t in top] == [e["error_band"] for e in expected]
     assert len(r.top(1)) == 1 and r.top(1)[0]["objective_s"] == r.objective
 
 
@@ -122,6 +125,10 @@ def test_evaluate_and_simulate_equal_cli():
     assert nest.evaluate(SPINE, "llama2-7b", plan_obj).to_dict() == r.to_dict()
     s = nest.simulate(SPINE, "llama2-7b", plan_obj.to_dict())
     assert s.to_dict() == cli_json("simulate", "--cluster", SPINE, "--model", "llama2-7b", "--plan", PLAN)
+    # The bands of the evaluated time and of the simulated makespan, as the CLI gives them.
+    assert r.error_band.to_dict() == r.to_dict()["error_band"]
+    assert s.error_band.to_dict() == s.to_dict()["error_band"]
+    assert s.error_band.basis == r.error_band.basis
 
 
 def test_compare_equals_cli():
@@ -131,6 +138,12 @@ def test_compare_equals_cli():
     assert strip(c.to_dict()) == strip(expected)
     assert [r["planner"] for r in c.results] == ["nest", "megatron"]
     assert "<table" in c._repr_html_()
+    # The band of NEST's time at the top, each row's own beside it (the CLI's keys, read back).
+    nest_row = expected["results"][0]
+    assert c.error_band.to_dict() == expected["error_band"] == nest_row["error_band"]
+    assert c.error_band.low_s == expected["error_band"]["low_s"]
+    for row in expected["results"]:
+        assert set(row["error_band"]) == {"basis", "low_s", "high_s"}
 
 
 def test_calibrate_equals_cli():
@@ -138,7 +151,13 @@ def test_calibrate_equals_cli():
     assert c.to_dict() == cli_json("calibrate", "--runs", RUNS, "--fit", "gemm_efficiency")
     # A calibration object is accepted where the CLI takes --calibration FILE.
     e = nest.evaluate(V100, "llama2-7b", tp=8, calibration=c)
-    assert "error_band" in e.to_dict()
+    band = e.to_dict()["error_band"]
+    assert set(band) == {"basis", "low_s", "high_s"}
+    assert e.error_band.basis == band["basis"]
+    assert (e.error_band.low_s, e.error_band.high_s) == (band["low_s"], band["high_s"])
+    assert band["low_s"] <= band["high_s"]
+    assert ((band["low_s"] + band["high_s"]) / 2) in e.error_band
+    assert (band["high_s"] * 1.01) not in e.error_band
 
 
 def test_export_equals_cli(tmp_path):
@@ -297,7 +316,11 @@ def test_written_files_carry_the_version_and_newer_ones_are_named(tmp_path):
     nest.plan(V100, "llama2-7b", batch=64, out=str(out))
     data = json.load(open(out))
     assert data["nest_planner_version"] == nest.__version__
-    assert nest.load_plan(str(out)).to_dict() == {k: v for k, v in data.items() if k != "nest_planner_version"}
+    # The plan file carries the band of its time (informational: a loaded plan is priced again,
+    # so the plan read back is the plan without it).
+    assert set(data["error_band"]) == {"basis", "low_s", "high_s"}
+    assert nest.load_plan(str(out)).to_dict() == {k: v for k, v in data.items()
+                                                  if k not in ("nest_planner_version", "error_band")}
     # A newer version's file that this one can read loads; one it cannot says who wrote it.
     data["nest_planner_version"] = "99.0.0"
     out.write_text(json.dumps(data))

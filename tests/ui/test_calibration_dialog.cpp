@@ -197,13 +197,16 @@ private slots:
         QVERIFY(w.document()->isModified());
         QCOMPARE(*w.document()->workspace().calibration, c);
 
-        // The plan shown is priced with it: a 50 % step overhead and its band (4 % residual).
+        // The plan shown is priced with it: a 50 % step overhead and its band. Residuals
+        // measured / after 10/9.9, 10/10.2, 10/10.4: three runs, two fitted parameters, too few
+        // for an 80 % order statistic: the scatter of one source's runs, holding all three.
         w.planning()->showPinned(0);
         QTRY_VERIFY(w.planning()->current() != nullptr);
         QTRY_VERIFY(w.planning()->current()->calibration.has_value());
         const PlanSnapshotPtr calibrated = w.planning()->current();
-        QCOMPARE(QString::fromStdString(calibrated->band.basis), QStringLiteral("calibrated (3 runs)"));
-        QVERIFY(std::abs(calibrated->band.fraction - 0.04) < 1e-12);
+        QCOMPARE(QString::fromStdString(calibrated->band.basis),
+                 QStringLiteral("calibrated (3 runs), band of one source's scatter"));
+        QVERIFY(calibrated->band.low <= 10 / 10.4 && calibrated->band.high >= 10 / 9.9);
 
         w.document()->undoStack()->undo();
         QVERIFY(label->text().isEmpty());
@@ -212,7 +215,10 @@ private slots:
         QTRY_VERIFY(w.planning()->current() && !w.planning()->current()->calibration.has_value());
         // Uncalibrated, the same plan is faster by the overhead: t_stage x 1.5 calibrated.
         QVERIFY(calibrated->report().iterationTime > w.planning()->current()->report().iterationTime);
-        QCOMPARE(QString::fromStdString(w.planning()->current()->band.basis), QStringLiteral("megatron-core, uncalibrated"));
+        const QString uncalibrated = QString::fromStdString(w.planning()->current()->band.basis);
+        QVERIFY2(uncalibrated.startsWith(QStringLiteral("megatron-core ")) &&
+                     uncalibrated.contains(QStringLiteral(" GPUs, uncalibrated")),
+                 qPrintable(uncalibrated));
     }
 };
 

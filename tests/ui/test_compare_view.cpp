@@ -56,7 +56,7 @@ PlanSnapshotPtr snapshotOf(const Topology &topo, const ModelProfile &model, cons
     s->topology = topo;
     s->model = model;
     s->analysis = analyzePlan(plan, topo, model);
-    s->band = validationErrorBand(Framework::MegatronCore);
+    s->band = validationErrorBand(Framework::MegatronCore, Stack::Tuned, topo.deviceCount());
     s->stats.wallSeconds = searchSeconds;
     s->searched = searchSeconds > 0;
     return s;
@@ -165,13 +165,25 @@ private slots:
         QTableWidget *t = view.metricTable();
         QCOMPARE(t->columnCount(), 3);
         QCOMPARE(t->rowCount(), 11);
-        // The model's error band of each plan, as a text row.
-        QCOMPARE(t->item(rowOf(view, "model_error"), 0)->text(),
-                 QString::fromStdString(validationErrorBand(Framework::MegatronCore).text()));
-        // A plan whose time is within the band of the reference's (plan 0) says so, by hand.
-        const double band = validationErrorBand(Framework::MegatronCore).fraction;
+        // The model's error band of each plan, as bounds on its time: "LOW-HIGH s, basis",
+        // read back and checked against the band's factors times the plan's time.
         const double t0 = m_plans[0]->report().iterationTime, t1 = m_plans[1]->report().iterationTime;
-        const bool within = std::abs(t1 - t0) <= band * std::min(t0, t1);
+        const ErrorBand &b0 = m_plans[0]->band, &b1 = m_plans[1]->band;
+        for (int i = 0; i < 2; ++i) {
+            const QString text = t->item(rowOf(view, "model_error"), i)->text();
+            const ErrorBand &b = m_plans[i]->band;
+            const double time = m_plans[i]->report().iterationTime;
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("^([0-9.]+)-([0-9.]+) s, (.*)$")).match(text);
+            QVERIFY2(m.hasMatch(), qPrintable(text));
+            QCOMPARE(m.captured(3), QString::fromStdString(b.basis));
+            QVERIFY2(std::abs(m.captured(1).toDouble() / (b.low * time) - 1) < 0.01, qPrintable(text));
+            QVERIFY2(std::abs(m.captured(2).toDouble() / (b.high * time) - 1) < 0.01, qPrintable(text));
+            QVERIFY(m.captured(1).toDouble() <= m.captured(2).toDouble());
+        }
+        // A plan whose band meets the reference's (plan 0) says so, by hand: the intervals
+        // [low t, high t] intersect.
+        const bool within = std::max(b0.low * t0, b1.low * t1) <= std::min(b0.high * t0, b1.high * t1);
         QCOMPARE(t->item(rowOf(view, "iteration_time"), 1)->text().contains(QStringLiteral("within model error")), within);
         QVERIFY(!t->item(rowOf(view, "iteration_time"), 0)->text().contains(QStringLiteral("within model error")));
         for (int i = 0; i < 2; ++i) {

@@ -23,6 +23,8 @@
 #include <QtTest>
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace nest;
@@ -379,6 +381,19 @@ private slots:
         QVERIFY2(mem.contains(QStringLiteral("device 3 (stage %1").arg(d3.stage)) && mem.contains("Weights"),
                  qPrintable(mem));
         QVERIFY(memory.toolTipAt(QPoint(1, 1)).isEmpty());
+        // The timeline's total with the band's bounds (none without a band).
+        QVERIFY2(!timeline.title().contains(QStringLiteral(" s; evaluator")), qPrintable(timeline.title()));
+        {
+            auto banded = std::make_shared<PlanSnapshot>(*s);
+            banded->band = {0.9, 1.2, "megatron-core tuned, <=64 GPUs, uncalibrated"};
+            TimelineView withBand;
+            withBand.setSnapshot(banded);
+            const double makespan = s->simulation().makespan;
+            const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(1.2 * makespan))));
+            const QString bounds = QString::number(0.9 * makespan, 'f', decimals) + QLatin1Char('-') +
+                                   QString::number(1.2 * makespan, 'f', decimals) + QStringLiteral(" s; evaluator");
+            QVERIFY2(withBand.title().contains(bounds), qPrintable(withBand.title() + " / " + bounds));
+        }
         const QString stage = breakdown.toolTipAt(at(breakdown.plot(), 1, 1e-3));
         QVERIFY2(stage.contains("stage 1") && stage.contains("Bubble") && stage.contains("total"), qPrintable(stage));
         const TimelineEvent *first = nullptr;

@@ -27,6 +27,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "UiTestSupport.h"
@@ -134,6 +135,19 @@ private slots:
         QCOMPARE(view.valueText("tokens"), fixed(r.tokensPerSecond, 0) + " tokens/s");
         QCOMPARE(view.valueText("mfu"), fixed(100 * r.mfu, 1) + " %");
         QCOMPARE(view.valueText("iteration"), fixed(r.iterationTime, 4) + " s");
+        {
+            // With the model's error band: the bounds of the time, the upper one to 3
+            // significant digits and the lower one to the same decimals, then the basis.
+            auto banded = std::make_shared<PlanSnapshot>(*s);
+            banded->band = {0.94, 1.164, "megatron-core tuned, <=64 GPUs, uncalibrated"};
+            const double high = 1.164 * r.iterationTime;
+            const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(high))));
+            PlanSummaryView withBand;
+            withBand.setSnapshot(banded);
+            QCOMPARE(withBand.valueText("iteration"),
+                     fixed(r.iterationTime, 4) + " s (" + fixed(0.94 * r.iterationTime, decimals) + "-" +
+                         fixed(high, decimals) + " s, megatron-core tuned, <=64 GPUs, uncalibrated)");
+        }
         double smallest = std::numeric_limits<double>::infinity();
         for (const DeviceReport &d : r.devices)
             if (d.stage >= 0)

@@ -254,8 +254,13 @@ void TimelineView::rebuild()
         rowTicker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(rowTicker);
     const auto secs = [](double s) { return QString::number(s, 'f', 3); };
-    setTitle(tr("Timeline of one iteration — %1\nsimulated %2 s (evaluator %3 s)")
+    // The total with the model's error band as bounds: "simulated 20.100 s (18.9-23.4 s;
+    // evaluator 20.000 s)".
+    const ErrorBand &band = m_snapshot->band;
+    setTitle(tr("Timeline of one iteration — %1\nsimulated %2 s (%3evaluator %4 s)")
                                    .arg(QString::fromStdString(m_snapshot->label), secs(m_makespan),
+                                        band.basis.empty() ? QString()
+                                                           : QString::fromStdString(band.bounds(m_makespan)) + tr("; "),
                                         secs(m_snapshot->report().iterationTime)));
     fit();
 }

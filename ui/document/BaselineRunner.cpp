@@ -79,7 +79,7 @@ void BaselineRunner::start(const Workspace &inputs, const QStringList &planners,
             snap->settings = inputs.search;
             snap->settings.planner = run.planner;
             snap->calibration = inputs.calibration;
-            snap->band = modelErrorBand(options.cost.framework, inputs.calibration, inputs.cluster);
+            snap->band = modelErrorBand(options.cost, inputs.calibration, inputs.cluster);
             snap->cost = options.cost;
             snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
             snap->searched = true;

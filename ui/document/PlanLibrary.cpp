@@ -41,7 +41,7 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &works
     snap->stats.wallSeconds = pin.searchSeconds;
     const SearchOptions options = calibratedSearchOptions(pin.settings, snap->model, pin.cluster, calibration);
     snap->calibration = calibration;
-    snap->band = modelErrorBand(options.cost.framework, calibration, pin.cluster);
+    snap->band = modelErrorBand(options.cost, calibration, pin.cluster);
     snap->cost = options.cost;
     snap->analysis = analyzePlan(pin.plan, pin.cluster, snap->model, options.cost);
     return snap;

@@ -40,7 +40,7 @@ std::shared_ptr<PlanSnapshot> analysedSnapshot(quint64 job, const std::string &l
     snap->modelSource = inputs.model;
     snap->settings = inputs.search;
     snap->calibration = inputs.calibration;
-    snap->band = modelErrorBand(options.cost.framework, inputs.calibration, inputs.cluster);
+    snap->band = modelErrorBand(options.cost, inputs.calibration, inputs.cluster);
     snap->cost = options.cost;
     snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
     return snap;

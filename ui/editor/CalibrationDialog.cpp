@@ -71,6 +71,19 @@ QString percentText(double fraction)
 
 } // namespace
 
+namespace {
+
+// The cost options the dialog's band texts stand for: the framework's, at the default stack
+// (the dialog is not told the workspace's).
+CostOptions bandOptions(Framework framework)
+{
+    CostOptions o;
+    o.framework = framework;
+    return o;
+}
+
+} // namespace
+
 CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framework framework,
                                      std::optional<Calibration> current, QWidget *parent)
     : QDialog(parent)
@@ -87,7 +100,7 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
                                 "overhead of each framework (least squares on log time) and shows every run's "
                                 "error before and after. %1")
                                  .arg(current ? tr("The workspace is %1.")
-                                                    .arg(QString::fromStdString(modelErrorBand(framework, current).basis))
+                                                    .arg(QString::fromStdString(modelErrorBand(bandOptions(framework), current, m_cluster).basis))
                                               : tr("The workspace is uncalibrated.")));
     intro->setWordWrap(true);
     layout->addWidget(intro);
@@ -500,7 +513,7 @@ void CalibrationDialog::showResult()
                     .arg(100 * before / n, 0, 'f', 1)
                     .arg(100 * after / n, 0, 'f', 1)
                     .arg(QString::fromLatin1(toString(fitted)))
-                    .arg(QString::fromStdString(modelErrorBand(fitted, c).text())),
+                    .arg(QString::fromStdString(modelErrorBand(bandOptions(fitted), c, m_cluster).text())),
                 false);
 }
 

@@ -398,7 +398,7 @@ void PlanSummaryView::fillValues(const PlanSnapshot &s)
     // With the model's error band: "20.1234 s (±8 %, megatron-core, uncalibrated)".
     set("iteration", s.band.basis.empty() ? tr("%1 s").arg(r.iterationTime, 0, 'f', 4)
                                           : tr("%1 s (%2)").arg(r.iterationTime, 0, 'f', 4)
-                                                .arg(QString::fromStdString(s.band.text())));
+                                                .arg(QString::fromStdString(s.band.text(r.iterationTime))));
     set("memory", memoryText(r));
 
     const auto stages = physicalStages(p);

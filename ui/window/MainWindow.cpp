@@ -743,9 +743,11 @@ void MainWindow::updateCalibrationLabel()
     }
     const size_t n = c->runs.size();
     m_calibrationLabel->setText(n == 1 ? tr("calibrated (1 run)") : tr("calibrated (%1 runs)").arg(n));
+    CostOptions cost;   // the search's framework at the default stack
+    cost.framework = m_document->search().framework;
     m_calibrationLabel->setToolTip(
         tr("Times are priced with a calibration fitted to measured runs; their error band: %1")
-            .arg(QString::fromStdString(modelErrorBand(m_document->search().framework, c, m_document->topology()).text())));
+            .arg(QString::fromStdString(modelErrorBand(cost, c, m_document->topology()).text())));
 }
 
 void MainWindow::calibrate()
@@ -1088,7 +1090,11 @@ bool MainWindow::exportPlan(const QString &fileName, QString *error)
         *error = tr("%1: not written: there is no plan yet (Plan ▸ Run)").arg(fileName);
         return false;
     }
-    const QByteArray data = QByteArray::fromStdString(jsonFileText(planToJson(current->plan())));
+    // With the band of its time, informational (docs/formats.md, "error_band").
+    Json plan = planToJson(current->plan());
+    if (!current->band.basis.empty())
+        plan["error_band"] = errorBandToJson(current->band, current->report().iterationTime);
+    const QByteArray data = QByteArray::fromStdString(jsonFileText(plan));
     if (!writeFileAtomically(fileName, data, error))
         return false;
     showStatus(tr("Exported the plan to %1").arg(QFileInfo(fileName).fileName()));
