@@ -743,8 +743,9 @@ void MainWindow::updateCalibrationLabel()
     }
     const size_t n = c->runs.size();
     m_calibrationLabel->setText(n == 1 ? tr("calibrated (1 run)") : tr("calibrated (%1 runs)").arg(n));
-    CostOptions cost;   // the search's framework at the default stack
+    CostOptions cost;   // the search's framework and stack
     cost.framework = m_document->search().framework;
+    cost.stack = m_document->search().stack;
     m_calibrationLabel->setToolTip(
         tr("Times are priced with a calibration fitted to measured runs; their error band: %1")
             .arg(QString::fromStdString(modelErrorBand(cost, c, m_document->topology()).text())));
