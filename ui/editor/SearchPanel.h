@@ -90,6 +90,7 @@ private:
     QComboBox *m_units;
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
+    double m_shownHeadroom = 0;  // the value refresh() put in m_headroom
     QComboBox *m_framework;
     QLineEdit *m_precisions;
     QComboBox *m_fp8Recipe;
