@@ -71,14 +71,14 @@ private slots:
 
     void headroomFinerThanTheBoxIsKept()
     {
-        // 0.9555 shows as 95.6 % (one decimal); an edit elsewhere must not write 0.956 back.
+        // 0.95555 shows as 95.6 % (one decimal); an edit elsewhere must not write 0.956 back.
         WorkspaceDocument doc;
-        QVERIFY(loadInto(doc, quickstartWith(Json{{"memory_headroom", 0.9555}})));
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"memory_headroom", 0.95555}})));
         SearchPanel panel(&doc);
         QCOMPARE(panel.headroomSpin()->text(), QStringLiteral("95.6 %"));
         panel.maxStagesSpin()->setValue(7);
         QCOMPARE(doc.search().maxStages, 7);
-        QCOMPARE(doc.search().memoryHeadroom, 0.9555);
+        QCOMPARE(doc.search().memoryHeadroom, 0.95555);
         // Editing the box itself does change it.
         panel.headroomSpin()->setValue(50.0);
         QCOMPARE(doc.search().memoryHeadroom, 0.5);
