@@ -455,13 +455,13 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
 
     // Candidate lists: an explicit list is searched as given (and switches its strategy on).
     if (args.has("ep")) {
-        s.epCandidates = args.intList("ep", {}, limits::parallelWidth);
+        s.epCandidates = args.intList("ep", {}, limits::candidateWidth);
         s.allowEp = true;
     }
     if (args.has("etp"))
-        s.etpCandidates = args.intList("etp", {}, limits::parallelWidth);
+        s.etpCandidates = args.intList("etp", {}, limits::candidateWidth);
     if (args.has("cp")) {
-        s.cpCandidates = args.intList("cp", {}, limits::devices);
+        s.cpCandidates = args.intList("cp", {}, limits::candidateWidth);
         for (size_t i = 0; i < s.cpCandidates.size(); ++i)
             for (size_t k = 0; k < i; ++k)
                 if (s.cpCandidates[k] == s.cpCandidates[i])
@@ -672,7 +672,7 @@ SearchJob loadSearchJob(const CliArgs &args)
         job.options.maxStates = n;
     }
     if (args.has("seed"))
-        job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, 0));
+        job.options.seed = static_cast<unsigned long long>(args.intValue("seed", 1, limits::searchSeed));
     return job;
 }
 

@@ -104,12 +104,7 @@ public:
                         for (Recompute rc : m_space.recomputeModes())
                             for (int zero : zeros) {
                                 UniformLayout u;
-                                u.tp = tp;
-                                u.cp = cp;
-                                u.ep = ep;
-                                u.sp = StageConfig::sequenceParallel(o.allowSp, tp);
-                                u.zero = zero;
-                                u.recompute = rc;
+                                u.config() = searchedStage(o, tp, cp, ep, 0, zero, rc);
                                 u.microBatch = mb;
                                 u.globalBatch = m_space.globalBatch();
                                 u.seqLength = m_space.seqLength();

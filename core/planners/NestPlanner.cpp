@@ -3,6 +3,7 @@
 
 #include "Limits.h"
 #include "PlanSignature.h"
+#include "KeptFront.h"
 #include "Pipeline.h"
 #include "PositionBound.h"
 #include "SearchEstimate.h"
@@ -1054,7 +1055,7 @@ private:
     {
         Span span;
         span.begin = static_cast<int>(m_points.size());
-        appendParetoFront(candidates, m_points, tieOrder);
+        appendKeptFront(candidates, m_points, 1, tieOrder);
         span.count = static_cast<int>(m_points.size()) - span.begin;
         return span;
     }
@@ -1068,37 +1069,14 @@ private:
         m_signedTmp.clear();
         for (size_t i = 0; i < candidates.size(); ++i)
             m_signedTmp.push_back({candidates[i], sigs[i]});
-        std::sort(m_signedTmp.begin(), m_signedTmp.end(), [](const SignedPoint &a, const SignedPoint &b) {
-            const Point &x = a.point, &y = b.point;
-            if (x.t != y.t)
-                return x.t < y.t;
-            if (x.e != y.e)
-                return x.e < y.e;
-            return tieOrder(x, y);
-        });
+        sortByTimeThenExtra(m_signedTmp, tieOrder, [](const SignedPoint &s) -> const Point & { return s.point; });
         Span span;
         span.begin = static_cast<int>(m_points.size());
-        // The m_keep smallest least-e of distinct signatures seen so far, ascending.
-        std::vector<std::pair<double, int>> least;
-        std::map<int, double> own;  // least e per signature seen
+        KeptFilter filter(m_keep);  // the signatures are the classes
         for (const SignedPoint &c : m_signedTmp) {
-            const auto mine = own.find(c.sig);
-            const bool dominatedInClass = mine != own.end() && mine->second <= c.point.e;
-            const bool dominatedByK =
-                static_cast<int>(least.size()) == m_keep && least.back().first <= c.point.e;
-            if (!dominatedInClass && !dominatedByK) {
+            if (filter.offer(c.point.e, c.sig)) {
                 m_points.push_back(c.point);
                 m_sig.push_back(c.sig);
-            }
-            if (mine == own.end() || c.point.e < mine->second) {
-                own[c.sig] = c.point.e;
-                auto in = std::find_if(least.begin(), least.end(), [&](const auto &l) { return l.second == c.sig; });
-                if (in != least.end())
-                    least.erase(in);
-                least.insert(std::upper_bound(least.begin(), least.end(), std::make_pair(c.point.e, c.sig)),
-                             {c.point.e, c.sig});
-                if (static_cast<int>(least.size()) > m_keep)
-                    least.pop_back();
             }
         }
         span.count = static_cast<int>(m_points.size()) - span.begin;

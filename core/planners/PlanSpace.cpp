@@ -210,6 +210,19 @@ bool PlanSpace::hasMoe(int first, int end) const
     return m_moePrefix[end] - m_moePrefix[first] > 0;
 }
 
+StageConfig searchedStage(const SearchOptions &o, int tp, int cp, int ep, int etp, int zero, Recompute recompute)
+{
+    StageConfig s;
+    s.tp = tp;
+    s.cp = cp;
+    s.ep = ep;
+    s.etp = etp;
+    s.sp = StageConfig::sequenceParallel(o.allowSp, tp);
+    s.zero = zero;
+    s.recompute = recompute;
+    return s;
+}
+
 std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int width, int first,
                                                  int end) const
 {
@@ -244,17 +257,8 @@ std::vector<StageConfig> PlanSpace::stageOptions(const OuterConfig &cfg, int wid
             if (!StageConfig::expertGridFits(tp, cp, cfg.dp, etp > 0 ? etp : tp, ep))
                 continue;
             for (int z : zeros) {
-                for (Recompute rc : m_recomputes) {
-                    StageConfig s;
-                    s.tp = tp;
-                    s.cp = cp;
-                    s.ep = ep;
-                    s.etp = etp;
-                    s.sp = StageConfig::sequenceParallel(o.allowSp, tp);
-                    s.zero = z;
-                    s.recompute = rc;
-                    out.push_back(s);
-                }
+                for (Recompute rc : m_recomputes)
+                    out.push_back(searchedStage(o, tp, cp, ep, etp, z, rc));
             }
         }
     }

@@ -58,6 +58,13 @@ struct InterleavedChoice {
     StageConfig option;
 };
 
+// One stage choice a search considers, the only place its fields are set: the widths, the
+// ZeRO stage and the recompute mode given, and sequence parallelism where the search allows
+// it and the stage has a tensor-parallel group (StageConfig::sequenceParallel). `etp`: the
+// stored expert width (0 = tp). PlanSpace::stageOptions and the megatron planner's uniform
+// layouts are built with it.
+StageConfig searchedStage(const SearchOptions &o, int tp, int cp, int ep, int etp, int zero, Recompute recompute);
+
 class PlanSpace {
 public:
     PlanSpace(const Topology &topo, const ModelProfile &model, const SearchOptions &options);

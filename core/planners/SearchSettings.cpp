@@ -115,9 +115,19 @@ Json searchSettingsToJson(const SearchSettings &s)
 
 namespace {
 
-std::vector<int> intList(const Json &j, const char *key, const std::string &path, int minValue, int maxValue,
-                         std::vector<int> fallback)
+// One whole number of `key` within `range` (Limits.h), or `fallback` when absent.
+long long intIn(const Json &j, const char *key, const std::string &path, const Range &range, long long fallback)
 {
+    return getInt(j, key, path, static_cast<long long>(range.min), static_cast<long long>(range.max), fallback);
+}
+
+// A list of distinct whole numbers within `range` (Limits.h); `fallback` when absent. A
+// range that starts at 1 may be widened to 0 (etp_candidates: 0 = the stage's tp).
+std::vector<int> intList(const Json &j, const char *key, const std::string &path, const Range &range,
+                         std::vector<int> fallback, bool zeroAllowed = false)
+{
+    const long long minValue = zeroAllowed ? 0 : static_cast<long long>(range.min);
+    const long long maxValue = static_cast<long long>(range.max);
     if (!has(j, key))
         return fallback;
     const std::string p = childPath(path, key);
@@ -188,8 +198,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                         "expected one of \"megatron\", \"nemo\", \"deepspeed\", \"torchtitan\", found \"" + s.target + "\"");
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");
-    s.microBatches = intList(j, "micro_batches", path, static_cast<int>(limits::microBatch.min),
-                             static_cast<int>(limits::microBatch.max), s.microBatches);
+    s.microBatches = intList(j, "micro_batches", path, limits::microBatch, s.microBatches);
     if (has(j, "schedules")) {
         const std::string p = childPath(path, "schedules");
         const Json &list = j.at("schedules");
@@ -205,16 +214,16 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
         }
     }
     if (has(j, "virtual_stages") && j.at("virtual_stages").is_array()) {
-        const std::vector<int> depths = intList(j, "virtual_stages", path, 2, 64, {});
+        const std::vector<int> depths = intList(j, "virtual_stages", path, limits::interleavingDepth, {});
         s.virtualStages.assign(depths.begin(), depths.end());
     } else if (has(j, "virtual_stages")) {
-        s.virtualStages = static_cast<int>(getInt(j, "virtual_stages", path, 2, 64, 2));  // an old file
+        s.virtualStages = static_cast<int>(intIn(j, "virtual_stages", path, limits::interleavingDepth, 2));  // an old file
     }
-    s.maxStages = static_cast<int>(getInt(j, "max_stages", path, 0, 1 << 20, 0));
+    s.maxStages = static_cast<int>(intIn(j, "max_stages", path, limits::maxStages, 0));
+    // 0 = the planner's default budget, below the range of a budget given.
     s.mcmcBudget = static_cast<int>(getInt(j, "mcmc_budget", path, 0, static_cast<long long>(limits::evaluationBudget.max), 0));
-    s.seed = getInt(j, "seed", path, 0, std::numeric_limits<int>::max(), 1);
-    s.topK = static_cast<int>(getInt(j, "top_k", path, static_cast<long long>(limits::topPlans.min),
-                                     static_cast<long long>(limits::topPlans.max), 1));
+    s.seed = intIn(j, "seed", path, limits::searchSeed, 1);
+    s.topK = static_cast<int>(intIn(j, "top_k", path, limits::topPlans, 1));
     const std::string units = getString(j, "pipeline_units", path, "layers");
     if (!pipelineUnitsFromString(units, s.pipelineUnits))
         throw JsonError(childPath(path, "pipeline_units"),
@@ -263,12 +272,12 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             s.recomputeModes.push_back(r);
         }
     }
-    s.tpCandidates = intList(j, "tp_candidates", path, 1, 1 << 16, s.tpCandidates);
-    s.epCandidates = intList(j, "ep_candidates", path, 1, 1 << 16, s.epCandidates);
-    s.etpCandidates = intList(j, "etp_candidates", path, 0, 1 << 16, s.etpCandidates);
-    s.cpCandidates = intList(j, "cp_candidates", path, 1, 1 << 16, s.cpCandidates);
+    s.tpCandidates = intList(j, "tp_candidates", path, limits::candidateWidth, s.tpCandidates);
+    s.epCandidates = intList(j, "ep_candidates", path, limits::candidateWidth, s.epCandidates);
+    s.etpCandidates = intList(j, "etp_candidates", path, limits::candidateWidth, s.etpCandidates, true);
+    s.cpCandidates = intList(j, "cp_candidates", path, limits::candidateWidth, s.cpCandidates);
     s.cpMinTokensPerRank =
-        static_cast<int>(getInt(j, "cp_min_tokens_per_rank", path, 0, 1 << 30, s.cpMinTokensPerRank));
+        static_cast<int>(intIn(j, "cp_min_tokens_per_rank", path, limits::cpMinTokensPerRank, s.cpMinTokensPerRank));
     if (has(j, "layouts")) {
         const std::string p = childPath(path, "layouts");
         const Json &list = j.at("layouts");

@@ -1,5 +1,6 @@
 #include "StageCostCache.h"
 
+#include "KeptFront.h"
 #include "Pipeline.h"
 #include "SearchRun.h"
 
@@ -336,24 +337,10 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
         entry.fits = true;
         m_tmp.push_back({t, e, i});
     }
-    // The Pareto front on (t, e); of equal options the lowest index.
+    // The Pareto front on (t, e), or with m_keep > 1 the options fewer than m_keep others
+    // dominate (KeptFront.h); of equal options the lowest index.
     entry.begin = static_cast<int>(m_optPool.size());
-    if (m_keep == 1) {
-        appendParetoFront(m_tmp, m_optPool, [](const OptCost &x, const OptCost &y) { return x.opt < y.opt; });
-    } else {
-        // The options fewer than m_keep others dominate: sorted by (t, e, index), each is
-        // dominated by the ones before it with e at most its own.
-        std::sort(m_tmp.begin(), m_tmp.end(), [](const OptCost &x, const OptCost &y) {
-            return x.t != y.t ? x.t < y.t : x.e != y.e ? x.e < y.e : x.opt < y.opt;
-        });
-        std::vector<double> seen;  // e of the options before, ascending
-        for (const OptCost &o : m_tmp) {
-            const auto at = std::upper_bound(seen.begin(), seen.end(), o.e);
-            if (at - seen.begin() < m_keep)
-                m_optPool.push_back(o);
-            seen.insert(at, o.e);
-        }
-    }
+    appendKeptFront(m_tmp, m_optPool, m_keep, [](const OptCost &x, const OptCost &y) { return x.opt < y.opt; });
     entry.count = static_cast<int>(m_optPool.size()) - entry.begin;
     m_optMemo.insert(key, entry);
     return entry;

@@ -123,17 +123,11 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
         requireObject(l, lp);
         requireKnownKeys(l, lp, {"tp", "pp", "dp", "cp", "ep", "microbatch", "schedule", "zero", "recompute", "sp"});
         UniformLayout u;
-        u.tp = static_cast<int>(getInt(l, "tp", lp, 1, limits::devices.max, 1));
+        // tp, cp, ep, sp, zero and recompute: the keys and ranges of a plan's stage.
+        u.config() = readStageConfig(l, lp);
         u.pp = static_cast<int>(getInt(l, "pp", lp, 1, limits::devices.max, 1));
         u.dp = static_cast<int>(getInt(l, "dp", lp, 1, limits::devices.max, 1));
-        u.cp = static_cast<int>(getInt(l, "cp", lp, 1, limits::devices.max, 1));
-        u.ep = static_cast<int>(getInt(l, "ep", lp, 1, limits::devices.max, 1));
         u.microBatch = static_cast<int>(getInt(l, "microbatch", lp, 1, limits::microBatch.max, 1));
-        u.zero = static_cast<int>(getInt(l, "zero", lp, 0, 3, 0));
-        u.sp = getBool(l, "sp", lp, false);
-        const std::string rec = getString(l, "recompute", lp, "none");
-        if (!recomputeFromString(rec, u.recompute))
-            throw JsonError(childPath(lp, "recompute"), "expected none, selective or full, found \"" + rec + "\"");
         u.schedule = scheduleOf(getString(l, "schedule", lp, "1f1b"), u.virtualStages, childPath(lp, "schedule"));
         u.globalBatch = batch;
         u.seqLength = seq;

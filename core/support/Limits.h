@@ -98,11 +98,22 @@ inline constexpr Range topPlans{1, 100, "", false, true};
 // label took the window 66 s and 1.6 GB to lay out (issue 25).
 inline constexpr Range labelChars{0, 1'000, "characters", false, true};
 
-// Search.
+// Search: the settings a workspace's "search" object stores (SearchSettings.h). The loader,
+// nest-cli's flags and the window's search panel all read these, so that a value one of
+// them accepts the others accept too (the panel's spin boxes span exactly these ranges).
 inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction of capacity kept free
-inline constexpr Range searchDepths{1, 64, "", false, true};        // interleaving depths searched (--vpp)
-inline constexpr Range maxStages{0, 100'000, "", false, true};      // --max-stages; 0 = the layer count
+// --vpp: 1 = the non-interleaved schedules, 2..64 interleaving depths; the workspace's
+// "virtual_stages" and the panel's depths list hold only the depths (interleavingDepth).
+inline constexpr Range searchDepths{1, 64, "", false, true};
+inline constexpr Range interleavingDepth{2, 64, "", false, true};   // model chunks per device searched
+inline constexpr Range maxStages{0, 100'000, "", false, true};      // "max_stages", --max-stages; 0 = the layer count
 inline constexpr Range evaluationBudget{1, 100'000'000, "", false, true};  // mcmc plan evaluations
+// The candidate widths searched ("tp_candidates", "ep_candidates", "cp_candidates",
+// "etp_candidates" where 0 = the stage's tp; --ep, --etp, --cp): one stage's parallel group.
+inline constexpr Range candidateWidth = parallelWidth;
+inline constexpr Range searchSeed{0, 2'147'483'647, "", false, true};  // "seed", --seed: the mcmc planner's seed
+// "cp_min_tokens_per_rank": a cp > 1 is searched only when sequence / cp reaches it (0 = off).
+inline constexpr Range cpMinTokensPerRank{0, 1 << 30, "", false, true};
 // --max-states: the search limit (SearchOptions::maxStates; default 2e9, about 16,000 s); each
 // state stands for about 8 us, so 1e12 is three months.
 inline constexpr Range searchStates{1e3, 1e12, ""};

@@ -3,6 +3,7 @@
 // baseline's time is the evaluator's; a baseline that finds nothing says why; MCMC is
 // deterministic for a seed; the flat planner equals NEST where the network is uniform and
 // its mean link is the hand-computed pair average; the manual rules hold.
+#include "Fixtures.h"
 #include "ClusterTemplates.h"
 #include "FlatPlanner.h"
 #include "McmcPlanner.h"
@@ -70,7 +71,7 @@ TEST(BaselinePlanners, nestNeverWorseOnTheQuickGrid)
         if (p.part == EvaluationPart::Memory)
             continue;
         const Topology topo = evaluationCluster(p).value();
-        const ModelProfile model = resolveModel(p.model).value();
+        const ModelProfile model = fixtures::model(p.model);
         const std::vector<PlannerRun> runs =
             runPlanners(topo, model, evaluationOptions(grid, p), grid.planners, 2);
         ASSERT_EQ(runs.front().planner, std::string("nest"));
@@ -90,8 +91,8 @@ TEST(BaselinePlanners, nestNeverWorseOnTheQuickGrid)
 
 TEST(BaselinePlanners, baselinesAreConsistentWithTheEvaluator)
 {
-    const Topology topo = clusterPreset("paper-spineleaf-64").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const Topology topo = fixtures::cluster("paper-spineleaf-64");
+    const ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions o;
     o.evaluationBudget = 300;
     for (const std::string &name : kBaselines) {
@@ -109,8 +110,8 @@ TEST(BaselinePlanners, baselinesAreConsistentWithTheEvaluator)
 TEST(BaselinePlanners, nothingFeasibleSaysWhy)
 {
     // GPT-3 175B needs ~2.8 TB of model states; 8 V100 hold 256 GB.
-    const Topology topo = clusterPreset("paper-v100-8").value();
-    const ModelProfile model = resolveModel("gpt3-175b").value();
+    const Topology topo = fixtures::cluster("paper-v100-8");
+    const ModelProfile model = fixtures::model("gpt3-175b");
     SearchOptions o;
     o.evaluationBudget = 200;
     for (const std::string &name : kBaselines) {
@@ -124,8 +125,8 @@ TEST(BaselinePlanners, nothingFeasibleSaysWhy)
 
 TEST(BaselinePlanners, mcmcIsDeterministicForASeed)
 {
-    const Topology topo = clusterPreset("paper-fattree-64").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const Topology topo = fixtures::cluster("paper-fattree-64");
+    const ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions o;
     o.evaluationBudget = 400;
     o.seed = 7;
@@ -146,8 +147,8 @@ TEST(BaselinePlanners, mcmcIsDeterministicForASeed)
 
 TEST(BaselinePlanners, mcmcSpendsItsBudget)
 {
-    const Topology topo = clusterPreset("paper-v100-16").value();
-    const ModelProfile model = resolveModel("bert-large").value();
+    const Topology topo = fixtures::cluster("paper-v100-16");
+    const ModelProfile model = fixtures::model("bert-large");
     SearchOptions o;
     for (int budget : {50, 250}) {
         o.evaluationBudget = budget;
@@ -161,8 +162,8 @@ TEST(BaselinePlanners, mcmcSpendsItsBudget)
 
 TEST(BaselinePlanners, mcmcCancels)
 {
-    const Topology topo = clusterPreset("paper-spineleaf-1024").value();
-    const ModelProfile model = resolveModel("gpt3-175b").value();
+    const Topology topo = fixtures::cluster("paper-spineleaf-1024");
+    const ModelProfile model = fixtures::model("gpt3-175b");
     SearchOptions o;
     o.evaluationBudget = 1000000;
     CancelToken token;
@@ -198,7 +199,7 @@ TEST(BaselinePlanners, flatEqualsNestOnAUniformCluster)
 {
     const Topology topo = twoLevel(100, 100, 1);  // every link the same
     for (const char *m : {"llama2-7b", "bert-large"}) {
-        const ModelProfile model = resolveModel(m).value();
+        const ModelProfile model = fixtures::model(m);
         const SearchOptions o;
         const PlanResult nest = NestPlanner().plan(topo, model, o);
         const PlanResult flat = FlatPlanner().plan(topo, model, o);
@@ -214,7 +215,7 @@ TEST(BaselinePlanners, flatIsScoredOnTheRealCluster)
     // A slow, oversubscribed rack level: the flat view is faster than the real network, so
     // the flat plan's real time is at least NEST's and is not its flat-view value.
     const Topology topo = twoLevel(400, 5, 4);
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const ModelProfile model = fixtures::model("llama2-7b");
     const SearchOptions o;
     const PlanResult flat = FlatPlanner().plan(topo, model, o);
     const PlanResult nest = NestPlanner().plan(topo, model, o);
@@ -228,9 +229,9 @@ TEST(BaselinePlanners, flatIsScoredOnTheRealCluster)
 TEST(BaselinePlanners, megatronFollowsTheManualRules)
 {
     // 8 GPUs per node: tp 8 divides the 32 heads of Llama-2 7B and the 16 of BERT-Large.
-    const Topology topo = clusterPreset("paper-spineleaf-64").value();
+    const Topology topo = fixtures::cluster("paper-spineleaf-64");
     for (const char *m : {"llama2-7b", "bert-large", "llama3-70b"}) {
-        const ModelProfile model = resolveModel(m).value();
+        const ModelProfile model = fixtures::model(m);
         SearchOptions o;
         const PlanResult r = MegatronPlanner().plan(topo, model, o);
         ASSERT_TRUE(r.found) << m;
@@ -254,16 +255,16 @@ TEST(BaselinePlanners, megatronFollowsTheManualRules)
         }
     }
     // A node of 2 V100: tp 2.
-    const Topology v100 = clusterPreset("paper-v100-16").value();
-    const PlanResult r = MegatronPlanner().plan(v100, resolveModel("bert-large").value(), SearchOptions{});
+    const Topology v100 = fixtures::cluster("paper-v100-16");
+    const PlanResult r = MegatronPlanner().plan(v100, fixtures::model("bert-large"), SearchOptions{});
     ASSERT_TRUE(r.found);
     ASSERT_EQ(shapeOf(r.plan).most.tp, 2);
 }
 
 TEST(BaselinePlanners, parallelRunsEqualSequentialOnes)
 {
-    const Topology topo = clusterPreset("paper-v100-16").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const Topology topo = fixtures::cluster("paper-v100-16");
+    const ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions o;
     o.evaluationBudget = 200;
     const std::vector<std::string> names{"nest", "flat", "megatron", "mcmc", "bogus"};

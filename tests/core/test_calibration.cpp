@@ -1,5 +1,7 @@
 // Calibration (issue 23): the Megatron FLOP formula against Narayanan et al.'s closed form,
 // the calibration file's errors, and what applying a calibration changes (nothing without one).
+#include "Fixtures.h"
+
 #include "Calibration.h"
 #include "ClusterIO.h"
 #include "ModelIO.h"
@@ -43,28 +45,18 @@ TEST(CalibrationFile, ErrorsNameThePath)
 
 TEST(CalibrationApply, OverheadScalesTheStageTimeAndNothingElseChangesWithoutIt)
 {
-    auto t = resolveCluster("paper-spineleaf-64");
-    ModelOptions o;
-    o.seqLength = 4096;
-    o.globalBatch = 512;
-    auto m = resolveModel("llama2-7b", o);
-    ASSERT_TRUE(t.ok() && m.ok());
-    UniformLayout u;
-    u.tp = 8;
-    u.pp = 2;
-    u.dp = 4;
-    u.globalBatch = 512;
-    u.seqLength = 4096;
-    const Plan plan = *buildUniformPlan(u, *t, *m);
+    const Topology t = fixtures::spineleaf64();
+    const ModelProfile m = fixtures::llama2_7b(4096, 512);
+    const Plan plan = fixtures::uniformPlan(fixtures::uniformLayout(8, 2, 4, 512, 4096), t, m);
     const CostOptions base;
-    const Report plain = evaluate(plan, *t, *m, base);
-    EXPECT_EQ(evaluate(plan, *t, *m, applyCalibration(base, Calibration{}, *t)).iterationTime, plain.iterationTime);
+    const Report plain = evaluate(plan, t, m, base);
+    EXPECT_EQ(evaluate(plan, t, m, applyCalibration(base, Calibration{}, t)).iterationTime, plain.iterationTime);
 
     Calibration c;
     c.parameters.push_back({"h100-sxm-80gb", "megatron-core", std::nullopt, 0.25});
-    const CostOptions cal = applyCalibration(base, c, *t);
+    const CostOptions cal = applyCalibration(base, c, t);
     EXPECT_EQ(cal.stepOverhead, 0.25);
-    const Report r = evaluate(plan, *t, *m, cal);
+    const Report r = evaluate(plan, t, m, cal);
     ASSERT_EQ(r.stages.size(), plain.stages.size());
     for (size_t k = 0; k < r.stages.size(); ++k) {
         const StageCost &a = plain.stages[k].cost, &b = r.stages[k].cost;
@@ -75,7 +67,7 @@ TEST(CalibrationApply, OverheadScalesTheStageTimeAndNothingElseChangesWithoutIt)
     }
     // Another framework's entry does not apply.
     c.parameters.front().framework = "deepspeed";
-    EXPECT_EQ(applyCalibration(base, c, *t).stepOverhead, 0.0);
+    EXPECT_EQ(applyCalibration(base, c, t).stepOverhead, 0.0);
 }
 
 namespace {

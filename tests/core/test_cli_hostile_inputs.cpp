@@ -5,6 +5,7 @@
 // exporters directly) leave the scripts inert and valid: `bash -n` passes, running them with
 // stub launchers never runs the payload, and the launchers receive the names byte for byte.
 #include "CoreTestSupport.h"
+#include "Fixtures.h"
 
 #include "ClusterEdits.h"
 #include "ClusterIO.h"
@@ -162,12 +163,7 @@ std::optional<json> pythonRead(const std::string &file, const std::string &kind,
     return json::parse(r.out, nullptr, false);
 }
 
-Topology spineleaf64()
-{
-    auto t = resolveCluster("paper-spineleaf-64");  // 8 nodes of 8 H100
-    EXPECT_TRUE(t.ok()) << t.error();
-    return *t;
-}
+using fixtures::spineleaf64;  // 8 nodes of 8 H100
 
 } // namespace
 
@@ -348,13 +344,10 @@ TEST(HostileNames, exportPlanRefusesAClusterWithThem)
     topo.groups[static_cast<size_t>(topo.groupsAtLevel(0)[3])].name = "gpu\n$(touch " + pwnedPath(dir) + ")";
     auto plan = loadPlan(sample("sample_configs/plans/llama2-7b-spineleaf64-tp8-pp2-dp4.json"));
     ASSERT_TRUE(plan.ok()) << plan.error();
-    ModelOptions o;
-    o.seqLength = plan->seqLength;
-    o.globalBatch = plan->globalBatch;
     ExportRequest request;
     request.plan = *plan;
     request.topology = topo;
-    request.model = *resolveModel("llama2-7b", o);
+    request.model = fixtures::llama2_7b(plan->seqLength, plan->globalBatch);
     for (const ExportFormat format : exportFormats()) {
         auto result = exportPlan(request, format);
         ASSERT_FALSE(result.ok()) << toString(format);
@@ -400,15 +393,10 @@ Exported exportHostile(const TempDir &dir, ExportFormat format, const std::strin
     topo.name = e.clusterName;
     auto plan = loadPlan(sample("sample_configs/plans/llama2-7b-spineleaf64-tp8-pp2-dp4.json"));
     EXPECT_TRUE(plan.ok()) << plan.error();
-    ModelOptions o;
-    o.seqLength = plan->seqLength;
-    o.globalBatch = plan->globalBatch;
-    auto model = resolveModel("llama2-7b", o);
-    EXPECT_TRUE(model.ok()) << model.error();
     ExportRequest request;
     request.plan = *plan;
     request.topology = topo;
-    request.model = *model;
+    request.model = fixtures::llama2_7b(plan->seqLength, plan->globalBatch);
     e.modelName = "llama'\"\n# $(touch " + pwnedPath(dir) + ")\r\n: `touch " + pwnedPath(dir) + "`; x: [1";
     request.model.name = e.modelName;
     auto config = modelPreset("llama2-7b");

@@ -55,7 +55,7 @@ TEST(CliLimits, flagOutsideItsRange)
         // Search flags.
         {"max-stages 1e9", plan({"--max-stages", "1000000000"}), {"--max-stages", "at most 100000"}},
         {"microbatch list", plan({"--microbatch", "1,70000"}), {"--microbatch", "70000"}},
-        {"cp list", plan({"--cp", "2,2000000"}), {"--cp", "at most 1048576"}},
+        {"cp list", plan({"--cp", "2,2000000"}), {"--cp", "at most 65536"}},
         {"vpp 65", plan({"--vpp", "1,65"}), {"--vpp", "at most 64"}},
         {"budget 0", plan({"--planner", "mcmc", "--budget", "0"}), {"--budget", "at least 1"}},
         {"budget 2e8", plan({"--planner", "mcmc", "--budget", "200000000"}), {"--budget", "at most 100000000"}},
@@ -73,6 +73,50 @@ TEST(CliLimits, flagOutsideItsRange)
             for (const std::string &s : row.expected)
                 ASSERT_TRUE(contains(r.err, s)) << s << " not in: " << r.err;
         }();
+    }
+}
+
+TEST(CliLimits, workspaceAndFlagRefuseTheSameValues)
+{
+    // Issue 52: a search setting has one range, read by the workspace loader and by the flag
+    // that overrides it. Each row: the first value outside the range (the numbers of
+    // docs/reliability.md's table), refused with exit 2 both from a workspace file (the
+    // message names the JSON key) and from the flag (the message names the flag).
+    struct Row {
+        std::string key;       // in the workspace's "search" object
+        nlohmann::json value;  // just outside the range
+        Args flag;             // the same value as a flag
+        std::string bound;     // what the messages say
+    };
+    const std::vector<Row> rows{
+        {"max_stages", 100001, {"--max-stages", "100001"}, "100000"},
+        {"memory_headroom", 0.995, {"--memory-headroom", "0.995"}, "0.99"},
+        {"seed", 2147483648LL, {"--planner", "mcmc", "--seed", "2147483648"}, "2147483647"},
+        {"top_k", 101, {"--top", "101"}, "100"},
+        {"mcmc_budget", 100000001, {"--planner", "mcmc", "--budget", "100000001"}, "100000000"},
+        {"micro_batches", {1, 65537}, {"--microbatch", "1,65537"}, "65536"},
+        {"ep_candidates", {1, 65537}, {"--ep", "1,65537"}, "65536"},
+        {"cp_candidates", {1, 65537}, {"--cp", "1,65537"}, "65536"},
+    };
+    const coretest::TempDir dir;
+    const nlohmann::json quickstart =
+        coretest::jsonObject(coretest::readFile(coretest::sample("sample_configs/workspaces/quickstart.nestws.json")));
+    ASSERT_TRUE(quickstart.is_object());
+    for (const Row &row : rows) {
+        SCOPED_TRACE(row.key);
+        nlohmann::json ws = quickstart;
+        ws["search"][row.key] = row.value;
+        const std::string file = dir.filePath(row.key + ".nestws.json");
+        ASSERT_TRUE(coretest::writeFile(file, ws.dump(1)));
+        const coretest::Run fromFile = runCli({"plan", "--workspace", file});
+        EXPECT_EQ(fromFile.exitCode, 2) << fromFile.err;
+        EXPECT_TRUE(contains(fromFile.err, row.key)) << fromFile.err;
+        EXPECT_TRUE(contains(fromFile.err, row.bound)) << fromFile.err;
+        const coretest::Run fromFlag = runCli(Args{"plan"} + kSmall + row.flag);
+        EXPECT_EQ(fromFlag.exitCode, 2) << fromFlag.err;
+        const std::string flag = row.flag[row.flag.size() - 2];
+        EXPECT_TRUE(contains(fromFlag.err, flag)) << fromFlag.err;
+        EXPECT_TRUE(contains(fromFlag.err, row.bound)) << fromFlag.err;
     }
 }
 

@@ -2,6 +2,8 @@
 // placement kept or said to be lost, the fallback rules with both times, --strict, and the
 // launch files' numbers. The exported files' syntax and the read-back time through the CLI
 // are checked by tests/interop/check_exports.py with independent parsers.
+#include "Fixtures.h"
+
 #include "ClusterIO.h"
 #include "FrameworkExport.h"
 #include "ModelBuilder.h"
@@ -18,22 +20,9 @@ using namespace nest;
 
 namespace {
 
-Topology spineleaf64()
-{
-    auto t = resolveCluster("paper-spineleaf-64");  // 8 nodes of 8 H100, 4 nodes per leaf
-    EXPECT_TRUE(t.ok()) << t.error();
-    return *t;
-}
+using fixtures::spineleaf64;  // 8 nodes of 8 H100, 4 nodes per leaf
 
-ModelProfile llama7b()
-{
-    ModelOptions o;
-    o.seqLength = 4096;
-    o.globalBatch = 512;
-    auto m = resolveModel("llama2-7b", o);  // embedding, 32 blocks, head
-    EXPECT_TRUE(m.ok()) << m.error();
-    return *m;
-}
+ModelProfile llama7b() { return fixtures::llama2_7b(4096, 512); }  // embedding, 32 blocks, head
 
 // Stage k: layers [bounds[k], bounds[k+1]); its devices per replica given.
 Plan planOf(const std::vector<int> &bounds, const std::vector<std::vector<std::vector<int>>> &devices, int tp, int dp)
@@ -101,16 +90,7 @@ ExportRequest requestFor8b(const Plan &plan)
 }
 
 // tp x pp x dp on the spine-leaf cluster, batch 512 of 4096 tokens.
-UniformLayout layoutOf(int tp, int pp, int dp)
-{
-    UniformLayout u;
-    u.tp = tp;
-    u.pp = pp;
-    u.dp = dp;
-    u.globalBatch = 512;
-    u.seqLength = 4096;
-    return u;
-}
+UniformLayout layoutOf(int tp, int pp, int dp) { return fixtures::uniformLayout(tp, pp, dp, 512, 4096); }
 
 bool contains(const std::string &text, const std::string &part)
 {

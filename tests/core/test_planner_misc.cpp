@@ -1,6 +1,7 @@
 // Planner behaviour: determinism (same inputs, same plan, bit for bit), cancellation within
 // 100 ms on a large instance, monotone progress, the "nothing fits" message, search
 // statistics, and option handling.
+#include "Fixtures.h"
 #include "ClusterTemplates.h"
 #include "ExhaustivePlanner.h"
 #include "ModelIO.h"
@@ -21,8 +22,8 @@ namespace {
 // Llama 2 7B on the paper's 16 V100s, micro-batches 1 and 2: a search of many outer points
 // that takes a few milliseconds.
 struct SmallSearch {
-    Topology topo = clusterPreset("paper-v100-16").value();
-    ModelProfile model = resolveModel("llama2-7b").value();
+    Topology topo = fixtures::cluster("paper-v100-16");
+    ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions options = [] {
         SearchOptions o;
         o.microBatches = {1, 2};
@@ -53,7 +54,7 @@ namespace {
 void expectPromptCancel(const SearchOptions &o, const char *what)
 {
     const Topology topo = makeCluster("paper-spineleaf", {{"devices", 16384}}).value();
-    const ModelProfile model = resolveModel("gpt3-175b").value();
+    const ModelProfile model = fixtures::model("gpt3-175b");
     CancelToken token;
     std::chrono::steady_clock::time_point cancelledAt;
     bool cancelled = false;
@@ -84,7 +85,7 @@ TEST(PlannerMisc, cancellation)
     const Topology topo = makeCluster("paper-spineleaf", {{"devices", 16384}}).value();
     CancelToken t2;
     t2.cancel();
-    const PlanResult e = ExhaustivePlanner().plan(topo, resolveModel("gpt3-175b").value(), SearchOptions(),
+    const PlanResult e = ExhaustivePlanner().plan(topo, fixtures::model("gpt3-175b"), SearchOptions(),
                                                   ProgressFn(), t2);
     ASSERT_TRUE(e.cancelled);
 }
@@ -111,8 +112,8 @@ TEST(PlannerMisc, threadsGiveTheSamePlanAndStopOnCancel)
 
 TEST(PlannerMisc, progressIsMonotone)
 {
-    const Topology topo = clusterPreset("paper-v100-8").value();
-    const ModelProfile model = resolveModel("bert-large").value();
+    const Topology topo = fixtures::cluster("paper-v100-8");
+    const ModelProfile model = fixtures::model("bert-large");
     SearchOptions o;
     o.microBatches = {1, 2, 4};
     std::vector<double> fractions, bests;
@@ -136,8 +137,8 @@ TEST(PlannerMisc, nothingFits)
 {
     // GPT3-175B (350 GB of BF16 weights alone) cannot fit on 8 V100-32GB, whatever the plan:
     // 8 * 32 GB = 256 GB < 350 GB.
-    const Topology topo = clusterPreset("paper-v100-8").value();
-    const ModelProfile model = resolveModel("gpt3-175b").value();
+    const Topology topo = fixtures::cluster("paper-v100-8");
+    const ModelProfile model = fixtures::model("gpt3-175b");
     SearchOptions o;
     o.microBatches = {1};
     const PlanResult r = NestPlanner().plan(topo, model, o);
@@ -158,15 +159,15 @@ TEST(PlannerMisc, nothingFits)
     SearchOptions bad;
     bad.globalBatch = 7;
     bad.microBatches = {2, 4};
-    const PlanResult b = NestPlanner().plan(topo, resolveModel("bert-large").value(), bad);
+    const PlanResult b = NestPlanner().plan(topo, fixtures::model("bert-large"), bad);
     ASSERT_TRUE(!b.found);
     ASSERT_TRUE(b.message.find("global batch") != std::string::npos) << b.message.c_str();
 }
 
 TEST(PlannerMisc, optionsRestrictTheSpace)
 {
-    const Topology topo = clusterPreset("paper-v100-16").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const Topology topo = fixtures::cluster("paper-v100-16");
+    const ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions o;
     o.microBatches = {2};
     o.schedules = {Schedule::OneFOneB};
@@ -210,7 +211,7 @@ TEST(PlannerMisc, planSpaceLayouts)
     t.reindex();
     ASSERT_TRUE(t.validate().empty()) << t.validate().c_str();
     ASSERT_EQ(t.deviceCount(), 8);
-    const ModelProfile model = resolveModel("bert-large").value();
+    const ModelProfile model = fixtures::model("bert-large");
     SearchOptions o;
     const PlanSpace space(t, model, o);
     OuterConfig c;
@@ -239,8 +240,8 @@ TEST(PlannerMisc, gpipeDominatedBy1F1B)
     // NEST skips a GPipe point when the 1F1B point with the same (mb, dp, layout) is in the
     // space: same plans, same times, never more stashed micro-batches. The optimum over
     // {1F1B, GPipe} must therefore equal the 1F1B optimum, and GPipe alone can never beat it.
-    const Topology topo = clusterPreset("paper-spineleaf-64").value();
-    const ModelProfile model = resolveModel("llama2-7b").value();
+    const Topology topo = fixtures::cluster("paper-spineleaf-64");
+    const ModelProfile model = fixtures::model("llama2-7b");
     SearchOptions o;
     o.globalBatch = 128;  // few micro-batches, so that GPipe's stash fits too
     o.microBatches = {1, 2};

@@ -2,6 +2,7 @@
 // trip (with guards that fail when a field is added to the struct but not to the JSON), the
 // planner factory, the errors of bad JSON (each names its path), and the settings' effect on
 // the plans the real planners return.
+#include "Fixtures.h"
 #include "ClusterIO.h"
 #include "ClusterTemplates.h"
 #include "ModelBuilder.h"
@@ -128,12 +129,7 @@ const Topology &smallCluster()
 
 const ModelProfile &smallModel()
 {
-    static const ModelProfile m = [] {
-        ModelOptions o;
-        o.globalBatch = 16;
-        o.seqLength = 1024;
-        return resolveModel("llama2-7b", o).value();
-    }();
+    static const ModelProfile m = fixtures::llama2_7b(1024, 16);
     return m;
 }
 

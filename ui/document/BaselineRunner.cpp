@@ -70,18 +70,10 @@ void BaselineRunner::start(const Workspace &inputs, const QStringList &planners,
                 out.failures << QString::fromStdString(run.planner + ": " + (r.message.empty() ? "no plan found" : r.message));
                 continue;
             }
-            auto snap = std::make_shared<PlanSnapshot>();
-            snap->label = run.planner + suffix;
-            snap->planner = run.planner;
-            snap->topology = inputs.cluster;
-            snap->model = model;
-            snap->modelSource = inputs.model;
-            snap->settings = inputs.search;
-            snap->settings.planner = run.planner;
-            snap->calibration = inputs.calibration;
-            snap->band = modelErrorBand(options.cost, inputs.calibration, inputs.cluster);
-            snap->cost = options.cost;
-            snap->analysis = analyzePlan(r.plan, inputs.cluster, model, options.cost);
+            SearchSettings settings = inputs.search;
+            settings.planner = run.planner;
+            auto snap = analysedSnapshot(r.plan, run.planner + suffix, run.planner, inputs.cluster, model, inputs.model,
+                                         settings, inputs.calibration, options.cost);
             snap->searched = true;
             snap->stats = r.stats;
             snap->objective = r.objective;

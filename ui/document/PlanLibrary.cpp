@@ -31,19 +31,10 @@ PlanSnapshotPtr snapshotOfPinned(const PinnedPlan &pin, const ModelSource &works
     Result<ModelProfile> model = pinnedPlanModel(pin, workspaceModel, "pinned plan '" + pin.label + "'");
     if (!model)
         throw std::runtime_error(model.error());
-    auto snap = std::make_shared<PlanSnapshot>();
-    snap->label = pin.label;
-    snap->planner = pin.planner;
-    snap->topology = pin.cluster;
-    snap->model = std::move(model).value();
-    snap->modelSource = pin.model ? *pin.model : workspaceModel;
-    snap->settings = pin.settings;
+    const SearchOptions options = calibratedSearchOptions(pin.settings, *model, pin.cluster, calibration);
+    auto snap = analysedSnapshot(pin.plan, pin.label, pin.planner, pin.cluster, std::move(model).value(),
+                                 pin.model ? *pin.model : workspaceModel, pin.settings, calibration, options.cost);
     snap->stats.wallSeconds = pin.searchSeconds;
-    const SearchOptions options = calibratedSearchOptions(pin.settings, snap->model, pin.cluster, calibration);
-    snap->calibration = calibration;
-    snap->band = modelErrorBand(options.cost, calibration, pin.cluster);
-    snap->cost = options.cost;
-    snap->analysis = analyzePlan(pin.plan, pin.cluster, snap->model, options.cost);
     return snap;
 }
 

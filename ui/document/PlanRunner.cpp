@@ -26,23 +26,15 @@ ModelProfile modelOf(const Workspace &inputs)
 }
 
 // A snapshot of `plan` on `inputs`' cluster with `model`, analysed (evaluated, simulated)
-// with `options`' cost model: what every job delivers; the caller adds the search's part.
-std::shared_ptr<PlanSnapshot> analysedSnapshot(quint64 job, const std::string &label, const std::string &planner,
+// with `options`' cost model (analysedSnapshot), from job `job`: what every job delivers;
+// the caller adds the search's part.
+std::shared_ptr<PlanSnapshot> jobSnapshot(quint64 job, const std::string &label, const std::string &planner,
                                                const Workspace &inputs, const ModelProfile &model,
                                                const SearchOptions &options, const Plan &plan)
 {
-    auto snap = std::make_shared<PlanSnapshot>();
+    auto snap = analysedSnapshot(plan, label, planner, inputs.cluster, model, inputs.model, inputs.search,
+                                 inputs.calibration, options.cost);
     snap->jobId = job;
-    snap->label = label;
-    snap->planner = planner;
-    snap->topology = inputs.cluster;
-    snap->model = model;
-    snap->modelSource = inputs.model;
-    snap->settings = inputs.search;
-    snap->calibration = inputs.calibration;
-    snap->band = modelErrorBand(options.cost, inputs.calibration, inputs.cluster);
-    snap->cost = options.cost;
-    snap->analysis = analyzePlan(plan, inputs.cluster, model, options.cost);
     return snap;
 }
 
@@ -141,7 +133,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
                                      r.message);
         auto snapshotOf = [&](const Plan &plan, const std::string &title, double objective, bool verified) {
             std::shared_ptr<PlanSnapshot> snap =
-                analysedSnapshot(job.id(), title, planner->name(), inputs, model, options, plan);
+                jobSnapshot(job.id(), title, planner->name(), inputs, model, options, plan);
             snap->searched = true;
             snap->stats = r.stats;
             snap->objective = objective;
@@ -189,7 +181,7 @@ quint64 PlanRunner::evaluate(const Workspace &inputs, const Plan &plan, quint64 
             model = std::move(m).value();
         }
         const SearchOptions options = calibratedSearchOptions(inputs.search, model, inputs.cluster, inputs.calibration);
-        PlanSnapshotPtr snap = analysedSnapshot(job.id(), name, plannerName, inputs, model, options, plan);
+        PlanSnapshotPtr snap = jobSnapshot(job.id(), name, plannerName, inputs, model, options, plan);
         return job.cancelled() ? nullptr : snap;
     }, revision);
 }

@@ -56,6 +56,16 @@ struct PlanSnapshot {
 
 using PlanSnapshotPtr = std::shared_ptr<const PlanSnapshot>;
 
+// A snapshot of `plan` on `topology` with `model` (as `modelSource` named it), planned under
+// `settings` and analysed (evaluated, simulated) with `cost`, its error band from the
+// framework and `calibration`: the one place a snapshot's inputs and analysis are set (a
+// search's result, a baseline planner's, a pinned plan). The caller adds what the search
+// says (searched, stats, objective, verified) and the job id.
+std::shared_ptr<PlanSnapshot> analysedSnapshot(const Plan &plan, const std::string &label, const std::string &planner,
+                                               const Topology &topology, ModelProfile model,
+                                               std::optional<ModelSource> modelSource, const SearchSettings &settings,
+                                               const std::optional<Calibration> &calibration, const CostOptions &cost);
+
 } // namespace nest::ui
 
 Q_DECLARE_METATYPE(nest::ui::PlanSnapshotPtr)

@@ -2,6 +2,7 @@
 
 #include "DeviceSpec.h"
 #include "LinkSpinBox.h"
+#include "Limits.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -44,7 +45,7 @@ ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent
 
     m_gpus = new QSpinBox;
     m_gpus->setObjectName(QStringLiteral("gpusPerNode"));
-    m_gpus->setRange(1, 4096);
+    m_gpus->setRange(1, static_cast<int>(limits::devices.max));  // as --gpus-per-node
     m_gpus->setValue(m_sketch.gpusPerNode.value_or(8));
     if (m_sketch.gpusPerNode) {
         m_gpus->setEnabled(false);   // the file fixes it

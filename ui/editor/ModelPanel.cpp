@@ -2,6 +2,8 @@
 
 #include "MeasuredDevice.h"
 
+#include "Limits.h"
+
 #include "WindowWording.h"
 #include "WorkspaceDocument.h"
 #include "LayerStripView.h"
@@ -29,10 +31,12 @@ namespace nest::ui {
 
 namespace {
 
-QSpinBox *sizeSpin(int max, const QString &name)
+// A count spanning the range the model loaders accept (Limits.h): a model file's value is
+// shown as it is, never clamped and written back on the next edit.
+QSpinBox *sizeSpin(const Range &range, const QString &name)
 {
     auto *s = new QSpinBox;
-    s->setRange(1, max);
+    s->setRange(static_cast<int>(range.min), static_cast<int>(range.max));
     s->setKeyboardTracking(false);
     s->setObjectName(name);
     s->setAccelerated(true);
@@ -66,9 +70,9 @@ ModelPanel::ModelPanel(WorkspaceDocument *document, QWidget *parent)
     layout->addWidget(m_form);
 
     auto *run = new QFormLayout;
-    m_seq = sizeSpin(1 << 20, QStringLiteral("seqLength"));
+    m_seq = sizeSpin(limits::seqLength, QStringLiteral("seqLength"));
     m_seq->setSuffix(tr(" tokens"));
-    m_batch = sizeSpin(1 << 24, QStringLiteral("globalBatch"));
+    m_batch = sizeSpin(limits::batch, QStringLiteral("globalBatch"));
     m_batch->setSuffix(tr(" samples"));
     run->addRow(tr("Sequence length"), m_seq);
     run->addRow(tr("Global batch"), m_batch);
@@ -133,14 +137,14 @@ void ModelPanel::createForm()
         m_family->addItem(QString::fromStdString(f));
     m_family->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_family->setMinimumContentsLength(8);
-    m_layersSpin = sizeSpin(10000, QStringLiteral("layers"));
-    m_hidden = sizeSpin(1 << 20, QStringLiteral("hidden"));
-    m_heads = sizeSpin(4096, QStringLiteral("heads"));
-    m_kvHeads = sizeSpin(4096, QStringLiteral("kvHeads"));
-    m_ffn = sizeSpin(1 << 22, QStringLiteral("ffnHidden"));
-    m_vocab = sizeSpin(1 << 24, QStringLiteral("vocab"));
-    m_experts = sizeSpin(4096, QStringLiteral("experts"));
-    m_topK = sizeSpin(4096, QStringLiteral("topK"));
+    m_layersSpin = sizeSpin(limits::layers, QStringLiteral("layers"));
+    m_hidden = sizeSpin(limits::hidden, QStringLiteral("hidden"));
+    m_heads = sizeSpin(limits::heads, QStringLiteral("heads"));
+    m_kvHeads = sizeSpin(limits::heads, QStringLiteral("kvHeads"));
+    m_ffn = sizeSpin(limits::ffnHidden, QStringLiteral("ffnHidden"));
+    m_vocab = sizeSpin(limits::vocab, QStringLiteral("vocab"));
+    m_experts = sizeSpin(limits::experts, QStringLiteral("experts"));
+    m_topK = sizeSpin(limits::experts, QStringLiteral("topK"));
     auto *pair = [&](QSpinBox *a, QSpinBox *b, const QString &mid) {
         auto *w = new QWidget;
         auto *h = new QHBoxLayout(w);

@@ -1,6 +1,7 @@
 #include "PropertyEditor.h"
 
 #include "LinkSpinBox.h"
+#include "Limits.h"
 #include "WorkspaceDocument.h"
 
 #include <QCheckBox>
@@ -95,7 +96,7 @@ PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
     auto *devForm = new QFormLayout(m_devicePart);
     devForm->setContentsMargins(0, 0, 0, 0);
     m_deviceCount = new QSpinBox;
-    m_deviceCount->setRange(1, 4096);
+    m_deviceCount->setRange(1, static_cast<int>(limits::devices.max));  // a cluster file's "devices"
     m_deviceCount->setKeyboardTracking(false);
     m_deviceCount->setObjectName(QStringLiteral("deviceCount"));
     m_deviceType = new QComboBox;

@@ -28,6 +28,13 @@ namespace nest::ui {
 
 namespace {
 
+// A spin box spans exactly the range the workspace loader and nest-cli accept (Limits.h),
+// so that no file value is clamped on display and written back on the next edit.
+void setRangeOf(QSpinBox *box, const Range &r)
+{
+    box->setRange(static_cast<int>(r.min), static_cast<int>(r.max));
+}
+
 QString listText(const std::vector<int> &v)
 {
     QStringList parts;
@@ -187,11 +194,11 @@ QWidget *SearchPanel::createCandidates()
     sform->addRow(tr("ETP widths"), m_etp);
     sform->addRow(tr("CP widths"), m_cp);
     m_maxStages = new QSpinBox;
-    m_maxStages->setRange(0, 4096);
+    setRangeOf(m_maxStages, limits::maxStages);
     m_maxStages->setSpecialValueText(tr("no limit"));
     sform->addRow(tr("Max stages"), m_maxStages);
     m_headroom = new QDoubleSpinBox;
-    m_headroom->setRange(0, 90);
+    m_headroom->setRange(100 * limits::memoryHeadroom.min, 100 * limits::memoryHeadroom.max);
     m_headroom->setSuffix(QStringLiteral(" %"));
     m_headroom->setDecimals(1);
     m_headroom->setToolTip(tr("Fraction of each device's memory kept free"));
@@ -230,20 +237,20 @@ QWidget *SearchPanel::createCandidates()
     // The mcmc planner's budget and seed (enabled when it is the planner).
     m_budget = new QSpinBox;
     m_budget->setObjectName(QStringLiteral("mcmcBudget"));
-    m_budget->setRange(0, 1'000'000);
+    m_budget->setRange(0, static_cast<int>(limits::evaluationBudget.max));  // 0: the planner's default
     m_budget->setSingleStep(500);
     m_budget->setSpecialValueText(tr("default (2000)"));
     m_budget->setToolTip(tr("Plan evaluations the mcmc planner may spend: more finds better plans, slowly"));
     sform->addRow(tr("MCMC budget"), m_budget);
     m_seed = new QSpinBox;
     m_seed->setObjectName(QStringLiteral("mcmcSeed"));
-    m_seed->setRange(0, std::numeric_limits<int>::max());
+    setRangeOf(m_seed, limits::searchSeed);
     m_seed->setToolTip(tr("The mcmc planner's random seed: the same seed gives the same plan"));
     sform->addRow(tr("MCMC seed"), m_seed);
     // The nest planner's best K distinct plans (the workspace's top_k).
     m_keepBest = new QSpinBox;
     m_keepBest->setObjectName(QStringLiteral("keepBest"));
-    m_keepBest->setRange(static_cast<int>(limits::topPlans.min), static_cast<int>(limits::topPlans.max));
+    setRangeOf(m_keepBest, limits::topPlans);
     m_keepBest->setSpecialValueText(tr("1 (the best plan)"));
     m_keepBest->setToolTip(tr("Run keeps the best K distinct plans (another shape, or a stage boundary on another "
                               "network tier) and lists them as one group, each with its time above the best: "
@@ -422,6 +429,7 @@ void SearchPanel::refresh()
     m_inside->setChecked(hasLayout(Layout::ReplicasInside));
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
+    m_shownHeadroom = m_headroom->value();  // rounded to the box's decimals
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
     m_stack->setCurrentIndex(m_stack->findData(QString::fromLatin1(toString(s.stack))));
     m_units->setCurrentIndex(m_units->findData(QString::fromLatin1(toString(s.pipelineUnits))));
@@ -483,8 +491,11 @@ void SearchPanel::commit()
     const std::pair<QLineEdit *, std::vector<int> *> lists[] = {
         {m_microBatches, &s.microBatches}, {m_tp, &s.tpCandidates}, {m_ep, &s.epCandidates}, {m_cp, &s.cpCandidates}};
     const QString names[] = {tr("Micro-batch sizes"), tr("TP widths"), tr("EP widths"), tr("CP widths")};
+    const Range *ranges[] = {&limits::microBatch, &limits::candidateWidth, &limits::candidateWidth,
+                             &limits::candidateWidth};
     for (int i = 0; i < 4; ++i) {
-        const auto v = parseList(lists[i].first->text(), &why);
+        const auto v = parseList(lists[i].first->text(), &why, static_cast<int>(ranges[i]->min),
+                                 static_cast<int>(ranges[i]->max));
         if (!v) {
             fail(names[i]);
             return;
@@ -498,8 +509,11 @@ void SearchPanel::commit()
         const bool isTp = item.compare(QStringLiteral("tp"), Qt::CaseInsensitive) == 0;
         bool ok = isTp;
         const int v = isTp ? 0 : item.toInt(&ok);
-        if (!ok || (!isTp && (v < 1 || v > 65536))) {
-            why = tr("'%1' is neither \"tp\" nor a width from 1 to 65536").arg(item);
+        if (!ok || (!isTp && !limits::candidateWidth.contains(v))) {
+            why = tr("'%1' is neither \"tp\" nor a width from %2 to %3")
+                      .arg(item)
+                      .arg(limits::candidateWidth.min)
+                      .arg(limits::candidateWidth.max);
             fail(tr("ETP widths"));
             return;
         }
@@ -511,7 +525,8 @@ void SearchPanel::commit()
         fail(tr("ETP widths"));
         return;
     }
-    const auto depths = parseList(m_virtual->text(), &why, 2, 64);
+    const auto depths = parseList(m_virtual->text(), &why, static_cast<int>(limits::interleavingDepth.min),
+                                  static_cast<int>(limits::interleavingDepth.max));
     if (!depths) {
         fail(tr("Interleaving depths"));
         return;
@@ -538,7 +553,10 @@ void SearchPanel::commit()
         return;
     }
     s.maxStages = m_maxStages->value();
-    s.memoryHeadroom = m_headroom->value() / 100.0;
+    // The file's headroom is kept unless this box was edited: the box shows it rounded to
+    // one decimal of a percent, which must not replace it on another field's edit.
+    if (m_headroom->value() != m_shownHeadroom)
+        s.memoryHeadroom = m_headroom->value() / 100.0;
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;
     if (const auto st = stackFromString(m_stack->currentData().toString().toStdString()))

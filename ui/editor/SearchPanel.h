@@ -90,6 +90,7 @@ private:
     QComboBox *m_units;
     QSpinBox *m_maxStages;
     QDoubleSpinBox *m_headroom;
+    double m_shownHeadroom = 0;  // the value refresh() put in m_headroom
     QComboBox *m_framework;
     QComboBox *m_stack;  // item data: "defaults" / "tuned"
     QLineEdit *m_precisions;

@@ -1,0 +1,124 @@
+// Issue 52, point 2: a search setting has one range (core/support/Limits.h), read by the
+// workspace loader, nest-cli's flags and the search panel's spin boxes. A workspace value the
+// loader accepts is shown as it is and saved back unchanged, also after another field of the
+// panel was edited (before, the panel capped max stages at 4,096 and the headroom at 90 % and
+// wrote the clamped value back on the next edit). The flags' side: tests/core/test_cli_limits.cpp.
+#include "SearchPanel.h"
+#include "UiTestSupport.h"
+#include "WorkspaceDocument.h"
+
+#include "Workspace.h"
+
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QtTest>
+
+using namespace nest;
+using namespace nest::ui;
+
+namespace {
+
+// The quickstart workspace's JSON with `search` keys replaced.
+Json quickstartWith(const Json &search)
+{
+    Json j = workspaceToJson(loadWorkspace(uitest::kQuickstart.toStdString()).value());
+    for (auto it = search.begin(); it != search.end(); ++it)
+        j["search"][it.key()] = it.value();
+    return j;
+}
+
+// Loads `j` as a workspace into `doc`; fails the test when the loader refuses it.
+bool loadInto(WorkspaceDocument &doc, const Json &j)
+{
+    auto w = workspaceFromJson(j, "test.nestws.json");
+    if (!w)
+        qWarning("%s", w.error().c_str());
+    if (!w)
+        return false;
+    doc.load(std::move(w).value(), QString(), WorkspaceDocument::FileKind::Workspace);
+    return true;
+}
+
+} // namespace
+
+class TestSearchLimits : public QObject {
+    Q_OBJECT
+private slots:
+    void fileValuesBeyondTheOldPanelRangesRoundTrip()
+    {
+        // 100,000 stages and 95 % headroom: both accepted by the loader, both beyond what the
+        // panel used to show (4,096 and 90 %).
+        WorkspaceDocument doc;
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"max_stages", 100000}, {"memory_headroom", 0.95}})));
+        SearchPanel panel(&doc);
+        QCOMPARE(panel.maxStagesSpin()->value(), 100000);
+        QCOMPARE(panel.headroomSpin()->value(), 95.0);
+
+        // Another field's edit commits the whole form: the two values stay as loaded.
+        panel.microBatchEdit()->setText(QStringLiteral("1, 2"));
+        emit panel.microBatchEdit()->editingFinished();
+        QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));
+        QCOMPARE(doc.search().microBatches, (std::vector<int>{1, 2}));
+        QCOMPARE(doc.search().maxStages, 100000);
+        QCOMPARE(doc.search().memoryHeadroom, 0.95);
+
+        // Saved back: the same numbers in the file.
+        const Json saved = workspaceToJson(doc.workspace());
+        QCOMPARE(saved.at("search").at("max_stages").get<int>(), 100000);
+        QCOMPARE(saved.at("search").at("memory_headroom").get<double>(), 0.95);
+    }
+
+    void headroomFinerThanTheBoxIsKept()
+    {
+        // 0.95555 shows as 95.6 % (one decimal); an edit elsewhere must not write 0.956 back.
+        WorkspaceDocument doc;
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"memory_headroom", 0.95555}})));
+        SearchPanel panel(&doc);
+        QCOMPARE(panel.headroomSpin()->text(), QStringLiteral("95.6 %"));
+        panel.maxStagesSpin()->setValue(7);
+        QCOMPARE(doc.search().maxStages, 7);
+        QCOMPARE(doc.search().memoryHeadroom, 0.95555);
+        // Editing the box itself does change it.
+        panel.headroomSpin()->setValue(50.0);
+        QCOMPARE(doc.search().memoryHeadroom, 0.5);
+    }
+
+    void panelRangesEqualTheLoaders()
+    {
+        // The largest value the loader accepts is the box's maximum, and one step above it
+        // the loader refuses, naming the key.
+        struct Row {
+            const char *key;
+            Json largest, beyond;
+        };
+        const Row rows[] = {{"max_stages", 100000, 100001},
+                            {"memory_headroom", 0.99, 0.991},
+                            {"mcmc_budget", 100000000, 100000001},
+                            {"seed", 2147483647LL, 2147483648LL},
+                            {"top_k", 100, 101}};
+        for (const Row &row : rows) {
+            const QString tag = QString::fromLatin1(row.key);
+            WorkspaceDocument doc;
+            QVERIFY2(loadInto(doc, quickstartWith(Json{{row.key, row.largest}})), row.key);
+            auto refused = workspaceFromJson(quickstartWith(Json{{row.key, row.beyond}}), "w.nestws.json");
+            QVERIFY2(!refused, row.key);
+            QVERIFY2(refused.error().find(row.key) != std::string::npos, refused.error().c_str());
+            SearchPanel panel(&doc);
+            if (tag == QLatin1String("memory_headroom")) {
+                QCOMPARE(panel.headroomSpin()->maximum(), 99.0);
+                QCOMPARE(panel.headroomSpin()->value(), 99.0);
+                continue;
+            }
+            QSpinBox *box = tag == QLatin1String("max_stages")    ? panel.maxStagesSpin()
+                            : tag == QLatin1String("mcmc_budget") ? panel.mcmcBudgetBox()
+                            : tag == QLatin1String("seed")        ? panel.seedBox()
+                                                                  : panel.keepBestBox();
+            QCOMPARE(static_cast<long long>(box->maximum()), row.largest.get<long long>());
+            QCOMPARE(static_cast<long long>(box->value()), row.largest.get<long long>());
+        }
+    }
+};
+
+QTEST_MAIN(TestSearchLimits)
+#include "test_search_limits.moc"
