@@ -1,8 +1,8 @@
 #pragma once
 // How far the cost model's iteration times are from measured runs (issue 50, point 3): the
 // bounds a reported time t carries, [low t, high t], low and high the split-conformal bounds
-// of a central 80 % band of the residuals r = published / predicted of the validation rows of
-// one cell (framework, stack profile, scale bucket; tests/validation/band.py, which generates
+// of a nominal 90 % band (5 % out on each side, so that it holds 80 % of sources it was not
+// built from) of the residuals r = published / predicted of the validation rows of one cell (framework, stack profile, scale bucket; tests/validation/band.py, which generates
 // ModelErrorBandTable.inc and whose --check fails when the table drifts from the rows;
 // docs/validation.md, "The error band on every reported time"). A reported time reads
 // "20.1 s (18.9-23.4 s, megatron-core tuned, 65-512 GPUs, uncalibrated)"; a calibration

@@ -353,9 +353,16 @@ private slots:
         auto w = quickstart();
         w->planning()->setLiveDelayMs(50);
         QSignalSpy changed(w->planning(), &PlanSession::planChanged);
+        // A search's end, not any plan shown: the sample's pinned plan may be shown first
+        // (PlanSession::documentReset), and it is not the optimum of the priced stack.
+        QSignalSpy ended(w->planning(), &PlanSession::runEnded);
         w->liveAction()->trigger();   // on: plans now (no plan yet)
         QVERIFY(w->planning()->isLive());
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(ended.count() >= 1 && !w->planning()->isRunning() && w->planning()->current() &&
+                                     w->planning()->current()->jobId != 0,
+                                 60000);
+        const int shown = static_cast<int>(changed.count());
+        const int searches = static_cast<int>(ended.count());
         const double before = w->planning()->current()->report().samplesPerSecond;
         // Slow the spine link by 8x: the plan changes, and the views show the difference.
         LinkParams link = w->document()->topology().levels[2].link;
@@ -363,7 +370,10 @@ private slots:
         QElapsedTimer t;
         t.start();
         QVERIFY(w->document()->setLevelLink(2, link));
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 2, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(static_cast<int>(ended.count()) > searches && !w->planning()->isRunning() &&
+                                     !w->planning()->isStale() && static_cast<int>(changed.count()) > shown,
+                                 60000);
+        const int shownAfterEdit = static_cast<int>(changed.count());
         qInfo("live re-plan after a link edit: %.0f ms (debounce 50 ms)", t.nsecsElapsed() / 1e6);
         QVERIFY(!w->planning()->isStale());
         QCOMPARE(w->planning()->previous()->report().samplesPerSecond, before);
@@ -376,9 +386,9 @@ private slots:
             link.bandwidth *= 1.5;
             QVERIFY(w->document()->setLevelLink(2, link));
         }
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 3, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(changed.count()), shownAfterEdit + 1, 60000);
         QTest::qWait(500);
-        QCOMPARE(changed.count(), 3);
+        QCOMPARE(static_cast<int>(changed.count()), shownAfterEdit + 1);
         // Issue 24, point 3: this re-plan reused the one before (PlanningSession; the first
         // live result may be the quick-start's pinned plan, evaluated, not searched), gives
         // what a search from scratch gives on the same inputs, and the status bar says how
@@ -401,13 +411,13 @@ private slots:
         w->planning()->setLiveDelayMs(50);
         const Topology &topo = w->document()->topology();
         QVERIFY(w->document()->moveNode(groupNamed(topo, "node2"), groupNamed(topo, "rack1")));
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 4, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(changed.count()), shownAfterEdit + 2, 60000);
         QVERIFY(!w->planning()->isStale());
         QVERIFY(w->planning()->current()->topology == w->document()->topology());
         link = w->document()->topology().levels[2].link;
         link.oversubscription *= 4;
         QVERIFY(w->document()->setLevelLink(2, link));
-        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 5, 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(static_cast<int>(changed.count()), shownAfterEdit + 3, 60000);
         QVERIFY(!w->summaryView()->deltaText().isEmpty());
         QVERIFY(w->lastStatus().contains(QStringLiteral("vs the previous plan")));
         w->liveAction()->trigger();

@@ -9,11 +9,14 @@ bounds of a central 80 % band of the residuals of the row's cell:
 
   cell       (framework, stack profile, scale bucket); scale buckets by GPU count: <=64,
              65-512, >512; stack profile: the row's "stack_profile" ("tuned" when absent).
-  rule       with n residuals sorted r_(1) <= ... <= r_(n), k = ceil(0.9 (n + 1)):
+  rule       with n residuals sorted r_(1) <= ... <= r_(n), k = ceil(0.95 (n + 1)):
              high = r_(k), low = r_(n + 1 - k). For a new run exchangeable with the cell's rows,
-             P(r > high) <= 1 - k / (n + 1) <= 10 % and likewise below low, so the band holds
-             at least 80 % out of sample. It needs k <= n, i.e. n >= 9 (MIN_ROWS).
-  fallback   a cell with fewer than 9 rows takes the band of (framework, stack) at every scale,
+             P(r > high) <= 1 - k / (n + 1) <= 5 % and likewise below low: a nominal 90 % band.
+             The rows come from several sources with offsets of their own, so a new source's
+             runs are not exchangeable with them; leave-one-source-out, the nominal 80 % band
+             (k = ceil(0.9 (n + 1))) held 71 % and this one holds the 80 % the band must. It
+             needs k <= n, i.e. n >= 19 (CROSS_SOURCE_MIN_ROWS).
+  fallback   a cell with fewer than 19 rows takes the band of (framework, stack) at every scale,
              then of (stack), then of all rows; the basis says which.
 
 After a calibration (core/studies/Calibration.cpp, modelErrorBand) the band narrows: the
@@ -48,6 +51,13 @@ sys.path.insert(0, HERE)
 import validate  # noqa: E402  (same folder)
 
 MIN_ROWS = 9         # the smallest n with ceil(0.9 (n + 1)) <= n
+# The uncalibrated table's cells leave 5 % out on each side (a nominal 90 % band): their rows
+# come from several sources, each with its own offset, so a new run is not exchangeable with
+# them, and leave-one-source-out shows a nominal 80 % band holding only 71 % of a held-out
+# source's rows (docs/validation.md). A calibration's own runs share one stack and cluster and
+# keep the 80 % rule (core/studies/Calibration.cpp).
+CROSS_SOURCE_TAIL = 5
+CROSS_SOURCE_MIN_ROWS = 19   # the smallest n with ceil(0.95 (n + 1)) <= n
 TARGET_COVERAGE = 0.80
 COVERAGE_BEGIN = "<!-- band-coverage -->"
 COVERAGE_END = "<!-- /band-coverage -->"
@@ -59,11 +69,13 @@ def scale_bucket(gpus):
     return "<=64" if gpus <= 64 else ("65-512" if gpus <= 512 else ">512")
 
 
-def conformal(residuals):
-    """(low, high) of the central 80 % split-conformal band, None below MIN_ROWS rows."""
+def conformal(residuals, tail=10):
+    """(low, high) of the central split-conformal band leaving `tail` % out on each side (10: the
+    central 80 % band, k = ceil(0.9 (n + 1)); 5: the central 90 %, k = ceil(0.95 (n + 1))), None
+    when k > n (below MIN_ROWS rows for 10, CROSS_SOURCE_MIN_ROWS for 5)."""
     r = sorted(residuals)
     n = len(r)
-    k = (9 * (n + 1) + 9) // 10   # ceil(0.9 (n + 1)) in integers (0.9 * 30 is not 27 in floats)
+    k = ((100 - tail) * (n + 1) + 99) // 100   # ceil((1 - tail/100)(n + 1)) in integers
     if k > n:
         return None
     return r[n - k], r[k - 1]   # r_(n+1-k), r_(k) with 1-based order statistics
@@ -87,7 +99,7 @@ def usable_rows(results, runs):
 
 def build_table(rows):
     """{(framework, stack, bucket): (n, low, high)} for every cell, at every level of the
-    fallback ("" = any), that has at least MIN_ROWS rows."""
+    fallback ("" = any), that has at least CROSS_SOURCE_MIN_ROWS rows."""
     groups = {}
     for row in rows:
         for key in ((row["framework"], row["stack"], row["bucket"]), (row["framework"], row["stack"], ""),
@@ -95,7 +107,7 @@ def build_table(rows):
             groups.setdefault(key, []).append(row["r"])
     table = {}
     for key, rs in groups.items():
-        band = conformal(rs)
+        band = conformal(rs, CROSS_SOURCE_TAIL)
         if band:
             table[key] = (len(rs), band[0], band[1])
     return table
@@ -225,10 +237,21 @@ def self_test():
     cases = [(r19, (0.80, 1.30)), (r29, (1.02, 1.26)),
              ([1.1, 0.9, 1.0, 1.05, 0.95, 1.2, 0.85, 1.02, 0.98], (0.85, 1.2)),   # 9: min and max
              ([1.1, 0.9, 1.0, 1.05, 0.95, 1.2, 0.85, 1.02], None)]                # 8: k = 9 > 8
+
     for rs, want in cases:
         got = conformal(rs)
         if (got is None) != (want is None) or (got and any(abs(g - w) > 1e-12 for g, w in zip(got, want))):
             fails.append(f"conformal() of {len(rs)} residuals gave {got}, by hand {want}")
+    # The cross-source level (5 % out on each side): k = ceil(0.95 (n + 1)).
+    r39 = [1.0 + 0.01 * i for i in range(39)]
+    cross = [(r19, (0.70, 1.60)),    # 19: k = ceil(0.95 x 20) = 19: the extremes
+             (r29, (1.00, 1.28)),    # 29: k = ceil(28.5) = 29: the extremes
+             (r39, (1.01, 1.37)),    # 39: k = ceil(0.95 x 40) = 38: the 38th (1.37) and the 2nd (1.01)
+             (r19[:18], None)]       # 18: k = ceil(18.05) = 19 > 18
+    for rs, want in cross:
+        got = conformal(rs, CROSS_SOURCE_TAIL)
+        if (got is None) != (want is None) or (got and any(abs(g - w) > 1e-12 for g, w in zip(got, want))):
+            fails.append(f"conformal(tail 5) of {len(rs)} residuals gave {got}, by hand {want}")
     return fails
 
 
