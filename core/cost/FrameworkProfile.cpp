@@ -143,6 +143,18 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeDefaults()
 
 constexpr std::array<FrameworkProfile, kFrameworkCount> kDefaultProfiles = makeDefaults();
 
+// `f`'s profile in a table made in the enum's order: the index finds it without a scan (the
+// scan stays for safety).
+const FrameworkProfile &profileIn(const std::array<FrameworkProfile, kFrameworkCount> &table, Framework f)
+{
+    if (const size_t i = static_cast<size_t>(f); i < table.size() && table[i].id == f)
+        return table[i];
+    for (const FrameworkProfile &p : table)
+        if (p.id == f)
+            return p;
+    return table.front();
+}
+
 } // namespace
 
 const std::vector<FrameworkProfile> &frameworkProfiles()
@@ -153,22 +165,12 @@ const std::vector<FrameworkProfile> &frameworkProfiles()
 
 const FrameworkProfile &frameworkProfile(Framework f)
 {
-    // The index finds it without a scan (the scan stays for safety).
-    if (const size_t i = static_cast<size_t>(f); i < kProfiles.size() && kProfiles[i].id == f)
-        return kProfiles[i];
-    for (const FrameworkProfile &p : kProfiles)
-        if (p.id == f)
-            return p;
-    return kProfiles.front();
+    return profileIn(kProfiles, f);
 }
 
 const FrameworkProfile &frameworkProfile(Framework f, Stack stack)
 {
-    if (stack == Stack::Tuned)
-        return frameworkProfile(f);
-    if (const size_t i = static_cast<size_t>(f); i < kDefaultProfiles.size() && kDefaultProfiles[i].id == f)
-        return kDefaultProfiles[i];
-    return kDefaultProfiles.front();
+    return profileIn(stack == Stack::Tuned ? kProfiles : kDefaultProfiles, f);
 }
 
 std::string frameworkNameList()

@@ -223,24 +223,41 @@ TEST(Evaluator, operatorsFromShapes)
     ASSERT_TRUE(close(two.stash - sel.stash, 2 * 4 * heads * s * b / tp, 1e-9));
 }
 
+namespace {
+
+// Llama 3 70B (4 blocks, s 4096) at tp 8 with sequence parallelism, 2 replicas, ZeRO-1 on two
+// A100 nodes (300 GB/s inside, 25 GB/s between): every collective a framework may overlap.
+struct SequenceParallelCase {
+    Topology topo = Topology::uniform("a", *devicePreset("a100-80gb"),
+                                      {{"node", 8, {300e9, 0, 1}}, {"cluster", 2, {25e9, 0, 1}}});
+    ModelProfile model = [] {
+        ModelConfig c = *modelPreset("llama3-70b");
+        c.layers = 4;
+        c.seqLength = 4096;
+        return buildProfile(c);
+    }();
+    Plan plan = [this] {
+        UniformLayout u;
+        u.tp = 8;
+        u.dp = 2;
+        u.sp = true;
+        u.zero = 1;
+        u.globalBatch = 8;
+        u.seqLength = 4096;
+        return *buildUniformPlan(u, topo, model);
+    }();
+};
+
+} // namespace
+
 TEST(Evaluator, overlapAsTheFrameworksDoIt)
 {
     // Megatron-Core hides the sequence-parallel collectives behind the GEMMs: when they
     // fit in the window only the contention (0.1 x the hidden time) remains.
-    const DeviceSpec a100 = *devicePreset("a100-80gb");
-    const Topology topo = Topology::uniform("a", a100, {{"node", 8, {300e9, 0, 1}}, {"cluster", 2, {25e9, 0, 1}}});
-    ModelConfig c = *modelPreset("llama3-70b");
-    c.layers = 4;
-    c.seqLength = 4096;
-    const ModelProfile m = buildProfile(c);
-    UniformLayout u;
-    u.tp = 8;
-    u.dp = 2;
-    u.sp = true;
-    u.zero = 1;
-    u.globalBatch = 8;
-    u.seqLength = 4096;
-    const Plan plan = *buildUniformPlan(u, topo, m);
+    const SequenceParallelCase sc;
+    const Topology &topo = sc.topo;
+    const ModelProfile &m = sc.model;
+    const Plan &plan = sc.plan;
     CostOptions serial;
     serial.framework = Framework::Serial;
     serial.gradBytesPerParam = 4;
@@ -272,20 +289,10 @@ TEST(Evaluator, theDefaultsStackExposesWhatTheRecipesFlagsHide)
     // --bf16 Megatron-LM accumulates and reduces them in FP32), so the same bytes as serial's
     // 4 B and twice the tuned recipes' BF16 gradient buffer; no --tp-comm-overlap, so the
     // sequence-parallel collectives cost more than the tuned 0.1 x contention.
-    const DeviceSpec a100 = *devicePreset("a100-80gb");
-    const Topology topo = Topology::uniform("a", a100, {{"node", 8, {300e9, 0, 1}}, {"cluster", 2, {25e9, 0, 1}}});
-    ModelConfig c = *modelPreset("llama3-70b");
-    c.layers = 4;
-    c.seqLength = 4096;
-    const ModelProfile m = buildProfile(c);
-    UniformLayout u;
-    u.tp = 8;
-    u.dp = 2;
-    u.sp = true;
-    u.zero = 1;
-    u.globalBatch = 8;
-    u.seqLength = 4096;
-    const Plan plan = *buildUniformPlan(u, topo, m);
+    const SequenceParallelCase sc;
+    const Topology &topo = sc.topo;
+    const ModelProfile &m = sc.model;
+    const Plan &plan = sc.plan;
     CostOptions serial;
     serial.framework = Framework::Serial;
     serial.gradBytesPerParam = 4;

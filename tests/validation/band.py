@@ -84,7 +84,7 @@ def conformal(residuals, tail=10):
 # ----------------------------------------------------------------------------- rows
 def usable_rows(results, runs):
     """[{id, source, set, framework, stack, bucket, r}] of the rows the band stands on."""
-    stack_of = {row["id"]: row.get("stack_profile", "tuned") for row in runs}
+    stack_of = {row["id"]: validate.row_stack(row) for row in runs}
     rows = []
     for res in results:
         if res.get("set") == "reference" or "error" not in res or not res.get("feasible"):
