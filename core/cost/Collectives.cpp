@@ -432,7 +432,7 @@ namespace {
 class IdBuffer {
 public:
     static constexpr int kStack = 4096;
-    explicit IdBuffer(int capacity)
+    explicit IdBuffer(int capacity) : m_capacity(capacity)
     {
         if (capacity > kStack)
             m_heap.resize(static_cast<size_t>(capacity));
@@ -441,8 +441,10 @@ public:
     void clear() { m_size = 0; }
     void push(int id) { data()[m_size++] = id; }
     int size() const { return m_size; }
+    int capacity() const { return m_capacity; }
 
 private:
+    int m_capacity;
     std::array<int, kStack> m_stack;
     std::vector<int> m_heap;
     int m_size = 0;
@@ -514,164 +516,214 @@ LinearCost expertAllToAll(StageCollectives &out, const GroupShape &g)
     return c;
 }
 
-} // namespace
+// One stage's groups, family by family (stageCollectives()): the stage's device matrix,
+// its widths and the scratch buffer every family fills in turn. Each family takes the worst
+// (largest) cost over its groups into `out`.
+class StageGroups {
+public:
+    StageGroups(const Topology &topo, const std::vector<std::vector<int>> &devices, const StageConfig &config,
+                int dpIn)
+        : m_topo(topo), m_devices(devices), m_config(config), m_tp(std::max(config.tp, 1)),
+          m_cp(std::max(config.cp, 1)), m_ep(std::max(config.ep, 1)), m_dp(std::max(dpIn, 1)),
+          m_width(m_tp * m_cp), m_nDevices(topo.deviceCount()), m_etp(std::max(config.expertTp(), 1)),
+          // A grid that does not fold (a plan the checks refuse) has no expert groups to price.
+          m_folds(StageConfig::expertGridFits(m_tp, m_cp, m_dp, m_etp, m_ep)),
+          m_expertDp(m_folds ? config.expertDp(m_dp) : 1), m_expertGrid(m_etp * m_ep),
+          m_stageIds(validDeviceCount(topo, devices)), m_group(std::max({m_stageIds.capacity(), m_dp * m_cp, 1}))
+    {
+        for (const auto &row : devices)
+            for (int d : row)
+                if (d >= 0 && d < m_nDevices)
+                    m_stageIds.push(d);
+        if (!std::is_sorted(m_stageIds.data(), m_stageIds.data() + m_stageIds.size()))
+            std::sort(m_stageIds.data(), m_stageIds.data() + m_stageIds.size());
+    }
 
-StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
-                                  const StageConfig &config, int dpIn)
-{
-    StageCollectives out;
-    const int tp = std::max(config.tp, 1);
-    const int cp = std::max(config.cp, 1);
-    const int ep = std::max(config.ep, 1);
-    const int dp = std::max(dpIn, 1);
-    const int width = tp * cp;
-    const int nDevices = topo.deviceCount();
-    int stageDevices = 0;
-    for (const auto &row : devices)
-        for (int d : row)
-            if (d >= 0 && d < nDevices)
-                ++stageDevices;
-    IdBuffer stageIds(stageDevices);
-    IdBuffer group(std::max({stageDevices, dp * cp, 1}));
-    for (const auto &row : devices)
-        for (int d : row)
-            if (d >= 0 && d < nDevices)
-                stageIds.push(d);
-    if (!std::is_sorted(stageIds.data(), stageIds.data() + stageIds.size()))
-        std::sort(stageIds.data(), stageIds.data() + stageIds.size());
-    const int *concurrent = stageIds.data();
-    const int concurrentCount = stageIds.size();
+    StageCollectives price()
+    {
+        StageCollectives out;
+        if (m_tp > 1)
+            tensorGroups(out);
+        if (m_cp > 1)
+            contextGroups(out);
+        out.domainLevel = std::max(m_topo.nvlinkDomainLevel(), 0);
+        if (m_ep > 1 && m_folds)
+            expertGroups(out);
+        if (m_etp > 1 && m_config.etp > 0 && m_folds)
+            expertTensorGroups(out);
+        else if (m_etp > 1)
+            out.etp = out.tp; // etp = tp: the tp groups, whose cost the tp family holds
+        if (m_dp * m_cp > 1)
+            denseGradientGroups(out);
+        if (m_ep == 1 && m_etp == m_tp) {
+            // The expert groups are the dense groups.
+            out.expertAllReduce = out.denseAllReduce;
+            out.expertReduceScatter = out.denseReduceScatter;
+        } else if (m_expertDp > 1 && m_folds) {
+            expertGradientGroups(out);
+        }
+        return out;
+    }
+
+private:
+    static int validDeviceCount(const Topology &topo, const std::vector<std::vector<int>> &devices)
+    {
+        const int n = topo.deviceCount();
+        int count = 0;
+        for (const auto &row : devices)
+            for (int d : row)
+                if (d >= 0 && d < n)
+                    ++count;
+        return count;
+    }
+
+    // The experts' groups on the dense order x = r * width + j (Collectives.h).
+    int at(long long x) const
+    {
+        return m_devices[static_cast<size_t>(x / m_width)][static_cast<size_t>(x % m_width)];
+    }
+
+    GroupShape concurrentShape()
+    {
+        return groupShape(m_topo, m_group.data(), m_group.size(), Contention::Concurrent, m_stageIds.data(),
+                          m_stageIds.size());
+    }
 
     // A group inside one node crosses level 0 only, where contention plays no part: its shape
     // is fixed by its size and the node's link. The tp, cp and ep costs are maxima, so a
     // group with the (size, link) of the last such group computed adds nothing: skipped
     // (every row of a wide stage, usually).
-    SameNodeGroups sameNode;
-    if (tp > 1) {
-        for (const auto &row : devices) {
-            for (int cr = 0; cr < cp; ++cr) {
-                group.clear();
-                for (int t = 0; t < tp; ++t)
-                    group.push(row[static_cast<size_t>(cr * tp + t)]);
-                if (sameNode.repeats(topo, group.data(), group.size()))
+    void tensorGroups(StageCollectives &out)
+    {
+        SameNodeGroups sameNode;
+        for (const auto &row : m_devices) {
+            for (int cr = 0; cr < m_cp; ++cr) {
+                m_group.clear();
+                for (int t = 0; t < m_tp; ++t)
+                    m_group.push(row[static_cast<size_t>(cr * m_tp + t)]);
+                if (sameNode.repeats(m_topo, m_group.data(), m_group.size()))
                     continue;
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(out.tp, allReduceCost(g));
+                takeWorst(out.tp, allReduceCost(concurrentShape()));
             }
         }
     }
-    if (cp > 1) {
-        sameNode = {};
-        for (const auto &row : devices) {
-            for (int t = 0; t < tp; ++t) {
-                group.clear();
-                for (int cr = 0; cr < cp; ++cr)
-                    group.push(row[static_cast<size_t>(cr * tp + t)]);
-                if (sameNode.repeats(topo, group.data(), group.size()))
+
+    void contextGroups(StageCollectives &out)
+    {
+        SameNodeGroups sameNode;
+        for (const auto &row : m_devices) {
+            for (int t = 0; t < m_tp; ++t) {
+                m_group.clear();
+                for (int cr = 0; cr < m_cp; ++cr)
+                    m_group.push(row[static_cast<size_t>(cr * m_tp + t)]);
+                if (sameNode.repeats(m_topo, m_group.data(), m_group.size()))
                     continue;
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(out.cp, allGatherCost(g));
+                takeWorst(out.cp, allGatherCost(concurrentShape()));
             }
         }
     }
-    // The experts' groups on the dense order x = r * width + j (Collectives.h).
-    const int etp = std::max(config.expertTp(), 1);
-    // A grid that does not fold (a plan the checks refuse) has no expert groups to price.
-    const bool folds = StageConfig::expertGridFits(tp, cp, dp, etp, ep);
-    const int expertDp = folds ? config.expertDp(dp) : 1;
-    const int expertGrid = etp * ep;
-    auto at = [&](long long x) {
-        return devices[static_cast<size_t>(x / width)][static_cast<size_t>(x % width)];
-    };
-    out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
-    if (ep > 1 && folds) {
-        for (int e = 0; e < expertDp; ++e) {
-            for (int i = 0; i < etp; ++i) {
-                group.clear();
-                for (int q = 0; q < ep; ++q)
-                    group.push(at(static_cast<long long>(e) * expertGrid + static_cast<long long>(q) * etp + i));
-                const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                                concurrent, concurrentCount);
-                takeWorst(out.ep, expertAllToAll(out, g));
+
+    void expertGroups(StageCollectives &out)
+    {
+        for (int e = 0; e < m_expertDp; ++e) {
+            for (int i = 0; i < m_etp; ++i) {
+                m_group.clear();
+                for (int q = 0; q < m_ep; ++q)
+                    m_group.push(at(static_cast<long long>(e) * m_expertGrid + static_cast<long long>(q) * m_etp + i));
+                takeWorst(out.ep, expertAllToAll(out, concurrentShape()));
             }
         }
     }
-    if (etp > 1 && config.etp > 0 && folds) {
-        // Experts narrower or wider than tp: their own tensor groups (etp = tp: the tp groups,
-        // whose cost the tp family holds; the evaluator reads that one then).
-        sameNode = {};
-        for (long long a = 0; a * etp < static_cast<long long>(dp) * width; ++a) {
-            group.clear();
-            for (int i = 0; i < etp; ++i)
-                group.push(at(a * etp + i));
-            if (sameNode.repeats(topo, group.data(), group.size()))
+
+    // Experts narrower or wider than tp: their own tensor groups.
+    void expertTensorGroups(StageCollectives &out)
+    {
+        SameNodeGroups sameNode;
+        for (long long a = 0; a * m_etp < static_cast<long long>(m_dp) * m_width; ++a) {
+            m_group.clear();
+            for (int i = 0; i < m_etp; ++i)
+                m_group.push(at(a * m_etp + i));
+            if (sameNode.repeats(m_topo, m_group.data(), m_group.size()))
                 continue;
-            const GroupShape g = groupShape(topo, group.data(), group.size(), Contention::Concurrent,
-                                            concurrent, concurrentCount);
-            takeWorst(out.etp, allReduceCost(g));
+            takeWorst(out.etp, allReduceCost(concurrentShape()));
         }
-    } else if (etp > 1) {
-        out.etp = out.tp;
     }
+
+    // A full-load shape reads its members only through their nodes (fullLoadShape()): a
+    // column t whose members, in the same (r, cr) order, are strictly increasing like
+    // column 0's and sit in column 0's nodes has column 0's sorted node sequence, so its
+    // dense group has column 0's shapes and costs, and taking the worst again changes
+    // nothing (the algorithms are replaced only on a strictly larger cost).
+    bool sameNodesAsFirstColumn(int t) const
+    {
+        int prev = -1;
+        for (int r = 0; r < m_dp; ++r) {
+            const std::vector<int> &row = m_devices[static_cast<size_t>(r)];
+            for (int cr = 0; cr < m_cp; ++cr) {
+                const int d = row[static_cast<size_t>(cr * m_tp + t)];
+                if (d <= prev || d >= m_nDevices ||
+                    m_topo.ancestor(d, 0) != m_topo.ancestor(row[static_cast<size_t>(cr * m_tp)], 0))
+                    return false;
+                prev = d;
+            }
+        }
+        return true;
+    }
+
     // Gradients are reduced over every replica AND every context-parallel rank that holds
     // the same weight shard: the cp ranks of one tp rank hold identical weights and each
     // sees part of the sequence (Megatron-Core's data-parallel group includes cp). The
     // group of tp rank t is {devices[r][cr * tp + t] : r < dp, cr < cp}; ZeRO shards over it.
-    if (dp * cp > 1) {
-        // A full-load shape reads its members only through their nodes (fullLoadShape()): a
-        // column t whose members, in the same (r, cr) order, are strictly increasing like
-        // column 0's and sit in column 0's nodes has column 0's sorted node sequence, so its
-        // dense group has column 0's shapes and costs, and taking the worst again changes
-        // nothing (the algorithms are replaced only on a strictly larger cost). Skipped: a
-        // stage whose tensor-parallel groups each lie in one node computes one gradient
-        // group instead of tp.
+    // A stage whose tensor-parallel groups each lie in one node computes one gradient group
+    // instead of tp (sameNodesAsFirstColumn()).
+    void denseGradientGroups(StageCollectives &out)
+    {
         bool firstColumnStrict = false;
-        auto sameNodesAsFirstColumn = [&](int t) {
-            int prev = -1;
-            for (int r = 0; r < dp; ++r) {
-                const std::vector<int> &row = devices[static_cast<size_t>(r)];
-                for (int cr = 0; cr < cp; ++cr) {
-                    const int d = row[static_cast<size_t>(cr * tp + t)];
-                    if (d <= prev || d >= nDevices || topo.ancestor(d, 0) != topo.ancestor(row[static_cast<size_t>(cr * tp)], 0))
-                        return false;
-                    prev = d;
-                }
-            }
-            return true;
-        };
-        for (int t = 0; t < tp; ++t) {
+        for (int t = 0; t < m_tp; ++t) {
             if (t > 0 && firstColumnStrict && sameNodesAsFirstColumn(t))
                 continue;
-            group.clear();
-            for (int r = 0; r < dp; ++r)
-                for (int cr = 0; cr < cp; ++cr)
-                    group.push(devices[static_cast<size_t>(r)][static_cast<size_t>(cr * tp + t)]);
+            m_group.clear();
+            for (int r = 0; r < m_dp; ++r)
+                for (int cr = 0; cr < m_cp; ++cr)
+                    m_group.push(m_devices[static_cast<size_t>(r)][static_cast<size_t>(cr * m_tp + t)]);
             if (t == 0) {
-                const int *ids = group.data();
-                firstColumnStrict = ids[0] >= 0 && ids[group.size() - 1] < nDevices &&
-                                    std::adjacent_find(ids, ids + group.size(), std::greater_equal<int>()) ==
-                                        ids + group.size();
+                const int *ids = m_group.data();
+                firstColumnStrict = ids[0] >= 0 && ids[m_group.size() - 1] < m_nDevices &&
+                                    std::adjacent_find(ids, ids + m_group.size(), std::greater_equal<int>()) ==
+                                        ids + m_group.size();
             }
-            takeDenseGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
+            takeDenseGradients(out, groupShape(m_topo, m_group.data(), m_group.size(), Contention::FullLoad));
         }
     }
-    if (ep == 1 && etp == tp) {
-        // The expert groups are the dense groups.
-        out.expertAllReduce = out.denseAllReduce;
-        out.expertReduceScatter = out.denseReduceScatter;
-    } else if (expertDp > 1 && folds) {
-        for (int q = 0; q < ep; ++q) {
-            for (int i = 0; i < etp; ++i) {
-                group.clear();
-                for (int e = 0; e < expertDp; ++e)
-                    group.push(at(static_cast<long long>(e) * expertGrid + static_cast<long long>(q) * etp + i));
-                takeExpertGradients(out, groupShape(topo, group.data(), group.size(), Contention::FullLoad));
+
+    void expertGradientGroups(StageCollectives &out)
+    {
+        for (int q = 0; q < m_ep; ++q) {
+            for (int i = 0; i < m_etp; ++i) {
+                m_group.clear();
+                for (int e = 0; e < m_expertDp; ++e)
+                    m_group.push(at(static_cast<long long>(e) * m_expertGrid + static_cast<long long>(q) * m_etp + i));
+                takeExpertGradients(out, groupShape(m_topo, m_group.data(), m_group.size(), Contention::FullLoad));
             }
         }
     }
-    return out;
+
+    const Topology &m_topo;
+    const std::vector<std::vector<int>> &m_devices;
+    const StageConfig &m_config;
+    const int m_tp, m_cp, m_ep, m_dp, m_width, m_nDevices, m_etp;
+    const bool m_folds;
+    const int m_expertDp, m_expertGrid;
+    IdBuffer m_stageIds; // the stage's devices, sorted: the concurrent traffic of its groups
+    IdBuffer m_group;
+};
+
+} // namespace
+
+StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
+                                  const StageConfig &config, int dpIn)
+{
+    return StageGroups(topo, devices, config, dpIn).price();
 }
 
 void deviceMatrixInto(const EvenRows &rows, std::vector<std::vector<int>> &d)
@@ -881,114 +933,152 @@ private:
 
 } // namespace
 
+namespace {
+
+// The widths and the id progression of an evenly placed stage (evenStageCollectives()).
+struct EvenLayout {
+    int tp, cp, ep, dp, width, etp, grid;
+    long long first, stride;
+    bool inRow; // the experts' grid etp x ep tiles a row
+};
+
+// Where every row of replica 0 keeps its tp groups inside one level-0 block and the rows are
+// whole level-0 blocks apart, every replica's groups have replica 0's keys (the same offsets
+// in their blocks, closing at level 0, where the key reads nothing else): replica 0's groups
+// are the distinct ones. The number of replicas whose tp groups must be priced.
+int distinctTensorReplicas(const EvenLayout &e, const std::vector<int> &blockSizes)
+{
+    const long long node = blockSizes.empty() ? 0 : blockSizes.front();
+    bool sameAsFirst = node > 0 && e.stride % node == 0;
+    for (int cr = 0; cr < e.cp && sameAsFirst; ++cr) {
+        const long long a = e.first + static_cast<long long>(cr) * e.tp;
+        sameAsFirst = a / node == (a + e.tp - 1) / node;
+    }
+    return sameAsFirst ? 1 : e.dp;
+}
+
+void evenTensorAndContextGroups(EvenStage &stage, const EvenLayout &e, const std::vector<int> &blockSizes,
+                                StageCollectives &out)
+{
+    if (e.tp > 1) {
+        const int replicas = distinctTensorReplicas(e, blockSizes);
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < replicas; ++r)
+                    for (int cr = 0; cr < e.cp; ++cr)
+                        visit(e.first + r * e.stride + static_cast<long long>(cr) * e.tp);
+            },
+            1, e.tp, out.tp, [](const GroupShape &g) { return allReduceCost(g); });
+    }
+    if (e.cp > 1) {
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < e.dp; ++r)
+                    for (int t = 0; t < e.tp; ++t)
+                        visit(e.first + r * e.stride + t);
+            },
+            e.tp, e.cp, out.cp, [](const GroupShape &g) { return allGatherCost(g); });
+    }
+}
+
+void evenExpertGroups(EvenStage &stage, const EvenLayout &e, const StageConfig &config, StageCollectives &out)
+{
+    if (e.ep > 1) {
+        auto keep = [&out](const GroupShape &g) { return expertAllToAll(out, g); };
+        if (e.inRow) {
+            stage.worst(
+                [&](auto visit) {
+                    for (int r = 0; r < e.dp; ++r)
+                        for (int blk = 0; blk < e.width; blk += e.grid)
+                            for (int i = 0; i < e.etp; ++i)
+                                visit(e.first + r * e.stride + blk + i);
+                },
+                e.etp, e.ep, out.ep, keep);
+        } else {
+            stage.worst(
+                [&](auto visit) {
+                    for (int blk = 0; blk + e.ep <= e.dp; blk += e.ep)
+                        for (int j = 0; j < e.width; ++j)
+                            visit(e.first + blk * e.stride + j);
+                },
+                e.stride, e.ep, out.ep, keep);
+        }
+    }
+    if (e.etp > 1 && config.etp > 0) {
+        // etp divides the width here (a row tiled, or etp = width): each row's blocks of etp.
+        stage.worst(
+            [&](auto visit) {
+                for (int r = 0; r < e.dp; ++r)
+                    for (int a = 0; a < e.width; a += e.etp)
+                        visit(e.first + r * e.stride + a);
+            },
+            1, e.etp, out.etp, [](const GroupShape &g) { return allReduceCost(g); });
+    } else if (e.etp > 1) {
+        out.etp = out.tp;
+    }
+}
+
+void evenGradientGroups(const Topology &topo, const std::vector<int> &blockSizes, const EvenLayout &e,
+                        const StageConfig &config, StageCollectives &out)
+{
+    const int expertDp = config.expertDp(e.dp);
+    if (e.dp * e.cp > 1) {
+        for (int t = 0; t < e.tp; ++t)
+            takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(e.dp) * e.cp, [&](int l) {
+                return progressionBlocks(e.first + t, e.stride, e.dp, e.tp, e.cp, blockSizes[static_cast<size_t>(l)]);
+            }));
+    }
+    if (e.ep == 1 && e.etp == e.tp) {
+        out.expertAllReduce = out.denseAllReduce;
+        out.expertReduceScatter = out.denseReduceScatter;
+        return;
+    }
+    if (expertDp <= 1)
+        return;
+    for (int q = 0; q < e.ep; ++q) {
+        for (int i = 0; i < e.etp; ++i) {
+            // inRow: width / grid members per row, every row; etp = width: one member in
+            // every ep-th row.
+            takeExpertGradients(out, regularFullLoadShape(topo, expertDp, [&](int l) {
+                const long long size = blockSizes[static_cast<size_t>(l)];
+                return e.inRow ? progressionBlocks(e.first + q * e.etp + i, e.stride, e.dp, e.grid, e.width / e.grid, size)
+                               : progressionBlocks(e.first + static_cast<long long>(q) * e.stride + i,
+                                                   static_cast<long long>(e.ep) * e.stride, expertDp, 1, 1, size);
+            }));
+        }
+    }
+}
+
+} // namespace
+
 StageCollectives evenStageCollectives(const Topology &topo, const std::vector<int> &blockSizes,
                                       const EvenRows &rows, const StageConfig &config)
 {
     // The families and their order as in stageCollectives(), which this must equal.
-    StageCollectives out;
-    const int tp = std::max(config.tp, 1);
-    const int cp = std::max(config.cp, 1);
-    const int ep = std::max(config.ep, 1);
-    const int dp = std::max(rows.rows, 1);
-    const int width = tp * cp;
-    const long long first = rows.first, stride = rows.stride;
+    EvenLayout e{};
+    e.tp = std::max(config.tp, 1);
+    e.cp = std::max(config.cp, 1);
+    e.ep = std::max(config.ep, 1);
+    e.dp = std::max(rows.rows, 1);
+    e.width = e.tp * e.cp;
+    e.first = rows.first;
+    e.stride = rows.stride;
     // The experts' groups are progressions of ids when their grid etp x ep tiles a row
     // (etp x ep divides the width) or etp is whole rows (etp = width). A grid that folds
     // otherwise, or not at all (a plan the checks refuse), is shaped from the device matrix:
     // stageCollectives(), whose numbers these equal.
-    const int etp = std::max(config.expertTp(), 1);
-    const int grid = etp * ep;
-    const bool inRow = width % grid == 0;
-    if (!StageConfig::expertGridFits(tp, cp, dp, etp, ep) || !(inRow || etp == width || (ep == 1 && etp == tp)))
-        return stageCollectives(topo, deviceMatrix(rows), config, dp);
+    e.etp = std::max(config.expertTp(), 1);
+    e.grid = e.etp * e.ep;
+    e.inRow = e.width % e.grid == 0;
+    if (!StageConfig::expertGridFits(e.tp, e.cp, e.dp, e.etp, e.ep) ||
+        !(e.inRow || e.etp == e.width || (e.ep == 1 && e.etp == e.tp)))
+        return stageCollectives(topo, deviceMatrix(rows), config, e.dp);
+    StageCollectives out;
     EvenStage stage(topo, blockSizes, rows);
-    if (tp > 1) {
-        // Where every row of replica 0 keeps its tp groups inside one level-0 block and the
-        // rows are whole level-0 blocks apart, every replica's groups have replica 0's keys
-        // (the same offsets in their blocks, closing at level 0, where the key reads nothing
-        // else): replica 0's groups are the distinct ones.
-        const long long node = blockSizes.empty() ? 0 : blockSizes.front();
-        bool sameAsFirst = node > 0 && stride % node == 0;
-        for (int cr = 0; cr < cp && sameAsFirst; ++cr) {
-            const long long a = first + static_cast<long long>(cr) * tp;
-            sameAsFirst = a / node == (a + tp - 1) / node;
-        }
-        const int replicas = sameAsFirst ? 1 : dp;
-        stage.worst(
-            [&](auto visit) {
-                for (int r = 0; r < replicas; ++r)
-                    for (int cr = 0; cr < cp; ++cr)
-                        visit(first + r * stride + static_cast<long long>(cr) * tp);
-            },
-            1, tp, out.tp, [](const GroupShape &g) { return allReduceCost(g); });
-    }
-    if (cp > 1) {
-        stage.worst(
-            [&](auto visit) {
-                for (int r = 0; r < dp; ++r)
-                    for (int t = 0; t < tp; ++t)
-                        visit(first + r * stride + t);
-            },
-            tp, cp, out.cp, [](const GroupShape &g) { return allGatherCost(g); });
-    }
+    evenTensorAndContextGroups(stage, e, blockSizes, out);
     out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);
-    if (ep > 1) {
-        auto keep = [&out](const GroupShape &g) { return expertAllToAll(out, g); };
-        if (inRow) {
-            stage.worst(
-                [&](auto visit) {
-                    for (int r = 0; r < dp; ++r)
-                        for (int blk = 0; blk < width; blk += grid)
-                            for (int i = 0; i < etp; ++i)
-                                visit(first + r * stride + blk + i);
-                },
-                etp, ep, out.ep, keep);
-        } else {
-            stage.worst(
-                [&](auto visit) {
-                    for (int blk = 0; blk + ep <= dp; blk += ep)
-                        for (int j = 0; j < width; ++j)
-                            visit(first + blk * stride + j);
-                },
-                rows.stride, ep, out.ep, keep);
-        }
-    }
-    if (etp > 1 && config.etp > 0) {
-        // etp divides the width here (a row tiled, or etp = width): each row's blocks of etp.
-        stage.worst(
-            [&](auto visit) {
-                for (int r = 0; r < dp; ++r)
-                    for (int a = 0; a < width; a += etp)
-                        visit(first + r * stride + a);
-            },
-            1, etp, out.etp, [](const GroupShape &g) { return allReduceCost(g); });
-    } else if (etp > 1) {
-        out.etp = out.tp;
-    }
-    const int expertDp = config.expertDp(dp);
-    if (dp * cp > 1) {
-        for (int t = 0; t < tp; ++t)
-            takeDenseGradients(out, regularFullLoadShape(topo, static_cast<long long>(dp) * cp, [&](int l) {
-                return progressionBlocks(first + t, stride, dp, tp, cp, blockSizes[static_cast<size_t>(l)]);
-            }));
-    }
-    if (ep == 1 && etp == tp) {
-        out.expertAllReduce = out.denseAllReduce;
-        out.expertReduceScatter = out.denseReduceScatter;
-    } else if (expertDp > 1) {
-        for (int q = 0; q < ep; ++q) {
-            for (int i = 0; i < etp; ++i) {
-                // inRow: width / grid members per row, every row; etp = width: one member in
-                // every ep-th row.
-                takeExpertGradients(out, regularFullLoadShape(topo, expertDp, [&](int l) {
-                    const long long size = blockSizes[static_cast<size_t>(l)];
-                    return inRow ? progressionBlocks(first + q * etp + i, stride, dp, grid, width / grid, size)
-                                 : progressionBlocks(first + static_cast<long long>(q) * stride + i,
-                                                     static_cast<long long>(ep) * stride, expertDp, 1, 1, size);
-                }));
-            }
-        }
-    }
+    evenExpertGroups(stage, e, config, out);
+    evenGradientGroups(topo, blockSizes, e, config, out);
     return out;
 }
 

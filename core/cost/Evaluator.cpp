@@ -258,24 +258,14 @@ StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates
     return s;
 }
 
-void StageLayerFold::add(StageLayerSums &s, int i)
+StageLayerFold::LayerRole StageLayerFold::roleOf(const LayerProfile &l) const
 {
-    const ModelProfile &model = m_model;
-    const StagePlan &st = m_stage;
-    const CostOptions &opt = m_ctx.options;
-    const ComputeRates &rates = m_rates;
-    const int tp = m_tp, cp = m_cp, ep = m_ep, etp = m_etp, width = m_width;
-    const double load = m_moeLoad;
-    const double b = m_b, spDiv = m_spDiv;
-    const bool holdsEmbedding = m_holdsEmbedding, fusedLoss = m_fusedLoss, opPolicy = m_opPolicy;
-    const LayerProfile *&timed = m_timed;
-    LayerTimes &times = m_times;
-    const LayerProfile &l = model.layers[i];
-    const bool rec = st.recompute == Recompute::Full && recomputed(l);
-    const bool selective = st.recompute == Recompute::Selective && recomputed(l);
+    LayerRole r;
+    r.rec = m_stage.recompute == Recompute::Full && recomputed(l);
+    r.selective = m_stage.recompute == Recompute::Selective && recomputed(l);
     // torchtitan's op-level selective checkpointing where the builder derived it.
-    const bool opSelective = selective && opPolicy && l.opSelectiveStashTpBytes > 0;
-    const WidthMeasurement *measured = l.measuredAt(tp);
+    r.opSelective = r.selective && m_opPolicy && l.opSelectiveStashTpBytes > 0;
+    r.measured = l.measuredAt(m_tp);
     // Low precision: the linear inputs saved quantized, the attention output once more
     // (LayerProfile::linearInputStash*; 1 - m_inputStash of them saved, in BF16 bytes).
     const double quantised = 1.0 - m_inputStash;
@@ -283,34 +273,48 @@ void StageLayerFold::add(StageLayerSums &s, int i)
                            (quantised > 0 ? m_inputStash * l.attentionOutputStashBytes : 0.0);
     const double stashSp = l.stashSpBytes - quantised * l.linearInputStashSpBytes -
                            (m_keepsCombine ? 0.0 : l.moeCombineStashBytes);
-    const double fullStash = measured ? measured->stashBytes * b / cp : (stashTp / width + stashSp / (spDiv * cp)) * b;
+    r.fullStash = r.measured ? r.measured->stashBytes * m_b / m_cp
+                             : (stashTp / m_width + stashSp / (m_spDiv * m_cp)) * m_b;
+    return r;
+}
+
+void StageLayerFold::timeLayer(const LayerProfile &l, const LayerRole &r)
+{
+    const ComputeRates &rates = m_rates;
     if (hasShapes(l)) {
         // Operators from their shapes (ComputeModel.h).
-        const bool same = timed != nullptr && timed->gemms == l.gemms &&
-                          timed->attentionFlops == l.attentionFlops &&
-                          timed->elementwiseSpBytes == l.elementwiseSpBytes &&
-                          timed->elementwiseTpBytes == l.elementwiseTpBytes;
+        const bool same = m_timed != nullptr && m_timed->gemms == l.gemms &&
+                          m_timed->attentionFlops == l.attentionFlops &&
+                          m_timed->elementwiseSpBytes == l.elementwiseSpBytes &&
+                          m_timed->elementwiseTpBytes == l.elementwiseTpBytes;
         if (!same)
-            times = layerTimes(l, m_ctx.seqLength, b, st, rates, opt.elementwiseTraffic, load);
-        timed = &l;
+            m_times = layerTimes(l, m_ctx.seqLength, m_b, m_stage, rates, m_ctx.options.elementwiseTraffic, m_moeLoad);
+        m_timed = &l;
     } else {
         // FLOPs at the large-GEMM rate, plus the memory-bound element-wise work at HBM
         // bandwidth: the forward writes each saved activation once, the backward reads it
         // and writes its gradient (roofline; activation bytes from Korthikanti et al.).
-        const double elementwise = opt.elementwiseTraffic ? fullStash / rates.hbm : 0.0;
-        times = {};
-        times.gemm = l.fwdFlops * b / (width * rates.rate());
-        times.forward = times.gemm + elementwise;
-        times.backward = l.bwdFlops * b / (width * rates.rate()) + 2 * elementwise;
-        timed = nullptr;
+        const double elementwise = m_ctx.options.elementwiseTraffic ? r.fullStash / rates.hbm : 0.0;
+        m_times = {};
+        m_times.gemm = l.fwdFlops * m_b / (m_width * rates.rate());
+        m_times.forward = m_times.gemm + elementwise;
+        m_times.backward = l.bwdFlops * m_b / (m_width * rates.rate()) + 2 * elementwise;
+        m_timed = nullptr;
     }
+}
+
+void StageLayerFold::addTimes(StageLayerSums &s, const LayerProfile &l, const LayerRole &r)
+{
+    timeLayer(l, r);
+    const LayerTimes &times = m_times;
+    const WidthMeasurement *measured = r.measured;
     // Measured at this width (artifact nodes[t]): per device already; else measured at
     // width 1 and divided, else the operator / FLOP model.
-    const double fwd = measured                  ? measured->fwdTime * b / cp
-                       : l.measuredFwdTime >= 0 ? l.measuredFwdTime * b / width
+    const double fwd = measured                  ? measured->fwdTime * m_b / m_cp
+                       : l.measuredFwdTime >= 0 ? l.measuredFwdTime * m_b / m_width
                                                 : times.forward;
-    const double bwd = measured                  ? measured->bwdTime * b / cp
-                       : l.measuredBwdTime >= 0 ? l.measuredBwdTime * b / width
+    const double bwd = measured                  ? measured->bwdTime * m_b / m_cp
+                       : l.measuredBwdTime >= 0 ? l.measuredBwdTime * m_b / m_width
                                                 : times.backward;
     s.forward += fwd;
     s.backward += bwd;
@@ -318,63 +322,74 @@ void StageLayerFold::add(StageLayerSums &s, int i)
     s.attentionForward += times.attention;
     if (!measured && l.measuredFwdTime < 0)
         s.sharedExpertForward += times.sharedExpert;
-    if (rec)
+    if (r.rec)
         s.recompute += fwd;
-    else if (opSelective)  // the unsaved matmuls and the element-wise kernels
+    else if (r.opSelective)  // the unsaved matmuls and the element-wise kernels
         s.recompute += l.opRecomputeGemmShare * times.gemm +
                        std::max(times.forward - times.gemm - times.attention, 0.0);
-    else if (selective)
+    else if (r.selective)
         s.recompute += times.attention;
-    const double tpAllReduce = measured ? measured->tpAllReduceBytes : l.tpAllReduceBytes;
-    if (tpAllReduce > 0 && tp > 1) {
+}
+
+void StageLayerFold::addCollectives(StageLayerSums &s, const LayerProfile &l, const LayerRole &r) const
+{
+    const double b = m_b, load = m_moeLoad;
+    const double tpAllReduce = r.measured ? r.measured->tpAllReduceBytes : l.tpAllReduceBytes;
+    if (tpAllReduce > 0 && m_tp > 1) {
         // attention + MLP, or one for embedding/head and for a MoE block (its MLP: below)
         const int ops = recomputed(l) && l.etpGatherBytes <= 0 ? 2 : 1;
-        s.tpBytes += tpAllReduce * b / cp;
+        s.tpBytes += tpAllReduce * b / m_cp;
         s.tpOps += ops;
-        if (rec) {
-            s.tpBytesRec += tpAllReduce * b / cp;
+        if (r.rec) {
+            s.tpBytesRec += tpAllReduce * b / m_cp;
             s.tpOpsRec += ops;
         }
     }
-    if (l.epAllToAllBytes > 0 && ep > 1) {
+    if (l.epAllToAllBytes > 0 && m_ep > 1) {
         // The most loaded rank receives `load` times the mean of the routed copies.
-        s.epBytes += l.epAllToAllBytes * b * load / width;
+        s.epBytes += l.epAllToAllBytes * b * load / m_width;
         s.epOps += 2;  // dispatch + combine
-        if (rec) {
-            s.epBytesRec += l.epAllToAllBytes * b * load / width;
+        if (r.rec) {
+            s.epBytesRec += l.epAllToAllBytes * b * load / m_width;
             s.epOpsRec += 2;
         }
     }
-    if (l.etpGatherBytes > 0 && etp > 1) {
+    if (l.etpGatherBytes > 0 && m_etp > 1) {
         // The routed copies a rank received, gathered over its etp group (the buffer of the
         // all-gather / reduce-scatter pair: etp x those of one rank).
-        const double bytes = l.etpGatherBytes * b * load * etp / width;
+        const double bytes = l.etpGatherBytes * b * load * m_etp / m_width;
         s.etpBytes += bytes;
         ++s.etpOps;
-        if (rec) {
+        if (r.rec) {
             s.etpBytesRec += bytes;
             ++s.etpOpsRec;
         }
     }
-    if (l.cpExchangeBytes > 0 && cp > 1) {
-        s.cpBytes += l.cpExchangeBytes * b / tp;
+    if (l.cpExchangeBytes > 0 && m_cp > 1) {
+        s.cpBytes += l.cpExchangeBytes * b / m_tp;
         ++s.cpOps;
-        if (rec) {
-            s.cpBytesRec += l.cpExchangeBytes * b / tp;
+        if (r.rec) {
+            s.cpBytesRec += l.cpExchangeBytes * b / m_tp;
             ++s.cpOpsRec;
         }
     }
+}
+
+void StageLayerFold::addParams(StageLayerSums &s, const LayerProfile &l, const WidthMeasurement *measured) const
+{
+    const int tp = m_tp, ep = m_ep, etp = m_etp;
     // Parameters per device: experts are inside tpParams, split by etp and divided by ep.
     const double expert = std::min(l.expertParams, l.params);
     const double dense = l.params - expert;
     const double denseTp = std::clamp(l.tpParams - expert, 0.0, dense);
     double layerDense = measured ? measured->params : (dense - denseTp) + denseTp / tp;
-    if (!holdsEmbedding)
+    if (!m_holdsEmbedding)
         layerDense += l.tiedParams / tp;
     const double layerExpert = measured ? 0.0 : expert / (static_cast<double>(etp) * ep);
     s.denseParams += layerDense;
     s.expertParams += layerExpert;
-    if (opt.precision.lowPrecision() && !measured && l.kind != LayerKind::Embedding && l.kind != LayerKind::Head) {
+    if (m_ctx.options.precision.lowPrecision() && !measured && l.kind != LayerKind::Embedding &&
+        l.kind != LayerKind::Head) {
         // The linear weights among them (layerTimes(): the GEMMs a low precision runs).
         for (const GemmShape &g : l.gemms) {
             if (!isLinearGemm(g))
@@ -387,27 +402,45 @@ void StageLayerFold::add(StageLayerSums &s, int i)
         }
     }
     s.maxLayerParams = std::max(s.maxLayerParams, layerDense + layerExpert);
+}
+
+void StageLayerFold::addMemory(StageLayerSums &s, const LayerProfile &l, int i, const LayerRole &r) const
+{
+    const double b = m_b, fullStash = r.fullStash;
     // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
     const double selectiveStash =
-        opSelective ? (l.opSelectiveStashSpBytes / (spDiv * cp) + l.opSelectiveStashTpBytes / width) * b
-                    : fullStash - l.attentionStashBytes / width * b;
-    if (opt.artifactMemory) {
+        r.opSelective ? (l.opSelectiveStashSpBytes / (m_spDiv * m_cp) + l.opSelectiveStashTpBytes / m_width) * b
+                      : fullStash - l.attentionStashBytes / m_width * b;
+    if (m_ctx.options.artifactMemory) {
         // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
         // of every layer held as working memory; each further micro-batch in flight keeps
         // the stage's input (recomputation) or every activation again.
         s.maxWorking += fullStash;
-        if (st.recompute != Recompute::Full)
+        if (m_stage.recompute != Recompute::Full)
             s.stashPerMicroBatch += fullStash;
-        else if (i == st.firstLayer && i > 0)
-            s.stashPerMicroBatch += model.layers[i - 1].outputBytes * b;
+        else if (i == m_stage.firstLayer && i > 0)
+            s.stashPerMicroBatch += m_model.layers[i - 1].outputBytes * b;
         return;
     }
-    s.stashPerMicroBatch += rec ? l.recomputeStashBytes / (spDiv * cp) * b : selective ? selectiveStash : fullStash;
-    s.maxLayerStash = std::max(s.maxLayerStash, rec ? fullStash : 0.0);
-    double working = l.workingBytes * b / width;
-    if (l.kind == LayerKind::Head && !fusedLoss)
-        working += l.stashTpBytes * b / width;  // the second FP32 copy of the logits
+    s.stashPerMicroBatch += r.rec         ? l.recomputeStashBytes / (m_spDiv * m_cp) * b
+                            : r.selective ? selectiveStash
+                                          : fullStash;
+    s.maxLayerStash = std::max(s.maxLayerStash, r.rec ? fullStash : 0.0);
+    double working = l.workingBytes * b / m_width;
+    if (l.kind == LayerKind::Head && !m_fusedLoss)
+        working += l.stashTpBytes * b / m_width;  // the second FP32 copy of the logits
     s.maxWorking = std::max(s.maxWorking, working);
+}
+
+// One layer into the sums: its times, its collectives' bytes, its parameters and its memory.
+void StageLayerFold::add(StageLayerSums &s, int i)
+{
+    const LayerProfile &l = m_model.layers[i];
+    const LayerRole r = roleOf(l);
+    addTimes(s, l, r);
+    addCollectives(s, l, r);
+    addParams(s, l, r.measured);
+    addMemory(s, l, i, r);
 }
 
 namespace {

@@ -253,6 +253,19 @@ public:
     void add(StageLayerSums &s, int layer);
 
 private:
+    // What the stage's recomputation and measurements make of one layer.
+    struct LayerRole {
+        bool rec = false, selective = false, opSelective = false;
+        const WidthMeasurement *measured = nullptr;  // measured at this stage's tp
+        double fullStash = 0;  // bytes it saves per micro-batch without recomputation
+    };
+    LayerRole roleOf(const LayerProfile &l) const;
+    void timeLayer(const LayerProfile &l, const LayerRole &r);  // into m_times
+    void addTimes(StageLayerSums &s, const LayerProfile &l, const LayerRole &r);
+    void addCollectives(StageLayerSums &s, const LayerProfile &l, const LayerRole &r) const;
+    void addParams(StageLayerSums &s, const LayerProfile &l, const WidthMeasurement *measured) const;
+    void addMemory(StageLayerSums &s, const LayerProfile &l, int layer, const LayerRole &r) const;
+
     const ModelProfile &m_model;
     const StagePlan &m_stage;
     const StageContext &m_ctx;
