@@ -9,9 +9,16 @@ namespace {
 constexpr double TFLOPS = 1e12;
 constexpr double GB = 1e9;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double MiB = 1024.0 * 1024.0;
 
 // A preset: BF16 dense peak, memory, bandwidth, the data sheet, then the dense peaks of
 // FP8, MXFP8 and NVFP4 (0 = none).
+// Memory is what the device reports to the frameworks (nvidia-smi's total, in MiB; ROCm's
+// VRAM total, in bytes), not the data sheet's decimal figure: the sheets' "GB" of HBM are
+// near-binary (a B200 "180 GB" reports 183,359 MiB = 192.3e9 bytes). Where no report was
+// found, the sheet's figure read in GiB, as the full-GPU MIG profile names give it
+// (B200 7g.180gb against 179.1 GiB reported). What a framework cannot use (CUDA context,
+// allocator) is CostOptions' per-device overhead, not taken off here.
 DeviceSpec preset(const char *name, double bf16, double memory, double bandwidth, const char *source,
                   double fp8 = 0, double mxfp8 = 0, double nvfp4 = 0)
 {
@@ -39,6 +46,7 @@ std::vector<DeviceSpec> makePresets()
                "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"),
         preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
                "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"),
+        // 80 GiB: nvidia-smi reports 81,559 MiB, 0.4 % less (A100 80GB: 81,920 MiB, exactly).
         preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
                "NVIDIA H100 data sheet (SXM5): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s",
                1979 * T),
@@ -46,34 +54,37 @@ std::vector<DeviceSpec> makePresets()
                "NVIDIA H800 SXM5 product brief: 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s, "
                "NVLink 400 GB/s",
                1979 * T),
-        preset("h200", 989 * T, 141 * GB, 4800 * GB,
-               "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 141 GB HBM3e, 4.8 TB/s",
+        preset("h200", 989 * T, 143771 * MiB, 4800 * GB,
+               "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 141 GB HBM3e, 4.8 TB/s; "
+               "nvidia-smi reports 143,771 MiB",
                1979 * T),
         preset("tpuv4", 275 * T, 32 * GiB, 1200 * GB,
                "Google Cloud TPU v4 documentation: 275 TFLOPS BF16, 32 GiB HBM2, 1200 GB/s"),
-        preset("b200", 2250 * T, 180 * GB, 7700 * GB,
+        preset("b200", 2250 * T, 183359 * MiB, 7700 * GB,
                "NVIDIA HGX B200 data sheet: 2.25 PFLOPS BF16, 4.5 PFLOPS FP8/MXFP8, 9 PFLOPS FP4 dense per GPU, "
-               "180 GB HBM3e, 7.7 TB/s",
+               "180 GB HBM3e, 7.7 TB/s; nvidia-smi reports 183,359 MiB (NVIDIA/TensorRT-LLM issue 10278)",
                4500 * T, 4500 * T, 9000 * T),
-        preset("b300", 2250 * T, 288 * GB, 8000 * GB,
+        preset("b300", 2250 * T, 269 * GiB, 8000 * GB,
                "NVIDIA HGX B300 data sheet: 36 / 72 / 108 PFLOPS BF16 / FP8 / FP4 dense per 8 GPUs, 2.3 TB HBM3e "
-               "per 8 GPUs (288 GB), 8 TB/s",
+               "per 8 GPUs (288 GB), 8 TB/s; usable 269 GiB, the full-GPU MIG profile 7g.269gb (NVIDIA GPU "
+               "Operator 25.3 profiles for B300)",
                4500 * T, 4500 * T, 13500 * T),
-        preset("gb200", 2500 * T, 186 * GB, 8000 * GB,
+        preset("gb200", 2500 * T, 189471 * MiB, 8000 * GB,
                "NVIDIA GB200 NVL72 data sheet: 180 / 360 / 720 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
-               "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU)",
+               "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU); nvidia-smi reports 189,471 MiB",
                5000 * T, 5000 * T, 10000 * T),
-        preset("gb300", 2500 * T, 288 * GB, 8000 * GB,
+        preset("gb300", 2500 * T, 278 * GiB, 8000 * GB,
                "NVIDIA GB300 NVL72 data sheet: 180 / 360 / 1080 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "576 TB/s (8 TB/s per GPU); its Blackwell Ultra GPUs carry 288 GB HBM3e each (eight 12-high "
-               "stacks, as the B300; the rack's \"20 TB\" is 72 x 288 GB = 20.7 TB rounded)",
+               "stacks, as the B300), of which 278 GiB usable: the full-GPU MIG profile 7g.278gb",
                5000 * T, 5000 * T, 15000 * T),
-        preset("mi300x", 1307.4 * T, 192 * GB, 5300 * GB,
-               "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 / 2614.9 TFLOPS FP8 dense, 192 GB HBM3, 5.3 TB/s",
+        preset("mi300x", 1307.4 * T, 205822885888.0, 5300 * GB,
+               "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 / 2614.9 TFLOPS FP8 dense, 192 GB HBM3, 5.3 TB/s; "
+               "rocm-smi reports a VRAM total of 205,822,885,888 bytes",
                2614.9 * T),
         preset("mi355x", 2516.6 * T, 288 * GB, 8000 * GB,
                "AMD Instinct MI355X data sheet: 2.5 PFLOPS BF16, 5.0 PFLOPS FP8/MXFP8 dense, 288 GB HBM3E, 8 TB/s "
-               "(MXFP4, not NVFP4)",
+               "(MXFP4, not NVFP4); no reported total found, the sheet's decimal 288 GB kept",
                5033.2 * T, 5033.2 * T),
     };
 }

@@ -223,13 +223,17 @@ TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
         double bf16, fp8, mxfp8, nvfp4, memoryGB;
     };
     // Dense TFLOP/s from each data sheet (half the sparse figure where only that is given).
-    const Row rows[] = {{"h800", 989, 1979, 0, 0, 80 * 1.073741824},
-                        {"h200", 989, 1979, 0, 0, 141},
-                        {"b200", 2250, 4500, 4500, 9000, 180},
-                        {"b300", 2250, 4500, 4500, 13500, 288},
-                        {"gb200", 2500, 5000, 5000, 10000, 186},
-                        {"gb300", 2500, 5000, 5000, 15000, 288},
-                        {"mi300x", 1307.4, 2614.9, 0, 0, 192},
+    // Memory as the devices report it: nvidia-smi's MiB totals (H200 143,771, B200 183,359,
+    // GB200 189,471), the full-GPU MIG profiles' GiB (B300 7g.269gb, GB300 7g.278gb), ROCm's
+    // byte count (MI300X), the data sheets' 80 GiB (H800) and decimal 288 GB (MI355X).
+    const double MiB = 1048576.0 / 1e9, GiB = 1.073741824;
+    const Row rows[] = {{"h800", 989, 1979, 0, 0, 80 * GiB},
+                        {"h200", 989, 1979, 0, 0, 143771 * MiB},
+                        {"b200", 2250, 4500, 4500, 9000, 183359 * MiB},
+                        {"b300", 2250, 4500, 4500, 13500, 269 * GiB},
+                        {"gb200", 2500, 5000, 5000, 10000, 189471 * MiB},
+                        {"gb300", 2500, 5000, 5000, 15000, 278 * GiB},
+                        {"mi300x", 1307.4, 2614.9, 0, 0, 205.822885888},
                         {"mi355x", 2516.6, 5033.2, 5033.2, 0, 288}};
     for (const Row &r : rows) {
         auto d = devicePreset(r.name);

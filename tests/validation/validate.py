@@ -253,7 +253,8 @@ def row_stack(row):
 
 
 def layout_extra_args(lay):
-    """The issue-46 layout keys as CLI flags, each only when the row has the key: `etp` (expert
+    """The issue-46 layout keys as CLI flags, each only when the row has the key (and
+    `pipeline_units`, the recipe's pipeline split): `etp` (expert
     tensor-parallel width; absent = tp, Megatron-Core's default), `precision` and `fp8_recipe`.
     Also what plan_check.py passes to `plan` (one value = the published one)."""
     args = []
@@ -265,6 +266,8 @@ def layout_extra_args(lay):
         args += ["--fp8-recipe", lay["fp8_recipe"]]
     if "moe_imbalance" in lay:  # the source's own statement of its routing balance
         args += ["--moe-imbalance", str(lay["moe_imbalance"])]
+    if "pipeline_units" in lay:  # the recipe's pipeline split (Megatron's account_for_* flags)
+        args += ["--pipeline-units", lay["pipeline_units"]]
     return args
 
 
