@@ -1055,9 +1055,8 @@ Report evaluate(const Plan &plan, const Topology &topo, const ModelProfile &mode
 
 void setOptimizerDtype(CostOptions &o, OptimizerDtype d)
 {
-    const bool bf16 = d == OptimizerDtype::Bf16;
-    o.optimizerBytesPerParam = bf16 ? 6 : 12;
-    o.optimizerStepBytesPerParam = bf16 ? 18 : 30;
+    o.optimizerBytesPerParam = d == OptimizerDtype::Bf16 ? 6 : d == OptimizerDtype::Bf16Moments ? 8 : 12;
+    o.optimizerStepBytesPerParam = d == OptimizerDtype::Bf16 ? 18 : d == OptimizerDtype::Bf16Moments ? 22 : 30;
 }
 
 } // namespace nest

@@ -127,7 +127,11 @@ double defaultMatmulEfficiency(const DeviceSpec &device);
 // parameter, 30 B moved per parameter by the step) or all three in bf16 (6 B; 30 - 3 x 2 x 2 =
 // 18 B moved: each state read and written at half the width). bf16 is NeMo's
 // distributed_fused_adam with `optim.dtype: bf16` (Apex DistributedFusedAdam `dtype`).
-enum class OptimizerDtype { Fp32, Bf16 };
+// Bf16Moments keeps fp32 master weights and stores m and v in bf16 (4 + 2 + 2 = 8 B; the step
+// reads 4 + 4 + 2 + 2 and writes 4 + 2 + 2 plus the 2 B copy = 22 B): Megatron-Core's
+// precision-aware optimizer with `exp_avg_dtype` and `exp_avg_sq_dtype` bf16, as
+// Megatron-Bridge's DeepSeek-V3 recipe sets it (recipes/deepseek/deepseek_v3.py).
+enum class OptimizerDtype { Fp32, Bf16, Bf16Moments };
 void setOptimizerDtype(CostOptions &o, OptimizerDtype d);
 
 // The effective link of a pipeline boundary (absent for the first/last stage).

@@ -196,4 +196,12 @@ TEST(EvaluatorMemory, bf16OptimizerStateIsHalfTheFp32One)
     EXPECT_DOUBLE_EQ(a.weights, b.weights);
     EXPECT_DOUBLE_EQ(a.gradients, b.gradients);
     EXPECT_NEAR(b.optimizer / a.optimizer, 18.0 / 30.0, 1e-12);
+    // fp32 master weights with bf16 moments: 4 + 2 + 2 = 8 B held; the step reads 4 (master) +
+    // 4 (grad) + 2 + 2 (moments) and writes 4 + 2 + 2 and the 2 B bf16 copy = 22 B.
+    CostOptions moments;
+    setOptimizerDtype(moments, OptimizerDtype::Bf16Moments);
+    const StageCost c = evaluate(plan, topo, m, moments).stages.front().cost;
+    EXPECT_NEAR(c.optimizerState, 8 * params / 8, 1e3);
+    EXPECT_DOUBLE_EQ(c.weights, a.weights);
+    EXPECT_NEAR(c.optimizer / a.optimizer, 22.0 / 30.0, 1e-12);
 }
