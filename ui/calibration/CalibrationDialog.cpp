@@ -15,7 +15,6 @@
 #include <QScreen>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -197,7 +196,11 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     });
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(&m_watcher, &QFutureWatcher<FitOutcome>::finished, this, &CalibrationDialog::fitDone);
+    connect(&m_jobs, &JobTracker::failed, this, [this](quint64, const QString &reason) { fitFailed(reason); });
+    connect(this, &CalibrationDialog::fitProgress, this, [this](double fraction) {
+        if (isFitting())
+            showMessage(tr("Fitting %n run(s)… %1 %", nullptr, runCount()).arg(qRound(100 * fraction)), false);
+    });
     // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
     // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
     const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
@@ -205,10 +208,7 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     updateButtons();
 }
 
-CalibrationDialog::~CalibrationDialog()
-{
-    m_watcher.waitForFinished();   // the worker holds no pointer into the dialog, but finish it first
-}
+CalibrationDialog::~CalibrationDialog() = default;   // m_jobs cancels the fit and waits for it
 
 int CalibrationDialog::runCount() const
 {
@@ -407,13 +407,27 @@ void CalibrationDialog::setFitIdentified(bool on)
 
 bool CalibrationDialog::isFitting() const
 {
-    return m_watcher.isRunning();
+    return m_jobs.isRunning();
 }
+
+void CalibrationDialog::waitForFit()
+{
+    m_jobs.waitForIdle();
+}
+
+namespace {
+
+// Thrown from the fit's progress callback when its job is superseded or the dialog closes:
+// core's fit polls no token, so this ends it at its next step. The job is dropped by then,
+// so nothing is reported.
+struct FitCancelled : std::exception {
+    const char *what() const noexcept override { return "calibration fit cancelled"; }
+};
+
+} // namespace
 
 bool CalibrationDialog::fit()
 {
-    if (isFitting())
-        return false;
     const bool identified = m_fitIdentified->isChecked();
     std::vector<std::string> parameters;
     if (m_fitGemm->isChecked())
@@ -437,42 +451,56 @@ bool CalibrationDialog::fit()
     m_choice.clear();
     showMessage(tr("Fitting %n run(s)…", nullptr, runCount()), false);
     const std::string folder = m_folder.toStdString();
-    m_watcher.setFuture(QtConcurrent::run([json = *runs, folder, parameters, identified]() -> FitOutcome {
-        const auto measured = measuredRunsFromJson(json, "runs", folder);
-        if (!measured)
-            return {std::nullopt, QString::fromStdString(measured.error()), QString()};
-        std::vector<std::string> free = parameters;
-        QString choice;
-        if (identified) {  // core chooses, as nest-cli calibrate without --fit
-            const auto chosen = identifiedFitParameters(*measured);
-            if (!chosen)
-                return {std::nullopt, QString::fromStdString(chosen.error()), QString()};
-            free = chosen->parameters;
-            choice = QString::fromStdString(chosen->reason);
-        }
-        auto fitted = fitCalibration(*measured, free);
-        if (!fitted)
-            return {std::nullopt, QString::fromStdString(fitted.error()), choice};
-        return {std::move(fitted).value(), QString(), choice};
-    }));
+    // The latest request wins: a fit still running is superseded and its result dropped.
+    m_jobs.start(
+        [this, json = *runs, folder, parameters, identified](JobTracker::Job &job) -> FitOutcome {
+            const auto measured = measuredRunsFromJson(json, "runs", folder);
+            if (!measured)
+                return {std::nullopt, QString::fromStdString(measured.error()), QString()};
+            std::vector<std::string> free = parameters;
+            QString choice;
+            if (identified) {  // core chooses, as nest-cli calibrate without --fit
+                const auto chosen = identifiedFitParameters(*measured);
+                if (!chosen)
+                    return {std::nullopt, QString::fromStdString(chosen.error()), QString()};
+                free = chosen->parameters;
+                choice = QString::fromStdString(chosen->reason);
+            }
+            FitLimits limits;   // the default bound, as fitCalibration(runs, fit) has
+            limits.progress = [this, &job](double fraction) {
+                if (job.cancelled())
+                    throw FitCancelled();
+                job.reportProgress(0, fraction, [this, fraction] { emit fitProgress(fraction); });
+            };
+            auto fitted = fitCalibration(*measured, free, CostOptions{}, limits);
+            if (!fitted)
+                return {std::nullopt, QString::fromStdString(fitted.error()), choice};
+            return {std::move(fitted).value(), QString(), choice};
+        },
+        [this](quint64, const FitOutcome &out) { fitDone(out); });
     updateButtons();
     return true;
 }
 
-void CalibrationDialog::fitDone()
+void CalibrationDialog::fitDone(const FitOutcome &out)
 {
-    const FitOutcome out = m_watcher.result();
     if (!out.calibration) {
-        showMessage(out.error, true);
-        updateButtons();
-        emit fitFinished(false);
+        fitFailed(out.error);
         return;
     }
+    emit fitProgress(1.0);
     m_result = out.calibration;
     m_choice = out.choice;
     showResult();
     updateButtons();
     emit fitFinished(true);
+}
+
+void CalibrationDialog::fitFailed(const QString &reason)
+{
+    showMessage(reason, true);
+    updateButtons();
+    emit fitFinished(false);
 }
 
 void CalibrationDialog::showResult()
