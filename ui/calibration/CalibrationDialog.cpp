@@ -93,7 +93,6 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     setWindowTitle(tr("Calibrate from Measured Runs"));
     setObjectName(QStringLiteral("calibrationDialog"));
     auto *layout = new QVBoxLayout(this);
-
     auto *intro = new QLabel(tr("Each row is a run you measured: where it ran, its layout and one measurement. "
                                 "The fit finds the large-GEMM efficiency of each device type and the step "
                                 "overhead of each framework (least squares on log time) and shows every run's "
@@ -104,6 +103,32 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     intro->setWordWrap(true);
     layout->addWidget(intro);
 
+    addRunButtons(layout);
+    addRunsTable(layout);
+    addFitRow(layout);
+    addResults(layout);
+
+    auto *buttons = new QDialogButtonBox;
+    m_applyButton = buttons->addButton(tr("A&pply to Workspace"), QDialogButtonBox::AcceptRole);
+    buttons->addButton(QDialogButtonBox::Close);
+    layout->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(&m_jobs, &JobTracker::failed, this, [this](quint64, const QString &reason) { fitFailed(reason); });
+    connect(this, &CalibrationDialog::fitProgress, this, [this](double fraction) {
+        if (isFitting())
+            showMessage(tr("Fitting %n run(s)… %1 %", nullptr, runCount()).arg(qRound(100 * fraction)), false);
+    });
+    // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
+    // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
+    const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
+    resize(std::min(1100, available.width() * 9 / 10), std::min(620, available.height() * 9 / 10));
+    updateButtons();
+}
+
+// Load, Add, Remove and Save above the runs.
+void CalibrationDialog::addRunButtons(QVBoxLayout *layout)
+{
     auto *rowButtons = new QHBoxLayout;
     auto *load = new QPushButton(tr("&Load Runs…"));
     auto *add = new QPushButton(tr("&Add Run"));
@@ -115,6 +140,22 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     rowButtons->addStretch();
     layout->addLayout(rowButtons);
 
+    connect(load, &QPushButton::clicked, this, &CalibrationDialog::chooseRunsFile);
+    connect(add, &QPushButton::clicked, this, [this] { addRun(); });
+    connect(m_removeButton, &QPushButton::clicked, this, [this] {
+        const int row = m_table->currentRow();
+        if (row < 0 || row >= runCount())
+            return;
+        m_table->removeRow(row);
+        m_runs.erase(m_runs.begin() + row);
+        updateButtons();
+    });
+    connect(save, &QPushButton::clicked, this, &CalibrationDialog::saveRuns);
+}
+
+// The runs, one row each; an edit withdraws the last fit.
+void CalibrationDialog::addRunsTable(QVBoxLayout *layout)
+{
     m_table = new QTableWidget(0, ColumnCount);
     m_table->setObjectName(QStringLiteral("calibrationRuns"));
     m_table->setHorizontalHeaderLabels(columnTitles());
@@ -125,6 +166,19 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
                            "Recompute: none, selective or full."));
     layout->addWidget(m_table, 2);
 
+    connect(m_table, &QTableWidget::itemChanged, this, [this] {
+        // An edited row makes the last fit's table out of date: fit again before applying.
+        if (m_result && !isFitting()) {
+            m_result.reset();
+            showMessage(tr("The runs changed: fit again to apply."), false);
+            updateButtons();
+        }
+    });
+}
+
+// Which parameters to fit, and Fit.
+void CalibrationDialog::addFitRow(QVBoxLayout *layout)
+{
     auto *fitRow = new QHBoxLayout;
     m_fitIdentified = new QCheckBox(tr("What the runs identify"));
     m_fitIdentified->setObjectName(QStringLiteral("fitIdentified"));
@@ -151,6 +205,12 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     fitRow->addStretch();
     layout->addLayout(fitRow);
 
+    connect(m_fitButton, &QPushButton::clicked, this, [this] { fit(); });
+}
+
+// The message, each run's error before and after, and the fitted parameters.
+void CalibrationDialog::addResults(QVBoxLayout *layout)
+{
     m_message = new QLabel;
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -168,44 +228,6 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     m_parameters->setWordWrap(true);
     m_parameters->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_parameters);
-
-    auto *buttons = new QDialogButtonBox;
-    m_applyButton = buttons->addButton(tr("A&pply to Workspace"), QDialogButtonBox::AcceptRole);
-    buttons->addButton(QDialogButtonBox::Close);
-    layout->addWidget(buttons);
-
-    connect(load, &QPushButton::clicked, this, &CalibrationDialog::chooseRunsFile);
-    connect(add, &QPushButton::clicked, this, [this] { addRun(); });
-    connect(m_removeButton, &QPushButton::clicked, this, [this] {
-        const int row = m_table->currentRow();
-        if (row < 0 || row >= runCount())
-            return;
-        m_table->removeRow(row);
-        m_runs.erase(m_runs.begin() + row);
-        updateButtons();
-    });
-    connect(save, &QPushButton::clicked, this, &CalibrationDialog::saveRuns);
-    connect(m_fitButton, &QPushButton::clicked, this, [this] { fit(); });
-    connect(m_table, &QTableWidget::itemChanged, this, [this] {
-        // An edited row makes the last fit's table out of date: fit again before applying.
-        if (m_result && !isFitting()) {
-            m_result.reset();
-            showMessage(tr("The runs changed: fit again to apply."), false);
-            updateButtons();
-        }
-    });
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(&m_jobs, &JobTracker::failed, this, [this](quint64, const QString &reason) { fitFailed(reason); });
-    connect(this, &CalibrationDialog::fitProgress, this, [this](double fraction) {
-        if (isFitting())
-            showMessage(tr("Fitting %n run(s)… %1 %", nullptr, runCount()).arg(qRound(100 * fraction)), false);
-    });
-    // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
-    // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
-    const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
-    resize(std::min(1100, available.width() * 9 / 10), std::min(620, available.height() * 9 / 10));
-    updateButtons();
 }
 
 CalibrationDialog::~CalibrationDialog() = default;   // m_jobs cancels the fit and waits for it

@@ -28,6 +28,7 @@ class QCheckBox;
 class QLabel;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace nest::ui {
 
@@ -81,6 +82,10 @@ private:
         QString error;
         QString choice;  // identifiedFitParameters()'s reason, when it chose fewer
     };
+    void addRunButtons(QVBoxLayout *layout);
+    void addRunsTable(QVBoxLayout *layout);
+    void addFitRow(QVBoxLayout *layout);
+    void addResults(QVBoxLayout *layout);
     void fitDone(const FitOutcome &out);
     void fitFailed(const QString &reason);
     void showResult();

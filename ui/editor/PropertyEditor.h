@@ -36,6 +36,9 @@ private:
         QDoubleSpinBox *latency;
         QDoubleSpinBox *oversubscription;
     };
+    QWidget *createClusterBox();
+    QWidget *createLinkPart();
+    QWidget *createDevicePart();
     void rebuildLevels();
     void refresh();
     void commitLevel(int level);
