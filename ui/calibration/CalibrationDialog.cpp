@@ -352,67 +352,77 @@ bool CalibrationDialog::setCell(int row, const QString &column, const QString &v
 Result<Json> CalibrationDialog::runsJson() const
 {
     Json runs = Json::array();
-    const QStringList titles = columnTitles();
     for (int r = 0; r < runCount(); ++r) {
-        Json run = m_runs[static_cast<size_t>(r)];
-        const auto cell = [&](int c) { return m_table->item(r, c) ? m_table->item(r, c)->text().trimmed() : QString(); };
-        const auto bad = [&](int c, const QString &why) {
-            return Result<Json>::failure(tr("row %1, %2: %3").arg(r + 1).arg(titles[c], why).toStdString());
-        };
-        const auto positiveInt = [&](int c, long long &out) {
-            bool ok = false;
-            out = cell(c).toLongLong(&ok);
-            return ok && out >= 0;
-        };
-        if (cell(Name).isEmpty())
-            return bad(Name, tr("give the run a name"));
-        run["name"] = cell(Name).toStdString();
-        run["framework"] = cell(FrameworkCol).toStdString();
-        long long n = 0;
-        for (int c : {Batch, Seq}) {
-            if (!positiveInt(c, n) || n == 0)
-                return bad(c, tr("expected a positive whole number, found \"%1\"").arg(cell(c)));
-            run[c == Batch ? "batch" : "seq"] = n;
-        }
-        if (run.contains("layout")) {
-            Json layout = run["layout"].is_object() ? run["layout"] : Json::object();
-            for (size_t k = 0; k < std::size(kLayoutKeys); ++k) {
-                if (!positiveInt(kLayoutColumns[k], n) || n == 0)
-                    return bad(kLayoutColumns[k], tr("expected a positive whole number, found \"%1\"")
-                                                      .arg(cell(kLayoutColumns[k])));
-                layout[kLayoutKeys[k]] = n;
-            }
-            if (!positiveInt(Zero, n) || n > 3)
-                return bad(Zero, tr("expected 0, 1, 2 or 3, found \"%1\"").arg(cell(Zero)));
-            layout["zero"] = n;
-            layout["schedule"] = cell(ScheduleCol).toStdString();
-            layout["recompute"] = cell(RecomputeCol).toStdString();
-            const QString sp = cell(Sp).toLower();
-            if (sp != QLatin1String("yes") && sp != QLatin1String("no"))
-                return bad(Sp, tr("expected yes or no, found \"%1\"").arg(cell(Sp)));
-            layout["sp"] = sp == QLatin1String("yes");
-            run["layout"] = layout;
-        }
-        const int kind = static_cast<int>(measurementKinds().indexOf(cell(Measurement)));
-        if (kind < 0)
-            return bad(Measurement, tr("expected one of %1").arg(measurementKinds().join(QStringLiteral(", "))));
-        bool ok = false;
-        const double value = cell(Value).toDouble(&ok);
-        if (!ok || !std::isfinite(value) || value <= 0)
-            return bad(Value, tr("expected a positive number, found \"%1\"").arg(cell(Value)));
-        for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula"})
-            run.erase(k);
-        if (kind == 0)
-            run["step_time_s"] = value;
-        else if (kind == 1)
-            run["tokens_per_s_per_gpu"] = value;
-        else {
-            run["tflops_per_gpu"] = value;
-            run["flops_formula"] = kind == 2 ? "megatron" : "6nd";
-        }
-        runs.push_back(run);
+        Result<Json> run = rowJson(r);
+        if (!run)
+            return run;
+        runs.push_back(*run);
     }
     return Json{{"format", "nest-runs"}, {"version", 1}, {"runs", runs}};
+}
+
+// Row r as a nest-runs run object: the object it was read or added as, with the table's
+// cells written over it (or the reason a cell is not valid: "row 2, TP: ...").
+Result<Json> CalibrationDialog::rowJson(int r) const
+{
+    const QStringList titles = columnTitles();
+    Json run = m_runs[static_cast<size_t>(r)];
+    const auto cell = [&](int c) { return m_table->item(r, c) ? m_table->item(r, c)->text().trimmed() : QString(); };
+    const auto bad = [&](int c, const QString &why) {
+        return Result<Json>::failure(tr("row %1, %2: %3").arg(r + 1).arg(titles[c], why).toStdString());
+    };
+    const auto positiveInt = [&](int c, long long &out) {
+        bool ok = false;
+        out = cell(c).toLongLong(&ok);
+        return ok && out >= 0;
+    };
+    if (cell(Name).isEmpty())
+        return bad(Name, tr("give the run a name"));
+    run["name"] = cell(Name).toStdString();
+    run["framework"] = cell(FrameworkCol).toStdString();
+    long long n = 0;
+    for (int c : {Batch, Seq}) {
+        if (!positiveInt(c, n) || n == 0)
+            return bad(c, tr("expected a positive whole number, found \"%1\"").arg(cell(c)));
+        run[c == Batch ? "batch" : "seq"] = n;
+    }
+    if (run.contains("layout")) {
+        Json layout = run["layout"].is_object() ? run["layout"] : Json::object();
+        for (size_t k = 0; k < std::size(kLayoutKeys); ++k) {
+            if (!positiveInt(kLayoutColumns[k], n) || n == 0)
+                return bad(kLayoutColumns[k], tr("expected a positive whole number, found \"%1\"")
+                                                  .arg(cell(kLayoutColumns[k])));
+            layout[kLayoutKeys[k]] = n;
+        }
+        if (!positiveInt(Zero, n) || n > 3)
+            return bad(Zero, tr("expected 0, 1, 2 or 3, found \"%1\"").arg(cell(Zero)));
+        layout["zero"] = n;
+        layout["schedule"] = cell(ScheduleCol).toStdString();
+        layout["recompute"] = cell(RecomputeCol).toStdString();
+        const QString sp = cell(Sp).toLower();
+        if (sp != QLatin1String("yes") && sp != QLatin1String("no"))
+            return bad(Sp, tr("expected yes or no, found \"%1\"").arg(cell(Sp)));
+        layout["sp"] = sp == QLatin1String("yes");
+        run["layout"] = layout;
+    }
+    const int kind = static_cast<int>(measurementKinds().indexOf(cell(Measurement)));
+    if (kind < 0)
+        return bad(Measurement, tr("expected one of %1").arg(measurementKinds().join(QStringLiteral(", "))));
+    bool ok = false;
+    const double value = cell(Value).toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value <= 0)
+        return bad(Value, tr("expected a positive number, found \"%1\"").arg(cell(Value)));
+    for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula"})
+        run.erase(k);
+    if (kind == 0)
+        run["step_time_s"] = value;
+    else if (kind == 1)
+        run["tokens_per_s_per_gpu"] = value;
+    else {
+        run["tflops_per_gpu"] = value;
+        run["flops_formula"] = kind == 2 ? "megatron" : "6nd";
+    }
+    return run;
 }
 
 void CalibrationDialog::setFitParameters(bool gemmEfficiency, bool stepOverhead)

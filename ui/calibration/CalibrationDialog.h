@@ -82,6 +82,7 @@ private:
         QString error;
         QString choice;  // identifiedFitParameters()'s reason, when it chose fewer
     };
+    Result<Json> rowJson(int row) const;
     void addRunButtons(QVBoxLayout *layout);
     void addRunsTable(QVBoxLayout *layout);
     void addFitRow(QVBoxLayout *layout);

@@ -198,6 +198,26 @@ void PropertyEditor::refresh()
         return;
     }
     m_updating = true;
+    refreshCluster(t);
+    const QList<int> sel = m_document->selectedGroups();
+    m_group = sel.isEmpty() ? -1 : sel.first();
+    m_selectionBox->setEnabled(m_group >= 0);
+    if (m_group < 0) {
+        m_selectionBox->setTitle(tr("Selection (none)"));
+        m_groupKind->clear();
+        m_groupName->clear();
+        m_linkPart->hide();
+        m_devicePart->hide();
+        m_updating = false;
+        return;
+    }
+    refreshGroup(t, static_cast<int>(sel.size()));
+    m_updating = false;
+}
+
+// The cluster's name, size and level links.
+void PropertyEditor::refreshCluster(const Topology &t)
+{
     m_clusterName->setText(QString::fromStdString(t.name));
     int nodes = 0;
     for (const TopoGroup &g : t.groups)
@@ -212,20 +232,13 @@ void PropertyEditor::refresh()
         setSpin(m_levels[l].oversubscription, link.oversubscription);
     }
 
-    const QList<int> sel = m_document->selectedGroups();
-    m_group = sel.isEmpty() ? -1 : sel.first();
-    m_selectionBox->setEnabled(m_group >= 0);
-    if (m_group < 0) {
-        m_selectionBox->setTitle(tr("Selection (none)"));
-        m_groupKind->clear();
-        m_groupName->clear();
-        m_linkPart->hide();
-        m_devicePart->hide();
-        m_updating = false;
-        return;
-    }
+}
+
+// The selected group (the first of `selected`): its kind, name, link override and devices.
+void PropertyEditor::refreshGroup(const Topology &t, int selected)
+{
     const TopoGroup &g = t.groups[m_group];
-    m_selectionBox->setTitle(sel.size() > 1 ? tr("Selection (%1 groups; first shown)").arg(sel.size())
+    m_selectionBox->setTitle(selected > 1 ? tr("Selection (%1 groups; first shown)").arg(selected)
                                             : tr("Selection"));
     m_groupKind->setText(tr("%1 (level %2), %3 devices")
                              .arg(QString::fromStdString(t.levels[g.level].name)).arg(g.level)
@@ -257,7 +270,6 @@ void PropertyEditor::refresh()
                 m_deviceType->addItem(QString::fromStdString(d.name));
         m_deviceType->setCurrentIndex(g.deviceType);
     }
-    m_updating = false;
 }
 
 void PropertyEditor::commitLevel(int level)

@@ -17,6 +17,10 @@ class QLineEdit;
 class QSpinBox;
 class QGridLayout;
 
+namespace nest {
+class Topology;
+}
+
 namespace nest::ui {
 
 class WorkspaceDocument;
@@ -41,6 +45,8 @@ private:
     QWidget *createDevicePart();
     void rebuildLevels();
     void refresh();
+    void refreshCluster(const Topology &t);
+    void refreshGroup(const Topology &t, int selected);
     void commitLevel(int level);
     void commitOverride();
     void commitDevices();
