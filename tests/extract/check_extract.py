@@ -292,7 +292,7 @@ def check_tiny_family(a, tmp, name, config):
 def check_real_configs(a):
     """The reference modules' parameter counts on every real config equal the independent oracle's."""
     say("--- reference modules on the real configs (built on the meta device)")
-    sys.path.insert(0, os.path.join(a.root, "app"))
+    sys.path.insert(0, os.path.join(a.root, "app", "extract"))
     import nest_extract_models as ref
     spec = importlib.util.spec_from_file_location("hf_param_count", os.path.join(a.root, "tests", "hf",
                                                                                  "hf_param_count.py"))
@@ -316,7 +316,7 @@ def check_fused(a):
     """The reference modules' fused functions against plain PyTorch (FP32, CPU)."""
     say("--- fused functions against plain PyTorch")
     import torch.nn.functional as F
-    sys.path.insert(0, os.path.join(a.root, "app"))
+    sys.path.insert(0, os.path.join(a.root, "app", "extract"))
     import nest_extract_models as ref
     torch.manual_seed(0)
     tol = 1e-4
@@ -662,7 +662,7 @@ def main():
     p.add_argument("--cli", required=True)
     p.add_argument("--root", required=True)
     a = p.parse_args()
-    a.extract = os.path.join(a.root, "app", "nest-extract")
+    a.extract = os.path.join(a.root, "app", "extract", "nest-extract")
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         sections = [(check_reference_and_plan, a, tmp)]

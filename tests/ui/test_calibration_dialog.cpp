@@ -3,7 +3,8 @@
 // (the evaluator's own time under a known overhead: an independent truth for the fit); a bad
 // cell is refused with its row and column; a nest-runs file loads; the window applies the
 // calibration as one undo step and the status bar says "calibrated (N runs)"; the plans are
-// then priced with it and carry its error band.
+// then priced with it and carry its error band. The fit runs on the job tracker: the latest
+// request wins, and its progress comes by signal (issue 52).
 #include "SourceDir.h"
 #include "CalibrationDialog.h"
 #include "MainWindow.h"
@@ -20,6 +21,7 @@
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -136,6 +138,69 @@ private slots:
         QVERIFY(refused.wait(30000));
         QCOMPARE(refused.front().front().toBool(), false);
         QVERIFY2(dialog.message().contains(QStringLiteral("needs at least 2 runs")), qPrintable(dialog.message()));
+    }
+
+    void theFitRunsOnTheJobTrackerAndTheLatestRequestWins()
+    {
+        // Issue 52: the fit goes through the window's one worker lifecycle (JobTracker). Two
+        // requests in a row: the first (GEMM efficiency only) is superseded and delivers
+        // nothing; the second (step overhead only) delivers once, and recovers the overhead
+        // its measurement was generated with (the evaluator's time at a 20 % overhead, as
+        // above). Its progress comes by signal, on the GUI thread, before its result.
+        CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
+                                 std::nullopt);
+        const int row = dialog.addRun();
+        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("PP"), QStringLiteral("2")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("4")));
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
+        const Result<Json> probe = dialog.runsJson();
+        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
+        const auto runs = measuredRunsFromJson(*probe, "test", "");
+        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
+        CostOptions truth;
+        truth.stepOverhead = 0.2;
+        const MeasuredRun &m = runs->front();
+        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
+        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+
+        QSignalSpy done(&dialog, &CalibrationDialog::fitFinished);
+        std::vector<double> progress;
+        bool progressOnGuiThread = true;
+        int progressBeforeResult = 0;
+        connect(&dialog, &CalibrationDialog::fitProgress, this, [&](double fraction) {
+            progress.push_back(fraction);
+            progressOnGuiThread = progressOnGuiThread && QThread::currentThread() == qApp->thread();
+            if (done.isEmpty())
+                ++progressBeforeResult;
+        });
+        dialog.setFitParameters(true, false);
+        QVERIFY(dialog.fit());
+        QVERIFY(dialog.isFitting());
+        dialog.setFitParameters(false, true);
+        QVERIFY(dialog.fit());   // supersedes the first: no event loop ran in between
+        QVERIFY(done.wait(30000));
+        // Every worker gone and every queued delivery handled: still the one result.
+        dialog.waitForFit();
+        QCoreApplication::processEvents();
+        QCoreApplication::processEvents();
+        QCOMPARE(done.count(), 1);
+        QCOMPARE(done.front().front().toBool(), true);
+        QVERIFY(!dialog.isFitting());
+        const Calibration &c = *dialog.result();
+        QCOMPARE(c.parameters.size(), size_t(1));
+        QVERIFY(!c.parameters[0].gemmEfficiency.has_value());   // the first request's parameter
+        QVERIFY(c.parameters[0].stepOverhead.has_value());
+        QVERIFY2(std::abs(*c.parameters[0].stepOverhead - 0.2) < 0.002,
+                 qPrintable(QString::number(*c.parameters[0].stepOverhead)));
+        // Progress: from the worker (a fraction below 1, before the result), then 1 at the end.
+        QVERIFY(progressOnGuiThread);
+        QVERIFY(progress.size() >= 2);
+        QVERIFY(progressBeforeResult >= 1);
+        QVERIFY2(progress.front() > 0 && progress.front() < 1, qPrintable(QString::number(progress.front())));
+        QCOMPARE(progress.back(), 1.0);
+        for (size_t i = 1; i < progress.size(); ++i)
+            QVERIFY(progress[i] >= progress[i - 1]);   // one job's progress: never backwards
     }
 
     void badCellsAndFilesAreRefusedWithWhere()

@@ -178,59 +178,46 @@ std::vector<MemoryChartView::Row> MemoryChartView::collectKindRows()
     return rows;
 }
 
-void MemoryChartView::rebuild()
+MemoryChartView::Bars MemoryChartView::barsOfRows() const
 {
-    m_plot->clearPlottables();
-    m_capacity = nullptr;
-    m_keys.clear();
-    m_rows.clear();
-    m_overCount = 0;
-    setTitle(QString());
-    if (showPlaceholderIfNoPlan())
-        return;
-    m_rows = collectRows();
-    if (m_rows.empty())
-        return showPlaceholder(m_mode == PerStageByKind ? tr("The plan's stages cannot be split by layer kind")
-                                                        : tr("The plan uses no device"));
-    showPlot();
-
-    const bool many = m_rows.size() > static_cast<size_t>(kOutlinedBars);
-    const QStringList &names = m_series;
-    QVector<double> keys, capKeys, capValues, overKeys, overValues;
-    std::vector<QVector<double>> values(static_cast<size_t>(names.size()));
-    double top = 0;
+    Bars b;
+    b.values.resize(static_cast<size_t>(m_series.size()));
     for (size_t i = 0; i < m_rows.size(); ++i) {
         const Row &r = m_rows[i];
-        keys << r.key;
-        for (size_t c = 0; c < values.size(); ++c)
-            values[c] << r.parts[c];
+        b.keys << r.key;
+        for (size_t c = 0; c < b.values.size(); ++c)
+            b.values[c] << r.parts[c];
         // Step line (left steps): one segment key-0.5 .. key+0.5 per bar, broken (NaN)
         // where keys are not consecutive (unused devices).
         if (i > 0 && r.key != m_rows[i - 1].key + 1) {
-            capKeys << m_rows[i - 1].key + 0.5 << m_rows[i - 1].key + 0.5;
-            capValues << m_rows[i - 1].capacity << std::numeric_limits<double>::quiet_NaN();
+            b.capKeys << m_rows[i - 1].key + 0.5 << m_rows[i - 1].key + 0.5;
+            b.capValues << m_rows[i - 1].capacity << std::numeric_limits<double>::quiet_NaN();
         }
-        capKeys << r.key - 0.5;
-        capValues << r.capacity;
+        b.capKeys << r.key - 0.5;
+        b.capValues << r.capacity;
         if (r.over) {
-            overKeys << r.key;
-            overValues << r.total;
-            ++m_overCount;
+            b.overKeys << r.key;
+            b.overValues << r.total;
         }
-        top = std::max({top, r.total, r.capacity});
+        b.top = std::max({b.top, r.total, r.capacity});
     }
-    capKeys << m_rows.back().key + 0.5;
-    capValues << m_rows.back().capacity;
-    m_keys = keys;
+    b.capKeys << m_rows.back().key + 0.5;
+    b.capValues << m_rows.back().capacity;
+    return b;
+}
 
+// The stacked bars, the capacity line and, when some are over it, their outlines and markers.
+void MemoryChartView::addBars(const Bars &b)
+{
+    const bool many = m_rows.size() > static_cast<size_t>(kOutlinedBars);
     QCPBars *below = nullptr;
-    for (size_t c = 0; c < values.size(); ++c) {
+    for (size_t c = 0; c < b.values.size(); ++c) {
         auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-        bars->setName(names[static_cast<int>(c)]);
+        bars->setName(m_series[static_cast<int>(c)]);
         bars->setWidth(many ? 1.0 : 0.7);
         bars->setBrush(m_colours[c]);
         bars->setPen(many ? QPen(Qt::NoPen) : QPen(m_colours[c].darker(130), 0));
-        bars->setData(keys, values[c], true);
+        bars->setData(b.keys, b.values[c], true);
         if (below)
             bars->moveAbove(below);
         below = bars;
@@ -238,29 +225,25 @@ void MemoryChartView::rebuild()
     m_capacity = m_plot->addGraph();
     m_capacity->setName(capacityName());
     m_capacity->setLineStyle(QCPGraph::lsStepLeft);
-    m_capacity->setData(capKeys, capValues, true);
+    m_capacity->setData(b.capKeys, b.capValues, true);
     if (m_overCount > 0) {
         auto *outline = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         outline->setName(overCapacityName());
         outline->setWidth(many ? 1.0 : 0.7);
         outline->setBrush(Qt::NoBrush);
         outline->setPen(QPen(kOverColour, 2));
-        outline->setData(overKeys, overValues, true);
+        outline->setData(b.overKeys, b.overValues, true);
         QCPGraph *markers = m_plot->addGraph();
         markers->setLineStyle(QCPGraph::lsNone);
         markers->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, kOverColour, kOverColour, 7));
-        markers->setData(overKeys, QVector<double>(overValues.size(), top * 1.04), true);
+        markers->setData(b.overKeys, QVector<double>(b.overValues.size(), b.top * 1.04), true);
         markers->removeFromLegend();
     }
+}
 
-    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
-    ticker->setTickStep(1.0);
-    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-    m_plot->xAxis->setTicker(ticker);
-    m_plot->xAxis->setLabel(m_mode == PerDevice ? tr("device id") : tr("pipeline stage"));
-    m_plot->xAxis->setRange(keys.front() - 0.6, keys.back() + 0.6);
-    setValueRange(top, 1.1, 1e9);
-
+// "Memory per device — LABEL · PRECISION · NVLink domains of N — K devices over capacity".
+QString MemoryChartView::chartTitle() const
+{
     const QString label = QString::fromStdString(m_snapshot->label);
     QString text = (m_mode == PerDevice ? tr("Memory per device — %1")
                     : m_mode == PerStage ? tr("Memory per stage — %1")
@@ -280,7 +263,38 @@ void MemoryChartView::rebuild()
                                      : (m_overCount == 1 ? tr(" — %1 stage over capacity")
                                                          : tr(" — %1 stages over capacity")))
                     .arg(m_overCount);
-    setTitle(text);
+    return text;
+}
+
+void MemoryChartView::rebuild()
+{
+    m_plot->clearPlottables();
+    m_capacity = nullptr;
+    m_keys.clear();
+    m_rows.clear();
+    m_overCount = 0;
+    setTitle(QString());
+    if (showPlaceholderIfNoPlan())
+        return;
+    m_rows = collectRows();
+    if (m_rows.empty())
+        return showPlaceholder(m_mode == PerStageByKind ? tr("The plan's stages cannot be split by layer kind")
+                                                        : tr("The plan uses no device"));
+    showPlot();
+
+    const Bars bars = barsOfRows();
+    m_overCount = static_cast<int>(bars.overKeys.size());
+    m_keys = bars.keys;
+    addBars(bars);
+
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setLabel(m_mode == PerDevice ? tr("device id") : tr("pipeline stage"));
+    m_plot->xAxis->setRange(bars.keys.front() - 0.6, bars.keys.back() + 0.6);
+    setValueRange(bars.top, 1.1, 1e9);
+    setTitle(chartTitle());
     recolour();
     m_plot->replot(QCustomPlot::rpQueuedRefresh);
 }

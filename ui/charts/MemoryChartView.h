@@ -66,8 +66,18 @@ private:
         QString name;
         std::vector<QString> details;  // per part, what it holds (by kind), else empty
     };
+    // What the chart draws of m_rows: per series the bar heights, the capacity step line
+    // (NaN where device ids are not consecutive), the bars over capacity, the tallest value.
+    struct Bars {
+        QVector<double> keys, capKeys, capValues, overKeys, overValues;
+        std::vector<QVector<double>> values;  // per series
+        double top = 0;
+    };
     std::vector<Row> collectRows();
     std::vector<Row> collectKindRows();
+    Bars barsOfRows() const;
+    void addBars(const Bars &bars);
+    QString chartTitle() const;
     void rebuild() override;
     bool hasContent() const override { return !m_keys.isEmpty(); }
     void recolour();

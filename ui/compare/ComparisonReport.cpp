@@ -351,6 +351,36 @@ void shareValueAxes(const QList<PlotView *> &views, double padding)
         v->setValueAxisMaximum(top * padding);
 }
 
+namespace {
+
+// Page k of the report (Inputs, Metrics, Charts, Placement): its heading, its section and
+// the footer; the first page also has the title and the date.
+void reportPage(QCPPainter &p, const QRect &body, int k, const QStringList &sections,
+                const QList<PlanSnapshotPtr> &plans, const std::vector<MetricRow> &rows, int ref, Views &views)
+{
+    int y = body.top();
+    if (k == 0) {
+        y += paragraph(p, body.left(), y, body.width(), title(), font(20, true)) + 4;
+        y += paragraph(p, body.left(), y, body.width(),
+                       QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat), font(10)) + 16;
+    }
+    y += heading(p, body.left(), y, body.width(), sections[k]);
+    const QRect area(body.left(), y, body.width(), body.bottom() - y - 24);
+    if (k == 0)
+        inputs(p, area, plans, ref);
+    else if (k == 1)
+        metricTable(p, area, plans, rows, ref, true);
+    else if (k == 2)
+        chartColumns(p, area, plans, views);
+    else
+        placements(p, area, plans, views, plans.size() <= 2 ? int(plans.size()) : 2);
+    paragraph(p, body.left(), body.bottom() - 14, body.width(),
+              QObject::tr("%1 — page %2 of %3").arg(title()).arg(k + 1).arg(sections.size()), font(8), true,
+              Qt::darkGray);
+}
+
+} // namespace
+
 bool writeComparisonReport(const QString &pdfFile, const QList<PlanSnapshotPtr> &plans, int reference,
                            QString *error)
 {
@@ -386,25 +416,7 @@ bool writeComparisonReport(const QString &pdfFile, const QList<PlanSnapshotPtr> 
                 *why = QObject::tr("cannot start page %1").arg(k + 1);
                 return false;
             }
-            int y = body.top();
-            if (k == 0) {
-                y += paragraph(p, body.left(), y, body.width(), title(), font(20, true)) + 4;
-                y += paragraph(p, body.left(), y, body.width(),
-                               QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat), font(10)) + 16;
-            }
-            y += heading(p, body.left(), y, body.width(), sections[k]);
-            const QRect area(body.left(), y, body.width(), body.bottom() - y - 24);
-            if (k == 0)
-                inputs(p, area, plans, ref);
-            else if (k == 1)
-                metricTable(p, area, plans, rows, ref, true);
-            else if (k == 2)
-                chartColumns(p, area, plans, views);
-            else
-                placements(p, area, plans, views, plans.size() <= 2 ? int(plans.size()) : 2);
-            paragraph(p, body.left(), body.bottom() - 14, body.width(),
-                      QObject::tr("%1 — page %2 of %3").arg(title()).arg(k + 1).arg(sections.size()), font(8), true,
-                      Qt::darkGray);
+            reportPage(p, body, k, sections, plans, rows, ref, views);
         }
         if (!p.end()) {
             *why = QObject::tr("cannot finish the PDF");

@@ -69,9 +69,17 @@ SweepView::SweepView(QWidget *parent)
     m_status->setObjectName(QStringLiteral("sweepStatus"));
     m_status->setWordWrap(true);
     layout->addWidget(m_status);
+    addResultsRow(layout);
+    addProgressRow(layout);
+    addPlotAndTable(layout);
+    rebuildChart();  // an empty plot, so that plot() is never null
+    connectControls();
+}
 
-    // A Python sweep's results (nest_planner.sweep, docs/python.md): which keyword is x, which
-    // one draws a line each.
+// Open Results and, for a Python sweep's results (nest_planner.sweep, docs/python.md), which
+// keyword is x and which one draws a line each.
+void SweepView::addResultsRow(QVBoxLayout *layout)
+{
     auto *filesRow = new QHBoxLayout;
     m_openResults = new QPushButton(tr("Open Results…"), this);
     m_openResults->setObjectName(QStringLiteral("sweepOpenResults"));
@@ -92,7 +100,11 @@ SweepView::SweepView(QWidget *parent)
     filesRow->addWidget(m_axesRow);
     filesRow->addStretch(1);
     layout->addLayout(filesRow);
+}
 
+// The running sweep's progress and its Cancel.
+void SweepView::addProgressRow(QVBoxLayout *layout)
+{
     m_progressRow = new QWidget(this);
     auto *row = new QHBoxLayout(m_progressRow);
     row->setContentsMargins(0, 0, 0, 0);
@@ -105,7 +117,11 @@ SweepView::SweepView(QWidget *parent)
     row->addWidget(m_cancel);
     m_progressRow->hide();
     layout->addWidget(m_progressRow);
+}
 
+// The placeholder, or the plot above the table.
+void SweepView::addPlotAndTable(QVBoxLayout *layout)
+{
     m_stack = new QStackedWidget(this);
     m_placeholder = makePlaceholder(m_stack);
     m_placeholder->setText(noSweepText());
@@ -124,8 +140,10 @@ SweepView::SweepView(QWidget *parent)
     split->setStretchFactor(1, 1);
     m_stack->addWidget(split);
     layout->addWidget(m_stack, 1);
-    rebuildChart();  // an empty plot, so that plot() is never null
+}
 
+void SweepView::connectControls()
+{
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         if (!m_runner)
             return;

@@ -90,6 +90,10 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
+    void addResultsRow(QVBoxLayout *layout);
+    void addProgressRow(QVBoxLayout *layout);
+    void addPlotAndTable(QVBoxLayout *layout);
+    void connectControls();
     void rebuildChart();
     void drawChart();
     void rebuildTable();

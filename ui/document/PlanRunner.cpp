@@ -40,6 +40,66 @@ std::shared_ptr<PlanSnapshot> jobSnapshot(quint64 job, const std::string &label,
 
 } // namespace
 
+namespace {
+
+// "Plan for: F" (issue 47): the search restricted to what that framework runs as it is.
+PlanResult frameworkSearch(const Workspace &inputs, const ModelProfile &model, ExportFormat target,
+                           const SearchOptions &options, const JobTracker::Job &job)
+{
+    std::optional<ModelConfig> config;
+    if (auto c = inputs.model.config("model"))
+        config = *c;
+    const TargetResult t = searchForFramework(inputs.cluster, model, target, options, config, job.cancelToken());
+    PlanResult r;
+    r.found = t.found;
+    r.message = t.message;
+    r.cancelled = job.cancelled();
+    r.plan = t.plan;
+    r.report = t.report;
+    r.objective = t.report.iterationTime;
+    r.verified = true;
+    return r;
+}
+
+// The snapshots of a search's plans: the best, with the next K - 1 (--top K) as its
+// alternatives, each with its rank and its difference to the best; null when the job was
+// cancelled meanwhile.
+std::shared_ptr<PlanSnapshot> rankedSnapshots(const JobTracker::Job &job, const std::string &name,
+                                              const std::string &plannerName, const Workspace &inputs,
+                                              const ModelProfile &model, const SearchOptions &options,
+                                              const PlanResult &r, bool replanned)
+{
+    auto snapshotOf = [&](const Plan &plan, const std::string &title, double objective, bool verified) {
+        std::shared_ptr<PlanSnapshot> snap = jobSnapshot(job.id(), title, plannerName, inputs, model, options, plan);
+        snap->searched = true;
+        snap->stats = r.stats;
+        snap->objective = objective;
+        snap->verified = verified;
+        snap->replanned = replanned;
+        return snap;
+    };
+    std::shared_ptr<PlanSnapshot> best = snapshotOf(r.plan, name, r.objective, r.verified);
+    if (r.top.size() > 1) {
+        const int size = static_cast<int>(r.top.size());
+        best->rank = 1;
+        best->groupSize = size;
+        for (int i = 1; i < size; ++i) {
+            if (job.cancelled())
+                return nullptr;
+            const RankedPlan &t = r.top[static_cast<size_t>(i)];
+            std::shared_ptr<PlanSnapshot> alt =
+                snapshotOf(t.plan, name + " #" + std::to_string(i + 1), t.objective, t.verified);
+            alt->rank = i + 1;
+            alt->groupSize = size;
+            alt->deltaPercent = r.objective > 0 ? 100.0 * (t.objective - r.objective) / r.objective : 0.0;
+            best->alternatives.push_back(std::move(alt));
+        }
+    }
+    return best;
+}
+
+} // namespace
+
 struct PlanRunner::Session {
     std::mutex mutex;
     PlanningSession planning;
@@ -102,18 +162,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
             options.precisions.clear();
         }
         if (const auto target = inputs.search.target.empty() ? std::nullopt : targetFromString(inputs.search.target)) {
-            // "Plan for: F" (issue 47): the search restricted to what that framework runs.
-            std::optional<ModelConfig> config;
-            if (auto c = inputs.model.config("model"))
-                config = *c;
-            const TargetResult t = searchForFramework(inputs.cluster, model, *target, options, config, job.cancelToken());
-            r.found = t.found;
-            r.message = t.message;
-            r.cancelled = job.cancelled();
-            r.plan = t.plan;
-            r.report = t.report;
-            r.objective = t.report.iterationTime;
-            r.verified = true;
+            r = frameworkSearch(inputs, model, *target, options, job);
         } else if (planner->name() == "nest" && options.precisions.empty()) {
             const std::lock_guard<std::mutex> lock(session->mutex);
             if (job.cancelled())
@@ -131,34 +180,7 @@ quint64 PlanRunner::plan(const Workspace &inputs, quint64 revision, const QStrin
         if (!r.found)  // a refusal before work (SearchEstimate.h) is said as such, at once
             throw std::runtime_error((r.message.rfind("search would", 0) == 0 ? "search refused: " : "no plan found: ") +
                                      r.message);
-        auto snapshotOf = [&](const Plan &plan, const std::string &title, double objective, bool verified) {
-            std::shared_ptr<PlanSnapshot> snap =
-                jobSnapshot(job.id(), title, planner->name(), inputs, model, options, plan);
-            snap->searched = true;
-            snap->stats = r.stats;
-            snap->objective = objective;
-            snap->verified = verified;
-            snap->replanned = replanned;
-            return snap;
-        };
-        std::shared_ptr<PlanSnapshot> best = snapshotOf(r.plan, name, r.objective, r.verified);
-        if (r.top.size() > 1) {
-            const int size = static_cast<int>(r.top.size());
-            best->rank = 1;
-            best->groupSize = size;
-            for (int i = 1; i < size; ++i) {
-                if (job.cancelled())
-                    return nullptr;
-                const RankedPlan &t = r.top[static_cast<size_t>(i)];
-                std::shared_ptr<PlanSnapshot> alt =
-                    snapshotOf(t.plan, name + " #" + std::to_string(i + 1), t.objective, t.verified);
-                alt->rank = i + 1;
-                alt->groupSize = size;
-                alt->deltaPercent = r.objective > 0 ? 100.0 * (t.objective - r.objective) / r.objective : 0.0;
-                best->alternatives.push_back(std::move(alt));
-            }
-        }
-        return best;
+        return rankedSnapshots(job, name, planner->name(), inputs, model, options, r, replanned);
     }, revision);
 }
 

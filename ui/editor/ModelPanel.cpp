@@ -234,69 +234,28 @@ void ModelPanel::refresh()
     const ModelSource &model = m_document->model();
     m_problem.clear();
     m_config.reset();
-    const bool empty = model.empty();
     const QSignalBlocker b(m_preset);
-    if (empty) {
+    if (model.empty()) {
         m_preset->setCurrentIndex(0);
         m_source->setText(tr("No model: pick a preset or import a file."));
         m_form->setEnabled(false);
-        m_layers->clear();
-        m_strip->clear();
-        m_summary->clear();
+        clearViews();
         m_error->hide();
         m_updating = false;
         return;
     }
     auto config = model.config("model");
-    const ModelFileKind kind = model.kind();
     if (config) {
-        m_config = *config;
-        const ModelConfig &c = *config;
-        const bool preset = model.isPreset();
-        const int idx = preset ? m_preset->findText(QString::fromStdString(c.name), Qt::MatchFixedString) : -1;
-        m_preset->setCurrentIndex(std::max(0, idx));
-        m_source->setText(kind == ModelFileKind::HfConfig
-                              ? tr("Imported Hugging Face config: %1").arg(QString::fromStdString(c.name))
-                              : (c.source.empty() ? QString::fromStdString(c.name)
-                                                  : tr("Source: %1").arg(QString::fromStdString(c.source))));
-        const QSignalBlocker bf(m_family);
-        m_family->setCurrentText(QString::fromStdString(c.family));
-        const std::pair<QSpinBox *, int> values[] = {
-            {m_layersSpin, c.layers}, {m_hidden, c.hidden}, {m_heads, c.heads}, {m_kvHeads, c.kvHeads},
-            {m_ffn, c.ffnHidden}, {m_vocab, c.vocab}, {m_experts, c.experts}, {m_topK, c.topK},
-            {m_seq, c.seqLength}, {m_batch, c.globalBatch}};
-        for (const auto &[spin, value] : values) {
-            const QSignalBlocker bs(spin);
-            spin->setValue(value);
-        }
-        const QSignalBlocker bfa(m_flash);
-        m_flash->setChecked(c.flashAttention);
-        refreshPattern(c);
-        m_form->setEnabled(true);
-        m_form->setVisible(true);
-        m_seq->setEnabled(true);
-        m_batch->setEnabled(true);
+        showConfig(*config, model);
     } else {
-        // A measured profile has no hyperparameters: the previous model's must not stay on
-        // show, so the form is hidden; its run settings stay editable (the batch; the
-        // sequence length where the file gives none, ModelSource::withRunSettings).
-        m_preset->setCurrentIndex(0);
-        m_form->setEnabled(false);
-        m_form->setVisible(false);
-        m_seq->setEnabled(true);
-        m_batch->setEnabled(true);
-        m_source->setText(kind == ModelFileKind::Profile || kind == ModelFileKind::Artifact
-                              ? tr("Measured per-layer profile: its layers are listed below")
-                              : QString());
+        showProfileOnly(model.kind());
     }
     auto profile = model.profile("model");
     if (!profile) {
         m_problem = windowWording(QString::fromStdString(profile.error()));
         m_error->setText(m_problem);
         m_error->show();
-        m_layers->clear();
-        m_strip->clear();
-        m_summary->clear();
+        clearViews();
         m_updating = false;
         return;
     }
@@ -308,6 +267,66 @@ void ModelPanel::refresh()
         m_batch->setValue(p.globalBatch);
         m_seq->setToolTip(tr("Sequence length the profile was measured at"));
     }
+    showProfile(p);
+    m_updating = false;
+}
+
+void ModelPanel::clearViews()
+{
+    m_layers->clear();
+    m_strip->clear();
+    m_summary->clear();
+}
+
+// A model with hyperparameters: the form shows them (the caller blocks m_preset's signals).
+void ModelPanel::showConfig(const ModelConfig &c, const ModelSource &model)
+{
+    m_config = c;
+    const ModelFileKind kind = model.kind();
+    const bool preset = model.isPreset();
+    const int idx = preset ? m_preset->findText(QString::fromStdString(c.name), Qt::MatchFixedString) : -1;
+    m_preset->setCurrentIndex(std::max(0, idx));
+    m_source->setText(kind == ModelFileKind::HfConfig
+                          ? tr("Imported Hugging Face config: %1").arg(QString::fromStdString(c.name))
+                          : (c.source.empty() ? QString::fromStdString(c.name)
+                                              : tr("Source: %1").arg(QString::fromStdString(c.source))));
+    const QSignalBlocker bf(m_family);
+    m_family->setCurrentText(QString::fromStdString(c.family));
+    const std::pair<QSpinBox *, int> values[] = {
+        {m_layersSpin, c.layers}, {m_hidden, c.hidden}, {m_heads, c.heads}, {m_kvHeads, c.kvHeads},
+        {m_ffn, c.ffnHidden}, {m_vocab, c.vocab}, {m_experts, c.experts}, {m_topK, c.topK},
+        {m_seq, c.seqLength}, {m_batch, c.globalBatch}};
+    for (const auto &[spin, value] : values) {
+        const QSignalBlocker bs(spin);
+        spin->setValue(value);
+    }
+    const QSignalBlocker bfa(m_flash);
+    m_flash->setChecked(c.flashAttention);
+    refreshPattern(c);
+    m_form->setEnabled(true);
+    m_form->setVisible(true);
+    m_seq->setEnabled(true);
+    m_batch->setEnabled(true);
+}
+
+// A measured profile has no hyperparameters: the previous model's must not stay on show, so
+// the form is hidden; its run settings stay editable (the batch; the sequence length where
+// the file gives none, ModelSource::withRunSettings).
+void ModelPanel::showProfileOnly(ModelFileKind kind)
+{
+    m_preset->setCurrentIndex(0);
+    m_form->setEnabled(false);
+    m_form->setVisible(false);
+    m_seq->setEnabled(true);
+    m_batch->setEnabled(true);
+    m_source->setText(kind == ModelFileKind::Profile || kind == ModelFileKind::Artifact
+                          ? tr("Measured per-layer profile: its layers are listed below")
+                          : QString());
+}
+
+// The per-layer table, the strip of layer kinds and the one-line summary.
+void ModelPanel::showProfile(const ModelProfile &p)
+{
     m_layers->setProfile(p);
     m_strip->setProfile(p);
     // A measured profile without FLOPs (the NEST artifact's) says so rather than "0 FLOP".
@@ -321,7 +340,6 @@ void ModelPanel::refresh()
                                 human(p.activeParams()))
                            .arg(p.layerCount())
                            .arg(flops, human(p.weightBytes(), tr("B")), measured));
-    m_updating = false;
 }
 
 void ModelPanel::choosePreset(int index)

@@ -6,6 +6,7 @@
 // setModelRunSettings, setModel) and is an undo command (ChangeModel). The profile shown
 // comes from core (ModelSource::profile); the panel computes no cost and writes no JSON.
 #include "ModelConfig.h"
+#include "ModelSource.h"
 #include "ModelProfile.h"
 
 #include <QWidget>
@@ -53,6 +54,10 @@ private:
     void createLayerTable();
     void connectEdits();
     void refresh();
+    void clearViews();
+    void showConfig(const ModelConfig &c, const ModelSource &model);
+    void showProfileOnly(ModelFileKind kind);
+    void showProfile(const ModelProfile &p);
     void choosePreset(int index);
     void commitForm();
     void commitRunOptions();

@@ -48,24 +48,7 @@ PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-
-    auto *clusterBox = new QGroupBox(tr("Cluster"));
-    auto *clusterLayout = new QVBoxLayout(clusterBox);
-    auto *nameForm = new QFormLayout;
-    m_clusterName = new QLineEdit;
-    m_clusterName->setObjectName(QStringLiteral("clusterName"));
-    nameForm->addRow(tr("Name"), m_clusterName);
-    m_clusterSummary = new QLabel;
-    nameForm->addRow(tr("Size"), m_clusterSummary);
-    clusterLayout->addLayout(nameForm);
-    m_levelGrid = new QGridLayout;
-    m_levelGrid->setHorizontalSpacing(4);
-    m_levelGrid->setColumnStretch(0, 2);
-    m_levelGrid->setColumnStretch(1, 3);
-    m_levelGrid->setColumnStretch(2, 3);
-    m_levelGrid->setColumnStretch(3, 2);
-    clusterLayout->addLayout(m_levelGrid);
-    layout->addWidget(clusterBox);
+    layout->addWidget(createClusterBox());
 
     m_selectionBox = new QGroupBox(tr("Selection"));
     auto *selForm = new QFormLayout(m_selectionBox);
@@ -75,35 +58,8 @@ PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
     m_groupName->setObjectName(QStringLiteral("groupName"));
     selForm->addRow(tr("Name"), m_groupName);
 
-    m_linkPart = new QWidget;
-    auto *linkForm = new QFormLayout(m_linkPart);
-    linkForm->setContentsMargins(0, 0, 0, 0);
-    m_override = new QCheckBox(tr("Override the level's link"));
-    m_override->setObjectName(QStringLiteral("overrideLink"));
-    linkForm->addRow(m_override);
-    m_overrideBandwidth = linkSpinBox(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
-    m_overrideLatency = linkSpinBox(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
-    m_overrideOversubscription = linkSpinBox(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
-    compact(m_overrideBandwidth, QStringLiteral("9999.99 GB/s"));
-    compact(m_overrideLatency, QStringLiteral("999.99 µs"));
-    compact(m_overrideOversubscription, QStringLiteral("99.99 : 1"));
-    linkForm->addRow(tr("Bandwidth"), m_overrideBandwidth);
-    linkForm->addRow(tr("Latency"), m_overrideLatency);
-    linkForm->addRow(tr("Oversubscription"), m_overrideOversubscription);
-    selForm->addRow(m_linkPart);
-
-    m_devicePart = new QWidget;
-    auto *devForm = new QFormLayout(m_devicePart);
-    devForm->setContentsMargins(0, 0, 0, 0);
-    m_deviceCount = new QSpinBox;
-    m_deviceCount->setRange(1, static_cast<int>(limits::devices.max));  // a cluster file's "devices"
-    m_deviceCount->setKeyboardTracking(false);
-    m_deviceCount->setObjectName(QStringLiteral("deviceCount"));
-    m_deviceType = new QComboBox;
-    m_deviceType->setObjectName(QStringLiteral("deviceType"));
-    devForm->addRow(tr("Devices"), m_deviceCount);
-    devForm->addRow(tr("Device type"), m_deviceType);
-    selForm->addRow(m_devicePart);
+    selForm->addRow(createLinkPart());
+    selForm->addRow(createDevicePart());
     layout->addWidget(m_selectionBox);
     layout->addStretch(1);
 
@@ -123,6 +79,68 @@ PropertyEditor::PropertyEditor(WorkspaceDocument *document, QWidget *parent)
     connect(document, &WorkspaceDocument::selectionChanged, this, &PropertyEditor::refresh);
     connect(document, &WorkspaceDocument::editRefused, this, &PropertyEditor::refresh);
     rebuildLevels();
+}
+
+// The cluster's name and size, and one row per level (rebuildLevels()).
+QWidget *PropertyEditor::createClusterBox()
+{
+    auto *clusterBox = new QGroupBox(tr("Cluster"));
+    auto *clusterLayout = new QVBoxLayout(clusterBox);
+    auto *nameForm = new QFormLayout;
+    m_clusterName = new QLineEdit;
+    m_clusterName->setObjectName(QStringLiteral("clusterName"));
+    nameForm->addRow(tr("Name"), m_clusterName);
+    m_clusterSummary = new QLabel;
+    nameForm->addRow(tr("Size"), m_clusterSummary);
+    clusterLayout->addLayout(nameForm);
+    m_levelGrid = new QGridLayout;
+    m_levelGrid->setHorizontalSpacing(4);
+    m_levelGrid->setColumnStretch(0, 2);
+    m_levelGrid->setColumnStretch(1, 3);
+    m_levelGrid->setColumnStretch(2, 3);
+    m_levelGrid->setColumnStretch(3, 2);
+    clusterLayout->addLayout(m_levelGrid);
+
+    return clusterBox;
+}
+
+// A switch's own link, overriding its level's.
+QWidget *PropertyEditor::createLinkPart()
+{
+    m_linkPart = new QWidget;
+    auto *linkForm = new QFormLayout(m_linkPart);
+    linkForm->setContentsMargins(0, 0, 0, 0);
+    m_override = new QCheckBox(tr("Override the level's link"));
+    m_override->setObjectName(QStringLiteral("overrideLink"));
+    linkForm->addRow(m_override);
+    m_overrideBandwidth = linkSpinBox(0.01, 1e6, 2, tr(" GB/s"), QStringLiteral("overrideBandwidth"));
+    m_overrideLatency = linkSpinBox(0, 1e6, 2, tr(" µs"), QStringLiteral("overrideLatency"));
+    m_overrideOversubscription = linkSpinBox(1, 1000, 2, tr(" : 1"), QStringLiteral("overrideOversubscription"));
+    compact(m_overrideBandwidth, QStringLiteral("9999.99 GB/s"));
+    compact(m_overrideLatency, QStringLiteral("999.99 µs"));
+    compact(m_overrideOversubscription, QStringLiteral("99.99 : 1"));
+    linkForm->addRow(tr("Bandwidth"), m_overrideBandwidth);
+    linkForm->addRow(tr("Latency"), m_overrideLatency);
+    linkForm->addRow(tr("Oversubscription"), m_overrideOversubscription);
+
+    return m_linkPart;
+}
+
+// A node's devices: how many, of which type.
+QWidget *PropertyEditor::createDevicePart()
+{
+    m_devicePart = new QWidget;
+    auto *devForm = new QFormLayout(m_devicePart);
+    devForm->setContentsMargins(0, 0, 0, 0);
+    m_deviceCount = new QSpinBox;
+    m_deviceCount->setRange(1, static_cast<int>(limits::devices.max));  // a cluster file's "devices"
+    m_deviceCount->setKeyboardTracking(false);
+    m_deviceCount->setObjectName(QStringLiteral("deviceCount"));
+    m_deviceType = new QComboBox;
+    m_deviceType->setObjectName(QStringLiteral("deviceType"));
+    devForm->addRow(tr("Devices"), m_deviceCount);
+    devForm->addRow(tr("Device type"), m_deviceType);
+    return m_devicePart;
 }
 
 void PropertyEditor::rebuildLevels()
@@ -180,6 +198,26 @@ void PropertyEditor::refresh()
         return;
     }
     m_updating = true;
+    refreshCluster(t);
+    const QList<int> sel = m_document->selectedGroups();
+    m_group = sel.isEmpty() ? -1 : sel.first();
+    m_selectionBox->setEnabled(m_group >= 0);
+    if (m_group < 0) {
+        m_selectionBox->setTitle(tr("Selection (none)"));
+        m_groupKind->clear();
+        m_groupName->clear();
+        m_linkPart->hide();
+        m_devicePart->hide();
+        m_updating = false;
+        return;
+    }
+    refreshGroup(t, static_cast<int>(sel.size()));
+    m_updating = false;
+}
+
+// The cluster's name, size and level links.
+void PropertyEditor::refreshCluster(const Topology &t)
+{
     m_clusterName->setText(QString::fromStdString(t.name));
     int nodes = 0;
     for (const TopoGroup &g : t.groups)
@@ -194,20 +232,13 @@ void PropertyEditor::refresh()
         setSpin(m_levels[l].oversubscription, link.oversubscription);
     }
 
-    const QList<int> sel = m_document->selectedGroups();
-    m_group = sel.isEmpty() ? -1 : sel.first();
-    m_selectionBox->setEnabled(m_group >= 0);
-    if (m_group < 0) {
-        m_selectionBox->setTitle(tr("Selection (none)"));
-        m_groupKind->clear();
-        m_groupName->clear();
-        m_linkPart->hide();
-        m_devicePart->hide();
-        m_updating = false;
-        return;
-    }
+}
+
+// The selected group (the first of `selected`): its kind, name, link override and devices.
+void PropertyEditor::refreshGroup(const Topology &t, int selected)
+{
     const TopoGroup &g = t.groups[m_group];
-    m_selectionBox->setTitle(sel.size() > 1 ? tr("Selection (%1 groups; first shown)").arg(sel.size())
+    m_selectionBox->setTitle(selected > 1 ? tr("Selection (%1 groups; first shown)").arg(selected)
                                             : tr("Selection"));
     m_groupKind->setText(tr("%1 (level %2), %3 devices")
                              .arg(QString::fromStdString(t.levels[g.level].name)).arg(g.level)
@@ -239,7 +270,6 @@ void PropertyEditor::refresh()
                 m_deviceType->addItem(QString::fromStdString(d.name));
         m_deviceType->setCurrentIndex(g.deviceType);
     }
-    m_updating = false;
 }
 
 void PropertyEditor::commitLevel(int level)

@@ -17,6 +17,10 @@ class QLineEdit;
 class QSpinBox;
 class QGridLayout;
 
+namespace nest {
+class Topology;
+}
+
 namespace nest::ui {
 
 class WorkspaceDocument;
@@ -36,8 +40,13 @@ private:
         QDoubleSpinBox *latency;
         QDoubleSpinBox *oversubscription;
     };
+    QWidget *createClusterBox();
+    QWidget *createLinkPart();
+    QWidget *createDevicePart();
     void rebuildLevels();
     void refresh();
+    void refreshCluster(const Topology &t);
+    void refreshGroup(const Topology &t, int selected);
     void commitLevel(int level);
     void commitOverride();
     void commitDevices();

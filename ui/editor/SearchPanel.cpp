@@ -172,11 +172,21 @@ QWidget *SearchPanel::createStrategies()
     return strategies;
 }
 
-// The candidate lists, max stages, memory headroom and the framework profile.
+// The candidate lists, max stages, memory headroom, the framework profile and the
+// planners' own knobs.
 QWidget *SearchPanel::createCandidates()
 {
     auto *space = new QGroupBox(tr("Candidates"));
     auto *sform = new QFormLayout(space);
+    addCandidateLists(sform);
+    addCostChoices(sform);
+    addPlannerKnobs(sform);
+    return space;
+}
+
+// The widths and sizes searched, the pipeline depth limit and the memory headroom.
+void SearchPanel::addCandidateLists(QFormLayout *sform)
+{
     m_microBatches = new QLineEdit;
     m_microBatches->setToolTip(tr("Micro-batch sizes to search, e.g. 1, 2, 4, 8"));
     m_tp = new QLineEdit;
@@ -203,6 +213,11 @@ QWidget *SearchPanel::createCandidates()
     m_headroom->setDecimals(1);
     m_headroom->setToolTip(tr("Fraction of each device's memory kept free"));
     sform->addRow(tr("Memory headroom"), m_headroom);
+}
+
+// What the cost model assumes: the framework, its stack, the precisions and the FP8 recipe.
+void SearchPanel::addCostChoices(QFormLayout *sform)
+{
     m_framework = new QComboBox;
     m_framework->setObjectName(QStringLiteral("framework"));
     for (const FrameworkProfile &f : frameworkProfiles())
@@ -234,7 +249,12 @@ QWidget *SearchPanel::createCandidates()
                                "blockwise (1x128 / 128x128 blocks, DeepSeek-V3); default: delayed, or the "
                                "framework's own"));
     sform->addRow(tr("FP8 recipe"), m_fp8Recipe);
-    // The mcmc planner's budget and seed (enabled when it is the planner).
+}
+
+// The mcmc planner's budget and seed and the nest planner's best K.
+void SearchPanel::addPlannerKnobs(QFormLayout *sform)
+{
+    // Enabled when their planner is the one chosen.
     m_budget = new QSpinBox;
     m_budget->setObjectName(QStringLiteral("mcmcBudget"));
     m_budget->setRange(0, static_cast<int>(limits::evaluationBudget.max));  // 0: the planner's default
@@ -256,7 +276,6 @@ QWidget *SearchPanel::createCandidates()
                               "network tier) and lists them as one group, each with its time above the best: "
                               "when they are within the model's error, pick the simpler or more robust layout"));
     sform->addRow(tr("Keep best"), m_keepBest);
-    return space;
 }
 
 // The schedules with the interleaving depths, and the replica layouts.
@@ -385,6 +404,18 @@ void SearchPanel::refresh()
 {
     m_updating = true;
     const SearchSettings &s = m_document->search();
+    refreshStrategies(s);
+    refreshCandidates(s);
+    refreshSchedules(s);
+    refreshNumbers(s);
+    refreshPrecisions(s);
+    m_problem.clear();
+    m_error->hide();
+    m_updating = false;
+}
+
+void SearchPanel::refreshStrategies(const SearchSettings &s)
+{
     m_planner->setCurrentText(QString::fromStdString(s.planner));
     m_target->setCurrentIndex(std::max(0, m_target->findData(QString::fromStdString(s.target))));
     m_tpOn->setChecked(s.allowTp);
@@ -400,6 +431,10 @@ void SearchPanel::refresh()
         b->setChecked(std::find(s.recomputeModes.begin(), s.recomputeModes.end(), r) != s.recomputeModes.end());
         b->setEnabled(s.allowRecompute);
     }
+}
+
+void SearchPanel::refreshCandidates(const SearchSettings &s)
+{
     m_microBatches->setText(listText(s.microBatches));
     m_tp->setText(listText(s.tpCandidates));
     m_ep->setText(listText(s.epCandidates));
@@ -418,6 +453,10 @@ void SearchPanel::refresh()
     m_etp->setEnabled(s.allowEp);
     m_cp->setEnabled(s.allowCp);
     m_maxStages->setEnabled(s.allowPp);
+}
+
+void SearchPanel::refreshSchedules(const SearchSettings &s)
+{
     auto hasSchedule = [&](Schedule x) { return std::find(s.schedules.begin(), s.schedules.end(), x) != s.schedules.end(); };
     m_1f1b->setChecked(hasSchedule(Schedule::OneFOneB));
     m_gpipe->setChecked(hasSchedule(Schedule::GPipe));
@@ -427,6 +466,10 @@ void SearchPanel::refresh()
     auto hasLayout = [&](Layout x) { return std::find(s.layouts.begin(), s.layouts.end(), x) != s.layouts.end(); };
     m_outside->setChecked(hasLayout(Layout::ReplicasOutside));
     m_inside->setChecked(hasLayout(Layout::ReplicasInside));
+}
+
+void SearchPanel::refreshNumbers(const SearchSettings &s)
+{
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
     m_shownHeadroom = m_headroom->value();  // rounded to the box's decimals
@@ -439,6 +482,10 @@ void SearchPanel::refresh()
     m_seed->setEnabled(s.planner == "mcmc");
     m_keepBest->setValue(s.topK);
     m_keepBest->setEnabled(s.planner == "nest");
+}
+
+void SearchPanel::refreshPrecisions(const SearchSettings &s)
+{
     QStringList formats;
     for (NumberFormat f : s.precisions)
         formats << QString::fromLatin1(toString(f));
@@ -452,9 +499,6 @@ void SearchPanel::refresh()
                                  .arg(QString::fromStdString(formatList(common))));
     m_fp8Recipe->setCurrentIndex(
         s.fp8Recipe ? m_fp8Recipe->findData(QString::fromLatin1(toString(*s.fp8Recipe))) : 0);
-    m_problem.clear();
-    m_error->hide();
-    m_updating = false;
 }
 
 void SearchPanel::commit()
@@ -462,12 +506,25 @@ void SearchPanel::commit()
     if (m_updating)
         return;
     SearchSettings s = m_document->search();
-    QString why;
-    const auto fail = [&](const QString &what) {
+    QString what, why;
+    const bool ok = readStrategies(s, &what, &why) && readCandidates(s, &what, &why) &&
+                    readExpertWidths(s, &what, &why) && readSchedules(s, &what, &why);
+    if (ok)
+        readNumbers(s);
+    if (!ok || !readPrecisions(s, &what, &why)) {
         m_problem = tr("%1: %2").arg(what, why);
         m_error->setText(m_problem);
         m_error->show();
-    };
+        return;
+    }
+    m_problem.clear();
+    m_error->hide();
+    m_document->setSearch(s);
+}
+
+// The planner, "Plan for", the strategies and the recompute modes (at least one).
+bool SearchPanel::readStrategies(SearchSettings &s, QString *what, QString *why) const
+{
     s.planner = m_planner->currentText().toStdString();
     s.target = m_target->currentData().toString().toStdString();
     s.allowTp = m_tpOn->isChecked();
@@ -483,10 +540,16 @@ void SearchPanel::commit()
         if (recomputeModeBox(r)->isChecked())
             s.recomputeModes.push_back(r);
     if (s.recomputeModes.empty()) {
-        why = tr("choose at least one");
-        fail(tr("Recompute modes"));
-        return;
+        *why = tr("choose at least one");
+        *what = tr("Recompute modes");
+        return false;
     }
+    return true;
+}
+
+// The micro-batch sizes and the TP, EP and CP widths, each in its documented range.
+bool SearchPanel::readCandidates(SearchSettings &s, QString *what, QString *why) const
+{
     const std::vector<int> oldCp = s.cpCandidates;
     const std::pair<QLineEdit *, std::vector<int> *> lists[] = {
         {m_microBatches, &s.microBatches}, {m_tp, &s.tpCandidates}, {m_ep, &s.epCandidates}, {m_cp, &s.cpCandidates}};
@@ -494,42 +557,54 @@ void SearchPanel::commit()
     const Range *ranges[] = {&limits::microBatch, &limits::candidateWidth, &limits::candidateWidth,
                              &limits::candidateWidth};
     for (int i = 0; i < 4; ++i) {
-        const auto v = parseList(lists[i].first->text(), &why, static_cast<int>(ranges[i]->min),
+        const auto v = parseList(lists[i].first->text(), why, static_cast<int>(ranges[i]->min),
                                  static_cast<int>(ranges[i]->max));
         if (!v) {
-            fail(names[i]);
-            return;
+            *what = names[i];
+            return false;
         }
         *lists[i].second = *v;
     }
     if (s.cpCandidates != oldCp)
         s.cpMinTokensPerRank = 0;  // an edited list is searched as given
+    return true;
+}
+
+// The experts' tensor widths: "tp" (the stage's own) or widths, at least one.
+bool SearchPanel::readExpertWidths(SearchSettings &s, QString *what, QString *why) const
+{
     s.etpCandidates.clear();
     for (const QString &item : m_etp->text().split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
         const bool isTp = item.compare(QStringLiteral("tp"), Qt::CaseInsensitive) == 0;
         bool ok = isTp;
         const int v = isTp ? 0 : item.toInt(&ok);
         if (!ok || (!isTp && !limits::candidateWidth.contains(v))) {
-            why = tr("'%1' is neither \"tp\" nor a width from %2 to %3")
-                      .arg(item)
-                      .arg(limits::candidateWidth.min)
-                      .arg(limits::candidateWidth.max);
-            fail(tr("ETP widths"));
-            return;
+            *why = tr("'%1' is neither \"tp\" nor a width from %2 to %3")
+                       .arg(item)
+                       .arg(limits::candidateWidth.min)
+                       .arg(limits::candidateWidth.max);
+            *what = tr("ETP widths");
+            return false;
         }
         if (std::find(s.etpCandidates.begin(), s.etpCandidates.end(), v) == s.etpCandidates.end())
             s.etpCandidates.push_back(v);
     }
     if (s.etpCandidates.empty()) {
-        why = tr("give at least one width, or \"tp\"");
-        fail(tr("ETP widths"));
-        return;
+        *why = tr("give at least one width, or \"tp\"");
+        *what = tr("ETP widths");
+        return false;
     }
-    const auto depths = parseList(m_virtual->text(), &why, static_cast<int>(limits::interleavingDepth.min),
+    return true;
+}
+
+// The interleaving depths, the schedules and the layouts (at least one of each).
+bool SearchPanel::readSchedules(SearchSettings &s, QString *what, QString *why) const
+{
+    const auto depths = parseList(m_virtual->text(), why, static_cast<int>(limits::interleavingDepth.min),
                                   static_cast<int>(limits::interleavingDepth.max));
     if (!depths) {
-        fail(tr("Interleaving depths"));
-        return;
+        *what = tr("Interleaving depths");
+        return false;
     }
     s.virtualStages.assign(depths->begin(), depths->end());
     s.schedules.clear();
@@ -538,9 +613,9 @@ void SearchPanel::commit()
         if (box->isChecked())
             s.schedules.push_back(sc);
     if (s.schedules.empty()) {
-        why = tr("choose at least one");
-        fail(tr("Schedules"));
-        return;
+        *why = tr("choose at least one");
+        *what = tr("Schedules");
+        return false;
     }
     s.layouts.clear();
     if (m_outside->isChecked())
@@ -548,10 +623,16 @@ void SearchPanel::commit()
     if (m_inside->isChecked())
         s.layouts.push_back(Layout::ReplicasInside);
     if (s.layouts.empty()) {
-        why = tr("choose at least one");
-        fail(tr("Layouts"));
-        return;
+        *why = tr("choose at least one");
+        *what = tr("Layouts");
+        return false;
     }
+    return true;
+}
+
+// The spin boxes and combo boxes, which hold only valid values.
+void SearchPanel::readNumbers(SearchSettings &s) const
+{
     s.maxStages = m_maxStages->value();
     // The file's headroom is kept unless this box was edited: the box shows it rounded to
     // one decimal of a percent, which must not replace it on another field's edit.
@@ -565,25 +646,29 @@ void SearchPanel::commit()
     s.mcmcBudget = m_budget->value();
     s.seed = m_seed->value();
     s.topK = m_keepBest->value();
+}
+
+// The precisions searched (each known, once, and supported by the cluster's devices) and
+// the FP8 recipe.
+bool SearchPanel::readPrecisions(SearchSettings &s, QString *what, QString *why) const
+{
     s.precisions.clear();
     for (const QString &item : m_precisions->text().split(QRegularExpression(QStringLiteral("[,\\s]+")),
                                                            Qt::SkipEmptyParts)) {
         NumberFormat f;
+        *what = tr("Precisions");
         if (!numberFormatFromString(item.toStdString(), f)) {
-            why = tr("'%1' is none of %2").arg(item, QString::fromStdString(numberFormatNames()));
-            fail(tr("Precisions"));
-            return;
+            *why = tr("'%1' is none of %2").arg(item, QString::fromStdString(numberFormatNames()));
+            return false;
         }
         if (std::find(s.precisions.begin(), s.precisions.end(), f) != s.precisions.end()) {
-            why = tr("'%1' is listed twice").arg(item);
-            fail(tr("Precisions"));
-            return;
+            *why = tr("'%1' is listed twice").arg(item);
+            return false;
         }
         if (const std::string problem = precisionProblem(m_document->topology(), {f, Fp8Recipe::Delayed});
             !problem.empty()) {
-            why = QString::fromStdString(problem);
-            fail(tr("Precisions"));
-            return;
+            *why = QString::fromStdString(problem);
+            return false;
         }
         s.precisions.push_back(f);
     }
@@ -593,9 +678,7 @@ void SearchPanel::commit()
         if (fp8RecipeFromString(recipe.toStdString(), r))
             s.fp8Recipe = r;
     }
-    m_problem.clear();
-    m_error->hide();
-    m_document->setSearch(s);
+    return true;
 }
 
 } // namespace nest::ui

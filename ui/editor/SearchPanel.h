@@ -16,6 +16,7 @@ class QCheckBox;
 class QComboBox;
 class QVBoxLayout;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -71,10 +72,26 @@ private:
     void addRunArea(QVBoxLayout *top);
     QWidget *createStrategies();
     QWidget *createCandidates();
+    void addCandidateLists(QFormLayout *form);
+    void addCostChoices(QFormLayout *form);
+    void addPlannerKnobs(QFormLayout *form);
     QWidget *createSchedules();
     void connectEdits();
     void refresh();
+    void refreshStrategies(const SearchSettings &s);
+    void refreshCandidates(const SearchSettings &s);
+    void refreshSchedules(const SearchSettings &s);
+    void refreshNumbers(const SearchSettings &s);
+    void refreshPrecisions(const SearchSettings &s);
     void commit();
+    // Each reads one part of the form into `s`: false, with the field (*what) and the reason
+    // (*why), on an entry that is not valid.
+    bool readStrategies(SearchSettings &s, QString *what, QString *why) const;
+    bool readCandidates(SearchSettings &s, QString *what, QString *why) const;
+    bool readExpertWidths(SearchSettings &s, QString *what, QString *why) const;
+    bool readSchedules(SearchSettings &s, QString *what, QString *why) const;
+    void readNumbers(SearchSettings &s) const;
+    bool readPrecisions(SearchSettings &s, QString *what, QString *why) const;
 
     WorkspaceDocument *m_document;
     bool m_updating = false;

@@ -293,61 +293,12 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     const bool selected = isSelected() && !m_scene->isPrinting();
     const QColor accent = levelColor(m_level);
     if (m_box.container) {
-        QColor fill = m_level == 1 ? QColor(0xf3, 0xf5, 0xf8) : QColor(0xfa, 0xfb, 0xfc);
-        QPen pen(QColor(0xb4, 0xbe, 0xc9), 1.2);
-        if (m_level >= 2)
-            pen.setStyle(Qt::DashLine);
-        if (m_highlight == 1) {
-            fill = QColor(0xe3, 0xf6, 0xe6);
-            pen = QPen(QColor(0x2e, 0x9e, 0x4f), 2.5);
-        } else if (m_highlight == 2) {
-            fill = QColor(0xfb, 0xe9, 0xe7);
-            pen = QPen(QColor(0xc0, 0x39, 0x2b), 2.5);
-        }
-        if (selected)
-            pen = QPen(kSelection, 3);
-        // A placement shows where its groups sit relative to the NVLink domains: the group
-        // that closes one (an NVL72 rack) is outlined in NVLink's colour and tagged.
-        const bool domain = m_scene->overlay() != nullptr && m_level == t.nvlinkDomainLevel() && m_highlight == 0;
-        if (domain)
-            pen = QPen(kNvlinkDomain, 3);
-        p->setPen(pen);
-        p->setBrush(fill);
-        p->drawRoundedRect(m_box.rect, 8, 8);
-        if (domain && lod > 0.4) {
-            const QString tag = QObject::tr("NVLink domain");
-            p->setFont(font(9, true));
-            const double w = p->fontMetrics().horizontalAdvance(tag) + 10;
-            const QRectF r(m_box.rect.right() - w - 6, m_box.rect.bottom() - 16, w, 14);
-            p->setPen(Qt::NoPen);
-            p->setBrush(kNvlinkDomain);
-            p->drawRoundedRect(r, 3, 3);
-            p->setPen(Qt::white);
-            p->drawText(r, Qt::AlignCenter, tag);
-        }
-        if (m_level == 1 && lod > 0.35 && !m_box.dropSlot.isEmpty() && !m_scene->isPrinting() &&
-            !m_scene->isReadOnly()) {
-            p->setPen(QPen(QColor(0xc3, 0xcb, 0xd4), 1, Qt::DashLine));
-            p->setBrush(Qt::NoBrush);
-            p->drawRoundedRect(m_box.dropSlot, 4, 4);
-            if (lod > 0.6) {
-                p->setFont(font(9));
-                p->setPen(QColor(0xa0, 0xa9, 0xb4));
-                p->drawText(m_box.dropSlot, Qt::AlignCenter, QObject::tr("drop a node here"));
-            }
-        }
+        paintContainer(p, lod, selected);
+        paintDropSlot(p, lod);
     }
     paintSwitch(p, m_box.switchRect, accent, lod);
-    if (g.linkOverride) {
-        // The override badge: a "*" on the switch's corner, in the level's colour.
-        const QRectF badge(m_box.switchRect.right() - 6, m_box.switchRect.top() - 8, 14, 14);
-        p->setPen(QPen(accent.darker(130), 1));
-        p->setBrush(Qt::white);
-        p->drawEllipse(badge);
-        p->setFont(font(12, true));
-        p->setPen(kText);
-        p->drawText(badge.translated(0, 2), Qt::AlignCenter, QStringLiteral("*"));
-    }
+    if (g.linkOverride)
+        paintOverrideBadge(p, accent);
     if (selected && !m_box.container) {
         p->setPen(QPen(kSelection, 2.5));
         p->setBrush(Qt::NoBrush);
@@ -364,6 +315,72 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
                 m_box.container ? p->fontMetrics().elidedText(detailText(), Qt::ElideRight,
                                                                  static_cast<int>(detailRect().width()))
                                 : detailText());
+}
+
+// The container's frame: its highlight (drop target), selection or NVLink domain outline.
+void GroupItem::paintContainer(QPainter *p, double lod, bool selected) const
+{
+    const Topology &t = m_scene->document()->topology();
+    QColor fill = m_level == 1 ? QColor(0xf3, 0xf5, 0xf8) : QColor(0xfa, 0xfb, 0xfc);
+    QPen pen(QColor(0xb4, 0xbe, 0xc9), 1.2);
+    if (m_level >= 2)
+        pen.setStyle(Qt::DashLine);
+    if (m_highlight == 1) {
+        fill = QColor(0xe3, 0xf6, 0xe6);
+        pen = QPen(QColor(0x2e, 0x9e, 0x4f), 2.5);
+    } else if (m_highlight == 2) {
+        fill = QColor(0xfb, 0xe9, 0xe7);
+        pen = QPen(QColor(0xc0, 0x39, 0x2b), 2.5);
+    }
+    if (selected)
+        pen = QPen(kSelection, 3);
+    // A placement shows where its groups sit relative to the NVLink domains: the group
+    // that closes one (an NVL72 rack) is outlined in NVLink's colour and tagged.
+    const bool domain = m_scene->overlay() != nullptr && m_level == t.nvlinkDomainLevel() && m_highlight == 0;
+    if (domain)
+        pen = QPen(kNvlinkDomain, 3);
+    p->setPen(pen);
+    p->setBrush(fill);
+    p->drawRoundedRect(m_box.rect, 8, 8);
+    if (domain && lod > 0.4) {
+        const QString tag = QObject::tr("NVLink domain");
+        p->setFont(font(9, true));
+        const double w = p->fontMetrics().horizontalAdvance(tag) + 10;
+        const QRectF r(m_box.rect.right() - w - 6, m_box.rect.bottom() - 16, w, 14);
+        p->setPen(Qt::NoPen);
+        p->setBrush(kNvlinkDomain);
+        p->drawRoundedRect(r, 3, 3);
+        p->setPen(Qt::white);
+        p->drawText(r, Qt::AlignCenter, tag);
+    }
+}
+
+// Where a node may be dropped into a rack (editable, on screen).
+void GroupItem::paintDropSlot(QPainter *p, double lod) const
+{
+    if (m_level == 1 && lod > 0.35 && !m_box.dropSlot.isEmpty() && !m_scene->isPrinting() &&
+        !m_scene->isReadOnly()) {
+        p->setPen(QPen(QColor(0xc3, 0xcb, 0xd4), 1, Qt::DashLine));
+        p->setBrush(Qt::NoBrush);
+        p->drawRoundedRect(m_box.dropSlot, 4, 4);
+        if (lod > 0.6) {
+            p->setFont(font(9));
+            p->setPen(QColor(0xa0, 0xa9, 0xb4));
+            p->drawText(m_box.dropSlot, Qt::AlignCenter, QObject::tr("drop a node here"));
+        }
+    }
+}
+
+// The override badge: a "*" on the switch's corner, in the level's colour.
+void GroupItem::paintOverrideBadge(QPainter *p, const QColor &accent) const
+{
+    const QRectF badge(m_box.switchRect.right() - 6, m_box.switchRect.top() - 8, 14, 14);
+    p->setPen(QPen(accent.darker(130), 1));
+    p->setBrush(Qt::white);
+    p->drawEllipse(badge);
+    p->setFont(font(12, true));
+    p->setPen(kText);
+    p->drawText(badge.translated(0, 2), Qt::AlignCenter, QStringLiteral("*"));
 }
 
 // --- NodeItem -----------------------------------------------------------------------

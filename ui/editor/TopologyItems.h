@@ -60,6 +60,9 @@ private:
     void readGroup();
     QRectF detailRect() const;
     void paintBlock(QPainter *painter, double lod) const;
+    void paintContainer(QPainter *painter, double lod, bool selected) const;
+    void paintDropSlot(QPainter *painter, double lod) const;
+    void paintOverrideBadge(QPainter *painter, const QColor &accent) const;
 
     const TopologyScene *m_scene;
     int m_group;

@@ -6,6 +6,7 @@
 #include <QPainter>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 
 namespace nest::ui {
@@ -93,24 +94,23 @@ void PlacementThumbnail::paint(QPainter &painter, const QRect &rect) const
     paintDevices(painter, rect.adjusted(2, 2, -2, -captionHeight));
 }
 
-void PlacementThumbnail::paintDevices(QPainter &painter, const QRect &area) const
+namespace {
+
+// Racks in a grid of rackRows rows, the nodes of a rack in nodeCols columns: the shape that
+// gives the largest device squares in `area` (a node is one row of devices).
+std::pair<int, int> thumbnailGrid(int racks, int maxNodes, int maxDevices, const QRect &area)
 {
-    const int racks = static_cast<int>(m_racks.size());
-    if (racks == 0 || m_maxNodes == 0 || m_maxDevices == 0 || area.width() < 2 || area.height() < 2)
-        return;
-    // Racks in a grid of rackRows rows, the nodes of a rack in nodeCols columns: the shape
-    // that gives the largest device squares (a node is one row of devices).
     int rackRows = 1, nodeCols = 1;
     double best = -1;
     for (int rows = 1; rows <= racks; ++rows) {
         const int cols = (racks + rows - 1) / rows;
         if (rows > 1 && (racks + rows - 2) / (rows - 1) == cols)
             continue;  // same grid as fewer rows
-        for (int c = 1; c <= m_maxNodes; ++c) {
-            const int r = (m_maxNodes + c - 1) / c;
-            if (c > 1 && (m_maxNodes + c - 2) / (c - 1) == r)
+        for (int c = 1; c <= maxNodes; ++c) {
+            const int r = (maxNodes + c - 1) / c;
+            if (c > 1 && (maxNodes + c - 2) / (c - 1) == r)
                 continue;
-            const double side = std::min(area.width() / double(cols * c * m_maxDevices), area.height() / double(rows * r));
+            const double side = std::min(area.width() / double(cols * c * maxDevices), area.height() / double(rows * r));
             if (side > best) {
                 best = side;
                 rackRows = rows;
@@ -118,6 +118,17 @@ void PlacementThumbnail::paintDevices(QPainter &painter, const QRect &area) cons
             }
         }
     }
+    return {rackRows, nodeCols};
+}
+
+} // namespace
+
+void PlacementThumbnail::paintDevices(QPainter &painter, const QRect &area) const
+{
+    const int racks = static_cast<int>(m_racks.size());
+    if (racks == 0 || m_maxNodes == 0 || m_maxDevices == 0 || area.width() < 2 || area.height() < 2)
+        return;
+    const auto [rackRows, nodeCols] = thumbnailGrid(racks, m_maxNodes, m_maxDevices, area);
     const int rackCols = (racks + rackRows - 1) / rackRows;
     const int nodeRows = (m_maxNodes + nodeCols - 1) / nodeCols;
     const double rackW = area.width() / double(rackCols), rackH = area.height() / double(rackRows);

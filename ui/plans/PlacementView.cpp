@@ -62,7 +62,41 @@ PlacementView::PlacementView(WorkspaceDocument *document, QWidget *parent)
     m_scene->setReadOnly(true);
     m_view = new TopologyView(m_scene);
     m_view->setObjectName(QStringLiteral("placementCanvas"));
+    QHBoxLayout *toolbar = createToolbar();
 
+    m_banner = new QLabel;
+    m_banner->setObjectName(QStringLiteral("placementStaleBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #6b4e00; "
+                                           "border: 1px solid #e6c35c; padding: 4px 8px; }"));
+    m_banner->hide();
+
+    m_placeholder = new QLabel(tr("No plan yet: press Run (Ctrl+R)"));
+    m_placeholder->setObjectName(QStringLiteral("placementPlaceholder"));
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(m_placeholder);
+    m_stack->addWidget(m_view);
+
+    createLegend();
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 4);
+    layout->setSpacing(4);
+    layout->addLayout(toolbar);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_stack, 1);
+    layout->addWidget(m_legend);
+    layout->addWidget(m_key);
+
+    // After the scene's own rebuild (connected first, in its constructor).
+    connect(document, &WorkspaceDocument::clusterChanged, this, &PlacementView::refresh);
+    refresh();
+}
+
+// "Colour by", the plan's one-line summary and Fit.
+QHBoxLayout *PlacementView::createToolbar()
+{
     m_colourBy = new QComboBox;
     m_colourBy->setObjectName(QStringLiteral("placementColourBy"));
     m_colourBy->addItem(tr("Stage"), ByStage);
@@ -87,20 +121,12 @@ PlacementView::PlacementView(WorkspaceDocument *document, QWidget *parent)
     toolbar->addWidget(m_planLabel, 1);
     toolbar->addWidget(fit);
 
-    m_banner = new QLabel;
-    m_banner->setObjectName(QStringLiteral("placementStaleBanner"));
-    m_banner->setWordWrap(true);
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #6b4e00; "
-                                           "border: 1px solid #e6c35c; padding: 4px 8px; }"));
-    m_banner->hide();
+    return toolbar;
+}
 
-    m_placeholder = new QLabel(tr("No plan yet: press Run (Ctrl+R)"));
-    m_placeholder->setObjectName(QStringLiteral("placementPlaceholder"));
-    m_placeholder->setAlignment(Qt::AlignCenter);
-    m_stack = new QStackedWidget;
-    m_stack->addWidget(m_placeholder);
-    m_stack->addWidget(m_view);
-
+// The legend (one entry per stage or replica) and the key to the colours.
+void PlacementView::createLegend()
+{
     // Many stages or replicas: the entries wrap into rows and scroll past four of them.
     m_legend = new QListWidget;
     m_legend->setObjectName(QStringLiteral("placementLegend"));
@@ -122,19 +148,6 @@ PlacementView::PlacementView(WorkspaceDocument *document, QWidget *parent)
     m_key->setWordWrap(true);
     m_key->setStyleSheet(QStringLiteral("QLabel { color: #6b7785; }"));
     m_key->hide();
-
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 4);
-    layout->setSpacing(4);
-    layout->addLayout(toolbar);
-    layout->addWidget(m_banner);
-    layout->addWidget(m_stack, 1);
-    layout->addWidget(m_legend);
-    layout->addWidget(m_key);
-
-    // After the scene's own rebuild (connected first, in its constructor).
-    connect(document, &WorkspaceDocument::clusterChanged, this, &PlacementView::refresh);
-    refresh();
 }
 
 PlacementView::~PlacementView()

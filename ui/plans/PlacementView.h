@@ -15,6 +15,7 @@
 #include <memory>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QListWidget;
 class QPainter;
@@ -66,6 +67,8 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
+    QHBoxLayout *createToolbar();
+    void createLegend();
     // Recomputes the overlay from the snapshot and the document's cluster and shows it.
     void refresh();
     void updateLegend();

@@ -96,7 +96,6 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
     const int row = index.row();
     const bool pinned = m_library->isPinned(row);
     const PlanSnapshotPtr s = m_library->snapshot(row);
-    const QString error = m_library->evaluationError(row);
     const Report *r = s ? &s->report() : nullptr;
     const bool feasible = r && r->feasible;
     constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -121,34 +120,57 @@ QVariant PlanListModel::data(const QModelIndex &index, int role) const
     const bool otherCluster = index.column() == ClusterColumn && !(cluster == m_library->document()->topology());
     if (role == Qt::ForegroundRole && otherCluster)
         return QBrush(QColor(0xb0, 0x5a, 0x00));
-    const bool grouped = !pinned && s && s->groupSize > 1;
-    if (role == Qt::ToolTipRole) {
-        QString tip = tr("%1 — %2, planned by %3 on %4 (%5 devices)")
-                          .arg(pinned ? tr("pinned, saved in the workspace") : tr("run of this session, not saved"),
-                               m_library->label(row), m_library->planner(row), QString::fromStdString(cluster.name))
-                          .arg(cluster.deviceCount());
-        if (grouped)
-            tip += QLatin1Char('\n') +
-                   (s->rank == 1 ? tr("The best of the %1 best distinct plans of this search (Search ▸ Keep best).")
-                                       .arg(s->groupSize)
-                                 : tr("Plan %1 of the %2 best distinct plans of this search (%3 against the best). "
-                                      "Within the model's error, a simpler or more robust layout may be worth it; "
-                                      "select it with the best and Compare to see what differs.")
-                                       .arg(s->rank)
-                                       .arg(s->groupSize)
-                                       .arg(deltaText(s->deltaPercent)));
-        if (!error.isEmpty())
-            tip += QLatin1Char('\n') + error;
-        else if (r && !r->feasible && !r->reasons.empty())
-            tip += QLatin1Char('\n') + tr("Infeasible: %1").arg(QString::fromStdString(r->reasons.front()));
-        if (index.column() == ClusterColumn && otherCluster)
-            tip += QLatin1Char('\n') + tr("Not the current cluster: it was planned on the cluster as it was then.");
-        return tip;
-    }
+    if (role == Qt::ToolTipRole)
+        return toolTip(row, otherCluster);
     if (role != Qt::DisplayRole && role != Qt::EditRole)
         return {};
+    return cellText(row, index.column(), role, otherCluster);
+}
+
+// What a row is: pinned or this session's, its planner and cluster, its rank in a group of
+// best plans, why it is infeasible or could not be evaluated.
+QString PlanListModel::toolTip(int row, bool otherCluster) const
+{
+    const bool pinned = m_library->isPinned(row);
+    const PlanSnapshotPtr s = m_library->snapshot(row);
+    const QString error = m_library->evaluationError(row);
+    const Report *r = s ? &s->report() : nullptr;
+    const Topology &cluster = m_library->clusterOf(row);
+    const bool grouped = !pinned && s && s->groupSize > 1;
+    QString tip = tr("%1 — %2, planned by %3 on %4 (%5 devices)")
+                      .arg(pinned ? tr("pinned, saved in the workspace") : tr("run of this session, not saved"),
+                           m_library->label(row), m_library->planner(row), QString::fromStdString(cluster.name))
+                      .arg(cluster.deviceCount());
+    if (grouped)
+        tip += QLatin1Char('\n') +
+               (s->rank == 1 ? tr("The best of the %1 best distinct plans of this search (Search ▸ Keep best).")
+                                   .arg(s->groupSize)
+                             : tr("Plan %1 of the %2 best distinct plans of this search (%3 against the best). "
+                                  "Within the model's error, a simpler or more robust layout may be worth it; "
+                                  "select it with the best and Compare to see what differs.")
+                                   .arg(s->rank)
+                                   .arg(s->groupSize)
+                                   .arg(deltaText(s->deltaPercent)));
+    if (!error.isEmpty())
+        tip += QLatin1Char('\n') + error;
+    else if (r && !r->feasible && !r->reasons.empty())
+        tip += QLatin1Char('\n') + tr("Infeasible: %1").arg(QString::fromStdString(r->reasons.front()));
+    if (otherCluster)  // the cluster column's: planned on another cluster
+        tip += QLatin1Char('\n') + tr("Not the current cluster: it was planned on the cluster as it was then.");
+    return tip;
+}
+
+QVariant PlanListModel::cellText(int row, int column, int role, bool otherCluster) const
+{
+    const bool pinned = m_library->isPinned(row);
+    const PlanSnapshotPtr s = m_library->snapshot(row);
+    const QString error = m_library->evaluationError(row);
+    const Report *r = s ? &s->report() : nullptr;
+    const bool feasible = r && r->feasible;
+    const Topology &cluster = m_library->clusterOf(row);
+    const bool grouped = !pinned && s && s->groupSize > 1;
     const QString pending = error.isEmpty() ? QStringLiteral("…") : tr("error");
-    switch (index.column()) {
+    switch (column) {
     case PinnedColumn: return pinned ? QStringLiteral("★") : QString();
     case NameColumn:
         if (role == Qt::DisplayRole && grouped)

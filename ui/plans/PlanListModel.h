@@ -30,6 +30,9 @@ public:
     bool setData(const QModelIndex &index, const QVariant &value, int role) override;
 
 private:
+    QString toolTip(int row, bool otherCluster) const;
+    QVariant cellText(int row, int column, int role, bool otherCluster) const;
+
     PlanLibrary *m_library;
 };
 

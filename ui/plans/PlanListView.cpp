@@ -35,6 +35,21 @@ PlanListView::PlanListView(PlanLibrary *library, QWidget *parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setWordWrap(false);
 
+    QGridLayout *buttons = createButtons();
+    createBaselinePanel();
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(buttons);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_baselinePanel);
+
+    connectControls();
+    updateButtons();
+}
+
+// Show, Pin, Compare, Rename, Duplicate and Delete.
+QGridLayout *PlanListView::createButtons()
+{
     auto button = [this](const QString &text, const QString &tip) {
         auto *b = new QToolButton(this);
         b->setText(text);
@@ -57,7 +72,12 @@ PlanListView::PlanListView(PlanLibrary *library, QWidget *parent)
         buttons->addWidget(b, at / 3, at % 3);
         ++at;
     }
+    return buttons;
+}
 
+// Run Baselines' progress: one bar per planner, and Cancel.
+void PlanListView::createBaselinePanel()
+{
     m_baselinePanel = new QWidget(this);
     m_baselinePanel->setObjectName(QStringLiteral("baselinePanel"));
     auto *panel = new QVBoxLayout(m_baselinePanel);
@@ -69,13 +89,10 @@ PlanListView::PlanListView(PlanLibrary *library, QWidget *parent)
     panel->addLayout(m_barsLayout);
     panel->addWidget(m_cancelBaselines, 0, Qt::AlignLeft);
     m_baselinePanel->hide();
+}
 
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(buttons);
-    layout->addWidget(m_table, 1);
-    layout->addWidget(m_baselinePanel);
-
+void PlanListView::connectControls()
+{
     connect(m_show, &QToolButton::clicked, this, [this] {
         const QList<int> rows = selectedRows();
         if (!rows.isEmpty())
@@ -99,7 +116,6 @@ PlanListView::PlanListView(PlanLibrary *library, QWidget *parent)
         m_table->resizeColumnsToContents();
         emit selectionChanged();
     });
-    updateButtons();
 }
 
 QList<int> PlanListView::selectedRows() const

@@ -6,6 +6,7 @@
 #include <QList>
 #include <QWidget>
 
+class QGridLayout;
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -53,6 +54,9 @@ signals:
     void selectionChanged();
 
 private:
+    QGridLayout *createButtons();
+    void createBaselinePanel();
+    void connectControls();
     void updateButtons();
     void baselinesStarted(const QStringList &planners);
     void baselinesEnded();

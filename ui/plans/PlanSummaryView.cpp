@@ -194,6 +194,29 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     setObjectName(QStringLiteral("planSummaryView"));
     setAutoFillBackground(true);
     auto *outer = new QVBoxLayout(this);
+    addTitle(outer);
+    m_staleBanner = makeStaleBanner(this);
+    outer->addWidget(m_staleBanner);
+    m_placeholder = makePlaceholder(this);
+    outer->addWidget(m_placeholder, 1);
+
+    m_content = new QWidget(this);
+    auto *content = new QVBoxLayout(m_content);
+    content->setContentsMargins(0, 0, 0, 0);
+    addNotes(content);
+    addValueGrid(content);
+    m_delta = new QLabel(m_content);
+    m_delta->setObjectName(QStringLiteral("delta"));
+    m_delta->setTextFormat(Qt::PlainText);
+    content->addWidget(m_delta);
+    addStagesAndJson(content);
+    outer->addWidget(m_content, 1);
+    rebuild();
+}
+
+// The plan's title, bold and larger.
+void PlanSummaryView::addTitle(QVBoxLayout *outer)
+{
     m_title = new QLabel(this);
     m_title->setObjectName(QStringLiteral("summaryTitle"));
     m_title->setTextFormat(Qt::PlainText);
@@ -204,14 +227,11 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
         titleFont.setPointSizeF(titleFont.pointSizeF() * 1.25);
     m_title->setFont(titleFont);
     outer->addWidget(m_title);
-    m_staleBanner = makeStaleBanner(this);
-    outer->addWidget(m_staleBanner);
-    m_placeholder = makePlaceholder(this);
-    outer->addWidget(m_placeholder, 1);
+}
 
-    m_content = new QWidget(this);
-    auto *content = new QVBoxLayout(m_content);
-    content->setContentsMargins(0, 0, 0, 0);
+// Feasibility, the batch hint and the measured-device warning above the values.
+void PlanSummaryView::addNotes(QVBoxLayout *content)
+{
     m_feasibility = new QLabel(m_content);
     m_feasibility->setObjectName(QStringLiteral("feasibility"));
     m_feasibility->setTextFormat(Qt::PlainText);
@@ -234,7 +254,11 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     m_deviceWarning->setStyleSheet(QStringLiteral("QLabel { background: #fde2d8; color: #5c1a00; padding: 4px; }"));
     m_deviceWarning->hide();
     content->addWidget(m_deviceWarning);
+}
 
+// One row per value (valueRows()), each with its glossary tooltip.
+void PlanSummaryView::addValueGrid(QVBoxLayout *content)
+{
     auto *grid = new QGridLayout;
     content->addLayout(grid);
     for (const auto &[key, caption] : valueRows()) {
@@ -253,11 +277,11 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
         value->setToolTip(tip);
     }
     grid->setColumnStretch(1, 1);
-    m_delta = new QLabel(m_content);
-    m_delta->setObjectName(QStringLiteral("delta"));
-    m_delta->setTextFormat(Qt::PlainText);
-    content->addWidget(m_delta);
+}
 
+// The stage table and the plan's JSON.
+void PlanSummaryView::addStagesAndJson(QVBoxLayout *content)
+{
     content->addWidget(new QLabel(tr("Stages"), m_content));
     m_table = new QTableWidget(0, static_cast<int>(stageColumns().size()), m_content);
     m_table->setObjectName(QStringLiteral("stageTable"));
@@ -274,8 +298,6 @@ PlanSummaryView::PlanSummaryView(QWidget *parent)
     m_json->setFont(monospaceFont());
     m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
     content->addWidget(m_json, 3);
-    outer->addWidget(m_content, 1);
-    rebuild();
 }
 
 std::vector<std::pair<const char *, QString>> PlanSummaryView::valueRows()

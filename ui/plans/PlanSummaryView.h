@@ -43,6 +43,7 @@
 #include <vector>
 
 class QLabel;
+class QVBoxLayout;
 class QPlainTextEdit;
 class QTableWidget;
 class QTextDocument;
@@ -91,6 +92,10 @@ public:
     static std::vector<std::pair<const char *, QString>> valueRows();
 
 private:
+    void addTitle(QVBoxLayout *outer);
+    void addNotes(QVBoxLayout *content);
+    void addValueGrid(QVBoxLayout *content);
+    void addStagesAndJson(QVBoxLayout *content);
     void rebuild();
     void fillValues(const PlanSnapshot &s);
     void fillTable(const PlanSnapshot &s);

@@ -227,6 +227,13 @@ void MainWindow::createPlanList()
         m_compareRows.clear();   // rows moved: compare the last pinned plans again
         refreshCompare();
     });
+    connectBaselines();
+    connectSweepAndReset();
+}
+
+// Run Baselines: its runs are pinned and compared; the status bar says how it went.
+void MainWindow::connectBaselines()
+{
     connect(m_baselines, &BaselineRunner::started, this, [this] {
         updateRunActions();
         showStatus(tr("Running NEST and the baselines…"), 0);
@@ -247,6 +254,12 @@ void MainWindow::createPlanList()
         updateRunActions();
         showStatus(tr("Baselines cancelled"));
     });
+}
+
+// A failed sweep is said; another document clears what belonged to the last one; an edit
+// makes the sweep shown stale.
+void MainWindow::connectSweepAndReset()
+{
     connect(m_sweepRunner, &SweepRunner::failed, this, [this](const QString &reason) {
         showStatus(tr("Sweep failed: %1").arg(reason));
     });

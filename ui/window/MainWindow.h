@@ -165,6 +165,8 @@ private:
     void createDocks();
     void createPlanViews();
     void createPlanList();
+    void connectBaselines();
+    void connectSweepAndReset();
     void updateTitle();
     void updateCounts();
     void updateRecentMenu();

@@ -214,6 +214,106 @@ Json topToJson(const PlanResult &r, const ErrorBand &band)
     return list;
 }
 
+namespace {
+
+// --top K and --threads N over the job's options (the workspace's "top_k" unless the flag
+// says otherwise); both need the nest planner.
+SearchOptions optionsWithFlags(const CliArgs &args, const SearchJob &job)
+{
+    const SearchSettings &settings = job.settings;
+    // --top K (issue 24): the K best distinct plans; nest only, 1 = the best plan alone.
+    SearchOptions options = job.options;
+    if (args.has("top"))
+        options.topK = args.intValue("top", 1, limits::topPlans);
+    if (options.topK > 1 && settings.planner != "nest")
+        throw UsageError{"--top needs the nest planner, found '" + settings.planner + "'"};
+    // --threads N: the nest planner deals its outer points to N searches (the same plan,
+    // sooner where there are cores for them; docs/planner.md, "Outer points in parallel").
+    if (args.has("threads"))
+        options.threads = args.intValue("threads", 1, limits::searchThreads);
+    if (options.threads > 1 && settings.planner != "nest")
+        throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
+    return options;
+}
+
+// The search: restricted to what `target` runs as it is (issue 47; `targeted` gets what it
+// priced), else once per precision searched (PrecisionSearch.h), the best of them. Progress
+// after the first second, on a terminal or with --progress; before the first fractions
+// arrive the time left comes from the search estimate.
+PlanResult runPlanSearch(const CliArgs &args, const SearchJob &job, const SearchOptions &options,
+                         const Planner &planner, std::optional<ExportFormat> target, TargetResult &targeted)
+{
+    TerminalProgress progress("plan", args.flag("progress"));
+    if (progress.enabled())
+        if (const auto estimate = estimateSearch(job.topology, job.model, job.options, job.settings.planner))
+            progress.setEstimate(estimate->seconds);
+    const ProgressFn onProgress = [&progress, hook = commandHooks().progress](double fraction, double best) {
+        if (hook)
+            hook(fraction, best);
+        char detail[64] = "";
+        if (std::isfinite(best) && best > 0)
+            std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
+        progress.update(fraction, detail);
+    };
+    PlanResult r;
+    if (target) {
+        targeted = searchForFramework(job.topology, job.model, *target, options, job.config);
+        r.found = targeted.found;
+        r.message = targeted.message;
+        r.plan = targeted.plan;
+        r.report = targeted.report;
+        r.objective = targeted.report.iterationTime;
+        r.verified = true;
+    } else {
+        r = planPrecisions(planner, job.topology, job.model, options, onProgress, commandCancelToken());
+    }
+    progress.finish();
+    return r;
+}
+
+void printPlanJson(const CliArgs &args, const SearchJob &job, const SearchOptions &options, const PlanResult &r,
+                   const std::string &plannerName, const ErrorBand &band, std::optional<ExportFormat> target,
+                   const TargetResult &targeted)
+{
+    const Json j{{"plan", planToJson(r.plan)},
+                 {"report", reportToJson(r.report)},
+                 {"objective_s", r.objective},
+                 {"verified", r.verified},
+                 {"solve_time_s", r.stats.wallSeconds},
+                 {"states", r.stats.states},
+                 {"planner", plannerName},
+                 {"search", searchSettingsToJson(job.settings)},
+                 {"stats", statsToJson(r.stats)},
+                 {"error_band", errorBandToJson(band, r.report.iterationTime)}};
+    Json out = j;
+    if (options.topK > 1)
+        out["top"] = topToJson(r, band);
+    if (target)
+        out["target"] = {{"framework", toString(*target)}, {"layouts_priced", targeted.evaluated}};
+    else if (args.flag("frameworks"))  // opt-in: scripts read --json, and it costs searches
+        out["frameworks"] = frameworkComparisonJson(frameworkBests(job, options, r));
+    if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
+        out["hint"] = hint;
+    std::cout << out.dump(2) << "\n";
+}
+
+void printPlanText(const CliArgs &args, const SearchJob &job, const SearchOptions &options, const PlanResult &r,
+                   const ErrorBand &band, std::optional<ExportFormat> target, const TargetResult &targeted)
+{
+    printPlan(r, band);
+    if (target)
+        std::printf("\ntarget:              %s runs this plan as it is (%lld layouts it runs priced)\n",
+                    exportFormatTitle(*target), targeted.evaluated);
+    else if (!args.flag("no-frameworks"))
+        printFrameworkComparison(r, frameworkBests(job, options, r), job.topology.deviceCount());
+    if (options.topK > 1)
+        printTop(r, band);
+    if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
+        std::printf("\nhint: %s\n", hint.c_str());
+}
+
+} // namespace
+
 int cmdPlan(const Args &argv)
 {
     std::set<std::string> values, flags;
@@ -228,54 +328,15 @@ int cmdPlan(const Args &argv)
     const SearchJob job = loadSearchJob(args);
     const SearchSettings &settings = job.settings;
     const std::unique_ptr<Planner> planner = makePlanner(settings.planner);  // checked by searchSettingsFrom
-    // Progress after the first second, on a terminal or with --progress; before the first
-    // fractions arrive the time left comes from the search estimate.
-    TerminalProgress progress("plan", args.flag("progress"));
-    if (progress.enabled())
-        if (const auto estimate = estimateSearch(job.topology, job.model, job.options, settings.planner))
-            progress.setEstimate(estimate->seconds);
-    const ProgressFn onProgress = [&progress, hook = commandHooks().progress](double fraction, double best) {
-        if (hook)
-            hook(fraction, best);
-        char detail[64] = "";
-        if (std::isfinite(best) && best > 0)
-            std::snprintf(detail, sizeof detail, "best %.4g s per iteration", best);
-        progress.update(fraction, detail);
-    };
-    // --top K (issue 24): the K best distinct plans; nest only, 1 = the best plan alone. The
-    // workspace's "top_k" (searchOptionsFrom) unless the flag says otherwise.
-    SearchOptions options = job.options;
-    if (args.has("top"))
-        options.topK = args.intValue("top", 1, limits::topPlans);
-    if (options.topK > 1 && settings.planner != "nest")
-        throw UsageError{"--top needs the nest planner, found '" + settings.planner + "'"};
-    // --threads N: the nest planner deals its outer points to N searches (the same plan,
-    // sooner where there are cores for them; docs/planner.md, "Outer points in parallel").
-    if (args.has("threads"))
-        options.threads = args.intValue("threads", 1, limits::searchThreads);
-    if (options.threads > 1 && settings.planner != "nest")
-        throw UsageError{"--threads needs the nest planner, found '" + settings.planner + "'"};
+    const SearchOptions options = optionsWithFlags(args, job);
     // --target F (issue 47): the search restricted to what that framework runs as it is.
     std::optional<ExportFormat> target;
     if (!settings.target.empty())
         target = targetFromString(settings.target);
     if (target.has_value() && options.topK > 1)
         throw UsageError{"--top and --target do not go together"};
-    PlanResult r;
     TargetResult targeted;
-    if (target) {
-        targeted = searchForFramework(job.topology, job.model, *target, options, job.config);
-        r.found = targeted.found;
-        r.message = targeted.message;
-        r.plan = targeted.plan;
-        r.report = targeted.report;
-        r.objective = targeted.report.iterationTime;
-        r.verified = true;
-    } else {
-        // Once per precision searched (PrecisionSearch.h), the best of them.
-        r = planPrecisions(*planner, job.topology, job.model, options, onProgress, commandCancelToken());
-    }
-    progress.finish();
+    const PlanResult r = runPlanSearch(args, job, options, *planner, target, targeted);
     if (!r.found) {
         std::cerr << "nest-cli plan: no plan found: " << r.message << "\n";
         return 2;
@@ -290,39 +351,10 @@ int cmdPlan(const Args &argv)
             return 2;
         }
     }
-    if (args.flag("json")) {
-        const Json j{{"plan", planToJson(r.plan)},
-                     {"report", reportToJson(r.report)},
-                     {"objective_s", r.objective},
-                     {"verified", r.verified},
-                     {"solve_time_s", r.stats.wallSeconds},
-                     {"states", r.stats.states},
-                     {"planner", planner->name()},
-                     {"search", searchSettingsToJson(settings)},
-                     {"stats", statsToJson(r.stats)},
-                     {"error_band", errorBandToJson(band, r.report.iterationTime)}};
-        Json out = j;
-        if (options.topK > 1)
-            out["top"] = topToJson(r, band);
-        if (target)
-            out["target"] = {{"framework", toString(*target)}, {"layouts_priced", targeted.evaluated}};
-        else if (args.flag("frameworks"))  // opt-in: scripts read --json, and it costs searches
-            out["frameworks"] = frameworkComparisonJson(frameworkBests(job, options, r));
-        if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
-            out["hint"] = hint;
-        std::cout << out.dump(2) << "\n";
-    } else {
-        printPlan(r, band);
-        if (target)
-            std::printf("\ntarget:              %s runs this plan as it is (%lld layouts it runs priced)\n",
-                        exportFormatTitle(*target), targeted.evaluated);
-        else if (!args.flag("no-frameworks"))
-            printFrameworkComparison(r, frameworkBests(job, options, r), job.topology.deviceCount());
-        if (options.topK > 1)
-            printTop(r, band);
-        if (const std::string hint = batchSizeHint(r.plan, r.report, job.topology.deviceCount()); !hint.empty())
-            std::printf("\nhint: %s\n", hint.c_str());
-    }
+    if (args.flag("json"))
+        printPlanJson(args, job, options, r, planner->name(), band, target, targeted);
+    else
+        printPlanText(args, job, options, r, band, target, targeted);
     return r.verified ? 0 : 1;
 }
 

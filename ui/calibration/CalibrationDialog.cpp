@@ -15,7 +15,6 @@
 #include <QScreen>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
@@ -94,7 +93,6 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     setWindowTitle(tr("Calibrate from Measured Runs"));
     setObjectName(QStringLiteral("calibrationDialog"));
     auto *layout = new QVBoxLayout(this);
-
     auto *intro = new QLabel(tr("Each row is a run you measured: where it ran, its layout and one measurement. "
                                 "The fit finds the large-GEMM efficiency of each device type and the step "
                                 "overhead of each framework (least squares on log time) and shows every run's "
@@ -105,6 +103,32 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     intro->setWordWrap(true);
     layout->addWidget(intro);
 
+    addRunButtons(layout);
+    addRunsTable(layout);
+    addFitRow(layout);
+    addResults(layout);
+
+    auto *buttons = new QDialogButtonBox;
+    m_applyButton = buttons->addButton(tr("A&pply to Workspace"), QDialogButtonBox::AcceptRole);
+    buttons->addButton(QDialogButtonBox::Close);
+    layout->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(&m_jobs, &JobTracker::failed, this, [this](quint64, const QString &reason) { fitFailed(reason); });
+    connect(this, &CalibrationDialog::fitProgress, this, [this](double fraction) {
+        if (isFitting())
+            showMessage(tr("Fitting %n run(s)… %1 %", nullptr, runCount()).arg(qRound(100 * fraction)), false);
+    });
+    // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
+    // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
+    const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
+    resize(std::min(1100, available.width() * 9 / 10), std::min(620, available.height() * 9 / 10));
+    updateButtons();
+}
+
+// Load, Add, Remove and Save above the runs.
+void CalibrationDialog::addRunButtons(QVBoxLayout *layout)
+{
     auto *rowButtons = new QHBoxLayout;
     auto *load = new QPushButton(tr("&Load Runs…"));
     auto *add = new QPushButton(tr("&Add Run"));
@@ -116,6 +140,22 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     rowButtons->addStretch();
     layout->addLayout(rowButtons);
 
+    connect(load, &QPushButton::clicked, this, &CalibrationDialog::chooseRunsFile);
+    connect(add, &QPushButton::clicked, this, [this] { addRun(); });
+    connect(m_removeButton, &QPushButton::clicked, this, [this] {
+        const int row = m_table->currentRow();
+        if (row < 0 || row >= runCount())
+            return;
+        m_table->removeRow(row);
+        m_runs.erase(m_runs.begin() + row);
+        updateButtons();
+    });
+    connect(save, &QPushButton::clicked, this, &CalibrationDialog::saveRuns);
+}
+
+// The runs, one row each; an edit withdraws the last fit.
+void CalibrationDialog::addRunsTable(QVBoxLayout *layout)
+{
     m_table = new QTableWidget(0, ColumnCount);
     m_table->setObjectName(QStringLiteral("calibrationRuns"));
     m_table->setHorizontalHeaderLabels(columnTitles());
@@ -126,6 +166,19 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
                            "Recompute: none, selective or full."));
     layout->addWidget(m_table, 2);
 
+    connect(m_table, &QTableWidget::itemChanged, this, [this] {
+        // An edited row makes the last fit's table out of date: fit again before applying.
+        if (m_result && !isFitting()) {
+            m_result.reset();
+            showMessage(tr("The runs changed: fit again to apply."), false);
+            updateButtons();
+        }
+    });
+}
+
+// Which parameters to fit, and Fit.
+void CalibrationDialog::addFitRow(QVBoxLayout *layout)
+{
     auto *fitRow = new QHBoxLayout;
     m_fitIdentified = new QCheckBox(tr("What the runs identify"));
     m_fitIdentified->setObjectName(QStringLiteral("fitIdentified"));
@@ -152,6 +205,12 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     fitRow->addStretch();
     layout->addLayout(fitRow);
 
+    connect(m_fitButton, &QPushButton::clicked, this, [this] { fit(); });
+}
+
+// The message, each run's error before and after, and the fitted parameters.
+void CalibrationDialog::addResults(QVBoxLayout *layout)
+{
     m_message = new QLabel;
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -169,46 +228,9 @@ CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framew
     m_parameters->setWordWrap(true);
     m_parameters->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_parameters);
-
-    auto *buttons = new QDialogButtonBox;
-    m_applyButton = buttons->addButton(tr("A&pply to Workspace"), QDialogButtonBox::AcceptRole);
-    buttons->addButton(QDialogButtonBox::Close);
-    layout->addWidget(buttons);
-
-    connect(load, &QPushButton::clicked, this, &CalibrationDialog::chooseRunsFile);
-    connect(add, &QPushButton::clicked, this, [this] { addRun(); });
-    connect(m_removeButton, &QPushButton::clicked, this, [this] {
-        const int row = m_table->currentRow();
-        if (row < 0 || row >= runCount())
-            return;
-        m_table->removeRow(row);
-        m_runs.erase(m_runs.begin() + row);
-        updateButtons();
-    });
-    connect(save, &QPushButton::clicked, this, &CalibrationDialog::saveRuns);
-    connect(m_fitButton, &QPushButton::clicked, this, [this] { fit(); });
-    connect(m_table, &QTableWidget::itemChanged, this, [this] {
-        // An edited row makes the last fit's table out of date: fit again before applying.
-        if (m_result && !isFitting()) {
-            m_result.reset();
-            showMessage(tr("The runs changed: fit again to apply."), false);
-            updateButtons();
-        }
-    });
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(&m_watcher, &QFutureWatcher<FitOutcome>::finished, this, &CalibrationDialog::fitDone);
-    // Wide enough for the runs table, never wider than the screen (issue 49: at 1024 x 768
-    // it opened 1,100 px wide with its Close button off-screen); the table scrolls.
-    const QRect available = (parent ? parent->screen() : screen())->availableGeometry();
-    resize(std::min(1100, available.width() * 9 / 10), std::min(620, available.height() * 9 / 10));
-    updateButtons();
 }
 
-CalibrationDialog::~CalibrationDialog()
-{
-    m_watcher.waitForFinished();   // the worker holds no pointer into the dialog, but finish it first
-}
+CalibrationDialog::~CalibrationDialog() = default;   // m_jobs cancels the fit and waits for it
 
 int CalibrationDialog::runCount() const
 {
@@ -330,67 +352,77 @@ bool CalibrationDialog::setCell(int row, const QString &column, const QString &v
 Result<Json> CalibrationDialog::runsJson() const
 {
     Json runs = Json::array();
-    const QStringList titles = columnTitles();
     for (int r = 0; r < runCount(); ++r) {
-        Json run = m_runs[static_cast<size_t>(r)];
-        const auto cell = [&](int c) { return m_table->item(r, c) ? m_table->item(r, c)->text().trimmed() : QString(); };
-        const auto bad = [&](int c, const QString &why) {
-            return Result<Json>::failure(tr("row %1, %2: %3").arg(r + 1).arg(titles[c], why).toStdString());
-        };
-        const auto positiveInt = [&](int c, long long &out) {
-            bool ok = false;
-            out = cell(c).toLongLong(&ok);
-            return ok && out >= 0;
-        };
-        if (cell(Name).isEmpty())
-            return bad(Name, tr("give the run a name"));
-        run["name"] = cell(Name).toStdString();
-        run["framework"] = cell(FrameworkCol).toStdString();
-        long long n = 0;
-        for (int c : {Batch, Seq}) {
-            if (!positiveInt(c, n) || n == 0)
-                return bad(c, tr("expected a positive whole number, found \"%1\"").arg(cell(c)));
-            run[c == Batch ? "batch" : "seq"] = n;
-        }
-        if (run.contains("layout")) {
-            Json layout = run["layout"].is_object() ? run["layout"] : Json::object();
-            for (size_t k = 0; k < std::size(kLayoutKeys); ++k) {
-                if (!positiveInt(kLayoutColumns[k], n) || n == 0)
-                    return bad(kLayoutColumns[k], tr("expected a positive whole number, found \"%1\"")
-                                                      .arg(cell(kLayoutColumns[k])));
-                layout[kLayoutKeys[k]] = n;
-            }
-            if (!positiveInt(Zero, n) || n > 3)
-                return bad(Zero, tr("expected 0, 1, 2 or 3, found \"%1\"").arg(cell(Zero)));
-            layout["zero"] = n;
-            layout["schedule"] = cell(ScheduleCol).toStdString();
-            layout["recompute"] = cell(RecomputeCol).toStdString();
-            const QString sp = cell(Sp).toLower();
-            if (sp != QLatin1String("yes") && sp != QLatin1String("no"))
-                return bad(Sp, tr("expected yes or no, found \"%1\"").arg(cell(Sp)));
-            layout["sp"] = sp == QLatin1String("yes");
-            run["layout"] = layout;
-        }
-        const int kind = static_cast<int>(measurementKinds().indexOf(cell(Measurement)));
-        if (kind < 0)
-            return bad(Measurement, tr("expected one of %1").arg(measurementKinds().join(QStringLiteral(", "))));
-        bool ok = false;
-        const double value = cell(Value).toDouble(&ok);
-        if (!ok || !std::isfinite(value) || value <= 0)
-            return bad(Value, tr("expected a positive number, found \"%1\"").arg(cell(Value)));
-        for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula"})
-            run.erase(k);
-        if (kind == 0)
-            run["step_time_s"] = value;
-        else if (kind == 1)
-            run["tokens_per_s_per_gpu"] = value;
-        else {
-            run["tflops_per_gpu"] = value;
-            run["flops_formula"] = kind == 2 ? "megatron" : "6nd";
-        }
-        runs.push_back(run);
+        Result<Json> run = rowJson(r);
+        if (!run)
+            return run;
+        runs.push_back(*run);
     }
     return Json{{"format", "nest-runs"}, {"version", 1}, {"runs", runs}};
+}
+
+// Row r as a nest-runs run object: the object it was read or added as, with the table's
+// cells written over it (or the reason a cell is not valid: "row 2, TP: ...").
+Result<Json> CalibrationDialog::rowJson(int r) const
+{
+    const QStringList titles = columnTitles();
+    Json run = m_runs[static_cast<size_t>(r)];
+    const auto cell = [&](int c) { return m_table->item(r, c) ? m_table->item(r, c)->text().trimmed() : QString(); };
+    const auto bad = [&](int c, const QString &why) {
+        return Result<Json>::failure(tr("row %1, %2: %3").arg(r + 1).arg(titles[c], why).toStdString());
+    };
+    const auto positiveInt = [&](int c, long long &out) {
+        bool ok = false;
+        out = cell(c).toLongLong(&ok);
+        return ok && out >= 0;
+    };
+    if (cell(Name).isEmpty())
+        return bad(Name, tr("give the run a name"));
+    run["name"] = cell(Name).toStdString();
+    run["framework"] = cell(FrameworkCol).toStdString();
+    long long n = 0;
+    for (int c : {Batch, Seq}) {
+        if (!positiveInt(c, n) || n == 0)
+            return bad(c, tr("expected a positive whole number, found \"%1\"").arg(cell(c)));
+        run[c == Batch ? "batch" : "seq"] = n;
+    }
+    if (run.contains("layout")) {
+        Json layout = run["layout"].is_object() ? run["layout"] : Json::object();
+        for (size_t k = 0; k < std::size(kLayoutKeys); ++k) {
+            if (!positiveInt(kLayoutColumns[k], n) || n == 0)
+                return bad(kLayoutColumns[k], tr("expected a positive whole number, found \"%1\"")
+                                                  .arg(cell(kLayoutColumns[k])));
+            layout[kLayoutKeys[k]] = n;
+        }
+        if (!positiveInt(Zero, n) || n > 3)
+            return bad(Zero, tr("expected 0, 1, 2 or 3, found \"%1\"").arg(cell(Zero)));
+        layout["zero"] = n;
+        layout["schedule"] = cell(ScheduleCol).toStdString();
+        layout["recompute"] = cell(RecomputeCol).toStdString();
+        const QString sp = cell(Sp).toLower();
+        if (sp != QLatin1String("yes") && sp != QLatin1String("no"))
+            return bad(Sp, tr("expected yes or no, found \"%1\"").arg(cell(Sp)));
+        layout["sp"] = sp == QLatin1String("yes");
+        run["layout"] = layout;
+    }
+    const int kind = static_cast<int>(measurementKinds().indexOf(cell(Measurement)));
+    if (kind < 0)
+        return bad(Measurement, tr("expected one of %1").arg(measurementKinds().join(QStringLiteral(", "))));
+    bool ok = false;
+    const double value = cell(Value).toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value <= 0)
+        return bad(Value, tr("expected a positive number, found \"%1\"").arg(cell(Value)));
+    for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula"})
+        run.erase(k);
+    if (kind == 0)
+        run["step_time_s"] = value;
+    else if (kind == 1)
+        run["tokens_per_s_per_gpu"] = value;
+    else {
+        run["tflops_per_gpu"] = value;
+        run["flops_formula"] = kind == 2 ? "megatron" : "6nd";
+    }
+    return run;
 }
 
 void CalibrationDialog::setFitParameters(bool gemmEfficiency, bool stepOverhead)
@@ -407,13 +439,27 @@ void CalibrationDialog::setFitIdentified(bool on)
 
 bool CalibrationDialog::isFitting() const
 {
-    return m_watcher.isRunning();
+    return m_jobs.isRunning();
 }
+
+void CalibrationDialog::waitForFit()
+{
+    m_jobs.waitForIdle();
+}
+
+namespace {
+
+// Thrown from the fit's progress callback when its job is superseded or the dialog closes:
+// core's fit polls no token, so this ends it at its next step. The job is dropped by then,
+// so nothing is reported.
+struct FitCancelled : std::exception {
+    const char *what() const noexcept override { return "calibration fit cancelled"; }
+};
+
+} // namespace
 
 bool CalibrationDialog::fit()
 {
-    if (isFitting())
-        return false;
     const bool identified = m_fitIdentified->isChecked();
     std::vector<std::string> parameters;
     if (m_fitGemm->isChecked())
@@ -437,42 +483,56 @@ bool CalibrationDialog::fit()
     m_choice.clear();
     showMessage(tr("Fitting %n run(s)…", nullptr, runCount()), false);
     const std::string folder = m_folder.toStdString();
-    m_watcher.setFuture(QtConcurrent::run([json = *runs, folder, parameters, identified]() -> FitOutcome {
-        const auto measured = measuredRunsFromJson(json, "runs", folder);
-        if (!measured)
-            return {std::nullopt, QString::fromStdString(measured.error()), QString()};
-        std::vector<std::string> free = parameters;
-        QString choice;
-        if (identified) {  // core chooses, as nest-cli calibrate without --fit
-            const auto chosen = identifiedFitParameters(*measured);
-            if (!chosen)
-                return {std::nullopt, QString::fromStdString(chosen.error()), QString()};
-            free = chosen->parameters;
-            choice = QString::fromStdString(chosen->reason);
-        }
-        auto fitted = fitCalibration(*measured, free);
-        if (!fitted)
-            return {std::nullopt, QString::fromStdString(fitted.error()), choice};
-        return {std::move(fitted).value(), QString(), choice};
-    }));
+    // The latest request wins: a fit still running is superseded and its result dropped.
+    m_jobs.start(
+        [this, json = *runs, folder, parameters, identified](JobTracker::Job &job) -> FitOutcome {
+            const auto measured = measuredRunsFromJson(json, "runs", folder);
+            if (!measured)
+                return {std::nullopt, QString::fromStdString(measured.error()), QString()};
+            std::vector<std::string> free = parameters;
+            QString choice;
+            if (identified) {  // core chooses, as nest-cli calibrate without --fit
+                const auto chosen = identifiedFitParameters(*measured);
+                if (!chosen)
+                    return {std::nullopt, QString::fromStdString(chosen.error()), QString()};
+                free = chosen->parameters;
+                choice = QString::fromStdString(chosen->reason);
+            }
+            FitLimits limits;   // the default bound, as fitCalibration(runs, fit) has
+            limits.progress = [this, &job](double fraction) {
+                if (job.cancelled())
+                    throw FitCancelled();
+                job.reportProgress(0, fraction, [this, fraction] { emit fitProgress(fraction); });
+            };
+            auto fitted = fitCalibration(*measured, free, CostOptions{}, limits);
+            if (!fitted)
+                return {std::nullopt, QString::fromStdString(fitted.error()), choice};
+            return {std::move(fitted).value(), QString(), choice};
+        },
+        [this](quint64, const FitOutcome &out) { fitDone(out); });
     updateButtons();
     return true;
 }
 
-void CalibrationDialog::fitDone()
+void CalibrationDialog::fitDone(const FitOutcome &out)
 {
-    const FitOutcome out = m_watcher.result();
     if (!out.calibration) {
-        showMessage(out.error, true);
-        updateButtons();
-        emit fitFinished(false);
+        fitFailed(out.error);
         return;
     }
+    emit fitProgress(1.0);
     m_result = out.calibration;
     m_choice = out.choice;
     showResult();
     updateButtons();
     emit fitFinished(true);
+}
+
+void CalibrationDialog::fitFailed(const QString &reason)
+{
+    showMessage(reason, true);
+    updateButtons();
+    emit fitFinished(false);
 }
 
 void CalibrationDialog::showResult()

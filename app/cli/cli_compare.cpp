@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace nest::cli {
@@ -79,18 +80,11 @@ void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, 
 
 } // namespace
 
-int cmdCompare(const Args &argv)
-{
-    std::set<std::string> values, flags;
-    searchCommandOptions(values, flags);
-    values.erase("planner");
-    values.erase("out");
-    values.insert("planners");
-    values.insert("threads");
-    const CliArgs args(argv, values, flags, "compare");
-    if (!args.positional().empty())
-        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
+namespace {
 
+// --planners: known names, each once.
+std::vector<std::string> plannersOption(const CliArgs &args)
+{
     const std::vector<std::string> planners = args.wordList("planners", kDefaultPlanners);
     for (size_t i = 0; i < planners.size(); ++i) {
         if (!makePlanner(planners[i]))
@@ -100,11 +94,14 @@ int cmdCompare(const Args &argv)
             if (planners[k] == planners[i])
                 throw UsageError{"option --planners lists '" + planners[i] + "' twice"};
     }
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
+    return planners;
+}
 
-    const SearchJob job = loadSearchJob(args);
-    // One bar for all planners: the mean of their fractions (on a terminal or with --progress).
+// Every planner named, on `threads` threads, with one progress bar for all of them: the
+// mean of their fractions (on a terminal or with --progress).
+std::vector<PlannerRun> runComparison(const CliArgs &args, const SearchJob &job,
+                                      const std::vector<std::string> &planners, int threads)
+{
     TerminalProgress progress("compare", args.flag("progress"));
     std::mutex fractionsMutex;
     std::vector<double> fractions(planners.size(), 0.0);
@@ -124,50 +121,84 @@ int cmdCompare(const Args &argv)
     std::vector<PlannerRun> runs =
         runPlanners(job.topology, job.model, job.options, planners, threads, onProgress, commandCancelToken());
     progress.finish();
-    // --target F (issue 47): one more row, the best plan that framework runs as it is.
-    if (!job.settings.target.empty())
-        if (const auto target = targetFromString(job.settings.target)) {
-            const TargetResult t = searchForFramework(job.topology, job.model, *target, job.options, job.config);
-            PlannerRun row;
-            row.planner = job.settings.target + "-runnable";
-            row.result.found = t.found;
-            row.result.message = t.message;
-            row.result.plan = t.plan;
-            row.result.report = t.report;
-            row.result.objective = t.report.iterationTime;
-            row.result.verified = true;
-            runs.push_back(std::move(row));
-        }
+    return runs;
+}
+
+// --target F (issue 47): the row of the best plan that framework runs as it is.
+std::optional<PlannerRun> targetRow(const SearchJob &job)
+{
+    if (job.settings.target.empty())
+        return std::nullopt;
+    const auto target = targetFromString(job.settings.target);
+    if (!target)
+        return std::nullopt;
+    const TargetResult t = searchForFramework(job.topology, job.model, *target, job.options, job.config);
+    PlannerRun row;
+    row.planner = job.settings.target + "-runnable";
+    row.result.found = t.found;
+    row.result.message = t.message;
+    row.result.plan = t.plan;
+    row.result.report = t.report;
+    row.result.objective = t.report.iterationTime;
+    row.result.verified = true;
+    return row;
+}
+
+void printJson(const std::vector<PlannerRun> &runs, const ErrorBand &band)
+{
+    const double nest = nestTime(runs);
+    Json results = Json::array();
+    for (const PlannerRun &run : runs) {
+        const PlanResult &r = run.result;
+        Json row{{"planner", run.planner},
+                 {"feasible", r.found},
+                 {"report", r.found ? reportToJson(r.report) : Json(nullptr)},
+                 {"plan", r.found ? planToJson(r.plan) : Json(nullptr)},
+                 {"solve_time_s", r.stats.wallSeconds},
+                 {"verified", r.verified},
+                 {"message", r.message}};
+        // The bounds of this row's time; the top-level "error_band" holds NEST's.
+        row["error_band"] = r.found ? errorBandToJson(band, r.report.iterationTime) : Json(nullptr);
+        row["nest_ratio"] = (r.found && nest > 0) ? Json(r.report.iterationTime / nest) : Json(nullptr);
+        row["within_model_error_of_nest"] =
+            r.found && nest > 0 && run.planner != "nest" && withinModelError(r.report.iterationTime, band, nest, band);
+        results.push_back(row);
+    }
+    Json top = nest > 0 ? errorBandToJson(band, nest) : Json{{"basis", band.basis}, {"low_s", nullptr}, {"high_s", nullptr}};
+    std::cout << Json{{"results", results}, {"error_band", top}}.dump(2) << "\n";
+}
+
+} // namespace
+
+int cmdCompare(const Args &argv)
+{
+    std::set<std::string> values, flags;
+    searchCommandOptions(values, flags);
+    values.erase("planner");
+    values.erase("out");
+    values.insert("planners");
+    values.insert("threads");
+    const CliArgs args(argv, values, flags, "compare");
+    if (!args.positional().empty())
+        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
+
+    const std::vector<std::string> planners = plannersOption(args);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
+
+    const SearchJob job = loadSearchJob(args);
+    std::vector<PlannerRun> runs = runComparison(args, job, planners, threads);
+    if (std::optional<PlannerRun> row = targetRow(job))
+        runs.push_back(std::move(*row));
 
     const ErrorBand band = modelErrorBand(job.options.cost, job.calibration, job.topology);
     bool any = false;
     for (const PlannerRun &r : runs)
         any = any || r.result.found;
-    if (args.flag("json")) {
-        const double nest = nestTime(runs);
-        Json results = Json::array();
-        for (const PlannerRun &run : runs) {
-            const PlanResult &r = run.result;
-            Json row{{"planner", run.planner},
-                     {"feasible", r.found},
-                     {"report", r.found ? reportToJson(r.report) : Json(nullptr)},
-                     {"plan", r.found ? planToJson(r.plan) : Json(nullptr)},
-                     {"solve_time_s", r.stats.wallSeconds},
-                     {"verified", r.verified},
-                     {"message", r.message}};
-            // The bounds of this row's time; the top-level "error_band" holds NEST's.
-            row["error_band"] = r.found ? errorBandToJson(band, r.report.iterationTime) : Json(nullptr);
-            row["nest_ratio"] = (r.found && nest > 0) ? Json(r.report.iterationTime / nest) : Json(nullptr);
-            row["within_model_error_of_nest"] =
-                r.found && nest > 0 && run.planner != "nest" && withinModelError(r.report.iterationTime, band, nest, band);
-            results.push_back(row);
-        }
-        Json top = nest > 0 ? errorBandToJson(band, nest)
-                            : Json{{"basis", band.basis}, {"low_s", nullptr}, {"high_s", nullptr}};
-        std::cout << Json{{"results", results}, {"error_band", top}}.dump(2) << "\n";
-    } else {
+    if (args.flag("json"))
+        printJson(runs, band);
+    else
         printTable(runs, job.model, band);
-    }
     if (!any) {
         std::cerr << "nest-cli compare: no planner found a feasible plan\n";
         return 2;

@@ -18,6 +18,48 @@
 
 namespace nest::cli {
 
+namespace {
+
+// --max-states: the fit's bound (issue 48), as plan's.
+double maxStatesOption(const CliArgs &args)
+{
+    double maxStates = 0;
+    if (!args.numberValue("max-states", maxStates))
+        throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" +
+                         args.value("max-states") + "'"};
+    if (auto why = checkRange(maxStates, nest::limits::searchStates, "option --max-states"))
+        throw UsageError{*why};
+    return maxStates;
+}
+
+// Each run's error before and after, their mean, and the fitted parameters.
+void printCalibration(const Calibration &cal)
+{
+    std::printf("%-32s %12s %12s %8s %12s %8s\n", "run", "measured_s", "before_s", "error", "after_s", "error");
+    double sumBefore = 0, sumAfter = 0;
+    for (const CalibratedRun &r : cal.runs) {
+        const double eb = 100 * (r.beforeSeconds / r.measuredSeconds - 1);
+        const double ea = 100 * (r.afterSeconds / r.measuredSeconds - 1);
+        sumBefore += std::abs(eb);
+        sumAfter += std::abs(ea);
+        std::printf("%-32s %12.4f %12.4f %+7.1f%% %12.4f %+7.1f%%\n", r.name.c_str(), r.measuredSeconds,
+                    r.beforeSeconds, eb, r.afterSeconds, ea);
+    }
+    const double n = static_cast<double>(cal.runs.size());
+    std::printf("mean |error|: %.1f %% before, %.1f %% after\n", sumBefore / n, sumAfter / n);
+    std::printf("\nparameters:\n");
+    for (const CalibrationEntry &e : cal.parameters) {
+        std::printf("  %s/%s:", e.device.c_str(), e.framework.c_str());
+        if (e.gemmEfficiency)
+            std::printf(" gemm_efficiency %.4f", *e.gemmEfficiency);
+        if (e.stepOverhead)
+            std::printf(" step_overhead %+.4f", *e.stepOverhead);
+        std::printf("\n");
+    }
+}
+
+} // namespace
+
 int cmdCalibrate(const Args &argv)
 {
     const CliArgs args(argv, {"runs", "fit", "out", "max-states"}, {"json", "progress"}, "calibrate");
@@ -43,13 +85,8 @@ int cmdCalibrate(const Args &argv)
     }
     // The fit's bound and progress (issue 48), as plan's: --max-states, --progress or a terminal.
     FitLimits limits;
-    if (args.has("max-states")) {
-        if (!args.numberValue("max-states", limits.maxStates))
-            throw UsageError{"option --max-states expects a number of states (e.g. 1e10), got '" +
-                             args.value("max-states") + "'"};
-        if (auto why = checkRange(limits.maxStates, nest::limits::searchStates, "option --max-states"))
-            throw UsageError{*why};
-    }
+    if (args.has("max-states"))
+        limits.maxStates = maxStatesOption(args);
     TerminalProgress progress("calibrate", args.flag("progress"));
     if (progress.enabled()) {
         limits.estimate = [&progress](double seconds) { progress.setEstimate(seconds); };
@@ -72,27 +109,7 @@ int cmdCalibrate(const Args &argv)
     }
     if (!choiceReason.empty())
         std::printf("%s\n\n", choiceReason.c_str());
-    std::printf("%-32s %12s %12s %8s %12s %8s\n", "run", "measured_s", "before_s", "error", "after_s", "error");
-    double sumBefore = 0, sumAfter = 0;
-    for (const CalibratedRun &r : cal->runs) {
-        const double eb = 100 * (r.beforeSeconds / r.measuredSeconds - 1);
-        const double ea = 100 * (r.afterSeconds / r.measuredSeconds - 1);
-        sumBefore += std::abs(eb);
-        sumAfter += std::abs(ea);
-        std::printf("%-32s %12.4f %12.4f %+7.1f%% %12.4f %+7.1f%%\n", r.name.c_str(), r.measuredSeconds,
-                    r.beforeSeconds, eb, r.afterSeconds, ea);
-    }
-    const double n = static_cast<double>(cal->runs.size());
-    std::printf("mean |error|: %.1f %% before, %.1f %% after\n", sumBefore / n, sumAfter / n);
-    std::printf("\nparameters:\n");
-    for (const CalibrationEntry &e : cal->parameters) {
-        std::printf("  %s/%s:", e.device.c_str(), e.framework.c_str());
-        if (e.gemmEfficiency)
-            std::printf(" gemm_efficiency %.4f", *e.gemmEfficiency);
-        if (e.stepOverhead)
-            std::printf(" step_overhead %+.4f", *e.stepOverhead);
-        std::printf("\n");
-    }
+    printCalibration(*cal);
     if (args.has("out"))
         std::printf("wrote %s\n", args.value("out").c_str());
     return 0;

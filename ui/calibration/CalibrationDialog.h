@@ -1,20 +1,25 @@
 #pragma once
 // Model ▸ Calibrate from Measured Runs… (issue 23): the runs a user measured, loaded from a
 // "nest-runs" file or entered as rows on the current cluster and model, fitted in core
-// (core/studies/Calibration.h: measuredRunsFromJson, fitCalibration) on a worker thread, and
-// the table of errors before and after. Apply hands the calibration to the window, which
-// puts it in the workspace as one undo step.
+// (core/studies/Calibration.h: measuredRunsFromJson, fitCalibration) on the window's one
+// worker lifecycle, a JobTracker (ui/support), and the table of errors before and after.
+// Apply hands the calibration to the window, which puts it in the workspace as one undo step.
+//
+// The fit runs as every long job of the window does: on copies of the rows, the latest
+// request wins (a fit started while one runs supersedes it: its token is set and what it
+// still delivers is dropped), its progress comes by the queued, throttled fitProgress()
+// signal, its result by a queued call; closing the dialog cancels it. The window never waits.
 //
 // A row is a run object of the nest-runs format (docs/validation.md, "Calibration"); the
 // table edits its name, framework, batch, sequence, layout and measurement, and keeps what
 // it does not show (a cluster or model file, a plan file, the source) as it was read.
 #include "Calibration.h"
+#include "JobTracker.h"
 #include "JsonUtil.h"
 #include "ModelSource.h"
 #include "Topology.h"
 
 #include <QDialog>
-#include <QFutureWatcher>
 
 #include <optional>
 #include <vector>
@@ -23,6 +28,7 @@ class QCheckBox;
 class QLabel;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace nest::ui {
 
@@ -53,14 +59,21 @@ public:
     void setFitParameters(bool gemmEfficiency, bool stepOverhead);
     void setFitIdentified(bool on);
     // Starts the fit on a worker; fitFinished() follows. False (with the reason shown in the
-    // dialog) when the rows do not make valid runs.
+    // dialog) when the rows do not make valid runs. A fit still running is superseded: only
+    // the latest one delivers.
     bool fit();
     bool isFitting() const;
+    // Blocks until no fit's worker runs any more (tests); its result still comes from the
+    // event loop.
+    void waitForFit();
     // The last fit, and whether Apply was chosen.
     const std::optional<Calibration> &result() const { return m_result; }
     QString message() const;
 
 signals:
+    // The fit's fraction done, in [0, 1], on the GUI thread (at most every
+    // JobTracker::progressInterval).
+    void fitProgress(double fraction);
     void fitFinished(bool ok);
 
 private:
@@ -69,7 +82,13 @@ private:
         QString error;
         QString choice;  // identifiedFitParameters()'s reason, when it chose fewer
     };
-    void fitDone();
+    Result<Json> rowJson(int row) const;
+    void addRunButtons(QVBoxLayout *layout);
+    void addRunsTable(QVBoxLayout *layout);
+    void addFitRow(QVBoxLayout *layout);
+    void addResults(QVBoxLayout *layout);
+    void fitDone(const FitOutcome &out);
+    void fitFailed(const QString &reason);
     void showResult();
     void saveRuns();
     void chooseRunsFile();
@@ -94,7 +113,7 @@ private:
     QPushButton *m_fitButton = nullptr;
     QPushButton *m_removeButton = nullptr;
     QPushButton *m_applyButton = nullptr;
-    QFutureWatcher<FitOutcome> m_watcher;
+    JobTracker m_jobs{JobTracker::Policy::LatestWins};   // last: destroyed (cancelled, waited for) first
 };
 
 } // namespace nest::ui

@@ -120,6 +120,27 @@ void printModel(const Json &m)
     std::printf("  weight memory:     %.2f GB (BF16)\n", m["weight_bytes"].get<double>() / 1e9);
 }
 
+// What --json prints: the cluster's and the model's objects, and their headline numbers at
+// the top (null for the one not given).
+Json inspectJson(const std::optional<Topology> &topo, const std::optional<ModelProfile> &model)
+{
+    Json out = {{"devices", nullptr}, {"levels", nullptr}, {"parameters", nullptr},
+                {"active_parameters", nullptr}, {"flops_per_token", nullptr}};
+    if (topo) {
+        const Json c = clusterJson(*topo);
+        out["cluster"] = c;
+        out["devices"] = c["devices"];
+        out["levels"] = c["levels"];
+    }
+    if (model) {
+        const Json m = modelJson(*model);
+        out["model"] = m;
+        for (const char *k : {"parameters", "active_parameters", "flops_per_token", "weight_bytes"})
+            out[k] = m[k];
+    }
+    return out;
+}
+
 } // namespace
 
 int cmdInspect(const Args &args)
@@ -130,8 +151,6 @@ int cmdInspect(const Args &args)
     if (!a.has("cluster") && !a.has("model") && !a.has("workspace"))
         throw UsageError{"give --cluster FILE|PRESET and/or --model FILE|PRESET, or --workspace FILE"};
 
-    Json out = {{"devices", nullptr}, {"levels", nullptr}, {"parameters", nullptr},
-                {"active_parameters", nullptr}, {"flops_per_token", nullptr}};
     ModelOptions opts;
     if (a.has("seq"))
         opts.seqLength = a.intValue("seq", 0, limits::seqLength);
@@ -160,18 +179,7 @@ int cmdInspect(const Args &args)
         }
         model = std::move(m).value();
     }
-    if (topo) {
-        const Json c = clusterJson(*topo);
-        out["cluster"] = c;
-        out["devices"] = c["devices"];
-        out["levels"] = c["levels"];
-    }
-    if (model) {
-        const Json m = modelJson(*model);
-        out["model"] = m;
-        for (const char *k : {"parameters", "active_parameters", "flops_per_token", "weight_bytes"})
-            out[k] = m[k];
-    }
+    const Json out = inspectJson(topo, model);
     if (a.flag("json")) {
         std::cout << out.dump(2) << "\n";
         return 0;

@@ -24,6 +24,28 @@ ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent
 {
     setWindowTitle(tr("Import topology"));
     auto *layout = new QVBoxLayout(this);
+    layout->addLayout(createForm());
+    layout->addLayout(createLevelGrid());
+
+    m_preview = new QLabel;
+    m_preview->setObjectName(QStringLiteral("preview"));
+    m_preview->setWordWrap(true);
+    layout->addWidget(m_preview);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    m_import = buttons->button(QDialogButtonBox::Ok);
+    m_import->setText(tr("Import"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &ImportTopologyDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    layout->addWidget(buttons);
+
+    connect(m_device, &QComboBox::currentIndexChanged, this, &ImportTopologyDialog::deviceChanged);
+    connect(m_gpus, &QSpinBox::valueChanged, this, &ImportTopologyDialog::updatePreview);
+    updatePreview();
+}
+
+// The file, the device and the GPUs per node (fixed where the file fixes them).
+QFormLayout *ImportTopologyDialog::createForm()
+{
     auto *form = new QFormLayout;
     auto *source = new QLabel(tr("%1 (%2)")
                                   .arg(QFileInfo(QString::fromStdString(m_sketch.origin)).fileName(),
@@ -52,8 +74,13 @@ ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent
         m_gpus->setToolTip(tr("Fixed by %1").arg(QString::fromStdString(m_sketch.gpusPerNodeWhere)));
     }
     form->addRow(tr("GPUs per node"), m_gpus);
-    layout->addLayout(form);
+    return form;
 
+}
+
+// Per level its bandwidth, latency and oversubscription, pre-filled with what the file says.
+QGridLayout *ImportTopologyDialog::createLevelGrid()
+{
     auto *grid = new QGridLayout;
     const QStringList headers{tr("Level"), tr("Bandwidth"), tr("Latency"), tr("Oversub.")};
     for (int c = 0; c < headers.size(); ++c)
@@ -80,22 +107,8 @@ ImportTopologyDialog::ImportTopologyDialog(ClusterSketch sketch, QWidget *parent
             connect(s, &QDoubleSpinBox::valueChanged, this, &ImportTopologyDialog::updatePreview);
         m_levels.push_back(row);
     }
-    layout->addLayout(grid);
+    return grid;
 
-    m_preview = new QLabel;
-    m_preview->setObjectName(QStringLiteral("preview"));
-    m_preview->setWordWrap(true);
-    layout->addWidget(m_preview);
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    m_import = buttons->button(QDialogButtonBox::Ok);
-    m_import->setText(tr("Import"));
-    connect(buttons, &QDialogButtonBox::accepted, this, &ImportTopologyDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    layout->addWidget(buttons);
-
-    connect(m_device, &QComboBox::currentIndexChanged, this, &ImportTopologyDialog::deviceChanged);
-    connect(m_gpus, &QSpinBox::valueChanged, this, &ImportTopologyDialog::updatePreview);
-    updatePreview();
 }
 
 ClusterImportOptions ImportTopologyDialog::options() const

@@ -416,16 +416,11 @@ std::optional<Precision> precisionOption(const CliArgs &args, const Topology &to
     return p;
 }
 
-SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
+namespace {
+
+// --planner and --target (megatron-lm is megatron's other name).
+void readPlannerOptions(const CliArgs &args, SearchSettings &s)
 {
-    SearchSettings s = base.value_or(SearchSettings{});
-    if (args.has("precision"))
-        s.precisions = precisionListOption(args);
-    if (const auto recipe = fp8RecipeOption(args)) {
-        if (!s.precisions.empty() && std::find(s.precisions.begin(), s.precisions.end(), NumberFormat::Fp8) == s.precisions.end())
-            throw UsageError{"option --fp8-recipe needs fp8 among the precisions"};
-        s.fp8Recipe = recipe;
-    }
     if (args.has("planner"))
         s.planner = args.value("planner");
     if (!makePlanner(s.planner)) {
@@ -442,18 +437,61 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
             throw UsageError{"--target must be one of 'megatron', 'nemo', 'deepspeed', 'torchtitan', found '" +
                              s.target + "'"};
     }
-    s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
-    s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
-    s.pipelineUnits = pipelineUnitsOption(args, s.pipelineUnits);
-    s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
-    if (const auto problem = checkRange(s.memoryHeadroom, limits::memoryHeadroom, "option --memory-headroom"))
-        throw UsageError{*problem};
-    if (args.flag("no-zero"))
-        s.allowZero = false;
-    if (args.flag("no-recompute"))
-        s.allowRecompute = false;
+}
 
-    // Candidate lists: an explicit list is searched as given (and switches its strategy on).
+// --vpp: 1 = the non-interleaved schedules, >= 2 = interleaving depths.
+void readScheduleOption(const CliArgs &args, SearchSettings &s)
+{
+    bool plain = false;
+    std::vector<int> depths;
+    for (int v : args.intList("vpp", {}, limits::searchDepths)) {
+        if ((v == 1 && plain) || std::find(depths.begin(), depths.end(), v) != depths.end())
+            throw UsageError{"option --vpp lists " + std::to_string(v) + " twice"};
+        if (v == 1)
+            plain = true;
+        else
+            depths.push_back(v);
+    }
+    std::vector<Schedule> schedules;
+    if (plain) {
+        for (Schedule sc : s.schedules)
+            if (sc != Schedule::Interleaved)
+                schedules.push_back(sc);
+        if (schedules.empty())
+            schedules.push_back(Schedule::OneFOneB);
+    }
+    if (!depths.empty()) {
+        schedules.push_back(Schedule::Interleaved);
+        s.virtualStages.assign(depths.begin(), depths.end());
+    }
+    s.schedules = schedules;
+}
+
+// --recompute: a list of modes, each once.
+std::vector<Recompute> recomputeListOption(const CliArgs &args)
+{
+    const std::string text = args.value("recompute");
+    std::vector<Recompute> modes;
+    size_t at = 0;
+    while (true) {
+        const size_t comma = text.find(',', at);
+        const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        Recompute r;
+        if (!recomputeFromString(item, r))
+            throw UsageError{"option --recompute expects a list of none, selective, full, got '" + item + "'"};
+        if (std::find(modes.begin(), modes.end(), r) != modes.end())
+            throw UsageError{"option --recompute lists '" + item + "' twice"};
+        modes.push_back(r);
+        if (comma == std::string::npos)
+            break;
+        at = comma + 1;
+    }
+    return modes;
+}
+
+// Candidate lists: an explicit list is searched as given (and switches its strategy on).
+void readCandidateOptions(const CliArgs &args, SearchSettings &s)
+{
     if (args.has("ep")) {
         s.epCandidates = args.intList("ep", {}, limits::candidateWidth);
         s.allowEp = true;
@@ -469,54 +507,40 @@ SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSetti
         s.cpMinTokensPerRank = 0;
         s.allowCp = true;
     }
-    if (args.has("vpp")) {
-        // 1 = the non-interleaved schedules, >= 2 = interleaving depths.
-        bool plain = false;
-        std::vector<int> depths;
-        for (int v : args.intList("vpp", {}, limits::searchDepths)) {
-            if ((v == 1 && plain) || std::find(depths.begin(), depths.end(), v) != depths.end())
-                throw UsageError{"option --vpp lists " + std::to_string(v) + " twice"};
-            if (v == 1)
-                plain = true;
-            else
-                depths.push_back(v);
-        }
-        std::vector<Schedule> schedules;
-        if (plain) {
-            for (Schedule sc : s.schedules)
-                if (sc != Schedule::Interleaved)
-                    schedules.push_back(sc);
-            if (schedules.empty())
-                schedules.push_back(Schedule::OneFOneB);
-        }
-        if (!depths.empty()) {
-            schedules.push_back(Schedule::Interleaved);
-            s.virtualStages.assign(depths.begin(), depths.end());
-        }
-        s.schedules = schedules;
-    }
+    if (args.has("vpp"))
+        readScheduleOption(args, s);
     if (args.has("recompute")) {
         if (args.flag("no-recompute"))
             throw UsageError{"option --recompute cannot be combined with --no-recompute"};
-        const std::string text = args.value("recompute");
-        std::vector<Recompute> modes;
-        size_t at = 0;
-        while (true) {
-            const size_t comma = text.find(',', at);
-            const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-            Recompute r;
-            if (!recomputeFromString(item, r))
-                throw UsageError{"option --recompute expects a list of none, selective, full, got '" + item + "'"};
-            if (std::find(modes.begin(), modes.end(), r) != modes.end())
-                throw UsageError{"option --recompute lists '" + item + "' twice"};
-            modes.push_back(r);
-            if (comma == std::string::npos)
-                break;
-            at = comma + 1;
-        }
-        s.recomputeModes = modes;
+        s.recomputeModes = recomputeListOption(args);
         s.allowRecompute = true;
     }
+}
+
+} // namespace
+
+SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
+{
+    SearchSettings s = base.value_or(SearchSettings{});
+    if (args.has("precision"))
+        s.precisions = precisionListOption(args);
+    if (const auto recipe = fp8RecipeOption(args)) {
+        if (!s.precisions.empty() && std::find(s.precisions.begin(), s.precisions.end(), NumberFormat::Fp8) == s.precisions.end())
+            throw UsageError{"option --fp8-recipe needs fp8 among the precisions"};
+        s.fp8Recipe = recipe;
+    }
+    readPlannerOptions(args, s);
+    s.microBatches = args.intList("microbatch", s.microBatches, limits::microBatch);
+    s.maxStages = args.intValue("max-stages", s.maxStages, limits::maxStages);
+    s.pipelineUnits = pipelineUnitsOption(args, s.pipelineUnits);
+    s.memoryHeadroom = fraction(args, "memory-headroom", s.memoryHeadroom, false);
+    if (const auto problem = checkRange(s.memoryHeadroom, limits::memoryHeadroom, "option --memory-headroom"))
+        throw UsageError{*problem};
+    if (args.flag("no-zero"))
+        s.allowZero = false;
+    if (args.flag("no-recompute"))
+        s.allowRecompute = false;
+    readCandidateOptions(args, s);
     return s;
 }
 
@@ -531,6 +555,63 @@ void applyPrecisionOption(const CliArgs &args, PlanInputs &in)
         base.framework = in.search->framework;
     if (const auto p = precisionOption(args, in.topology, costOptionsFrom(args, base)))
         in.plan.precision = *p;
+}
+
+} // namespace
+
+namespace {
+
+void takeClusterAndModel(ClusterAndModel &cm, PlanInputs &in)
+{
+    in.topology = std::move(cm.topology);
+    in.model = std::move(cm.model);
+    in.search = std::move(cm.search);
+    in.modelSource = std::move(cm.modelSource);
+    in.calibration = std::move(cm.calibration);
+}
+
+// A framework export's rank map (nest-cli export): rank r on the device it names.
+std::vector<int> rankMapOption(const CliArgs &args)
+{
+    const std::string file = args.value("rank-map");
+    auto json = readJsonFile(file);
+    if (!json)
+        throw UsageError{json.error()};
+    try {
+        return rankDevicesFromJson(*json, "");
+    } catch (const JsonError &e) {
+        throw UsageError{formatError(file, e.path(), e.reason())};
+    }
+}
+
+// The uniform layout the options spell (tp, pp, dp, ... with their defaults) for `model`.
+UniformLayout uniformLayoutOptions(const CliArgs &args, const ModelProfile &model)
+{
+    UniformLayout u;
+    u.tp = args.intValue("tp", 1, limits::devices);
+    u.pp = args.intValue("pp", 1, limits::devices);
+    u.dp = args.intValue("dp", 1, limits::devices);
+    u.ep = args.intValue("ep", 1, limits::devices);
+    u.cp = args.intValue("cp", 1, limits::devices);
+    u.etp = StageConfig::etpField(args.intValue("etp", u.tp, limits::parallelWidth), u.tp);
+    u.sp = args.flag("sp");
+    u.zero = args.intValue("zero", 0, 0);
+    if (u.zero > 3)
+        throw UsageError{"option --zero expects 0, 1, 2 or 3"};
+    const std::string rec = args.value("recompute", "none");
+    if (!recomputeFromString(rec, u.recompute))
+        throw UsageError{"option --recompute expects none, selective or full, got '" + rec + "'"};
+    u.microBatch = args.intValue("microbatch", 1, limits::microBatch);
+    u.globalBatch = model.globalBatch;
+    u.seqLength = model.seqLength;
+    parseSchedule(args.value("schedule", "1f1b"), u);
+    u.order = args.value("order", u.order);
+    if (args.has("rank-map"))
+        u.rankDevices = rankMapOption(args);
+    u.pipelineUnits = pipelineUnitsOption(args, PipelineUnits::Layers);
+    if (args.has("stage-blocks"))
+        u.stageBlocks = args.intList("stage-blocks", {}, Range{0, limits::devices.max, "", false, true});
+    return u;
 }
 
 } // namespace
@@ -552,56 +633,14 @@ PlanInputs loadPlanInputs(const CliArgs &args)
             throw UsageError{plan.error()};
         in.plan = std::move(plan).value();
         ClusterAndModel cm = loadClusterAndModel(args, in.plan.seqLength, in.plan.globalBatch);
-        in.topology = std::move(cm.topology);
-        in.model = std::move(cm.model);
-        in.search = std::move(cm.search);
-        in.modelSource = std::move(cm.modelSource);
-        in.calibration = std::move(cm.calibration);
+        takeClusterAndModel(cm, in);
         applyPrecisionOption(args, in);  // --precision over the file's own
         return in;
     }
     const ModelOptions sizes = modelSizeOptions(args);
     ClusterAndModel cm = loadClusterAndModel(args, sizes.seqLength, sizes.globalBatch);
-    in.topology = std::move(cm.topology);
-    in.model = std::move(cm.model);
-    in.search = std::move(cm.search);
-    in.modelSource = std::move(cm.modelSource);
-    in.calibration = std::move(cm.calibration);
-    UniformLayout u;
-    u.tp = args.intValue("tp", 1, limits::devices);
-    u.pp = args.intValue("pp", 1, limits::devices);
-    u.dp = args.intValue("dp", 1, limits::devices);
-    u.ep = args.intValue("ep", 1, limits::devices);
-    u.cp = args.intValue("cp", 1, limits::devices);
-    u.etp = StageConfig::etpField(args.intValue("etp", u.tp, limits::parallelWidth), u.tp);
-    u.sp = args.flag("sp");
-    u.zero = args.intValue("zero", 0, 0);
-    if (u.zero > 3)
-        throw UsageError{"option --zero expects 0, 1, 2 or 3"};
-    const std::string rec = args.value("recompute", "none");
-    if (!recomputeFromString(rec, u.recompute))
-        throw UsageError{"option --recompute expects none, selective or full, got '" + rec + "'"};
-    u.microBatch = args.intValue("microbatch", 1, limits::microBatch);
-    u.globalBatch = in.model.globalBatch;
-    u.seqLength = in.model.seqLength;
-    parseSchedule(args.value("schedule", "1f1b"), u);
-    u.order = args.value("order", u.order);
-    if (args.has("rank-map")) {
-        // A framework export's rank map (nest-cli export): rank r on the device it names.
-        const std::string file = args.value("rank-map");
-        auto json = readJsonFile(file);
-        if (!json)
-            throw UsageError{json.error()};
-        try {
-            u.rankDevices = rankDevicesFromJson(*json, "");
-        } catch (const JsonError &e) {
-            throw UsageError{formatError(file, e.path(), e.reason())};
-        }
-    }
-    u.pipelineUnits = pipelineUnitsOption(args, PipelineUnits::Layers);
-    if (args.has("stage-blocks"))
-        u.stageBlocks = args.intList("stage-blocks", {}, Range{0, limits::devices.max, "", false, true});
-    auto plan = buildUniformPlan(u, in.topology, in.model);
+    takeClusterAndModel(cm, in);
+    auto plan = buildUniformPlan(uniformLayoutOptions(args, in.model), in.topology, in.model);
     if (!plan)
         throw UsageError{plan.error()};
     in.plan = std::move(plan).value();

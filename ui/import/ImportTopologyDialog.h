@@ -12,6 +12,8 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
+class QGridLayout;
 class QLabel;
 class QPushButton;
 class QSpinBox;
@@ -36,6 +38,8 @@ public:
     bool setLevel(int level, double bandwidthGBps, double latencyUs, double oversubscription);
 
 private:
+    QFormLayout *createForm();
+    QGridLayout *createLevelGrid();
     void deviceChanged();
     void updatePreview();
     void accept() override;

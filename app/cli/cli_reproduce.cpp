@@ -38,28 +38,13 @@ void writeOrThrow(const std::string &file, const std::string &text)
         throw UsageError{written.error()};
 }
 
-} // namespace
-
-int cmdReproduce(const Args &argv)
+// Every point of the grid planned by its planners (each point's planners on `threads`
+// threads), with a progress bar; a plan its planner could not verify is an internal error.
+std::vector<EvaluationRow> runGrid(const EvaluationGrid &grid, const std::optional<Calibration> &calibration, int threads)
 {
-    const CliArgs args(argv, {"out", "threads", "calibration"}, {"quick"}, "reproduce");
-    if (!args.positional().empty())
-        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
-    const std::filesystem::path dir = args.value("out", "nest-evaluation");
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir, ec))
-        throw UsageError{dir.string() + ": cannot create the output folder" + (ec ? " (" + ec.message() + ")" : "")};
-
-    const std::optional<Calibration> calibration = calibrationOption(args, std::nullopt);
-    const bool quick = args.flag("quick");
-    const EvaluationGrid grid = paperEvaluationGrid(quick);
     std::vector<EvaluationRow> rows;
     TerminalProgress bar("reproduce", false, 0);
     const size_t total = grid.points.size();
-    const auto start = Clock::now();
     for (size_t i = 0; i < grid.points.size(); ++i) {
         const EvaluationPoint &p = grid.points[i];
         bar.update(double(i) / double(total), std::to_string(i) + "/" + std::to_string(total) + " " + p.model +
@@ -79,6 +64,46 @@ int cmdReproduce(const Args &argv)
         }
     }
     bar.finish();
+    return rows;
+}
+
+// NEST over each baseline, geometric mean per cluster family and over all.
+void printRatios(const std::vector<EvaluationRow> &rows, const EvaluationGrid &grid)
+{
+    for (const char *family : {"fat-tree", "spine-leaf", "v100", ""}) {
+        std::printf("%-11s", *family ? family : "all");
+        for (const std::string &b : grid.planners) {
+            if (b == "nest")
+                continue;
+            int n = 0;
+            const double g = geometricMeanRatio(rows, family, b, &n);
+            if (n)
+                std::printf("  NEST/%s %.3fx (%d)", b.c_str(), g, n);
+        }
+        std::printf("\n");
+    }
+}
+
+} // namespace
+
+int cmdReproduce(const Args &argv)
+{
+    const CliArgs args(argv, {"out", "threads", "calibration"}, {"quick"}, "reproduce");
+    if (!args.positional().empty())
+        throw UsageError{"unexpected argument '" + args.positional().front() + "'"};
+    const std::filesystem::path dir = args.value("out", "nest-evaluation");
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = args.intValue("threads", std::min(cores, 4), limits::threads);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir, ec))
+        throw UsageError{dir.string() + ": cannot create the output folder" + (ec ? " (" + ec.message() + ")" : "")};
+
+    const std::optional<Calibration> calibration = calibrationOption(args, std::nullopt);
+    const bool quick = args.flag("quick");
+    const EvaluationGrid grid = paperEvaluationGrid(quick);
+    const auto start = Clock::now();
+    const std::vector<EvaluationRow> rows = runGrid(grid, calibration, threads);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
     std::string md = "# NEST Planner: the paper's evaluation reproduced\n\n"
@@ -101,18 +126,7 @@ int cmdReproduce(const Args &argv)
 #endif
 
     std::printf("%zu points, %zu planner runs in %.1f s\n", grid.points.size(), rows.size(), seconds);
-    for (const char *family : {"fat-tree", "spine-leaf", "v100", ""}) {
-        std::printf("%-11s", *family ? family : "all");
-        for (const std::string &b : grid.planners) {
-            if (b == "nest")
-                continue;
-            int n = 0;
-            const double g = geometricMeanRatio(rows, family, b, &n);
-            if (n)
-                std::printf("  NEST/%s %.3fx (%d)", b.c_str(), g, n);
-        }
-        std::printf("\n");
-    }
+    printRatios(rows, grid);
     std::printf("wrote %s, %s and %zu figures in %s\n", (dir / "results.csv").string().c_str(),
                 (dir / "results.md").string().c_str(), figures.size(), dir.string().c_str());
     return 0;
