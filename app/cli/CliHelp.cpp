@@ -111,8 +111,10 @@ const OptionRow kCommonOptions[] = {
                          "does not overlap it itself (default 0)"},
     {"pipeline-grad-overlap", "on|off", "gradient reduction of a pipelined plan behind the backward (on) or "
                                          "after the flush (off) (default: the framework's; deepspeed: off)"},
-    {"optimizer-dtype", "fp32|bf16", "Adam's master weights and moments: fp32 (12 B/param) or bf16 (6 B/param, "
-                                      "NeMo distributed_fused_adam with optim.dtype bf16) (default fp32)"},
+    {"optimizer-dtype", "fp32|bf16|bf16-moments", "Adam's master weights and moments: fp32 (12 B/param), bf16 (6 B/param, "
+                                      "NeMo distributed_fused_adam with optim.dtype bf16) or bf16-moments (fp32 master "
+                                      "weights, bf16 m and v: 8 B/param, Megatron-Core's precision-aware optimizer with "
+                                      "exp_avg_dtype and exp_avg_sq_dtype bf16) (default fp32)"},
     {"grad-accum-dtype", "fp32|bf16|fp16", "dtype gradients accumulate in across micro-batches, as the run's config "
                                             "sets it (DeepSpeed data_types.grad_accum_dtype): fp32 (4 B/param) or the "
                                             "training dtype (2 B/param; on deepspeed at ZeRO 0/1 DeepSpeedZeroOptimizer "

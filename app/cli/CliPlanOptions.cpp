@@ -147,9 +147,11 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
     }
     if (args.has("optimizer-dtype")) {
         const std::string v = args.value("optimizer-dtype");
-        if (v != "fp32" && v != "bf16")
-            throw UsageError{"option --optimizer-dtype expects fp32 or bf16, got '" + v + "'"};
-        setOptimizerDtype(o, v == "bf16" ? OptimizerDtype::Bf16 : OptimizerDtype::Fp32);
+        if (v != "fp32" && v != "bf16" && v != "bf16-moments")
+            throw UsageError{"option --optimizer-dtype expects fp32, bf16 or bf16-moments, got '" + v + "'"};
+        setOptimizerDtype(o, v == "bf16"           ? OptimizerDtype::Bf16
+                             : v == "bf16-moments" ? OptimizerDtype::Bf16Moments
+                                                   : OptimizerDtype::Fp32);
     }
     if (args.has("grad-accum-dtype")) {
         const std::string v = args.value("grad-accum-dtype");

@@ -49,7 +49,7 @@ TEST(CliLimits, flagOutsideItsRange)
         {"efficiency 1e-320", eval({"--efficiency", "1e-320"}), {"--efficiency", "above 0.001"}},
         {"pipeline-grad-overlap maybe", eval({"--pipeline-grad-overlap", "maybe"}),
          {"--pipeline-grad-overlap", "on or off", "'maybe'"}},
-        {"optimizer-dtype fp16", eval({"--optimizer-dtype", "fp16"}), {"--optimizer-dtype", "fp32 or bf16", "'fp16'"}},
+        {"optimizer-dtype fp16", eval({"--optimizer-dtype", "fp16"}), {"--optimizer-dtype", "fp32, bf16 or bf16-moments", "'fp16'"}},
         {"grad-accum-dtype fp8", eval({"--grad-accum-dtype", "fp8"}),
          {"--grad-accum-dtype", "fp32, bf16 or fp16", "'fp8'"}},
         // Search flags.
