@@ -191,14 +191,45 @@ std::unique_ptr<LayerSumsStore> newLayerSums(const PlanSpace &space)
 // search would have met it there). The result is the lowest value found, ties to the
 // earliest point: the sequential search's plan, bit for bit. Only the counters differ (each
 // search prunes with what it knows when).
-SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &configs, int threads,
-                            const PlanSpace &space, SearchStats &stats, const CancelToken &cancel,
-                            const NestTuning &tuning, const ProgressFn &progress, long long *relaxationCuts)
-{
-    const SearchIncumbent seeded = main.incumbent();
-    std::atomic<double> shared{kInf};
-    std::atomic<bool> stop{false};
-    std::atomic<size_t> next{0};  // the next point in the order, to whichever search is free
+class ParallelSearch {
+public:
+    ParallelSearch(const std::vector<OuterConfig> &configs, int threads, const NestTuning &tuning,
+                   const ProgressFn &progress)
+        : m_configs(configs), m_threads(threads), m_parity(tuning.parallelFirstParity), m_progress(progress),
+          m_found(static_cast<size_t>(threads)),
+          m_cursor{m_parity == 0 ? size_t{1} : size_t{0}, static_cast<size_t>(std::max(m_parity, 0))}
+    {
+    }
+
+    SearchIncumbent run(Search &main, const PlanSpace &space, SearchStats &stats, const CancelToken &cancel,
+                        const NestTuning &tuning, long long *relaxationCuts)
+    {
+        const SearchIncumbent seeded = main.incumbent();
+        // The other searches take the seeded incumbent before any of them (main included)
+        // runs. Each has its own layer sums (a store serves one search at a time).
+        std::vector<std::unique_ptr<LayerSumsStore>> sums;
+        std::vector<std::unique_ptr<Search>> others;
+        for (int t = 1; t < m_threads; ++t) {
+            sums.push_back(newLayerSums(space));
+            others.push_back(
+                std::make_unique<Search>(space, cancel, m_found[static_cast<size_t>(t)].stats, tuning, *sums.back()));
+            others.back()->adoptIncumbent(main);
+        }
+        runAll(main, others);
+        for (int t = 1; t < m_threads; ++t)
+            addStats(stats, m_found[static_cast<size_t>(t)].stats);
+        long long cuts = 0;
+        for (const Found &f : m_found) {
+            if (f.error)
+                std::rethrow_exception(f.error);
+            cuts += f.cuts;
+        }
+        if (relaxationCuts)
+            *relaxationCuts = cuts;
+        return merged(seeded, main, others);
+    }
+
+private:
     struct Found {
         double value = kInf;
         size_t index = 0;
@@ -207,39 +238,50 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
         long long cuts = 0;
         SearchStats stats;
     };
-    std::vector<Found> found(static_cast<size_t>(threads));
+    const std::vector<OuterConfig> &m_configs;
+    const int m_threads;
+    const int m_parity;
+    const ProgressFn &m_progress;
+    std::atomic<double> m_shared{kInf};
+    std::atomic<bool> m_stop{false};
+    std::atomic<size_t> m_next{0};  // the next point in the order, to whichever search is free
+    std::vector<Found> m_found;
+    std::vector<size_t> m_cursor;
+
     // Each search takes its points in the order (the strict `< best` of its own offers
     // relies on it): the next one free, or with NestTuning::parallelFirstParity the second
     // search those of that parity and the first search the others.
-    const int parity = tuning.parallelFirstParity;
-    std::vector<size_t> cursor = {parity == 0 ? size_t{1} : size_t{0}, static_cast<size_t>(std::max(parity, 0))};
-    auto take = [&](int t) -> size_t {
-        if (parity < 0)
-            return next.fetch_add(1);
-        if (t > 1 || cursor[static_cast<size_t>(t)] >= configs.size())
-            return configs.size();
-        const size_t i = cursor[static_cast<size_t>(t)];
-        cursor[static_cast<size_t>(t)] += 2;
+    size_t take(int t)
+    {
+        if (m_parity < 0)
+            return m_next.fetch_add(1);
+        if (t > 1 || m_cursor[static_cast<size_t>(t)] >= m_configs.size())
+            return m_configs.size();
+        const size_t i = m_cursor[static_cast<size_t>(t)];
+        m_cursor[static_cast<size_t>(t)] += 2;
         return i;
-    };
-    auto work = [&](int t, Search &search) {
-        Found &f = found[static_cast<size_t>(t)];
+    }
+
+    // Search t's loop: its points, each bounded by the best value any search has found.
+    void work(int t, Search &search)
+    {
+        Found &f = m_found[static_cast<size_t>(t)];
         try {
-            for (size_t i = take(t); i < configs.size() && !stop.load(); i = take(t)) {
-                const double v = shared.load();
+            for (size_t i = take(t); i < m_configs.size() && !m_stop.load(); i = take(t)) {
+                const double v = m_shared.load();
                 if (v < kInf && std::nextafter(v, kInf) < search.best())
                     search.bound(std::nextafter(v, kInf));
                 if (t == 0)
-                    search.setProgress(&progress, i, configs.size());
+                    search.setProgress(&m_progress, i, m_configs.size());
                 const double before = search.offered();
-                search.run(configs[i]);
+                search.run(m_configs[i]);
                 if (t == 0)
                     search.report(1.0);
                 if (search.offered() < before) {
                     f.value = search.offered();
                     f.index = i;
-                    double cur = shared.load();
-                    while (f.value < cur && !shared.compare_exchange_weak(cur, f.value)) {
+                    double cur = m_shared.load();
+                    while (f.value < cur && !m_shared.compare_exchange_weak(cur, f.value)) {
                     }
                 }
             }
@@ -247,61 +289,59 @@ SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &config
                 f.plan = search.offeredPlan();
         } catch (...) {
             f.error = std::current_exception();
-            stop.store(true);
+            m_stop.store(true);
         }
         f.cuts = search.relaxationCuts();
-    };
-    // The other searches take the seeded incumbent before any of them (main included) runs.
-    // Each has its own layer sums (a store serves one search at a time).
-    std::vector<std::unique_ptr<LayerSumsStore>> sums;
-    std::vector<std::unique_ptr<Search>> others;
-    for (int t = 1; t < threads; ++t) {
-        sums.push_back(newLayerSums(space));
-        others.push_back(
-            std::make_unique<Search>(space, cancel, found[static_cast<size_t>(t)].stats, tuning, *sums.back()));
-        others.back()->adoptIncumbent(main);
     }
+
     // A search whose thread cannot be started takes no points: the others take them all
     // (the result does not depend on which search runs a point, nor when).
-    std::vector<std::thread> workers;
-    try {
-        for (int t = 1; t < threads; ++t)
-            workers.emplace_back([&, t] { work(t, *others[static_cast<size_t>(t) - 1]); });
-    } catch (const std::system_error &) {
-    }
-    if (parity >= 0)
+    void runAll(Search &main, const std::vector<std::unique_ptr<Search>> &others)
+    {
+        std::vector<std::thread> workers;
+        try {
+            for (int t = 1; t < m_threads; ++t)
+                workers.emplace_back([&, t] { work(t, *others[static_cast<size_t>(t) - 1]); });
+        } catch (const std::system_error &) {
+        }
+        if (m_parity >= 0)
+            for (std::thread &w : workers)
+                w.join();
+        work(0, main);
         for (std::thread &w : workers)
-            w.join();
-    work(0, main);
-    for (std::thread &w : workers)
-        if (w.joinable())
-            w.join();
-    for (int t = 1; t < threads; ++t)
-        addStats(stats, found[static_cast<size_t>(t)].stats);
-    long long cuts = 0;
-    for (const Found &f : found) {
-        if (f.error)
-            std::rethrow_exception(f.error);
-        cuts += f.cuts;
+            if (w.joinable())
+                w.join();
     }
-    if (relaxationCuts)
-        *relaxationCuts = cuts;
-    // The closest memory miss of all searches (the message when nothing fits; among equal
-    // ratios the calling thread's, then the others' in order).
-    SearchIncumbent r = seeded;
-    r.obstacle = main.obstacle();
-    for (const std::unique_ptr<Search> &o : others)
-        if (o->obstacle().ratio < r.obstacle.ratio)
-            r.obstacle = o->obstacle();
-    Found *winner = nullptr;
-    for (Found &f : found)
-        if (f.value < kInf && (!winner || f.value < winner->value || (f.value == winner->value && f.index < winner->index)))
-            winner = &f;
-    if (!winner)
+
+    // The lowest value found, ties to the earliest point; the closest memory miss of all
+    // searches (the message when nothing fits; among equal ratios the calling thread's, then
+    // the others' in order).
+    SearchIncumbent merged(const SearchIncumbent &seeded, const Search &main,
+                           const std::vector<std::unique_ptr<Search>> &others)
+    {
+        SearchIncumbent r = seeded;
+        r.obstacle = main.obstacle();
+        for (const std::unique_ptr<Search> &o : others)
+            if (o->obstacle().ratio < r.obstacle.ratio)
+                r.obstacle = o->obstacle();
+        Found *winner = nullptr;
+        for (Found &f : m_found)
+            if (f.value < kInf &&
+                (!winner || f.value < winner->value || (f.value == winner->value && f.index < winner->index)))
+                winner = &f;
+        if (!winner)
+            return r;
+        r.value = winner->value;
+        r.plan = std::move(winner->plan);
         return r;
-    r.value = winner->value;
-    r.plan = std::move(winner->plan);
-    return r;
+    }
+};
+
+SearchIncumbent runParallel(Search &main, const std::vector<OuterConfig> &configs, int threads,
+                            const PlanSpace &space, SearchStats &stats, const CancelToken &cancel,
+                            const NestTuning &tuning, const ProgressFn &progress, long long *relaxationCuts)
+{
+    return ParallelSearch(configs, threads, tuning, progress).run(main, space, stats, cancel, tuning, relaxationCuts);
 }
 
 PlanResult runNest(const Topology &topo, const ModelProfile &model, const SearchOptions &options, double bound,

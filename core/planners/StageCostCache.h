@@ -159,6 +159,11 @@ public:
                            double cutoff = std::numeric_limits<double>::infinity(), bool *fits = nullptr);
 
 private:
+    // interleavedTime()'s state for one candidate (StageCostCache.cpp), and its two steps:
+    // load a position's chunks and check its memory; finish their times against the cutoff.
+    struct InterleavedPass;
+    int loadPosition(InterleavedPass &pass, int d);
+    bool positionTimeBelow(InterleavedPass &pass, int d, double cutoff);
     // Placement facts of one (dp, layout).
     struct Placement {
         int dp = 1;
