@@ -129,7 +129,7 @@ test-tsan: deps
 
 # clang-tidy with the root's .clang-tidy (issue 52, docs/lint.md): every .cpp of core/, ui/,
 # app/ and tests/ that the build compiles; a finding fails. After a build (it reads the
-# build's compile_commands.json and generated headers). About 26 min on 2 cores (docs/lint.md).
+# build's compile_commands.json and generated headers). About 16 min on 2 idle cores (docs/lint.md).
 lint: build
 	JOBS=$(JOBS) tests/lint/run.sh $(BUILD_DIR)
 
