@@ -590,7 +590,7 @@ private:
             std::vector<double> t2 = theta, p2;
             const double h = std::max(1e-6, 1e-5 * std::abs(theta[k]));
             t2[k] += h;
-            if (const std::string e = predict(t2, p2); !e.empty())
+            if (std::string e = predict(t2, p2); !e.empty())
                 return e;
             for (size_t i = 0; i < m_runs.size(); ++i)
                 jac[i][k] = (std::log(p2[i]) - std::log(now[i])) / h;
@@ -605,7 +605,7 @@ private:
         const size_t n = m_space.size();
         for (int iter = 0; iter < 100; ++iter) {
             std::vector<std::vector<double>> jac;
-            if (const std::string e = jacobian(theta, now, jac); !e.empty())
+            if (std::string e = jacobian(theta, now, jac); !e.empty())
                 return e;
             std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
             std::vector<double> g(n, 0.0);
@@ -630,7 +630,7 @@ private:
                     t2[p] = clampParameter(m_space, p, theta[p] + delta[p]);
                     step = std::max(step, std::abs(t2[p] - theta[p]));
                 }
-                if (const std::string e = predict(t2, p2); !e.empty())
+                if (std::string e = predict(t2, p2); !e.empty())
                     return e;
                 if (cost(p2) <= cost(now)) {
                     theta = t2;
