@@ -6,7 +6,8 @@ PACKAGES  := qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev xvfb
              poppler-utils libxml2-utils python3 python3-yaml libcli11-dev libgtest-dev \
              libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev python3-torch \
              pybind11-dev python3-dev python3-pytest python3-distributed dpkg-dev \
-             python3-omegaconf python3-packaging python3-regex python3-cpuinfo python3-tqdm python3-psutil
+             python3-omegaconf python3-packaging python3-regex python3-cpuinfo python3-tqdm python3-psutil \
+             clang-tidy-14
 # What the core alone needs (make test-core): no Qt, no QCustomPlot, no display.
 CORE_PACKAGES := nlohmann-json3-dev ninja-build cmake g++ ccache python3 python3-yaml libcli11-dev libgtest-dev \
                  libyaml-cpp-dev libtomlplusplus-dev libpugixml-dev
@@ -24,7 +25,7 @@ export CCACHE_BASEDIR ?= $(CURDIR)
 # phases after `make test`, which has already run the extractor's test).
 CTEST_ARGS ?=
 
-.PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz package
+.PHONY: all deps deps-core configure build apps run test test-core bench clean screenshot test-sanitize test-tsan fuzz package lint lint-changed
 
 all: build
 
@@ -125,6 +126,16 @@ test-tsan: deps
 	  QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=/tmp ./tests/test_planning_workflow $(TSAN_WORKFLOW)
 	cd $(TSAN_DIR) && TSAN_OPTIONS=halt_on_error=1:suppressions=$(CURDIR)/$(TSAN_DIR)/tsan.supp \
 	  QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=/tmp ./tests/test_sweep_view $(TSAN_SWEEP)
+
+# clang-tidy with the root's .clang-tidy (issue 52, docs/lint.md): every .cpp of core/, ui/,
+# app/ and tests/ that the build compiles; a finding fails. After a build (it reads the
+# build's compile_commands.json and generated headers). About 16 min on 2 idle cores (docs/lint.md).
+lint: build
+	JOBS=$(JOBS) tests/lint/run.sh $(BUILD_DIR)
+
+# The same over the .cpp files changed since the last landing (what .ci/run checks).
+lint-changed: build
+	JOBS=$(JOBS) tests/lint/run.sh $(BUILD_DIR) --changed
 
 # libFuzzer targets (clang), SECONDS each: make fuzz SECONDS=600
 SECONDS ?= 60

@@ -450,7 +450,7 @@ std::string Topology::validate() const
 
     // The index reindex() builds must be current.
     const int groupCount = static_cast<int>(groups.size());
-    const std::string stale = "the device index is stale (call Topology::reindex() after editing the tree)";
+    const char *const stale = "the device index is stale (call Topology::reindex() after editing the tree)";
     if (static_cast<long long>(devices.size()) != deviceTotal ||
         m_ancestors.size() != devices.size() * levels.size() || m_deviceCount.size() != groups.size())
         return stale;

@@ -86,7 +86,7 @@ LinkParams overrideLink(const Json &obj, const std::string &path, const LinkPara
 
 std::string levelName(const Json &obj, const std::string &path, const std::vector<std::string> &earlier)
 {
-    const std::string name = getString(obj, "name", path);
+    std::string name = getString(obj, "name", path);
     if (name.empty())
         throw JsonError(childPath(path, "name"), "must not be empty");
     if (std::find(earlier.begin(), earlier.end(), name) != earlier.end())

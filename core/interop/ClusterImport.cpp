@@ -362,10 +362,12 @@ std::optional<double> sketchedBandwidth(const ClusterSketch &sketch, int level, 
     return std::nullopt;
 }
 
-Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImportOptions &options)
+namespace {
+
+// The device: the flag, which must agree with a file that names the GPU model.
+Result<DeviceSpec> importedDevice(const ClusterSketch &sketch, const ClusterImportOptions &options)
 {
-    using R = Result<Topology>;
-    // The device: the flag, which must agree with a file that names the GPU model.
+    using R = Result<DeviceSpec>;
     std::optional<DeviceSpec> device = sketch.device;
     if (!options.device.empty()) {
         auto preset = devicePreset(options.device);
@@ -379,7 +381,13 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     if (!device)
         return R::failure(importError(sketch.origin, 0, "the file does not name the GPU model: give --device PRESET "
                                                         "(nest-cli presets lists them)"));
-    // GPUs per node: the flag, which must agree with a file that fixes the count.
+    return *device;
+}
+
+// GPUs per node: the flag, which must agree with a file that fixes the count.
+Result<int> importedGpusPerNode(const ClusterSketch &sketch, const ClusterImportOptions &options)
+{
+    using R = Result<int>;
     std::optional<int> gpus = sketch.gpusPerNode;
     if (options.gpusPerNode) {
         if (sketch.gpusPerNode && *sketch.gpusPerNode != *options.gpusPerNode)
@@ -393,6 +401,21 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
         return R::failure(importError(sketch.origin, 0, "the file does not say how many GPUs a node has: give --node FILE "
                                                         "(an NCCL topology XML or nvidia-smi topo -m matrix) or "
                                                         "--gpus-per-node N"));
+    return *gpus;
+}
+
+} // namespace
+
+Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImportOptions &options)
+{
+    using R = Result<Topology>;
+    const auto imported = importedDevice(sketch, options);
+    if (!imported)
+        return R::failure(imported.error());
+    const std::optional<DeviceSpec> device = *imported;
+    auto gpus = importedGpusPerNode(sketch, options);
+    if (!gpus)
+        return R::failure(gpus.error());
     auto bandwidth = levelList(options.bandwidthGBps, "--bandwidth", sketch, GBps, limits::bandwidthGBps);
     if (!bandwidth)
         return R::failure(bandwidth.error());

@@ -22,18 +22,14 @@ const char *kVersion =
 
 } // namespace
 
-std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
+namespace {
+
+// The DeepSpeed configuration JSON, the header lines as its _comment.
+Json deepSpeedConfig(const LaunchContext &c)
 {
     const UniformLayout &u = c.layout();
     const Plan &p = c.result.runnable.plan;
-    const std::vector<int> &split = c.result.runnable.stageBlocks;
-    const ModelShape &m = c.shape;
-    const RankMapping &ranks = c.ranks();
-
-    // Megatron-DeepSpeed's GPTModelPipe hard-codes partition_method='type:transformer', so DeepSpeed
-    // splits the blocks by partition_balanced (RunnablePlan made the plan's split that one).
     const DeepSpeedPrecision precision = deepSpeedPrecision(p);
-    const bool bert = m.family == "bert";
     Json config = {
         {"train_batch_size", p.globalBatch},
         {"train_micro_batch_size_per_gpu", p.microBatch},
@@ -49,18 +45,17 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     for (const std::string &l : c.headerLines(kVersion))
         comment.push_back(l);
     config["_comment"] = comment;
+    return config;
+}
 
-    Json partition = {
-        {"partition_method", "type:transformer"},
-        {"num_stages", u.pp},
-        {"blocks_per_stage", split},
-        {"note", "what DeepSpeed builds: Megatron-DeepSpeed's GPTModelPipe passes partition_method='type:transformer' "
-                 "to PipelineModule, whose partition_balanced gives these blocks per stage; NEST planned this split"},
-    };
+// The script's head: where it runs, the launcher's hosts, the data and tokenizer placeholders.
+std::string launchPreamble(const LaunchContext &c)
+{
+    const RankMapping &ranks = c.ranks();
+    const ModelShape &m = c.shape;
     std::string include;
     for (size_t k = 0; k < ranks.hosts.size(); ++k)
         include += (k == 0 ? "" : "@") + ranks.hosts[k].host + ":" + ranks.visibleDevices(static_cast<int>(k));
-
     std::string script = "#!/usr/bin/env bash\n";
     script += commentBlock({"DeepSpeed launch of " + c.mainName + " with the planned rank placement (see its _comment).",
                             "The launcher numbers ranks host by host in hostfile order and slot by slot in --include",
@@ -80,17 +75,15 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     script += "# for text give e.g. TOKENIZER_ARGS=\"--tokenizer-type HFTokenizer --tokenizer-model PATH\".\n";
     script += "read -r -a TOKENIZER_ARGS <<< \"${TOKENIZER_ARGS:---tokenizer-type NullTokenizer --vocab-size " +
               std::to_string(m.vocab) + "}\"\n\n";
-    script += "ARGS=(\n";
-    script += "  --tensor-model-parallel-size " + std::to_string(u.tp) + "\n";
-    script += "  --pipeline-model-parallel-size " + std::to_string(u.pp) + "\n";
-    // BertModel is no PipelineModule (FrameworkModels: pp 1); a GPT at pp 1 with ZeRO-2/3 must be
-    // built without the PipelineEngine too, which refuses them ("ZeRO-2 and ZeRO-3 are
-    // incompatible with pipeline parallelism"; Megatron-DeepSpeed builds GPTModelPipe unless
-    // --no-pipeline-parallel).
-    if (bert || (u.pp == 1 && u.zero >= 2))
-        script += "  --no-pipeline-parallel\n";
-    if (u.sp)
-        script += "  --sequence-parallel\n";
+    return script;
+}
+
+// The model's shape as Megatron-DeepSpeed's arguments.
+std::string modelArgs(const LaunchContext &c)
+{
+    const Plan &p = c.result.runnable.plan;
+    const ModelShape &m = c.shape;
+    std::string script;
     script += "  --num-layers " + std::to_string(m.layers) + "\n";
     script += "  --hidden-size " + std::to_string(m.hidden) + "\n";
     script += "  --ffn-hidden-size " + std::to_string(m.ffnHidden) + "\n";
@@ -115,6 +108,27 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
         script += "  --topk " + std::to_string(m.topK) + "\n";
         script += "  --expert-interval 1\n";
     }
+    return script;
+}
+
+std::string launchScript(const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
+    const bool bert = c.shape.family == "bert";
+    std::string script = launchPreamble(c);
+    script += "ARGS=(\n";
+    script += "  --tensor-model-parallel-size " + std::to_string(u.tp) + "\n";
+    script += "  --pipeline-model-parallel-size " + std::to_string(u.pp) + "\n";
+    // BertModel is no PipelineModule (FrameworkModels: pp 1); a GPT at pp 1 with ZeRO-2/3 must be
+    // built without the PipelineEngine too, which refuses them ("ZeRO-2 and ZeRO-3 are
+    // incompatible with pipeline parallelism"; Megatron-DeepSpeed builds GPTModelPipe unless
+    // --no-pipeline-parallel).
+    if (bert || (u.pp == 1 && u.zero >= 2))
+        script += "  --no-pipeline-parallel\n";
+    if (u.sp)
+        script += "  --sequence-parallel\n";
+    script += modelArgs(c);
     script += "  --micro-batch-size " + std::to_string(p.microBatch) + "\n";
     script += "  --global-batch-size " + std::to_string(p.globalBatch) + "\n";
     script += "  --train-iters \"$TRAIN_ITERS\"\n";
@@ -123,7 +137,7 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     script += "  --split 969,30,1\n";
     if (u.recompute != Recompute::None)
         script += std::string("  --recompute-granularity ") + (u.recompute == Recompute::Full ? "full" : "selective") + "\n";
-    for (const std::string &f : precision.flags)
+    for (const std::string &f : deepSpeedPrecision(p).flags)
         script += "  " + f + "\n";
     script += "  --deepspeed\n";
     script += "  --deepspeed_config \"$HERE\"/" + shellQuote(c.mainName) + "\n";
@@ -132,13 +146,28 @@ std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
     script += "  --master_addr \"$MASTER_ADDR\" --master_port \"${MASTER_PORT:-29500}\" \\\n";
     script += std::string("  \"$MEGATRON_DS_DIR/") + (bert ? "pretrain_bert.py" : "pretrain_gpt.py") +
               "\" \"${ARGS[@]}\" \"${TOKENIZER_ARGS[@]}\" \"$@\"\n";
+    return script;
+}
 
+} // namespace
+
+std::vector<ExportFile> writeDeepSpeed(const LaunchContext &c)
+{
+    // Megatron-DeepSpeed's GPTModelPipe hard-codes partition_method='type:transformer', so DeepSpeed
+    // splits the blocks by partition_balanced (RunnablePlan made the plan's split that one).
+    const Json partition = {
+        {"partition_method", "type:transformer"},
+        {"num_stages", c.layout().pp},
+        {"blocks_per_stage", c.result.runnable.stageBlocks},
+        {"note", "what DeepSpeed builds: Megatron-DeepSpeed's GPTModelPipe passes partition_method='type:transformer' "
+                 "to PipelineModule, whose partition_balanced gives these blocks per stage; NEST planned this split"},
+    };
     // Names are text the user chose (a file name need not be UTF-8): invalid bytes become
     // U+FFFD instead of an exception.
     const auto replace = Json::error_handler_t::replace;
-    std::vector<ExportFile> files{{c.mainName, config.dump(2, ' ', false, replace) + "\n", false},
+    std::vector<ExportFile> files{{c.mainName, deepSpeedConfig(c).dump(2, ' ', false, replace) + "\n", false},
                                   {c.stem + ".pipeline.json", partition.dump(2, ' ', false, replace) + "\n", false},
-                                  {c.stem + ".sh", script, true}};
+                                  {c.stem + ".sh", launchScript(c), true}};
     for (ExportFile &f : rankSideFiles(c, "deepspeed"))
         files.push_back(std::move(f));
     return files;

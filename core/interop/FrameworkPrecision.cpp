@@ -100,7 +100,7 @@ TorchtitanPrecision torchtitanPrecision(const Plan &plan)
 
 std::string precisionDescription(const Plan &plan)
 {
-    const std::string bf16 = "BF16 (bfloat16 parameters and activations, FP32 main weights and gradient reduction)";
+    const char *const bf16 = "BF16 (bfloat16 parameters and activations, FP32 main weights and gradient reduction)";
     if (!plan.precision.lowPrecision())
         return bf16;
     return precisionLabel(plan.precision) + " linear layers (attention core, router, norms, embedding and output " +

@@ -152,84 +152,37 @@ std::vector<std::vector<int>> frameworkSplits(const FrameworkRules &rules, const
     return out;
 }
 
-TargetResult searchForFramework(const Topology &topo, const ModelProfile &model, ExportFormat format,
-                                const SearchOptions &options, const std::optional<ModelConfig> &config,
-                                const CancelToken &cancel)
-{
-    using Split = FrameworkRules::Split;
-    const FrameworkRules rules = frameworkRules(format);
-    // The precisions searched (issue 46): each one this framework trains in, the best kept.
-    if (!options.precisions.empty()) {
-        TargetResult best;
-        std::string skipped;
-        for (const Precision &p : options.precisions) {
-            if (!rules.runsPrecision(p)) {
-                skipped += (skipped.empty() ? "" : ", ") + precisionLabel(p);
-                continue;
-            }
-            SearchOptions one = options;
-            one.precisions.clear();
-            one.cost.precision = p;
-            TargetResult r = searchForFramework(topo, model, format, one, config, cancel);
-            const long long evaluated = best.evaluated + r.evaluated;
-            if (r.found && (!best.found || r.report.iterationTime < best.report.iterationTime))
-                best = std::move(r);
-            else if (!best.found && best.message.empty())
-                best.message = r.message;
-            best.evaluated = evaluated;
-        }
-        if (!best.found && best.message.empty())
-            best.message = rules.title + " trains in none of the precisions searched (" + skipped + ")";
-        return best;
-    }
-    TargetResult best;
-    // The model as the framework would build it (FrameworkModels.h).
-    ExportRequest shapeOf;
-    shapeOf.model = model;
-    shapeOf.config = config;
-    shapeOf.plan.seqLength = options.seqLength > 0 ? options.seqLength : model.seqLength;
-    if (shapeOf.config)
-        shapeOf.config->seqLength = shapeOf.plan.seqLength;
-    const ModelShape shape = modelShape(shapeOf);
-    if (const std::string why = frameworkModelProblem(format, shape, 1); !why.empty()) {
-        best.message = rules.title + " cannot train this model: " + why;
-        return best;
-    }
-    // BERT under Megatron-DeepSpeed runs without pipelining (FrameworkModels.h).
-    const bool onePipelineStage = !frameworkModelProblem(format, shape, 2).empty();
-    CostOptions cost = options.cost;
-    if (options.memoryHeadroom > 0)
-        cost.memoryHeadroom = options.memoryHeadroom;
-    const PipelineSpan span = pipelineSpan(model);
-    const int blocks = span.blocks;
-    const int devices = topo.deviceCount();
-    const int globalBatch = options.globalBatch > 0 ? options.globalBatch : model.globalBatch;
-    const int seqLength = options.seqLength > 0 ? options.seqLength : model.seqLength;
-    const int maxStages =
-        onePipelineStage ? 1 : std::min(blocks, options.maxStages > 0 ? options.maxStages : blocks);
+namespace {
 
-    std::vector<int> tps, cps{1}, eps{1};
+// The per-layout values searchForFramework() tries, as the framework and the options allow.
+struct LayoutCandidates {
+    std::vector<int> tps, cps{1}, eps{1}, zeros;
+    std::vector<Recompute> recomputes{Recompute::None};
+    std::vector<std::pair<Schedule, int>> schedules;  // with the chunks per stage
+};
+
+LayoutCandidates layoutCandidates(const FrameworkRules &rules, const ModelProfile &model, const SearchOptions &options,
+                                  int seqLength)
+{
+    LayoutCandidates c;
     for (int t : options.tpCandidates)
         if (StageConfig::tpDividesHeads(t, model.heads))
-            tps.push_back(t);
+            c.tps.push_back(t);
     if (rules.contextParallel)
-        for (int c : options.cpCandidates)
-            if (c > 1 && StageConfig::cpDividesSequence(c, seqLength) && seqLength / c >= options.cpMinTokensPerRank)
-                cps.push_back(c);
+        for (int cp : options.cpCandidates)
+            if (cp > 1 && StageConfig::cpDividesSequence(cp, seqLength) && seqLength / cp >= options.cpMinTokensPerRank)
+                c.cps.push_back(cp);
     if (rules.expertParallel && hasMoe(model))
         for (int e : options.epCandidates)
             if (e > 1 && StageConfig::epDividesExperts(e, model.numExperts))
-                eps.push_back(e);
-    std::vector<int> zeros;
+                c.eps.push_back(e);
     for (int z : rules.zeroStages)
         if (z == 0 || options.allowZero)
-            zeros.push_back(z);
-    std::vector<Recompute> recomputes{Recompute::None};
+            c.zeros.push_back(z);
     if (options.allowRecompute)
         for (Recompute r : options.recomputeModes)
             if (r != Recompute::None)
-                recomputes.push_back(r);
-    std::vector<std::pair<Schedule, int>> schedules;
+                c.recomputes.push_back(r);
     for (Schedule s : options.schedules) {
         if (s == Schedule::GPipe && !rules.gpipe)
             continue;
@@ -237,123 +190,188 @@ TargetResult searchForFramework(const Topology &topo, const ModelProfile &model,
             if (rules.interleaved)
                 for (int v : options.virtualStages)
                     if (v > 1)
-                        schedules.push_back({s, v});
+                        c.schedules.push_back({s, v});
             continue;
         }
-        schedules.push_back({s, 1});
+        c.schedules.push_back({s, 1});
     }
+    return c;
+}
+
+// The search of one precision: every uniform layout the framework runs, priced by the
+// evaluator, the best kept; then its split refined block by block.
+class LayoutSearch {
+public:
+    LayoutSearch(const Topology &topo, const ModelProfile &model, const FrameworkRules &rules,
+                 const SearchOptions &options, const CancelToken &cancel)
+        : m_topo(topo), m_model(model), m_rules(rules), m_options(options), m_cancel(cancel),
+          m_span(pipelineSpan(model))
+    {
+        m_cost = options.cost;
+        if (options.memoryHeadroom > 0)
+            m_cost.memoryHeadroom = options.memoryHeadroom;
+        m_globalBatch = options.globalBatch > 0 ? options.globalBatch : model.globalBatch;
+        m_seqLength = options.seqLength > 0 ? options.seqLength : model.seqLength;
+        // A lower bound on any layout's time needs the fastest device's peak: the linear
+        // layers may run faster in a low precision.
+        for (int d = 0; d < topo.deviceCount(); ++d)
+            m_maxPeak = std::max({m_maxPeak, topo.spec(d).peakFlops, topo.spec(d).peakFor(m_cost.precision.format)});
+    }
+
+    TargetResult run(bool onePipelineStage)
+    {
+        const int blocks = m_span.blocks;
+        const int maxStages =
+            onePipelineStage ? 1 : std::min(blocks, m_options.maxStages > 0 ? m_options.maxStages : blocks);
+        m_candidates = layoutCandidates(m_rules, m_model, m_options, m_seqLength);
+        const int devices = m_topo.deviceCount();
+        for (int tp : m_candidates.tps)
+            for (int cp : m_candidates.cps)
+                for (int ep : m_candidates.eps)
+                    for (int pp = 1; pp <= maxStages; ++pp)
+                        // Most devices first: the bound then rules out most of the smaller layouts.
+                        for (int dp = static_cast<int>(devices / (1LL * tp * cp * pp)); dp >= 1; --dp) {
+                            if (m_cancel.cancelled())
+                                return m_best;
+                            tryGrid(tp, cp, ep, pp, dp);
+                        }
+        improveSplit();
+        if (!m_best.found)
+            m_best.message =
+                "no layout " + m_rules.title + " runs fits the cluster's memory within the search options";
+        return m_best;
+    }
+
+private:
+    const Topology &m_topo;
+    const ModelProfile &m_model;
+    const FrameworkRules &m_rules;
+    const SearchOptions &m_options;
+    const CancelToken &m_cancel;
+    const PipelineSpan m_span;
+    CostOptions m_cost;
+    int m_globalBatch = 0, m_seqLength = 0;
+    double m_maxPeak = 0;
+    double m_modelFlops = 0;  // from the first report
+    LayoutCandidates m_candidates;
+    TargetResult m_best;
 
     // A lower bound on any layout's time on `world` devices: the model's FLOPs per iteration
     // (without recomputation) shared evenly at the fastest device's peak. No device computes
     // faster than its peak, and the busiest device does at least the mean.
-    double maxPeak = 0;
-    for (int d = 0; d < devices; ++d)  // the linear layers may run faster in a low precision
-        maxPeak = std::max({maxPeak, topo.spec(d).peakFlops, topo.spec(d).peakFor(cost.precision.format)});
-    double modelFlops = 0;  // from the first report
-    auto bound = [&](long long world) {
-        return modelFlops > 0 && maxPeak > 0 ? modelFlops / (static_cast<double>(world) * maxPeak) : 0.0;
-    };
-    auto consider = [&](const UniformLayout &u) -> double {
-        ++best.evaluated;
-        auto plan = buildUniformPlan(u, topo, model);
+    double bound(long long world) const
+    {
+        return m_modelFlops > 0 && m_maxPeak > 0 ? m_modelFlops / (static_cast<double>(world) * m_maxPeak) : 0.0;
+    }
+
+    // The layout's iteration time (+inf: it does not build or fit), kept when the best.
+    double consider(const UniformLayout &u)
+    {
+        ++m_best.evaluated;
+        auto plan = buildUniformPlan(u, m_topo, m_model);
         if (!plan)
             return INFINITY;
-        plan->precision = cost.precision;
-        const Report rep = evaluate(*plan, topo, model, cost);
-        if (modelFlops <= 0 && rep.modelFlopsPerIteration > 0)
-            modelFlops = rep.modelFlopsPerIteration;
+        plan->precision = m_cost.precision;
+        const Report rep = evaluate(*plan, m_topo, m_model, m_cost);
+        if (m_modelFlops <= 0 && rep.modelFlopsPerIteration > 0)
+            m_modelFlops = rep.modelFlopsPerIteration;
         if (!rep.feasible)
             return INFINITY;
-        if (!best.found || rep.iterationTime < best.report.iterationTime) {
-            best.found = true;
-            best.plan = std::move(plan).value();
-            best.report = rep;
-            best.layout = u;
+        if (!m_best.found || rep.iterationTime < m_best.report.iterationTime) {
+            m_best.found = true;
+            m_best.plan = std::move(plan).value();
+            m_best.report = rep;
+            m_best.layout = u;
         }
         return rep.iterationTime;
-    };
+    }
 
-    for (int tp : tps)
-        for (int cp : cps)
-            for (int ep : eps)
-                for (int pp = 1; pp <= maxStages; ++pp)
-                    // Most devices first: the bound then rules out most of the smaller layouts.
-                    for (int dp = static_cast<int>(devices / (1LL * tp * cp * pp)); dp >= 1; --dp) {
-                        if (cancel.cancelled())
-                            return best;
-                        if (best.found && bound(1LL * tp * cp * pp * dp) >= best.report.iterationTime)
-                            continue;
-                        if (!options.dpCandidates.empty() &&
-                            std::find(options.dpCandidates.begin(), options.dpCandidates.end(), dp) ==
-                                options.dpCandidates.end())
-                            continue;
-                        if (rules.expertFolding ? !StageConfig::expertGridFits(tp, cp, dp, tp, ep) : dp % ep != 0)
-                            continue;
-                        for (int mb : options.microBatches) {
-                            if (mb < 1 || globalBatch % (mb * dp) != 0)
-                                continue;
-                            for (const auto &[schedule, v] : schedules) {
-                                if (pp == 1 && schedule != Schedule::OneFOneB)
-                                    continue;
-                                const int micro = globalBatch / (mb * dp);
-                                if (schedule == Schedule::Interleaved && micro % pp != 0)
-                                    continue;
-                                for (int zero : zeros) {
-                                    if (zero > 1 && !rules.zeroAbove1WithPipeline && pp > 1)
-                                        continue;
-                                    if (zero > 0 && !StageConfig::zeroShards(dp, cp))
-                                        continue;
-                                    if (rules.mixedPrecisionNeedsSharding && (tp > 1 || pp > 1) && cp == 1 &&
-                                        !(zero >= 2 && dp > 1))
-                                        continue;
-                                    for (bool sp : {false, true}) {
-                                        if (sp && (tp == 1 || !options.allowSp))
-                                            continue;
-                                        if (!sp && tp > 1 && rules.sequenceParallelWithTp)
-                                            continue;
-                                        UniformLayout u;
-                                        u.tp = tp;
-                                        u.cp = cp;
-                                        u.ep = ep;
-                                        u.sp = sp;
-                                        u.zero = zero;
-                                        u.pp = pp;
-                                        u.dp = dp;
-                                        u.microBatch = mb;
-                                        u.globalBatch = globalBatch;
-                                        u.seqLength = seqLength;
-                                        u.schedule = schedule;
-                                        u.virtualStages = v;
-                                        u.pipelineUnits = rules.split == Split::Balanced ? PipelineUnits::Layers
-                                                                                         : options.pipelineUnits;
-                                        u.order = rules.orders.front();
-                                        for (const std::vector<int> &split : frameworkSplits(rules, u, model, topo)) {
-                                            u.stageBlocks = split;
-                                            // The least recomputation that fits: more only costs time.
-                                            for (Recompute r : recomputes) {
-                                                u.recompute = r;
-                                                const double t = consider(u);
-                                                if (std::isfinite(t))
-                                                    break;
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                        }
+    // One device grid (tp, cp, ep, pp, dp): every micro-batch, schedule and ZeRO stage on it.
+    void tryGrid(int tp, int cp, int ep, int pp, int dp)
+    {
+        if (m_best.found && bound(1LL * tp * cp * pp * dp) >= m_best.report.iterationTime)
+            return;
+        const std::vector<int> &dps = m_options.dpCandidates;
+        if (!dps.empty() && std::find(dps.begin(), dps.end(), dp) == dps.end())
+            return;
+        if (m_rules.expertFolding ? !StageConfig::expertGridFits(tp, cp, dp, tp, ep) : dp % ep != 0)
+            return;
+        for (int mb : m_options.microBatches) {
+            if (mb < 1 || m_globalBatch % (mb * dp) != 0)
+                continue;
+            for (const auto &[schedule, v] : m_candidates.schedules) {
+                if (pp == 1 && schedule != Schedule::OneFOneB)
+                    continue;
+                const int micro = m_globalBatch / (mb * dp);
+                if (schedule == Schedule::Interleaved && micro % pp != 0)
+                    continue;
+                UniformLayout u;
+                u.tp = tp;
+                u.cp = cp;
+                u.ep = ep;
+                u.pp = pp;
+                u.dp = dp;
+                u.microBatch = mb;
+                u.globalBatch = m_globalBatch;
+                u.seqLength = m_seqLength;
+                u.schedule = schedule;
+                u.virtualStages = v;
+                u.pipelineUnits =
+                    m_rules.split == FrameworkRules::Split::Balanced ? PipelineUnits::Layers : m_options.pipelineUnits;
+                u.order = m_rules.orders.front();
+                tryMemorySettings(u);
+            }
+        }
+    }
+
+    // Every ZeRO stage and sequence parallelism the framework allows on layout `u`, each
+    // split, with the least recomputation that fits (more only costs time).
+    void tryMemorySettings(const UniformLayout &grid)
+    {
+        const int tp = grid.tp, cp = grid.cp, dp = grid.dp, pp = grid.pp;
+        for (int zero : m_candidates.zeros) {
+            if (zero > 1 && !m_rules.zeroAbove1WithPipeline && pp > 1)
+                continue;
+            if (zero > 0 && !StageConfig::zeroShards(dp, cp))
+                continue;
+            if (m_rules.mixedPrecisionNeedsSharding && (tp > 1 || pp > 1) && cp == 1 && !(zero >= 2 && dp > 1))
+                continue;
+            for (bool sp : {false, true}) {
+                if (sp && (tp == 1 || !m_options.allowSp))
+                    continue;
+                if (!sp && tp > 1 && m_rules.sequenceParallelWithTp)
+                    continue;
+                UniformLayout u = grid;
+                u.sp = sp;
+                u.zero = zero;
+                for (const std::vector<int> &split : frameworkSplits(m_rules, u, m_model, m_topo)) {
+                    u.stageBlocks = split;
+                    for (Recompute r : m_candidates.recomputes) {
+                        u.recompute = r;
+                        if (std::isfinite(consider(u)))
+                            break;
                     }
+                }
+            }
+        }
+    }
+
     // Splits the framework takes as listed: move one block at a time between neighbouring
     // stages of the best layout while the iteration time falls.
-    const Split rule = rules.split == Split::Layout ? Split::Any : rules.split;
-    if (best.found && rule == Split::Any && best.layout.schedule != Schedule::Interleaved &&
-        best.layout.pipelineUnits == PipelineUnits::Layers && best.layout.pp > 1) {
+    void improveSplit()
+    {
+        using Split = FrameworkRules::Split;
+        const Split rule = m_rules.split == Split::Layout ? Split::Any : m_rules.split;
+        if (!m_best.found || rule != Split::Any || m_best.layout.schedule == Schedule::Interleaved ||
+            m_best.layout.pipelineUnits != PipelineUnits::Layers || m_best.layout.pp <= 1)
+            return;
         bool improved = true;
-        while (improved && !cancel.cancelled()) {
+        while (improved && !m_cancel.cancelled()) {
             improved = false;
-            const UniformLayout base = best.layout;
-            std::vector<int> split = base.stageBlocks.empty() ? balancedStageBlocks(span, base.pp, base.pipelineUnits)
-                                                              : base.stageBlocks;
-            const double before = best.report.iterationTime;
+            const UniformLayout base = m_best.layout;
+            std::vector<int> split =
+                base.stageBlocks.empty() ? balancedStageBlocks(m_span, base.pp, base.pipelineUnits) : base.stageBlocks;
+            const double before = m_best.report.iterationTime;
             for (size_t s = 0; s + 1 < split.size() && !improved; ++s)
                 for (int dir : {+1, -1}) {
                     std::vector<int> moved = split;
@@ -364,16 +382,68 @@ TargetResult searchForFramework(const Topology &topo, const ModelProfile &model,
                     UniformLayout u = base;
                     u.stageBlocks = moved;
                     consider(u);
-                    if (best.report.iterationTime < before) {
+                    if (m_best.report.iterationTime < before) {
                         improved = true;
                         break;
                     }
                 }
         }
     }
-    if (!best.found)
-        best.message = "no layout " + rules.title + " runs fits the cluster's memory within the search options";
+};
+
+// The precisions searched (issue 46): each one this framework trains in, the best kept.
+TargetResult searchEachPrecision(const Topology &topo, const ModelProfile &model, ExportFormat format,
+                                 const SearchOptions &options, const std::optional<ModelConfig> &config,
+                                 const CancelToken &cancel, const FrameworkRules &rules)
+{
+    TargetResult best;
+    std::string skipped;
+    for (const Precision &p : options.precisions) {
+        if (!rules.runsPrecision(p)) {
+            skipped += (skipped.empty() ? "" : ", ") + precisionLabel(p);
+            continue;
+        }
+        SearchOptions one = options;
+        one.precisions.clear();
+        one.cost.precision = p;
+        TargetResult r = searchForFramework(topo, model, format, one, config, cancel);
+        const long long evaluated = best.evaluated + r.evaluated;
+        if (r.found && (!best.found || r.report.iterationTime < best.report.iterationTime))
+            best = std::move(r);
+        else if (!best.found && best.message.empty())
+            best.message = r.message;
+        best.evaluated = evaluated;
+    }
+    if (!best.found && best.message.empty())
+        best.message = rules.title + " trains in none of the precisions searched (" + skipped + ")";
     return best;
+}
+
+} // namespace
+
+TargetResult searchForFramework(const Topology &topo, const ModelProfile &model, ExportFormat format,
+                                const SearchOptions &options, const std::optional<ModelConfig> &config,
+                                const CancelToken &cancel)
+{
+    const FrameworkRules rules = frameworkRules(format);
+    if (!options.precisions.empty())
+        return searchEachPrecision(topo, model, format, options, config, cancel, rules);
+    // The model as the framework would build it (FrameworkModels.h).
+    ExportRequest shapeOf;
+    shapeOf.model = model;
+    shapeOf.config = config;
+    shapeOf.plan.seqLength = options.seqLength > 0 ? options.seqLength : model.seqLength;
+    if (shapeOf.config)
+        shapeOf.config->seqLength = shapeOf.plan.seqLength;
+    const ModelShape shape = modelShape(shapeOf);
+    if (const std::string why = frameworkModelProblem(format, shape, 1); !why.empty()) {
+        TargetResult refused;
+        refused.message = rules.title + " cannot train this model: " + why;
+        return refused;
+    }
+    // BERT under Megatron-DeepSpeed runs without pipelining (FrameworkModels.h).
+    const bool onePipelineStage = !frameworkModelProblem(format, shape, 2).empty();
+    return LayoutSearch(topo, model, rules, options, cancel).run(onePipelineStage);
 }
 
 } // namespace nest

@@ -21,35 +21,14 @@ void flag(std::string &out, const std::string &name, const std::string &value = 
 
 } // namespace
 
-std::vector<ExportFile> writeMegatron(const LaunchContext &c)
+namespace {
+
+// How the blocks are split over the stages, in the flags that say it.
+void splitFlags(std::string &par, const LaunchContext &c)
 {
     const UniformLayout &u = c.layout();
     const Plan &p = c.result.runnable.plan;
     const std::vector<int> &split = c.result.runnable.stageBlocks;
-    const ModelShape &m = c.shape;
-    const FrameworkProfile &fw = c.profile;
-
-    std::string script = "#!/usr/bin/env bash\n";
-    script += commentBlock(c.headerLines(kVersion));
-    script += "#\n" + commentBlock({"Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
-                                     c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout."});
-    script += "set -euo pipefail\n\n";
-    script += nodeSelectionBash(c);
-    script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";
-    script += "TRAIN_ITERS=${TRAIN_ITERS:-" + std::to_string(c.request.iterations) + "}\n";
-    script += "# PLACEHOLDERS: --mock-data and the NullTokenizer train the planned shapes on synthetic tokens. For\n";
-    script += "# real data replace them with --data-path PREFIX and --tokenizer-type HuggingFaceTokenizer\n";
-    script += "# --tokenizer-model PATH (a tokenizer whose vocabulary is the planned " + std::to_string(m.vocab) + ").\n";
-    script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
-    script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
-
-    std::string par;
-    flag(par, "--tensor-model-parallel-size", std::to_string(u.tp));
-    flag(par, "--pipeline-model-parallel-size", std::to_string(u.pp));
-    flag(par, "--context-parallel-size", std::to_string(u.cp));
-    flag(par, "--expert-model-parallel-size", std::to_string(u.ep));
-    if (u.etp > 0 && u.etp != u.tp)  // absent: Megatron-Core's default, the tp
-        flag(par, "--expert-tensor-parallel-size", std::to_string(u.etp));
     if (u.pipelineUnits != PipelineUnits::Layers) {
         // The embedding (and the loss) count as one layer each of Megatron-Core's even split
         // (RunnablePlan made every stage the same number of units); chunks per stage are
@@ -60,26 +39,44 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
             flag(par, "--account-for-loss-in-pipeline-split");
         if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
             flag(par, "--num-virtual-stages-per-pipeline-rank", std::to_string(p.virtualStages));
-    } else if (p.schedule == Schedule::Interleaved && p.virtualStages > 1)
-        flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
-    else if (split.size() > 1 && (split.front() != split[1] || split.back() != split[1])) {
-        bool interiorEven = true;
-        for (size_t k = 2; k + 1 < split.size(); ++k)
-            interiorEven = interiorEven && split[k] == split[1];
-        if (interiorEven && split.front() > 0 && split.back() > 0) {
-            flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
-            flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
-        } else {
-            // Any split: stage by stage, "E" the embedding, "t*n" n blocks, "L" the loss
-            // (megatron/core/transformer/pipeline_parallel_layer_layout.py).
-            std::string layout;
-            for (size_t k = 0; k < split.size(); ++k)
-                layout += std::string(k ? "|" : "") + (k == 0 ? "E" : "") +
-                          (split[k] > 0 ? "t*" + std::to_string(split[k]) : std::string()) +
-                          (k + 1 == split.size() ? "L" : "");
-            flag(par, "--pipeline-model-parallel-layout", shellQuote(layout));
-        }
+        return;
     }
+    if (p.schedule == Schedule::Interleaved && p.virtualStages > 1) {
+        flag(par, "--num-layers-per-virtual-pipeline-stage", std::to_string(split.front()));
+        return;
+    }
+    if (split.size() <= 1 || (split.front() == split[1] && split.back() == split[1]))
+        return;
+    bool interiorEven = true;
+    for (size_t k = 2; k + 1 < split.size(); ++k)
+        interiorEven = interiorEven && split[k] == split[1];
+    if (interiorEven && split.front() > 0 && split.back() > 0) {
+        flag(par, "--decoder-first-pipeline-num-layers", std::to_string(split.front()));
+        flag(par, "--decoder-last-pipeline-num-layers", std::to_string(split.back()));
+        return;
+    }
+    // Any split: stage by stage, "E" the embedding, "t*n" n blocks, "L" the loss
+    // (megatron/core/transformer/pipeline_parallel_layer_layout.py).
+    std::string layout;
+    for (size_t k = 0; k < split.size(); ++k)
+        layout += std::string(k ? "|" : "") + (k == 0 ? "E" : "") +
+                  (split[k] > 0 ? "t*" + std::to_string(split[k]) : std::string()) +
+                  (k + 1 == split.size() ? "L" : "");
+    flag(par, "--pipeline-model-parallel-layout", shellQuote(layout));
+}
+
+std::string parallelArgs(const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const FrameworkProfile &fw = c.profile;
+    std::string par;
+    flag(par, "--tensor-model-parallel-size", std::to_string(u.tp));
+    flag(par, "--pipeline-model-parallel-size", std::to_string(u.pp));
+    flag(par, "--context-parallel-size", std::to_string(u.cp));
+    flag(par, "--expert-model-parallel-size", std::to_string(u.ep));
+    if (u.etp > 0 && u.etp != u.tp)  // absent: Megatron-Core's default, the tp
+        flag(par, "--expert-tensor-parallel-size", std::to_string(u.etp));
+    splitFlags(par, c);
     if (c.result.runnable.orderIndex == 1)
         flag(par, "--use-tp-pp-dp-mapping");
     if (u.sp)
@@ -93,7 +90,13 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     }
     if (fw.tpOverlap && u.sp)
         flag(par, "--tp-comm-overlap");
+    return par;
+}
 
+std::string modelArgs(const LaunchContext &c)
+{
+    const Plan &p = c.result.runnable.plan;
+    const ModelShape &m = c.shape;
     std::string model;
     flag(model, "--num-layers", std::to_string(m.layers));
     flag(model, "--hidden-size", std::to_string(m.hidden));
@@ -128,7 +131,13 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     // Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by).
     flag(model, "--tokenizer-type", "NullTokenizer");
     flag(model, "--vocab-size", std::to_string(m.vocab));
+    return model;
+}
 
+std::string trainingArgs(const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
     std::string train;
     flag(train, "--micro-batch-size", std::to_string(p.microBatch));
     flag(train, "--global-batch-size", std::to_string(p.globalBatch));
@@ -139,15 +148,35 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
     }
-    for (const std::string &f : megatronPrecisionFlags(p, fw.lowPrecisionParamGather))
+    for (const std::string &f : megatronPrecisionFlags(p, c.profile.lowPrecisionParamGather))
         flag(train, f);
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");
     flag(train, "--mock-data");
+    return train;
+}
 
-    script += "PARALLEL_ARGS=(\n" + par + ")\n";
-    script += "MODEL_ARGS=(\n" + model + ")\n";
-    script += "TRAINING_ARGS=(\n" + train + ")\n\n";
+} // namespace
+
+std::vector<ExportFile> writeMegatron(const LaunchContext &c)
+{
+    const ModelShape &m = c.shape;
+    std::string script = "#!/usr/bin/env bash\n";
+    script += commentBlock(c.headerLines(kVersion));
+    script += "#\n" + commentBlock({"Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
+                                     c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout."});
+    script += "set -euo pipefail\n\n";
+    script += nodeSelectionBash(c);
+    script += "MEGATRON_DIR=${MEGATRON_DIR:-/workspace/Megatron-LM}\n";
+    script += "TRAIN_ITERS=${TRAIN_ITERS:-" + std::to_string(c.request.iterations) + "}\n";
+    script += "# PLACEHOLDERS: --mock-data and the NullTokenizer train the planned shapes on synthetic tokens. For\n";
+    script += "# real data replace them with --data-path PREFIX and --tokenizer-type HuggingFaceTokenizer\n";
+    script += "# --tokenizer-model PATH (a tokenizer whose vocabulary is the planned " + std::to_string(m.vocab) + ").\n";
+    script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
+    script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
+    script += "PARALLEL_ARGS=(\n" + parallelArgs(c) + ")\n";
+    script += "MODEL_ARGS=(\n" + modelArgs(c) + ")\n";
+    script += "TRAINING_ARGS=(\n" + trainingArgs(c) + ")\n\n";
     const std::string entry = m.family == "bert" ? "pretrain_bert.py" : "pretrain_gpt.py";
     script += torchrunExec("\"$MEGATRON_DIR/" + entry +
                            "\" \"${PARALLEL_ARGS[@]}\" \"${MODEL_ARGS[@]}\" \"${TRAINING_ARGS[@]}\"");

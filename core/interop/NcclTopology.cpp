@@ -173,170 +173,239 @@ int findRoot(std::vector<int> &parent, int x)
 
 } // namespace
 
-Result<NodeDescription> parseNcclTopology(const std::string &text, const std::string &origin)
-{
-    using R = Result<NodeDescription>;
-    pugi::xml_document doc;
-    const LineIndex lineOf(text);
-    const auto lineAt = [&lineOf](const std::string &, std::ptrdiff_t offset) { return lineOf(offset); };
-    const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
-    if (!parsed) {
-        // A dump cut short (a full disk, a copy from a terminal) says so, not "Start-end tags
-        // mismatch" (issue 49).
-        if (const std::optional<OpenElement> open = openAtEnd(text, lineOf))
-            return R::failure(importError(origin, lineOf(static_cast<std::ptrdiff_t>(text.size())),
-                                          "the file ends inside <" + open->name + "> (opened on line " +
-                                              std::to_string(open->line) + "): the file is cut short"));
-        return R::failure(importError(origin, lineAt(text, parsed.offset),
-                                      std::string("not well-formed XML: ") + parsed.description()));
+namespace {
+
+// One NCCL topology document read into a NodeDescription, step by step; each step returns an
+// error message ("" when it went well) whose line is already in it.
+class NcclReader {
+public:
+    NcclReader(const std::string &text, const std::string &origin) : m_text(text), m_origin(origin), m_lineOf(text)
+    {
+        m_node.origin = origin;
     }
-    const pugi::xml_node system = doc.document_element();
-    if (std::string(system.name()) != "system")
-        return R::failure(importError(origin, lineAt(text, system.offset_debug()),
-                                      "the root element is <" + std::string(system.name()) +
-                                          ">, not <system> (an NCCL_TOPO_DUMP_FILE dump or NCCL_TOPO_FILE input)"));
-    NodeDescription node;
-    node.origin = origin;
-    std::map<std::string, Result<DeviceSpec>> presets;
+
+    Result<NodeDescription> read()
+    {
+        using R = Result<NodeDescription>;
+        for (auto step : {&NcclReader::parse, &NcclReader::findGpus, &NcclReader::readGpus, &NcclReader::readNvlinks,
+                          &NcclReader::readNics})
+            if (const std::string why = (this->*step)(); !why.empty())
+                return R::failure(why);
+        return m_node;
+    }
+
+private:
+    const std::string &m_text;
+    const std::string &m_origin;
+    const LineIndex m_lineOf;
+    pugi::xml_document m_doc;
+    pugi::xml_node m_system;
+    NodeDescription m_node;
+    std::map<std::string, Result<DeviceSpec>> m_presets;
+    std::vector<pugi::xml_node> m_gpus;
+    std::vector<pugi::xml_node> m_pcis;  // the <pci> of each GPU (may be null in a dump)
+    bool m_staticInput = false;
+    std::vector<int> m_links, m_parent;  // NVLinks per GPU; the islands' union-find
+    bool m_switchLinks = false, m_directLinks = false;
+
+    int lineAt(std::ptrdiff_t offset) const { return m_lineOf(offset); }
+    std::string error(int line, const std::string &why) const { return importError(m_origin, line, why); }
+
+    std::string parse()
+    {
+        const pugi::xml_parse_result parsed = m_doc.load_buffer(m_text.data(), m_text.size());
+        if (!parsed) {
+            // A dump cut short (a full disk, a copy from a terminal) says so, not "Start-end
+            // tags mismatch" (issue 49).
+            if (const std::optional<OpenElement> open = openAtEnd(m_text, m_lineOf))
+                return error(lineAt(static_cast<std::ptrdiff_t>(m_text.size())),
+                             "the file ends inside <" + open->name + "> (opened on line " +
+                                 std::to_string(open->line) + "): the file is cut short");
+            return error(lineAt(parsed.offset), std::string("not well-formed XML: ") + parsed.description());
+        }
+        m_system = m_doc.document_element();
+        if (std::string(m_system.name()) != "system")
+            return error(lineAt(m_system.offset_debug()),
+                         "the root element is <" + std::string(m_system.name()) +
+                             ">, not <system> (an NCCL_TOPO_DUMP_FILE dump or NCCL_TOPO_FILE input)");
+        return {};
+    }
+
     // The GPUs: <gpu> elements in a dump; in a static NCCL_TOPO_FILE input (AWS p4d, Azure
     // ND) only their PCI devices, <pci class="0x0302..">, without <gpu> (NCCL probes the rest).
-    std::vector<pugi::xml_node> gpus = descendants(system, "gpu");
-    std::vector<pugi::xml_node> pcis;  // the <pci> of each GPU (may be null in a dump)
-    const bool staticInput = gpus.empty();
-    if (staticInput) {
-        for (const pugi::xml_node &pci : descendants(system, "pci"))
-            if (startsWith(lowerCopy(pci.attribute("class").value()), "0x03")) {
-                gpus.push_back(pci);
-                pcis.push_back(pci);
-            }
-        if (gpus.empty())
-            return R::failure(importError(origin, lineAt(text, system.offset_debug()),
-                                          "no GPU: neither <gpu> elements (an NCCL_TOPO_DUMP_FILE dump) nor "
-                                          "<pci class=\"0x0302..\"> devices (an NCCL_TOPO_FILE input)"));
-        node.nvlinkUnknownWhy = "the file is an NCCL_TOPO_FILE input: it lists the GPUs' PCI devices "
-                                "(class 0x03..) but not their NVLinks";
-    } else {
-        for (const pugi::xml_node &gpu : gpus)
-            pcis.push_back(std::string(gpu.parent().name()) == "pci" ? gpu.parent() : pugi::xml_node());
+    std::string findGpus()
+    {
+        m_gpus = descendants(m_system, "gpu");
+        m_staticInput = m_gpus.empty();
+        if (m_staticInput) {
+            for (const pugi::xml_node &pci : descendants(m_system, "pci"))
+                if (startsWith(lowerCopy(pci.attribute("class").value()), "0x03")) {
+                    m_gpus.push_back(pci);
+                    m_pcis.push_back(pci);
+                }
+            if (m_gpus.empty())
+                return error(lineAt(m_system.offset_debug()),
+                             "no GPU: neither <gpu> elements (an NCCL_TOPO_DUMP_FILE dump) nor "
+                             "<pci class=\"0x0302..\"> devices (an NCCL_TOPO_FILE input)");
+            m_node.nvlinkUnknownWhy = "the file is an NCCL_TOPO_FILE input: it lists the GPUs' PCI devices "
+                                      "(class 0x03..) but not their NVLinks";
+        } else {
+            for (const pugi::xml_node &gpu : m_gpus)
+                m_pcis.push_back(std::string(gpu.parent().name()) == "pci" ? gpu.parent() : pugi::xml_node());
+        }
+        return {};
     }
-    std::map<std::string, int> gpuOfBus;  // lower-case PCI bus id -> GPU index
-    for (size_t g = 0; g < gpus.size(); ++g)
-        if (pcis[g] && pcis[g].attribute("busid"))
-            gpuOfBus[lowerCopy(pcis[g].attribute("busid").value())] = static_cast<int>(g);
-    const int n = static_cast<int>(gpus.size());
-    std::vector<int> links(n, 0), parent(n);
-    for (int g = 0; g < n; ++g)
-        parent[g] = g;
-    bool switchLinks = false, directLinks = false;
-    for (int g = 0; g < n; ++g) {
-        const pugi::xml_node &gpu = gpus[g];
-        const int line = lineAt(text, gpu.offset_debug());
+
+    std::string readGpus()
+    {
+        std::map<std::string, int> gpuOfBus;  // lower-case PCI bus id -> GPU index
+        for (size_t g = 0; g < m_gpus.size(); ++g)
+            if (m_pcis[g] && m_pcis[g].attribute("busid"))
+                gpuOfBus[lowerCopy(m_pcis[g].attribute("busid").value())] = static_cast<int>(g);
+        const int n = static_cast<int>(m_gpus.size());
+        m_links.assign(static_cast<size_t>(n), 0);
+        m_parent.resize(static_cast<size_t>(n));
+        for (int g = 0; g < n; ++g)
+            m_parent[g] = g;
+        for (int g = 0; g < n; ++g) {
+            const int line = lineAt(m_gpus[g].offset_debug());
+            std::string why = readGpu(g, line, gpuOfBus);
+            if (!why.empty())
+                return why;
+            ++m_node.gpuCount;
+            if (m_node.gpuCount == 1)
+                m_node.gpuCountLine = line;
+        }
+        return {};
+    }
+
+    // GPU g: its compute capability, its NVLinks, its PCI device (the model) and PCIe link.
+    std::string readGpu(int g, int line, const std::map<std::string, int> &gpuOfBus)
+    {
+        const pugi::xml_node &gpu = m_gpus[g];
         std::string why;
-        if (!staticInput) {
+        if (!m_staticInput) {
             long long sm = 0;
             if (!intAttribute(gpu, "sm", 10, 1000, sm, why))
-                return R::failure(importError(origin, line, why));
-            if (node.smVersion && *node.smVersion != sm)
-                return R::failure(importError(origin, line, "GPU with sm=" + std::to_string(sm) + " beside GPUs with sm=" +
-                                                                std::to_string(*node.smVersion) +
-                                                                ": a node of mixed GPU generations"));
-            node.smVersion = static_cast<int>(sm);
+                return error(line, why);
+            if (m_node.smVersion && *m_node.smVersion != sm)
+                return error(line, "GPU with sm=" + std::to_string(sm) + " beside GPUs with sm=" +
+                                       std::to_string(*m_node.smVersion) + ": a node of mixed GPU generations");
+            m_node.smVersion = static_cast<int>(sm);
         }
         for (const pugi::xml_node nvlink : gpu.children("nvlink")) {
             long long count = 0;
             if (!intAttribute(nvlink, "count", 1, 1000, count, why))
-                return R::failure(importError(origin, lineAt(text, nvlink.offset_debug()), why));
+                return error(lineAt(nvlink.offset_debug()), why);
             if (!nvlink.attribute("target"))
-                return R::failure(importError(origin, lineAt(text, nvlink.offset_debug()),
-                                              "<nvlink> has no target= attribute"));
-            links[g] += static_cast<int>(count);
+                return error(lineAt(nvlink.offset_debug()), "<nvlink> has no target= attribute");
+            m_links[g] += static_cast<int>(count);
             // A link to another GPU (its bus id) joins their islands; any other target is an
             // NVSwitch (tclass 0x068000) or a CPU, which every GPU on it reaches.
             const auto peer = gpuOfBus.find(lowerCopy(nvlink.attribute("target").value()));
             if (peer != gpuOfBus.end() && peer->second != g) {
-                directLinks = true;
-                parent[findRoot(parent, g)] = findRoot(parent, peer->second);
+                m_directLinks = true;
+                m_parent[findRoot(m_parent, g)] = findRoot(m_parent, peer->second);
             } else {
-                switchLinks = true;
+                m_switchLinks = true;
             }
         }
-        if (const pugi::xml_node &pci = pcis[g]) {
-            const std::string id = lowerCopy(pci.attribute("device").value());
-            if (const auto it = knownGpuDevices().find(id); it != knownGpuDevices().end()) {
-                // One preset lookup per GPU model, not per GPU (issue 48: a lookup per <gpu>
-                // cost 1.3 ms, 130 s for a 100,000-GPU dump).
-                auto cached = presets.find(it->second);
-                if (cached == presets.end())
-                    cached = presets.emplace(it->second, devicePreset(it->second)).first;
-                const auto &preset = cached->second;
-                if (node.device && preset && !(*node.device == *preset))
-                    return R::failure(importError(origin, lineAt(text, pci.offset_debug()),
-                                                  "GPU " + id + " (" + it->second + ") beside " + node.device->name +
-                                                      ": a node of mixed GPU models"));
-                if (preset && !node.device) {
-                    node.device = *preset;
-                    node.deviceLine = lineAt(text, pci.offset_debug());
-                }
+        if (const pugi::xml_node &pci = m_pcis[g])
+            return readPci(g, pci);
+        m_node.pcieBandwidth.reset();
+        return {};
+    }
+
+    // The GPU's PCI device: its model (one preset lookup per model, not per GPU; issue 48: a
+    // lookup per <gpu> cost 1.3 ms, 130 s for a 100,000-GPU dump) and its PCIe link.
+    std::string readPci(int g, const pugi::xml_node &pci)
+    {
+        const std::string id = lowerCopy(pci.attribute("device").value());
+        if (const auto it = knownGpuDevices().find(id); it != knownGpuDevices().end()) {
+            auto cached = m_presets.find(it->second);
+            if (cached == m_presets.end())
+                cached = m_presets.emplace(it->second, devicePreset(it->second)).first;
+            const auto &preset = cached->second;
+            if (m_node.device && preset && !(*m_node.device == *preset))
+                return error(lineAt(pci.offset_debug()), "GPU " + id + " (" + it->second + ") beside " +
+                                                             m_node.device->name + ": a node of mixed GPU models");
+            if (preset && !m_node.device) {
+                m_node.device = *preset;
+                m_node.deviceLine = lineAt(pci.offset_debug());
             }
-            const std::optional<double> pcie = pciLinkBandwidth(pci);
-            if (g == 0 || node.pcieBandwidth)
-                node.pcieBandwidth = pcie ? std::optional<double>(std::min(node.pcieBandwidth.value_or(*pcie), *pcie))
-                                          : std::nullopt;
+        }
+        const std::optional<double> pcie = pciLinkBandwidth(pci);
+        if (g == 0 || m_node.pcieBandwidth)
+            m_node.pcieBandwidth =
+                pcie ? std::optional<double>(std::min(m_node.pcieBandwidth.value_or(*pcie), *pcie)) : std::nullopt;
+        return {};
+    }
+
+    // Islands (GPUs joined by direct NVLinks that do not reach every GPU, and no NVSwitch),
+    // the NVLinks per GPU (the fewest of any GPU; in an island of two or more, when there are
+    // islands) and their bandwidth.
+    std::string readNvlinks()
+    {
+        const int n = static_cast<int>(m_gpus.size());
+        if (m_directLinks && !m_switchLinks) {
+            std::map<int, std::vector<int>> islands;  // root -> GPUs, ordered by first GPU below
+            std::vector<int> order;
+            for (int g = 0; g < n; ++g) {
+                const int r = findRoot(m_parent, g);
+                if (!islands.count(r))
+                    order.push_back(r);
+                islands[r].push_back(g);
+            }
+            if (order.size() > 1)
+                for (int r : order)
+                    m_node.islandSizes.push_back(static_cast<int>(islands[r].size()));
+        }
+        int minLinks = -1;
+        if (m_node.islandSizes.empty()) {
+            for (int g = 0; g < n; ++g)
+                minLinks = minLinks < 0 ? m_links[g] : std::min(minLinks, m_links[g]);
         } else {
-            node.pcieBandwidth.reset();
+            std::map<int, int> sizeOf;
+            for (int g = 0; g < n; ++g)
+                ++sizeOf[findRoot(m_parent, g)];
+            for (int g = 0; g < n; ++g)
+                if (sizeOf[findRoot(m_parent, g)] >= 2)
+                    minLinks = minLinks < 0 ? m_links[g] : std::min(minLinks, m_links[g]);
         }
-        ++node.gpuCount;
-        if (node.gpuCount == 1)
-            node.gpuCountLine = line;
-    }
-    // Islands: GPUs joined by direct NVLinks that do not reach every GPU, and no NVSwitch.
-    if (directLinks && !switchLinks) {
-        std::map<int, std::vector<int>> islands;  // root -> GPUs, ordered by first GPU below
-        std::vector<int> order;
-        for (int g = 0; g < n; ++g) {
-            const int r = findRoot(parent, g);
-            if (!islands.count(r))
-                order.push_back(r);
-            islands[r].push_back(g);
+        m_node.nvlinksPerGpu = std::max(minLinks, 0);
+        if (m_node.nvlinksPerGpu > 0) {
+            const std::optional<double> perLink = nvlinkSpeedForSm(*m_node.smVersion);
+            if (!perLink)
+                return error(m_node.gpuCountLine,
+                             "sm=" + std::to_string(*m_node.smVersion) + " has NVLinks but no known NVLink speed");
+            m_node.nvlinkBandwidth = m_node.nvlinksPerGpu * *perLink;
         }
-        if (order.size() > 1)
-            for (int r : order)
-                node.islandSizes.push_back(static_cast<int>(islands[r].size()));
+        if (m_node.islandSizes.empty())
+            m_node.pcieBandwidth.reset();  // only the level between islands uses it
+        return {};
     }
-    // NVLinks per GPU: the fewest of any GPU (in an island of two or more, when there are islands).
-    int minLinks = -1;
-    if (node.islandSizes.empty()) {
-        for (int g = 0; g < n; ++g)
-            minLinks = minLinks < 0 ? links[g] : std::min(minLinks, links[g]);
-    } else {
-        std::map<int, int> sizeOf;
-        for (int g = 0; g < n; ++g)
-            ++sizeOf[findRoot(parent, g)];
-        for (int g = 0; g < n; ++g)
-            if (sizeOf[findRoot(parent, g)] >= 2)
-                minLinks = minLinks < 0 ? links[g] : std::min(minLinks, links[g]);
+
+    std::string readNics()
+    {
+        double nicBitsPerSecond = 0;
+        for (const pugi::xml_node &net : descendants(m_system, "net")) {
+            long long mbps = 0;
+            std::string why;
+            if (!intAttribute(net, "speed", 1, 100'000'000, mbps, why))
+                return error(lineAt(net.offset_debug()), why);
+            nicBitsPerSecond += static_cast<double>(mbps) * 1e6;  // NCCL writes Mbit/s
+        }
+        if (nicBitsPerSecond > 0)
+            m_node.nicBandwidthPerGpu = nicBitsPerSecond / 8 / m_node.gpuCount;
+        return {};
     }
-    node.nvlinksPerGpu = std::max(minLinks, 0);
-    if (node.nvlinksPerGpu > 0) {
-        const std::optional<double> perLink = nvlinkSpeedForSm(*node.smVersion);
-        if (!perLink)
-            return R::failure(importError(origin, node.gpuCountLine, "sm=" + std::to_string(*node.smVersion) +
-                                                                         " has NVLinks but no known NVLink speed"));
-        node.nvlinkBandwidth = node.nvlinksPerGpu * *perLink;
-    }
-    if (node.islandSizes.empty())
-        node.pcieBandwidth.reset();  // only the level between islands uses it
-    double nicBitsPerSecond = 0;
-    for (const pugi::xml_node &net : descendants(system, "net")) {
-        long long mbps = 0;
-        std::string why;
-        if (!intAttribute(net, "speed", 1, 100'000'000, mbps, why))
-            return R::failure(importError(origin, lineAt(text, net.offset_debug()), why));
-        nicBitsPerSecond += static_cast<double>(mbps) * 1e6;   // NCCL writes Mbit/s
-    }
-    if (nicBitsPerSecond > 0)
-        node.nicBandwidthPerGpu = nicBitsPerSecond / 8 / node.gpuCount;
-    return node;
+};
+
+} // namespace
+
+Result<NodeDescription> parseNcclTopology(const std::string &text, const std::string &origin)
+{
+    return NcclReader(text, origin).read();
 }
 
 } // namespace nest

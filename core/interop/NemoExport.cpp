@@ -56,24 +56,15 @@ void null(YAML::Emitter &y, const char *key)
 
 } // namespace
 
-std::vector<ExportFile> writeNemo(const LaunchContext &c)
+namespace {
+
+std::string runNameOf(const LaunchContext &c)
 {
-    const UniformLayout &u = c.layout();
-    const Plan &p = c.result.runnable.plan;
-    const ModelShape &m = c.shape;
-    const FrameworkProfile &fw = c.profile;
-    const bool interleaved = p.schedule == Schedule::Interleaved && p.virtualStages > 1;
-    const bool distributedAdam = u.zero >= 1;
-    const NemoPrecision precision = nemoPrecision(p);
-    const std::string runName = "nest_" + c.request.model.name;
+    return "nest_" + c.request.model.name;
+}
 
-    YAML::Emitter y;
-    y << YAML::BeginMap;
-    y << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
-    kv(y, "name", runName);
-    y << YAML::EndMap;
-    kv(y, "name", runName);
-
+void emitTrainer(YAML::Emitter &y, const LaunchContext &c, const NemoPrecision &precision)
+{
     y << YAML::Key << "trainer" << YAML::Value << YAML::BeginMap;
     kv(y, "num_nodes", c.ranks().hosts.size());
     kv(y, "devices", c.ranks().procsPerNode);
@@ -93,11 +84,15 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     kv(y, "benchmark", false);
     kv(y, "enable_model_summary", false);
     y << YAML::EndMap;
+}
 
+void emitExpManager(YAML::Emitter &y, const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
     y << YAML::Key << "exp_manager" << YAML::Value << YAML::BeginMap;
     null(y, "explicit_log_dir");
     null(y, "exp_dir");
-    kv(y, "name", runName);
+    kv(y, "name", runNameOf(c));
     kv(y, "create_wandb_logger", false);
     kv(y, "resume_if_exists", true);
     kv(y, "resume_ignore_no_checkpoint", true);
@@ -112,8 +107,14 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     kv(y, "async_save", false);
     y << YAML::EndMap;
     y << YAML::EndMap;
+}
 
-    y << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+// model: the batch and the parallel layout.
+void emitModelLayout(YAML::Emitter &y, const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
+    const bool interleaved = p.schedule == Schedule::Interleaved && p.virtualStages > 1;
     kv(y, "mcore_gpt", true);
     kv(y, "micro_batch_size", p.microBatch);
     kv(y, "global_batch_size", p.globalBatch);
@@ -135,6 +136,13 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     kv(y, "context_parallel_size", u.cp);
     kv(y, "expert_model_parallel_size", u.ep);
     kv(y, "sequence_parallel", u.sp);
+}
+
+// model: the network's shape.
+void emitModelShape(YAML::Emitter &y, const LaunchContext &c)
+{
+    const Plan &p = c.result.runnable.plan;
+    const ModelShape &m = c.shape;
     kv(y, "encoder_seq_length", p.seqLength);
     kv(y, "max_position_embeddings", std::max(m.maxPositions, p.seqLength));
     kv(y, "num_layers", m.layers);
@@ -154,6 +162,12 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
         kv(y, "num_moe_experts", m.experts);
         kv(y, "moe_router_topk", m.topK);
     }
+}
+
+// model: recomputation, precision and overlap.
+void emitModelRuntime(YAML::Emitter &y, const LaunchContext &c, const NemoPrecision &precision)
+{
+    const UniformLayout &u = c.layout();
     y << YAML::Key << "activations_checkpoint_granularity" << YAML::Value;
     if (u.recompute == Recompute::None)
         y << YAML::Null;
@@ -171,10 +185,13 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
         y << YAML::Null;
     keys(y, precision.model);
     kv(y, "gradient_as_bucket_view", true);
-    kv(y, "ub_tp_comm_overlap", fw.tpOverlap && u.sp);
+    kv(y, "ub_tp_comm_overlap", c.profile.tpOverlap && u.sp);
     kv(y, "seed", 1234);
+}
 
-    // Placeholders the user fills in: NEST knows the model's shape, not its tokenizer or data.
+// Placeholders the user fills in: NEST knows the model's shape, not its tokenizer or data.
+void emitTokenizerAndData(YAML::Emitter &y, const LaunchContext &c)
+{
     y << YAML::Key << "tokenizer" << YAML::Value << YAML::BeginMap;
     kv(y, "library", "huggingface");
     kv(y, "type", kFillIn);
@@ -187,17 +204,21 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     null(y, "index_mapping_dir");
     kv(y, "data_impl", "mmap");
     kv(y, "splits_string", "900,50,50");
-    kv(y, "seq_length", p.seqLength);
+    kv(y, "seq_length", c.result.runnable.plan.seqLength);
     kv(y, "skip_warmup", true);
     kv(y, "num_workers", 2);
     kv(y, "dataloader_type", "single");
     y << YAML::EndMap;
+}
 
+void emitOptim(YAML::Emitter &y, const LaunchContext &c)
+{
+    const bool distributedAdam = c.layout().zero >= 1;
     y << YAML::Key << "optim" << YAML::Value << YAML::BeginMap;
     kv(y, "name", distributedAdam ? "distributed_fused_adam" : "fused_adam");
     if (distributedAdam) {
-        kv(y, "overlap_grad_sync", fw.gradReduceOverlap);
-        kv(y, "overlap_param_sync", fw.paramGatherOverlap);
+        kv(y, "overlap_grad_sync", c.profile.gradReduceOverlap);
+        kv(y, "overlap_param_sync", c.profile.paramGatherOverlap);
     }
     kv(y, "lr", 1.0e-4);
     kv(y, "weight_decay", 0.1);
@@ -209,21 +230,46 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     kv(y, "min_lr", 1.0e-5);
     y << YAML::EndMap;
     y << YAML::EndMap;
+}
+
+// The whole Hydra configuration, its header comment first.
+std::string nemoYaml(const LaunchContext &c)
+{
+    const NemoPrecision precision = nemoPrecision(c.result.runnable.plan);
+    const std::string runName = runNameOf(c);
+    YAML::Emitter y;
+    y << YAML::BeginMap;
+    y << YAML::Key << "run" << YAML::Value << YAML::BeginMap;
+    kv(y, "name", runName);
+    y << YAML::EndMap;
+    kv(y, "name", runName);
+    emitTrainer(y, c, precision);
+    emitExpManager(y, c);
+    y << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+    emitModelLayout(y, c);
+    emitModelShape(y, c);
+    emitModelRuntime(y, c, precision);
+    emitTokenizerAndData(y, c);
+    emitOptim(y, c);
     y << YAML::EndMap;
     y << YAML::EndMap;
 
-    const std::string &yamlName = c.mainName;
     std::vector<std::string> header = c.headerLines(kVersion);
     header.push_back("This file is the whole Hydra configuration of megatron_gpt_pretraining.py.");
     header.push_back("PLACEHOLDERS to fill in (the value " + std::string(kFillIn) +
                      ", OmegaConf's mandatory value; NeMo stops until they are set):");
     header.push_back("  model.tokenizer.type: the Hugging Face tokenizer (name or path) of the model; its vocabulary, "
-                     "padded to 128, must be the planned " + std::to_string(m.vocab) + ";");
+                     "padded to 128, must be the planned " + std::to_string(c.shape.vocab) + ";");
     header.push_back("  model.data.data_prefix: the Megatron-format training data ([weight, prefix, ...] or one prefix).");
     header.push_back("Both may also be given on the command line of the launch script: model.data.data_prefix=[...].");
     std::string yaml = commentBlock(header);
     yaml += std::string(y.c_str()) + "\n";
+    return yaml;
+}
 
+std::string nemoLaunchScript(const LaunchContext &c)
+{
+    const std::string &yamlName = c.mainName;
     std::string script = "#!/usr/bin/env bash\n";
     script += commentBlock({"NeMo launch of " + yamlName + " with the planned rank placement (see its header).",
                             "Run on every host of " + c.stem + ".hostfile; NEMO_DIR points at the NeMo checkout.",
@@ -236,8 +282,14 @@ std::vector<ExportFile> writeNemo(const LaunchContext &c)
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
     script += torchrunExec("\"$NEMO_DIR/examples/nlp/language_modeling/megatron_gpt_pretraining.py\" "
                            "--config-path=\"$CONFIG_DIR\" --config-name=" + shellQuote(yamlName));
+    return script;
+}
 
-    std::vector<ExportFile> files{{yamlName, yaml, false}, {c.stem + ".sh", script, true}};
+} // namespace
+
+std::vector<ExportFile> writeNemo(const LaunchContext &c)
+{
+    std::vector<ExportFile> files{{c.mainName, nemoYaml(c), false}, {c.stem + ".sh", nemoLaunchScript(c), true}};
     for (ExportFile &f : rankSideFiles(c, "nemo"))
         files.push_back(std::move(f));
     return files;

@@ -30,13 +30,22 @@ int strength(Recompute r)
     return r == Recompute::Full ? 2 : r == Recompute::Selective ? 1 : 0;
 }
 
-// Per stage (every chunk of an interleaved plan), one field of its choice.
+// Each stage's choice (every chunk of an interleaved plan): what the rules below read.
+std::vector<StageConfig> stageConfigs(const Plan &plan)
+{
+    std::vector<StageConfig> out;
+    for (const StagePlan &s : plan.stages)
+        out.push_back(s.config());
+    return out;
+}
+
+// Per stage, one field of its choice.
 template <class F>
-std::vector<int> perStage(const Plan &plan, F field)
+std::vector<int> perStage(const std::vector<StageConfig> &configs, F field)
 {
     std::vector<int> out;
-    for (const StagePlan &s : plan.stages)
-        out.push_back(field(s));
+    for (const StageConfig &c : configs)
+        out.push_back(field(c));
     return out;
 }
 
@@ -185,7 +194,6 @@ std::vector<int> blocksPerStage(const Plan &plan, const ModelProfile &model)
     }
     return out;
 }
-
 namespace {
 
 // One width for every stage (and the replicas the cluster then holds).
@@ -199,34 +207,87 @@ struct WidthChoice {
     }
 };
 
-Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const ModelProfile &model,
-                                  const FrameworkRules &rules, const WidthChoice &choice)
-{
-    using R = Result<RunnablePlan>;
-    RunnablePlan out;
-    const std::string &fw = rules.title;
-    UniformLayout u;
-    u.microBatch = plan.microBatch;
-    u.globalBatch = plan.globalBatch;
-    u.seqLength = plan.seqLength;
-    u.schedule = plan.schedule;
-    u.virtualStages = plan.schedule == Schedule::Interleaved ? plan.virtualStages : 1;
-    u.dp = plan.dp;
-    u.pp = plan.pipelineDepth();
+// The nearest plan one framework runs at one candidate width: the rules of docs/interop.md's
+// "Fallback rules", one step each, in the order they apply; each step changes only what the
+// framework cannot express and says the change in a sentence.
+class RunnableFit {
+public:
+    RunnableFit(const Plan &plan, const Topology &topo, const ModelProfile &model, const FrameworkRules &rules)
+        : m_plan(plan), m_topo(topo), m_model(model), m_rules(rules), m_fw(rules.title), m_configs(stageConfigs(plan))
+    {
+    }
 
-    // One width for every stage: the widest when the cluster holds it, else the narrowest.
-    const auto tps = perStage(plan, [](const StagePlan &s) { return s.tp; });
-    const auto cps = perStage(plan, [](const StagePlan &s) { return s.cp; });
-    const auto eps = perStage(plan, [](const StagePlan &s) { return s.ep; });
-    const bool uniformWidths = allEqual(tps) && allEqual(cps) && allEqual(eps);
-    u.tp = tps.front();
-    u.cp = cps.front();
-    u.ep = eps.front();
-    if (!uniformWidths) {
-        u.tp = choice.tp;
-        u.cp = choice.cp;
-        u.ep = choice.ep;
-        u.dp = choice.dp;
+    Result<RunnablePlan> run(const WidthChoice &choice)
+    {
+        using R = Result<RunnablePlan>;
+        startFromPlan();
+        uniteWidths(choice);
+        uniteMemory();
+        fitContextParallel();
+        fitExperts();
+        fitSchedule();
+        fitZero(choice.zero);
+        if (auto failed = fitMixedPrecision())
+            return R::failure(*failed);
+        fitSequenceParallel();
+        fitSplit();
+        Result<Plan> built = placeDevices();
+        if (!built)
+            return R::failure(built.error());
+        if (auto failed = placeRanks(built))
+            return R::failure(*failed);
+        m_out.plan = std::move(built).value();
+        m_out.layout = m_u;
+        m_out.stageBlocks = m_split;
+        keepPrecision();
+        noteDeviceTypes();
+        return std::move(m_out);
+    }
+
+private:
+    const Plan &m_plan;
+    const Topology &m_topo;
+    const ModelProfile &m_model;
+    const FrameworkRules &m_rules;
+    const std::string &m_fw;
+    const std::vector<StageConfig> m_configs;
+    UniformLayout m_u;
+    RunnablePlan m_out;
+    bool m_uniformWidths = true;
+    std::vector<int> m_split;  // transformer blocks per stage
+    long long m_world = 0;
+
+    void change(std::string sentence) { m_out.changes.push_back(std::move(sentence)); }
+    int stages() const { return m_u.pp * (m_u.schedule == Schedule::Interleaved ? m_u.virtualStages : 1); }
+
+    // The plan's job and pipeline, before any rule.
+    void startFromPlan()
+    {
+        m_u.microBatch = m_plan.microBatch;
+        m_u.globalBatch = m_plan.globalBatch;
+        m_u.seqLength = m_plan.seqLength;
+        m_u.schedule = m_plan.schedule;
+        m_u.virtualStages = m_plan.schedule == Schedule::Interleaved ? m_plan.virtualStages : 1;
+        m_u.dp = m_plan.dp;
+        m_u.pp = m_plan.pipelineDepth();
+    }
+
+    // One width for every stage: the candidate's when the stages differ.
+    void uniteWidths(const WidthChoice &choice)
+    {
+        const auto tps = perStage(m_configs, [](const StageConfig &c) { return c.tp; });
+        const auto cps = perStage(m_configs, [](const StageConfig &c) { return c.cp; });
+        const auto eps = perStage(m_configs, [](const StageConfig &c) { return c.ep; });
+        m_uniformWidths = allEqual(tps) && allEqual(cps) && allEqual(eps);
+        m_u.tp = tps.front();
+        m_u.cp = cps.front();
+        m_u.ep = eps.front();
+        if (m_uniformWidths)
+            return;
+        m_u.tp = choice.tp;
+        m_u.cp = choice.cp;
+        m_u.ep = choice.ep;
+        m_u.dp = choice.dp;
         std::vector<std::string> what;
         if (!allEqual(tps))
             what.push_back("tensor widths (tp " + joined(tps) + ")");
@@ -237,312 +298,405 @@ Result<RunnablePlan> runnableWith(const Plan &plan, const Topology &topo, const 
         std::string list;
         for (size_t i = 0; i < what.size(); ++i)
             list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
-        out.changes.push_back(fw + " cannot run per-stage " + list + "; exported tp " + std::to_string(u.tp) +
-                              ", cp " + std::to_string(u.cp) + ", ep " + std::to_string(u.ep) + " everywhere" +
-                              (u.dp != plan.dp ? " with dp " + std::to_string(u.dp) + " (was " +
-                                                     std::to_string(plan.dp) + ": the cluster holds no more)"
-                                               : "") +
-                              " (the fastest of the stages' own widths)");
+        change(m_fw + " cannot run per-stage " + list + "; exported tp " + std::to_string(m_u.tp) + ", cp " +
+               std::to_string(m_u.cp) + ", ep " + std::to_string(m_u.ep) + " everywhere" +
+               (m_u.dp != m_plan.dp ? " with dp " + std::to_string(m_u.dp) + " (was " + std::to_string(m_plan.dp) +
+                                          ": the cluster holds no more)"
+                                    : "") +
+               " (the fastest of the stages' own widths)");
     }
 
     // One memory setting for every stage: the most memory-saving one any stage uses.
-    const auto zeros = perStage(plan, [](const StagePlan &s) { return s.zero; });
-    const auto recomputes = perStage(plan, [](const StagePlan &s) { return strength(s.recompute); });
-    const auto sps = perStage(plan, [](const StagePlan &s) { return s.sp ? 1 : 0; });
-    u.zero = *std::max_element(zeros.begin(), zeros.end());
-    const int rec = *std::max_element(recomputes.begin(), recomputes.end());
-    u.recompute = rec == 2 ? Recompute::Full : rec == 1 ? Recompute::Selective : Recompute::None;
-    u.sp = *std::max_element(sps.begin(), sps.end()) == 1;
-    if (!allEqual(zeros))
-        out.changes.push_back(fw + " cannot run per-stage ZeRO stages (" + joined(zeros) + "); exported ZeRO-" +
-                              std::to_string(u.zero) + " everywhere");
-    if (!allEqual(recomputes)) {
-        std::string modes;
-        for (const StagePlan &s : plan.stages)
-            modes += (modes.empty() ? "" : ", ") + std::string(toString(s.recompute));
-        out.changes.push_back(fw + " cannot recompute per stage (" + modes + "); exported recompute " +
-                              toString(u.recompute) + " everywhere");
+    void uniteMemory()
+    {
+        const auto zeros = perStage(m_configs, [](const StageConfig &c) { return c.zero; });
+        const auto recomputes = perStage(m_configs, [](const StageConfig &c) { return strength(c.recompute); });
+        const auto sps = perStage(m_configs, [](const StageConfig &c) { return c.sp ? 1 : 0; });
+        m_u.zero = *std::max_element(zeros.begin(), zeros.end());
+        const int rec = *std::max_element(recomputes.begin(), recomputes.end());
+        m_u.recompute = rec == 2 ? Recompute::Full : rec == 1 ? Recompute::Selective : Recompute::None;
+        m_u.sp = *std::max_element(sps.begin(), sps.end()) == 1;
+        if (!allEqual(zeros))
+            change(m_fw + " cannot run per-stage ZeRO stages (" + joined(zeros) + "); exported ZeRO-" +
+                   std::to_string(m_u.zero) + " everywhere");
+        if (!allEqual(recomputes)) {
+            std::string modes;
+            for (const StageConfig &c : m_configs)
+                modes += (modes.empty() ? "" : ", ") + std::string(toString(c.recompute));
+            change(m_fw + " cannot recompute per stage (" + modes + "); exported recompute " +
+                   toString(m_u.recompute) + " everywhere");
+        }
+        if (!allEqual(sps) && m_u.tp > 1)
+            change(m_fw + " cannot switch sequence parallelism per stage; exported it on everywhere");
     }
-    if (!allEqual(sps) && u.tp > 1)
-        out.changes.push_back(fw + " cannot switch sequence parallelism per stage; exported it on everywhere");
 
-    // What the framework lacks.
-    if (u.cp > 1 && !rules.contextParallel) {
-        const int cp = u.cp;
-        u.cp = 1;
-        if (u.globalBatch % (1LL * u.microBatch * u.dp * cp) == 0 && u.dp * cp <= topo.deviceCount()) {
-            u.dp *= cp;
-            out.changes.push_back(fw + " has no context parallelism; exported cp 1 with dp " + std::to_string(u.dp) +
-                                  " (the cp " + std::to_string(cp) + " ranks become data-parallel replicas)");
-        } else if (StageConfig::tpDividesHeads(u.tp * cp, model.heads)) {
-            u.tp *= cp;
-            out.changes.push_back(fw + " has no context parallelism; exported cp 1 with tp " + std::to_string(u.tp) +
-                                  " (the cp " + std::to_string(cp) + " ranks join the tensor-parallel group)");
+    // No context parallelism: its ranks become replicas, else join the tensor-parallel group.
+    void fitContextParallel()
+    {
+        if (m_u.cp <= 1 || m_rules.contextParallel)
+            return;
+        const int cp = m_u.cp;
+        m_u.cp = 1;
+        if (m_u.globalBatch % (1LL * m_u.microBatch * m_u.dp * cp) == 0 && m_u.dp * cp <= m_topo.deviceCount()) {
+            m_u.dp *= cp;
+            change(m_fw + " has no context parallelism; exported cp 1 with dp " + std::to_string(m_u.dp) +
+                   " (the cp " + std::to_string(cp) + " ranks become data-parallel replicas)");
+        } else if (StageConfig::tpDividesHeads(m_u.tp * cp, m_model.heads)) {
+            m_u.tp *= cp;
+            change(m_fw + " has no context parallelism; exported cp 1 with tp " + std::to_string(m_u.tp) +
+                   " (the cp " + std::to_string(cp) + " ranks join the tensor-parallel group)");
         } else {
-            out.changes.push_back(fw + " has no context parallelism; exported cp 1 on fewer devices");
+            change(m_fw + " has no context parallelism; exported cp 1 on fewer devices");
         }
     }
-    if (u.ep > 1 && !rules.expertParallel) {
-        out.changes.push_back(fw + " has no expert parallelism here; exported ep 1 (every replica holds all experts)");
-        u.ep = 1;
-    }
-    u.etp = 0;  // the experts' width of the stages that set one (stages without experts do not)
-    for (const StagePlan &s : plan.stages)
-        if (s.etp > 0) {
-            u.etp = StageConfig::etpField(s.etp, u.tp);
-            break;
+
+    // Expert parallelism, the experts' own tensor width and how ep may fold over the stage.
+    void fitExperts()
+    {
+        if (m_u.ep > 1 && !m_rules.expertParallel) {
+            change(m_fw + " has no expert parallelism here; exported ep 1 (every replica holds all experts)");
+            m_u.ep = 1;
         }
-    if (u.etp > 0 && !rules.expertTensorWidth) {
-        out.changes.push_back(fw + " sets no expert tensor width of its own; exported etp = tp " + std::to_string(u.tp) +
-                              " (was " + std::to_string(u.etp) + ")");
-        u.etp = 0;
+        m_u.etp = 0;  // the experts' width of the stages that set one (stages without experts do not)
+        for (const StageConfig &c : m_configs)
+            if (c.etp > 0) {
+                m_u.etp = StageConfig::etpField(c.etp, m_u.tp);
+                break;
+            }
+        if (m_u.etp > 0 && !m_rules.expertTensorWidth) {
+            change(m_fw + " sets no expert tensor width of its own; exported etp = tp " + std::to_string(m_u.tp) +
+                   " (was " + std::to_string(m_u.etp) + ")");
+            m_u.etp = 0;
+        }
+        if (m_u.ep > 1 && !m_rules.expertFolding && m_u.dp % m_u.ep != 0) {
+            int ep = m_u.ep;
+            while (ep > 1 && (m_u.dp % ep != 0 || !StageConfig::epDividesExperts(ep, m_model.numExperts)))
+                --ep;
+            change(m_fw + " shards experts over data-parallel replicas only; exported ep " + std::to_string(ep) +
+                   " (was " + std::to_string(m_u.ep) + ", which does not divide dp " + std::to_string(m_u.dp) + ")");
+            m_u.ep = ep;
+        }
+        if (!StageConfig::expertGridFits(m_u.tp, m_u.cp, m_u.dp, m_u.expertTp(), m_u.ep)) {
+            change(m_fw + ": etp x ep does not divide the exported tp x cp x dp; exported ep 1 and etp = tp");
+            m_u.ep = 1;
+            m_u.etp = 0;
+        }
     }
-    if (u.ep > 1 && !rules.expertFolding && u.dp % u.ep != 0) {
-        int ep = u.ep;
-        while (ep > 1 && (u.dp % ep != 0 || !StageConfig::epDividesExperts(ep, model.numExperts)))
-            --ep;
-        out.changes.push_back(fw + " shards experts over data-parallel replicas only; exported ep " + std::to_string(ep) +
-                              " (was " + std::to_string(u.ep) + ", which does not divide dp " + std::to_string(u.dp) + ")");
-        u.ep = ep;
+
+    void fitSchedule()
+    {
+        if (m_u.schedule == Schedule::GPipe && !m_rules.gpipe) {
+            m_u.schedule = Schedule::OneFOneB;
+            change(m_fw + " has no GPipe schedule; exported 1F1B");
+        }
+        if (m_u.schedule == Schedule::Interleaved && !m_rules.interleaved) {
+            change(m_fw + " has no interleaved schedule; exported 1F1B with one chunk per stage (was " +
+                   std::to_string(m_u.virtualStages) + ")");
+            m_u.schedule = Schedule::OneFOneB;
+            m_u.virtualStages = 1;
+        }
     }
-    if (!StageConfig::expertGridFits(u.tp, u.cp, u.dp, u.expertTp(), u.ep)) {
-        out.changes.push_back(fw + ": etp x ep does not divide the exported tp x cp x dp; exported ep 1 and etp = tp");
-        u.ep = 1;
-        u.etp = 0;
-    }
-    if (u.schedule == Schedule::GPipe && !rules.gpipe) {
-        u.schedule = Schedule::OneFOneB;
-        out.changes.push_back(fw + " has no GPipe schedule; exported 1F1B");
-    }
-    if (u.schedule == Schedule::Interleaved && !rules.interleaved) {
-        out.changes.push_back(fw + " has no interleaved schedule; exported 1F1B with one chunk per stage (was " +
-                              std::to_string(u.virtualStages) + ")");
-        u.schedule = Schedule::OneFOneB;
-        u.virtualStages = 1;
-    }
+
+    // A ZeRO stage the framework lacks: the candidate's when allowed, else the next one up,
+    // else the highest offered.
+    void fitZero(int candidateZero)
     {
         std::vector<int> allowed;
-        for (int z : rules.zeroStages)
-            if (z <= 1 || rules.zeroAbove1WithPipeline || u.pp == 1)
+        for (int z : m_rules.zeroStages)
+            if (z <= 1 || m_rules.zeroAbove1WithPipeline || m_u.pp == 1)
                 allowed.push_back(z);
-        if (std::find(allowed.begin(), allowed.end(), u.zero) == allowed.end()) {
-            // The stage the candidate names when allowed, else the next one up, else the
-            // highest offered.
-            int pick = -1;
-            if (std::find(allowed.begin(), allowed.end(), choice.zero) != allowed.end())
-                pick = choice.zero;
-            for (int z : allowed)
-                if (pick < 0 && z > u.zero)
-                    pick = z;
-            if (pick < 0)
-                pick = *std::max_element(allowed.begin(), allowed.end());
-            const bool pipelineRule = !rules.zeroAbove1WithPipeline && u.pp > 1 && u.zero > 1;
-            out.changes.push_back(fw + (pipelineRule ? " runs ZeRO-2/3 only without pipeline parallelism" :
-                                                       " has no ZeRO-" + std::to_string(u.zero)) +
-                                  "; exported ZeRO-" + std::to_string(pick) + " (was ZeRO-" + std::to_string(u.zero) + ")");
-            u.zero = pick;
-        }
+        if (std::find(allowed.begin(), allowed.end(), m_u.zero) != allowed.end())
+            return;
+        int pick = -1;
+        if (std::find(allowed.begin(), allowed.end(), candidateZero) != allowed.end())
+            pick = candidateZero;
+        for (int z : allowed)
+            if (pick < 0 && z > m_u.zero)
+                pick = z;
+        if (pick < 0)
+            pick = *std::max_element(allowed.begin(), allowed.end());
+        const bool pipelineRule = !m_rules.zeroAbove1WithPipeline && m_u.pp > 1 && m_u.zero > 1;
+        change(m_fw + (pipelineRule ? " runs ZeRO-2/3 only without pipeline parallelism" :
+                                      " has no ZeRO-" + std::to_string(m_u.zero)) +
+               "; exported ZeRO-" + std::to_string(pick) + " (was ZeRO-" + std::to_string(m_u.zero) + ")");
+        m_u.zero = pick;
     }
-    if (rules.mixedPrecisionNeedsSharding && (u.tp > 1 || u.pp > 1) && u.cp == 1 && !(u.zero >= 2 && u.dp > 1)) {
-        // torchtitan turns mixed precision off with tp or pp unless FSDP (or cp) is on
-        // (torchtitan/distributed/utils.py maybe_enable_amp): that run would be FP32.
-        if (u.dp <= 1)
-            return R::failure(fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP or context "
-                                   "parallelism, and this layout has no data-parallel replicas to shard over (it would "
-                                   "run in FP32, not the BF16 the plan was priced with)");
-        out.changes.push_back(fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP; exported "
-                                   "ZeRO-2 (FSDP, reshard never) (was ZeRO-" + std::to_string(u.zero) + ")");
-        u.zero = 2;
-    }
-    if (rules.sequenceParallelWithTp && u.tp > 1 && !u.sp) {
-        u.sp = true;
-        out.changes.push_back(fw + " always shards the sequence across the tensor-parallel group; exported with "
-                              "sequence parallelism");
-    }
-    u.sp = StageConfig::sequenceParallel(u.sp, u.tp);
 
-    // The layer split.
-    const PipelineSpan span = pipelineSpan(model);
-    const int blocks = span.blocks;
-    u.pipelineUnits = plan.pipelineUnits;
-    auto stagesOf = [&] { return u.pp * (u.schedule == Schedule::Interleaved ? u.virtualStages : 1); };
-    std::vector<int> split = blocksPerStage(plan, model);
-    if (static_cast<int>(split.size()) != stagesOf())
-        split = balancedStageBlocks(span, std::max(1, std::min(stagesOf(), pipelineUnitCount(span, u.pipelineUnits))),
-                                    u.pipelineUnits);
-    const bool anyEmpty = std::find(split.begin(), split.end(), 0) != split.end();
-    using Split = FrameworkRules::Split;
-    const Split rule = rules.split != Split::Layout ? rules.split
-                       : u.schedule != Schedule::Interleaved && u.pipelineUnits == PipelineUnits::Layers
-                           ? Split::Any
-                           : Split::EvenInterior;
-    const auto evenly = rule == Split::Any                     ? Split::Any
-                        : u.schedule == Schedule::Interleaved ? Split::Even
-                                                              : rule;
-    if (rules.split == FrameworkRules::Split::Balanced) {
-        if (u.pipelineUnits != PipelineUnits::Layers) {
-            out.changes.push_back(fw + " weighs the transformer blocks only (partition_method='type:transformer'); "
-                                       "exported with the embedding and the loss outside the pipeline units (was " +
-                                  std::string(toString(u.pipelineUnits)) + ")");
-            u.pipelineUnits = PipelineUnits::Layers;
-        }
-        const std::vector<int> want = deepSpeedBalancedSplit(blocks, stagesOf());
-        if (split != want) {
-            out.changes.push_back(fw + " (Megatron-DeepSpeed's GPTModelPipe) splits the blocks by partition_balanced "
-                                       "over partition_method='type:transformer'; exported " + joined(want) +
-                                  " blocks per stage (was " + joined(split) + ")");
-            split = want;
-        }
-    } else if (u.pipelineUnits != PipelineUnits::Layers && evenly != FrameworkRules::Split::Any) {
-        // Megatron-Core counts the embedding (and the loss) as one layer each only in its even
-        // split (account_for_*_in_pipeline_split; the first/last stage sizes are a different
-        // mechanism that ignores them): every stage (chunk) the same number of units.
-        const int units = pipelineUnitCount(span, u.pipelineUnits);
-        std::vector<int> unitSplit = split;
-        if (countsEmbedding(u.pipelineUnits) && span.lead > 0)
-            ++unitSplit.front();
-        if (countsLoss(u.pipelineUnits) && span.tail > 0)
-            ++unitSplit.back();
-        if (!allEqual(unitSplit) || std::find(unitSplit.begin(), unitSplit.end(), 0) != unitSplit.end()) {
-            const std::vector<int> was = unitSplit;
-            const int pp0 = u.pp, v0 = u.virtualStages;
-            while (u.virtualStages > 1 && units % stagesOf() != 0)
-                --u.virtualStages;
-            if (u.virtualStages == 1 && u.schedule == Schedule::Interleaved)
-                u.schedule = Schedule::OneFOneB;
-            while (u.pp > 1 && units % stagesOf() != 0)
-                --u.pp;
-            split = balancedStageBlocks(span, stagesOf(), u.pipelineUnits);
-            out.changes.push_back(fw + " gives every stage the same number of pipeline units (" +
-                                  toString(u.pipelineUnits) + ": " + std::to_string(units) + " units); exported " +
-                                  (u.pp != pp0 || u.virtualStages != v0
-                                       ? "pp " + std::to_string(u.pp) +
-                                             (u.schedule == Schedule::Interleaved
-                                                  ? " with " + std::to_string(u.virtualStages) + " chunks"
-                                                  : std::string()) +
-                                             " (was pp " + std::to_string(pp0) +
-                                             (v0 > 1 ? " with " + std::to_string(v0) + " chunks" : std::string()) + "), "
-                                       : std::string()) +
-                                  std::to_string(units / stagesOf()) + " units per stage (was " + joined(was) + ")");
-        }
-    } else if (evenly == FrameworkRules::Split::EvenInterior && split.size() > 2) {
-        const std::vector<int> interior(split.begin() + 1, split.end() - 1);
-        if (!allEqual(interior) || anyEmpty) {
-            const int s = static_cast<int>(split.size());
-            const int mid = blocks / s, rem = blocks % s;
-            const std::vector<int> was = split;
-            split.assign(static_cast<size_t>(s), mid);
-            split.front() += (rem + 1) / 2;
-            split.back() += rem / 2;
-            out.changes.push_back(fw + " gives every stage but the first and the last the same number of blocks; "
-                                  "exported " + joined(split) + " blocks per stage (was " + joined(was) + ")");
-        }
-    } else if (evenly == FrameworkRules::Split::EvenInterior && anyEmpty) {
-        const std::vector<int> was = split;
-        split = balancedSplit(blocks, static_cast<int>(split.size()));
-        out.changes.push_back(fw + " needs at least one block per stage; exported " + joined(split) +
-                              " blocks per stage (was " + joined(was) + ")");
-    } else if (evenly == FrameworkRules::Split::Even && (!allEqual(split) || anyEmpty)) {
-        const std::vector<int> was = split;
-        if (blocks % stagesOf() != 0) {
-            // Fewer chunks, then fewer stages, until the blocks divide.
-            const int pp0 = u.pp, v0 = u.virtualStages;
-            while (u.virtualStages > 1 && blocks % stagesOf() != 0)
-                --u.virtualStages;
-            if (u.virtualStages == 1)
-                u.schedule = u.schedule == Schedule::Interleaved ? Schedule::OneFOneB : u.schedule;
-            while (u.pp > 1 && blocks % stagesOf() != 0)
-                --u.pp;
-            out.changes.push_back(fw + " splits the blocks evenly and " + std::to_string(blocks) +
-                                  " blocks do not divide into " + std::to_string(pp0 * v0) + " stages; exported pp " +
-                                  std::to_string(u.pp) +
-                                  (u.schedule == Schedule::Interleaved ? " with " + std::to_string(u.virtualStages) + " chunks" : "") +
-                                  " (was pp " + std::to_string(pp0) + (v0 > 1 ? " with " + std::to_string(v0) + " chunks" : "") + ")");
-        } else {
-            out.changes.push_back(fw + " splits the blocks evenly; exported " + std::to_string(blocks / stagesOf()) +
-                                  " blocks per stage (was " + joined(was) + ")");
-        }
-        split.assign(static_cast<size_t>(stagesOf()), blocks / stagesOf());
+    // torchtitan turns mixed precision off with tp or pp unless FSDP (or cp) is on
+    // (torchtitan/distributed/utils.py maybe_enable_amp): that run would be FP32.
+    std::optional<std::string> fitMixedPrecision()
+    {
+        if (!m_rules.mixedPrecisionNeedsSharding || !(m_u.tp > 1 || m_u.pp > 1) || m_u.cp != 1 ||
+            (m_u.zero >= 2 && m_u.dp > 1))
+            return std::nullopt;
+        if (m_u.dp <= 1)
+            return m_fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP or context "
+                          "parallelism, and this layout has no data-parallel replicas to shard over (it would "
+                          "run in FP32, not the BF16 the plan was priced with)";
+        change(m_fw + " trains tensor- or pipeline-parallel layouts in BF16 only under FSDP; exported "
+                      "ZeRO-2 (FSDP, reshard never) (was ZeRO-" + std::to_string(m_u.zero) + ")");
+        m_u.zero = 2;
+        return std::nullopt;
     }
-    u.stageBlocks = split;
+
+    void fitSequenceParallel()
+    {
+        if (m_rules.sequenceParallelWithTp && m_u.tp > 1 && !m_u.sp) {
+            m_u.sp = true;
+            change(m_fw + " always shards the sequence across the tensor-parallel group; exported with "
+                          "sequence parallelism");
+        }
+        m_u.sp = StageConfig::sequenceParallel(m_u.sp, m_u.tp);
+    }
+
+    // The layer split: the plan's blocks per stage, changed to the framework's rule.
+    void fitSplit()
+    {
+        const PipelineSpan span = pipelineSpan(m_model);
+        m_u.pipelineUnits = m_plan.pipelineUnits;
+        m_split = blocksPerStage(m_plan, m_model);
+        if (static_cast<int>(m_split.size()) != stages())
+            m_split = balancedStageBlocks(
+                span, std::max(1, std::min(stages(), pipelineUnitCount(span, m_u.pipelineUnits))), m_u.pipelineUnits);
+        const bool anyEmpty = std::find(m_split.begin(), m_split.end(), 0) != m_split.end();
+        using Split = FrameworkRules::Split;
+        const Split rule = m_rules.split != Split::Layout ? m_rules.split
+                           : m_u.schedule != Schedule::Interleaved && m_u.pipelineUnits == PipelineUnits::Layers
+                               ? Split::Any
+                               : Split::EvenInterior;
+        const auto evenly = rule == Split::Any                       ? Split::Any
+                            : m_u.schedule == Schedule::Interleaved ? Split::Even
+                                                                    : rule;
+        if (m_rules.split == Split::Balanced)
+            splitBalanced(span.blocks);
+        else if (m_u.pipelineUnits != PipelineUnits::Layers && evenly != Split::Any)
+            splitEvenUnits(span);
+        else if (evenly == Split::EvenInterior && m_split.size() > 2)
+            splitEvenInterior(span.blocks, anyEmpty);
+        else if (evenly == Split::EvenInterior && anyEmpty)
+            splitNoEmptyStage(span.blocks);
+        else if (evenly == Split::Even && (!allEqual(m_split) || anyEmpty))
+            splitEven(span.blocks);
+        m_u.stageBlocks = m_split;
+    }
+
+    // DeepSpeed: partition_balanced over the transformer blocks alone.
+    void splitBalanced(int blocks)
+    {
+        if (m_u.pipelineUnits != PipelineUnits::Layers) {
+            change(m_fw + " weighs the transformer blocks only (partition_method='type:transformer'); "
+                          "exported with the embedding and the loss outside the pipeline units (was " +
+                   std::string(toString(m_u.pipelineUnits)) + ")");
+            m_u.pipelineUnits = PipelineUnits::Layers;
+        }
+        const std::vector<int> want = deepSpeedBalancedSplit(blocks, stages());
+        if (m_split != want) {
+            change(m_fw + " (Megatron-DeepSpeed's GPTModelPipe) splits the blocks by partition_balanced "
+                          "over partition_method='type:transformer'; exported " + joined(want) +
+                   " blocks per stage (was " + joined(m_split) + ")");
+            m_split = want;
+        }
+    }
+
+    // Megatron-Core counts the embedding (and the loss) as one layer each only in its even
+    // split (account_for_*_in_pipeline_split; the first/last stage sizes are a different
+    // mechanism that ignores them): every stage (chunk) the same number of units.
+    void splitEvenUnits(const PipelineSpan &span)
+    {
+        const int units = pipelineUnitCount(span, m_u.pipelineUnits);
+        std::vector<int> unitSplit = m_split;
+        if (countsEmbedding(m_u.pipelineUnits) && span.lead > 0)
+            ++unitSplit.front();
+        if (countsLoss(m_u.pipelineUnits) && span.tail > 0)
+            ++unitSplit.back();
+        if (allEqual(unitSplit) && std::find(unitSplit.begin(), unitSplit.end(), 0) == unitSplit.end())
+            return;
+        const int pp0 = m_u.pp, v0 = m_u.virtualStages;
+        while (m_u.virtualStages > 1 && units % stages() != 0)
+            --m_u.virtualStages;
+        if (m_u.virtualStages == 1 && m_u.schedule == Schedule::Interleaved)
+            m_u.schedule = Schedule::OneFOneB;
+        while (m_u.pp > 1 && units % stages() != 0)
+            --m_u.pp;
+        m_split = balancedStageBlocks(span, stages(), m_u.pipelineUnits);
+        change(m_fw + " gives every stage the same number of pipeline units (" + toString(m_u.pipelineUnits) + ": " +
+               std::to_string(units) + " units); exported " +
+               (m_u.pp != pp0 || m_u.virtualStages != v0 ? depthChange(pp0, v0) + ", " : std::string()) +
+               std::to_string(units / stages()) + " units per stage (was " + joined(unitSplit) + ")");
+    }
+
+    // "pp P with V chunks (was pp P0 with V0 chunks)"
+    std::string depthChange(int pp0, int v0) const
+    {
+        return "pp " + std::to_string(m_u.pp) +
+               (m_u.schedule == Schedule::Interleaved ? " with " + std::to_string(m_u.virtualStages) + " chunks"
+                                                      : std::string()) +
+               " (was pp " + std::to_string(pp0) + (v0 > 1 ? " with " + std::to_string(v0) + " chunks" : std::string()) +
+               ")";
+    }
+
+    // Every stage but the first and the last the same number of blocks.
+    void splitEvenInterior(int blocks, bool anyEmpty)
+    {
+        const std::vector<int> interior(m_split.begin() + 1, m_split.end() - 1);
+        if (allEqual(interior) && !anyEmpty)
+            return;
+        const int s = static_cast<int>(m_split.size());
+        const int mid = blocks / s, rem = blocks % s;
+        const std::vector<int> was = m_split;
+        m_split.assign(static_cast<size_t>(s), mid);
+        m_split.front() += (rem + 1) / 2;
+        m_split.back() += rem / 2;
+        change(m_fw + " gives every stage but the first and the last the same number of blocks; "
+                      "exported " + joined(m_split) + " blocks per stage (was " + joined(was) + ")");
+    }
+
+    void splitNoEmptyStage(int blocks)
+    {
+        const std::vector<int> was = m_split;
+        m_split = balancedSplit(blocks, static_cast<int>(m_split.size()));
+        change(m_fw + " needs at least one block per stage; exported " + joined(m_split) +
+               " blocks per stage (was " + joined(was) + ")");
+    }
+
+    // Every stage the same number of blocks: fewer chunks, then fewer stages, until they divide.
+    void splitEven(int blocks)
+    {
+        const std::vector<int> was = m_split;
+        if (blocks % stages() != 0) {
+            const int pp0 = m_u.pp, v0 = m_u.virtualStages;
+            while (m_u.virtualStages > 1 && blocks % stages() != 0)
+                --m_u.virtualStages;
+            if (m_u.virtualStages == 1)
+                m_u.schedule = m_u.schedule == Schedule::Interleaved ? Schedule::OneFOneB : m_u.schedule;
+            while (m_u.pp > 1 && blocks % stages() != 0)
+                --m_u.pp;
+            change(m_fw + " splits the blocks evenly and " + std::to_string(blocks) + " blocks do not divide into " +
+                   std::to_string(pp0 * v0) + " stages; exported " + depthChange(pp0, v0));
+        } else {
+            change(m_fw + " splits the blocks evenly; exported " + std::to_string(blocks / stages()) +
+                   " blocks per stage (was " + joined(was) + ")");
+        }
+        m_split.assign(static_cast<size_t>(stages()), blocks / stages());
+    }
 
     // Devices: the plan's own, in its coordinate order, when the shape kept its size.
-    const RankSizes planSizes = rankSizesOf(plan);
-    const bool sameGrid = uniformWidths && planSizes.tp == u.tp && planSizes.cp == u.cp && planSizes.dp == u.dp &&
-                          planSizes.pp == u.pp;
-    const long long world = 1LL * u.tp * u.cp * u.dp * u.pp;
-    if (world > topo.deviceCount())
-        return R::failure("the nearest layout " + fw + " can run needs " + std::to_string(world) +
-                          " devices, the cluster has " + std::to_string(topo.deviceCount()));
-    std::vector<int> list = sameGrid ? canonicalDevices(plan) : devicesPlanFirst(plan, topo);
-    list.resize(static_cast<size_t>(world));
-    u.order = "tp-cp-ep-dp-pp";
-    u.rankDevices = list;
-    auto built = buildUniformPlan(u, topo, model);
-    if (!built)
-        return R::failure("no plan " + fw + " can run keeps this job: " + built.error());
-    if (out.changes.empty() && !(*built == plan))
-        out.changes.push_back(fw + " derives each stage's layers from its number of blocks; exported the stages " +
-                              joined(split) + " blocks long with the embedding first and the head last");
+    Result<Plan> placeDevices()
+    {
+        const RankSizes planSizes = rankSizesOf(m_plan);
+        const bool sameGrid = m_uniformWidths && planSizes.tp == m_u.tp && planSizes.cp == m_u.cp &&
+                              planSizes.dp == m_u.dp && planSizes.pp == m_u.pp;
+        m_world = 1LL * m_u.tp * m_u.cp * m_u.dp * m_u.pp;
+        if (m_world > m_topo.deviceCount())
+            return Result<Plan>::failure("the nearest layout " + m_fw + " can run needs " + std::to_string(m_world) +
+                                         " devices, the cluster has " + std::to_string(m_topo.deviceCount()));
+        std::vector<int> list = sameGrid ? canonicalDevices(m_plan) : devicesPlanFirst(m_plan, m_topo);
+        list.resize(static_cast<size_t>(m_world));
+        m_u.order = "tp-cp-ep-dp-pp";
+        m_u.rankDevices = list;
+        auto built = buildUniformPlan(m_u, m_topo, m_model);
+        if (!built)
+            return Result<Plan>::failure("no plan " + m_fw + " can run keeps this job: " + built.error());
+        if (m_out.changes.empty() && !(*built == m_plan))
+            change(m_fw + " derives each stage's layers from its number of blocks; exported the stages " +
+                   joined(m_split) + " blocks long with the embedding first and the head last");
+        return built;
+    }
 
-    // The launcher: G consecutive ranks per node, in one of the framework's rank orders.
-    Result<RankMapping> mapping = Result<RankMapping>::failure("");
-    std::string firstError;
-    for (size_t i = 0; rules.launcher && i < rules.orders.size(); ++i) {
-        if (i > 0 && u.ep > 1)
-            break;
-        mapping = mapRanks(*built, topo, rules.orders[i]);
-        if (mapping) {
-            out.orderIndex = i;
-            break;
+    // The launcher: G consecutive ranks per node, in one of the framework's rank orders;
+    // else the same layout with the ranks laid node by node (`built` replaced).
+    std::optional<std::string> placeRanks(Result<Plan> &built)
+    {
+        if (!m_rules.launcher) {
+            m_out.ranks = RankMapping{};
+            return std::nullopt;
         }
-        if (i == 0)
-            firstError = mapping.error();
-    }
-    if (!rules.launcher) {
-        mapping = RankMapping{};
-    } else if (!mapping) {
-        const std::vector<int> nodeList = devicesNodeByNode(*built, topo, static_cast<int>(world));
+        std::string firstError;
+        for (size_t i = 0; i < m_rules.orders.size(); ++i) {
+            if (i > 0 && m_u.ep > 1)
+                break;
+            Result<RankMapping> mapping = mapRanks(*built, m_topo, m_rules.orders[i]);
+            if (mapping) {
+                m_out.orderIndex = i;
+                m_out.ranks = std::move(mapping).value();
+                return std::nullopt;
+            }
+            if (i == 0)
+                firstError = mapping.error();
+        }
+        const std::vector<int> nodeList = devicesNodeByNode(*built, m_topo, static_cast<int>(m_world));
         if (nodeList.empty())
-            return R::failure("no launch order of " + fw + " places this plan: " + firstError);
-        u.order = rules.orders.front();
-        u.rankDevices = nodeList;
-        auto relaid = buildUniformPlan(u, topo, model);
+            return "no launch order of " + m_fw + " places this plan: " + firstError;
+        m_u.order = m_rules.orders.front();
+        m_u.rankDevices = nodeList;
+        auto relaid = buildUniformPlan(m_u, m_topo, m_model);
         if (!relaid)
-            return R::failure("no plan " + fw + " can run keeps this job: " + relaid.error());
-        out.changes.push_back(fw + " starts consecutive ranks (in its order " + rules.orders.front() +
-                              ") on one node, and " + firstError +
-                              "; exported the same layout with the ranks laid node by node over the plan's nodes");
+            return "no plan " + m_fw + " can run keeps this job: " + relaid.error();
+        change(m_fw + " starts consecutive ranks (in its order " + m_rules.orders.front() + ") on one node, and " +
+               firstError + "; exported the same layout with the ranks laid node by node over the plan's nodes");
         built = std::move(relaid);
-        mapping = mapRanks(*built, topo, rules.orders.front());
+        Result<RankMapping> mapping = mapRanks(*built, m_topo, m_rules.orders.front());
         if (!mapping)
-            return R::failure(mapping.error());
-        out.orderIndex = 0;
-    }
-    out.ranks = std::move(mapping).value();
-    out.plan = std::move(built).value();
-    out.layout = u;
-    out.stageBlocks = split;
-    // The precision: the plan's where the framework trains in it, else BF16 (issue 46).
-    out.plan.precision = plan.precision;
-    if (!rules.runsPrecision(plan.precision)) {
-        out.plan.precision = Precision{};
-        out.changes.push_back("precision " + precisionLabel(plan.precision) + " -> bf16: " + fw +
-                              " does not train in " + precisionLabel(plan.precision));
+            return mapping.error();
+        m_out.orderIndex = 0;
+        m_out.ranks = std::move(mapping).value();
+        return std::nullopt;
     }
 
-    std::set<int> types;
-    for (int d : canonicalDevices(out.plan))
-        types.insert(topo.devices[static_cast<size_t>(d)].type);
-    if (types.size() > 1) {
+    // The precision: the plan's where the framework trains in it, else BF16 (issue 46).
+    void keepPrecision()
+    {
+        m_out.plan.precision = m_plan.precision;
+        if (!m_rules.runsPrecision(m_plan.precision)) {
+            m_out.plan.precision = Precision{};
+            change("precision " + precisionLabel(m_plan.precision) + " -> bf16: " + m_fw + " does not train in " +
+                   precisionLabel(m_plan.precision));
+        }
+    }
+
+    void noteDeviceTypes()
+    {
+        std::set<int> types;
+        for (int d : canonicalDevices(m_out.plan))
+            types.insert(m_topo.devices[static_cast<size_t>(d)].type);
+        if (types.size() <= 1)
+            return;
         std::string names;
         for (int t : types)
-            names += (names.empty() ? "" : ", ") + topo.deviceTypes[static_cast<size_t>(t)].name;
-        out.notes.push_back("the plan mixes device types (" + names + "); " + fw +
-                            " runs the same program on every GPU, so each stage keeps the layers and widths above "
-                            "whatever its devices");
+            names += (names.empty() ? "" : ", ") + m_topo.deviceTypes[static_cast<size_t>(t)].name;
+        m_out.notes.push_back("the plan mixes device types (" + names + "); " + m_fw +
+                              " runs the same program on every GPU, so each stage keeps the layers and widths above "
+                              "whatever its devices");
     }
-    return out;
+};
+
+// The candidate widths: each stage's own and the widest of each, with fewer replicas where
+// the cluster does not hold a width at the plan's dp; those that fit.
+std::vector<WidthChoice> fittingWidths(const Plan &plan, const Topology &topo)
+{
+    std::set<WidthChoice> candidates;
+    StageConfig widest;
+    for (const StageConfig &c : stageConfigs(plan)) {
+        candidates.insert({c.tp, c.cp, c.ep, plan.dp});
+        widest.tp = std::max(widest.tp, c.tp);
+        widest.cp = std::max(widest.cp, c.cp);
+        widest.ep = std::max(widest.ep, c.ep);
+    }
+    candidates.insert({widest.tp, widest.cp, widest.ep, plan.dp});
+    // A ZeRO stage the framework lacks becomes the next one up it offers (the pipeline rule
+    // of DeepSpeed, ZeRO-2/3 only without pipelining, the highest below): RunnableFit picks
+    // it (docs/interop.md, the ZeRO row of "Fallback rules").
+    const int expertTp = plan.stages.front().config().expertTp();
+    std::vector<WidthChoice> fitting;
+    for (WidthChoice c : candidates) {
+        while (c.dp >= 1 && (1LL * c.tp * c.cp * c.dp * plan.pipelineDepth() > topo.deviceCount() ||
+                             plan.globalBatch % (1LL * plan.microBatch * c.dp) != 0 ||
+                             !StageConfig::expertGridFits(c.tp, c.cp, c.dp, expertTp, c.ep)))
+            --c.dp;
+        if (c.dp >= 1)
+            fitting.push_back(c);
+    }
+    return fitting;
 }
 
 } // namespace
@@ -553,30 +707,7 @@ Result<RunnablePlan> nearestRunnablePlan(const Plan &plan, const Topology &topo,
     using R = Result<RunnablePlan>;
     if (plan.stages.empty())
         return R::failure("the plan has no stages");
-    // The candidate widths: each stage's own, and the widest of each.
-    std::set<WidthChoice> candidates;
-    int maxTp = 1, maxCp = 1, maxEp = 1;
-    for (const StagePlan &s : plan.stages) {
-        candidates.insert({s.tp, s.cp, s.ep, plan.dp});
-        maxTp = std::max(maxTp, s.tp);
-        maxCp = std::max(maxCp, s.cp);
-        maxEp = std::max(maxEp, s.ep);
-    }
-    candidates.insert({maxTp, maxCp, maxEp, plan.dp});
-    // A ZeRO stage the framework lacks becomes the next one up it offers (the pipeline rule
-    // of DeepSpeed, ZeRO-2/3 only without pipelining, the highest below): runnableWith picks
-    // it (docs/interop.md, the ZeRO row of "Fallback rules").
-    const std::set<WidthChoice> &withZero = candidates;
-    std::vector<WidthChoice> fitting;
-    for (WidthChoice c : withZero) {
-        // Fewer replicas when the cluster does not hold this width at the plan's dp.
-        while (c.dp >= 1 && (1LL * c.tp * c.cp * c.dp * plan.pipelineDepth() > topo.deviceCount() ||
-                             plan.globalBatch % (1LL * plan.microBatch * c.dp) != 0 ||
-                             !StageConfig::expertGridFits(c.tp, c.cp, c.dp, plan.stages.front().expertTp(), c.ep)))
-            --c.dp;
-        if (c.dp >= 1)
-            fitting.push_back(c);
-    }
+    const std::vector<WidthChoice> fitting = fittingWidths(plan, topo);
     if (fitting.empty())
         return R::failure("no single width of the plan's stages fits the cluster");
     std::optional<RunnablePlan> best;
@@ -584,7 +715,7 @@ Result<RunnablePlan> nearestRunnablePlan(const Plan &plan, const Topology &topo,
     double bestTime = 0;
     std::string firstError;
     for (const WidthChoice &c : fitting) {
-        auto r = runnableWith(plan, topo, model, rules, c);
+        auto r = RunnableFit(plan, topo, model, rules).run(c);
         if (!r) {
             if (firstError.empty())
                 firstError = r.error();

@@ -365,135 +365,173 @@ Result<std::vector<std::string>> expandHostlist(const std::string &expression, H
     return out;
 }
 
-Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::string &origin)
-{
-    using R = Result<SlurmTopology>;
-    SlurmTopology topo;
-    std::vector<std::vector<std::string>> childNames;
-    std::map<std::string, int> byName;
-    HostlistBudget budget;  // for the whole file
-    for (const Statement &st : statements(text)) {
-        auto raw = parseStatement(st, origin, budget);
-        if (!raw)
-            return R::failure(raw.error());
-        if (const auto it = byName.find(raw->sw.name); it != byName.end())
-            return R::failure(importError(origin, st.line, "switch '" + raw->sw.name + "' is already defined on line " +
-                                                               std::to_string(topo.switches[it->second].line)));
-        byName[raw->sw.name] = static_cast<int>(topo.switches.size());
-        topo.switches.push_back(std::move(raw->sw));
-        childNames.push_back(std::move(raw->switchNames));
-    }
-    if (topo.switches.empty())
-        return R::failure(importError(origin, 0, "no SwitchName= line: not a Slurm topology.conf"));
+namespace {
 
-    // The file's graph: children by index. A switch or node may be listed under several
-    // switches (a leaf under several spines, a dual-homed node).
-    const int raw = static_cast<int>(topo.switches.size());
-    std::vector<std::vector<int>> rawChildren(raw);
-    std::vector<int> unionOf(raw);
-    for (int s = 0; s < raw; ++s)
-        unionOf[s] = s;
-    const auto find = [&unionOf](int x) {
-        while (unionOf[x] != x)
-            x = unionOf[x] = unionOf[unionOf[x]];
-        return x;
-    };
-    const auto join = [&](int a, int b) { unionOf[find(a)] = find(b); };
-    std::vector<int> firstParent(raw, -1);
-    std::map<std::string, int> nodeOwner;
-    for (int s = 0; s < raw; ++s) {
-        const SlurmSwitch &sw = topo.switches[s];
-        for (const std::string &name : childNames[s]) {
-            const auto it = byName.find(name);
-            if (it == byName.end())
-                return R::failure(importError(origin, sw.line, "'" + name + "' under Switches= of '" + sw.name +
-                                                                   "' is no switch of this file (nodes belong under Nodes=)"));
-            if (it->second == s)
-                return R::failure(importError(origin, sw.line, "switch '" + sw.name + "' lists itself: a cycle"));
-            rawChildren[s].push_back(it->second);
-            // Switches that serve the same child are one logical switch (issue 49).
-            if (firstParent[it->second] >= 0)
-                join(s, firstParent[it->second]);
-            firstParent[it->second] = s;
+// The file's switches as written, merged into logical switches: switches that serve the same
+// child (a leaf under several spines) or the same node (a dual-homed node) are one logical
+// switch (issue 49), and merged switches' own parents merge in turn.
+class SwitchMerger {
+public:
+    SwitchMerger(SlurmTopology &topo, const std::string &origin) : m_topo(topo), m_origin(origin) {}
+
+    // The file's statements; an error message when one is wrong or a switch is defined twice.
+    std::string read(const std::string &text)
+    {
+        HostlistBudget budget;  // for the whole file
+        for (const Statement &st : statements(text)) {
+            auto raw = parseStatement(st, m_origin, budget);
+            if (!raw)
+                return raw.error();
+            if (const auto it = m_byName.find(raw->sw.name); it != m_byName.end())
+                return importError(m_origin, st.line, "switch '" + raw->sw.name + "' is already defined on line " +
+                                                          std::to_string(m_topo.switches[it->second].line));
+            m_byName[raw->sw.name] = static_cast<int>(m_topo.switches.size());
+            m_topo.switches.push_back(std::move(raw->sw));
+            m_childNames.push_back(std::move(raw->switchNames));
         }
-        for (const std::string &node : sw.nodes) {
-            if (byName.count(node))
-                return R::failure(importError(origin, sw.line, "'" + node + "' under Nodes= of '" + sw.name +
-                                                                   "' is a switch (switches belong under Switches=)"));
-            const auto [it, fresh] = nodeOwner.emplace(node, s);
-            if (!fresh)
-                join(s, it->second);  // a node under two leaves: the leaves are one logical leaf
-        }
+        if (m_topo.switches.empty())
+            return importError(m_origin, 0, "no SwitchName= line: not a Slurm topology.conf");
+        return {};
     }
-    // Merged switches' own parents merge in turn, until every logical switch has one parent.
-    for (bool changed = true; changed;) {
-        changed = false;
-        std::map<int, int> parentOfClass;
+
+    // The file's graph, children by index, and the merges it implies. A switch or node may be
+    // listed under several switches (a leaf under several spines, a dual-homed node).
+    std::string link()
+    {
+        const int raw = static_cast<int>(m_topo.switches.size());
+        m_rawChildren.assign(static_cast<size_t>(raw), {});
+        m_unionOf.resize(static_cast<size_t>(raw));
         for (int s = 0; s < raw; ++s)
-            for (int c : rawChildren[s]) {
-                const int cls = find(c), p = find(s);
-                if (p == cls)
-                    continue;
-                const auto [it, fresh] = parentOfClass.emplace(cls, p);
-                if (!fresh && find(it->second) != p) {
-                    join(p, it->second);
-                    changed = true;
-                }
+            m_unionOf[s] = s;
+        std::vector<int> firstParent(raw, -1);
+        std::map<std::string, int> nodeOwner;
+        for (int s = 0; s < raw; ++s) {
+            const SlurmSwitch &sw = m_topo.switches[s];
+            for (const std::string &name : m_childNames[s]) {
+                const auto it = m_byName.find(name);
+                if (it == m_byName.end())
+                    return importError(m_origin, sw.line, "'" + name + "' under Switches= of '" + sw.name +
+                                                              "' is no switch of this file (nodes belong under Nodes=)");
+                if (it->second == s)
+                    return importError(m_origin, sw.line, "switch '" + sw.name + "' lists itself: a cycle");
+                m_rawChildren[s].push_back(it->second);
+                // Switches that serve the same child are one logical switch (issue 49).
+                if (firstParent[it->second] >= 0)
+                    join(s, firstParent[it->second]);
+                firstParent[it->second] = s;
             }
-    }
-    // The logical switches, in the file order of their first member.
-    std::vector<int> logicalOf(raw, -1);
-    std::vector<SlurmSwitch> logical;
-    std::vector<std::vector<std::string>> members;
-    for (int s = 0; s < raw; ++s) {
-        const int cls = find(s);
-        if (logicalOf[cls] < 0) {
-            logicalOf[cls] = static_cast<int>(logical.size());
-            logical.push_back(SlurmSwitch{});
-            logical.back().line = topo.switches[s].line;
-            logical.back().linkSpeed = topo.switches[s].linkSpeed;
-            members.emplace_back();
+            for (const std::string &node : sw.nodes) {
+                if (m_byName.count(node))
+                    return importError(m_origin, sw.line, "'" + node + "' under Nodes= of '" + sw.name +
+                                                              "' is a switch (switches belong under Switches=)");
+                const auto [it, fresh] = nodeOwner.emplace(node, s);
+                if (!fresh)
+                    join(s, it->second);  // a node under two leaves: the leaves are one logical leaf
+            }
         }
-        logicalOf[s] = logicalOf[cls];
-        members[logicalOf[s]].push_back(topo.switches[s].name);
+        mergeParents();
+        return {};
     }
-    std::vector<std::set<std::string>> seenNodes(logical.size());
-    std::vector<std::set<int>> seenChildren(logical.size());
-    for (int s = 0; s < raw; ++s) {
-        SlurmSwitch &l = logical[logicalOf[s]];
-        for (const std::string &node : topo.switches[s].nodes)
-            if (seenNodes[logicalOf[s]].insert(node).second)
-                l.nodes.push_back(node);
-        for (int c : rawChildren[s]) {
-            const int lc = logicalOf[c];
-            if (lc != logicalOf[s] && seenChildren[logicalOf[s]].insert(lc).second)
-                l.children.push_back(lc);
+
+    // The logical switches, in the file order of their first member, with their nodes and
+    // children once each.
+    void merge()
+    {
+        const int raw = static_cast<int>(m_topo.switches.size());
+        std::vector<int> logicalOf(raw, -1);
+        std::vector<SlurmSwitch> logical;
+        std::vector<std::vector<std::string>> members;
+        for (int s = 0; s < raw; ++s) {
+            const int cls = find(s);
+            if (logicalOf[cls] < 0) {
+                logicalOf[cls] = static_cast<int>(logical.size());
+                logical.push_back(SlurmSwitch{});
+                logical.back().line = m_topo.switches[s].line;
+                logical.back().linkSpeed = m_topo.switches[s].linkSpeed;
+                members.emplace_back();
+            }
+            logicalOf[s] = logicalOf[cls];
+            members[logicalOf[s]].push_back(m_topo.switches[s].name);
+        }
+        std::vector<std::set<std::string>> seenNodes(logical.size());
+        std::vector<std::set<int>> seenChildren(logical.size());
+        for (int s = 0; s < raw; ++s) {
+            SlurmSwitch &l = logical[logicalOf[s]];
+            for (const std::string &node : m_topo.switches[s].nodes)
+                if (seenNodes[logicalOf[s]].insert(node).second)
+                    l.nodes.push_back(node);
+            for (int c : m_rawChildren[s]) {
+                const int lc = logicalOf[c];
+                if (lc != logicalOf[s] && seenChildren[logicalOf[s]].insert(lc).second)
+                    l.children.push_back(lc);
+            }
+        }
+        for (size_t l = 0; l < logical.size(); ++l) {
+            logical[l].name = mergedName(members[l]);
+            logical[l].members = members[l];
+            for (int c : logical[l].children)
+                logical[c].parent = static_cast<int>(l);
+        }
+        m_topo.switches = std::move(logical);
+    }
+
+    bool isName(const std::string &name) const { return m_byName.count(name) > 0; }
+
+private:
+    SlurmTopology &m_topo;
+    const std::string &m_origin;
+    std::map<std::string, int> m_byName;
+    std::vector<std::vector<std::string>> m_childNames;
+    std::vector<std::vector<int>> m_rawChildren;
+    std::vector<int> m_unionOf;
+
+    int find(int x)
+    {
+        while (m_unionOf[x] != x)
+            x = m_unionOf[x] = m_unionOf[m_unionOf[x]];
+        return x;
+    }
+    void join(int a, int b) { m_unionOf[find(a)] = find(b); }
+
+    // Merged switches' own parents merge in turn, until every logical switch has one parent.
+    void mergeParents()
+    {
+        const int raw = static_cast<int>(m_topo.switches.size());
+        for (bool changed = true; changed;) {
+            changed = false;
+            std::map<int, int> parentOfClass;
+            for (int s = 0; s < raw; ++s)
+                for (int c : m_rawChildren[s]) {
+                    const int cls = find(c), p = find(s);
+                    if (p == cls)
+                        continue;
+                    const auto [it, fresh] = parentOfClass.emplace(cls, p);
+                    if (!fresh && find(it->second) != p) {
+                        join(p, it->second);
+                        changed = true;
+                    }
+                }
         }
     }
-    for (size_t l = 0; l < logical.size(); ++l) {
-        logical[l].name = mergedName(members[l]);
-        logical[l].members = members[l];
-        for (int c : logical[l].children)
-            logical[c].parent = static_cast<int>(l);
-    }
-    topo.switches = std::move(logical);
-    if (std::string why = computeHeights(topo, origin); !why.empty())
-        return R::failure(why);
-    // Several top-level switches (Slurm accepts fabrics with no common root; jobs do not
-    // span them): one logical root above them all, so the cluster is one tree.
+};
+
+// Several top-level switches (Slurm accepts fabrics with no common root; jobs do not span
+// them): one logical root above them all, so the cluster is one tree.
+std::string addRoot(SlurmTopology &topo, const SwitchMerger &names, const std::string &origin)
+{
     std::vector<int> roots;
     for (int s = 0; s < static_cast<int>(topo.switches.size()); ++s)
         if (topo.switches[s].parent < 0)
             roots.push_back(s);
     if (roots.empty())  // every switch has a parent: the chain closes on itself
-        return R::failure(importError(origin, topo.switches.front().line, "every switch has a parent: a cycle"));
+        return importError(origin, topo.switches.front().line, "every switch has a parent: a cycle");
     if (roots.size() == 1) {
         topo.root = roots.front();
-        return topo;
+        return {};
     }
     SlurmSwitch top;
     top.name = "top";
-    for (int k = 1; byName.count(top.name); ++k)
+    for (int k = 1; names.isName(top.name); ++k)
         top.name = "top" + std::to_string(k);
     top.line = 0;
     top.synthetic = true;
@@ -505,6 +543,25 @@ Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::str
     }
     topo.switches.push_back(top);
     topo.root = static_cast<int>(topo.switches.size()) - 1;
+    return {};
+}
+
+} // namespace
+
+Result<SlurmTopology> parseSlurmTopology(const std::string &text, const std::string &origin)
+{
+    using R = Result<SlurmTopology>;
+    SlurmTopology topo;
+    SwitchMerger merger(topo, origin);
+    if (std::string why = merger.read(text); !why.empty())
+        return R::failure(why);
+    if (std::string why = merger.link(); !why.empty())
+        return R::failure(why);
+    merger.merge();
+    if (std::string why = computeHeights(topo, origin); !why.empty())
+        return R::failure(why);
+    if (std::string why = addRoot(topo, merger, origin); !why.empty())
+        return R::failure(why);
     return topo;
 }
 

@@ -31,19 +31,12 @@ const char *scheduleName(const Plan &p)
 
 } // namespace
 
-std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
-{
-    const UniformLayout &u = c.layout();
-    const Plan &p = c.result.runnable.plan;
-    const std::vector<int> &split = c.result.runnable.stageBlocks;
-    const ModelShape &m = c.shape;
-    const bool shard = u.zero >= 2 && u.dp > 1;
-    // exportPlan refuses a model torchtitan has no flavor of (FrameworkModels.h).
-    const std::optional<TorchtitanFlavor> flavor = torchtitanFlavor(m);
-    const TorchtitanPrecision precision = torchtitanPrecision(p);
+namespace {
 
-    // Each stage's modules: the embedding with the first, the final norm and output with
-    // the last (torchtitan's Llama module names).
+// Each stage's modules: the embedding with the first, the final norm and output with
+// the last (torchtitan's Llama module names).
+toml::array modulesPerStage(const std::vector<int> &split)
+{
     toml::array parts;
     int block = 0;
     for (size_t s = 0; s < split.size(); ++s) {
@@ -58,7 +51,14 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
         }
         parts.push_back(std::move(names));
     }
+    return parts;
+}
 
+toml::table parallelismTable(const LaunchContext &c)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
+    const bool shard = u.zero >= 2 && u.dp > 1;
     toml::table parallelism{
         {"data_parallel_replicate_degree", shard ? 1 : u.dp},
         {"data_parallel_shard_degree", shard ? u.dp : 1},
@@ -70,7 +70,14 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
         {"pipeline_parallel_microbatch_size", p.microBatch},
     };
     if (u.pp > 1)
-        parallelism.insert("module_fqns_per_model_part", parts);
+        parallelism.insert("module_fqns_per_model_part", modulesPerStage(c.result.runnable.stageBlocks));
+    return parallelism;
+}
+
+toml::table trainingTable(const LaunchContext &c, const TorchtitanPrecision &precision)
+{
+    const UniformLayout &u = c.layout();
+    const Plan &p = c.result.runnable.plan;
     // Without a pipeline torchtitan accumulates gradients over global / (local x dp) steps.
     const int local = u.pp > 1 ? p.globalBatch / u.dp : p.microBatch;
     toml::table training{{"local_batch_size", local},
@@ -82,42 +89,56 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
                          {"dataset_path", "PLACEHOLDER_dataset_path"}};
     for (auto it = precision.training.begin(); it != precision.training.end(); ++it)
         training.insert(it.key(), it.value().get<std::string>());
+    return training;
+}
+
+// A low precision (issue 46): the model converter and its table.
+void addConverters(toml::table &job, const TorchtitanPrecision &precision)
+{
+    if (precision.converters.empty())
+        return;
+    toml::array converters;
+    for (const std::string &name : precision.converters)
+        converters.push_back(name);
+    job["model"].as_table()->insert("converters", converters);
+    for (const auto &[name, table] : {std::pair<const char *, const Json *>{"float8", &precision.float8},
+                                      std::pair<const char *, const Json *>{"mx", &precision.mx}}) {
+        if (table->empty())
+            continue;
+        toml::table t;
+        for (auto it = table->begin(); it != table->end(); ++it) {
+            if (it.value().is_boolean())
+                t.insert(it.key(), it.value().get<bool>());
+            else if (it.value().is_string())
+                t.insert(it.key(), it.value().get<std::string>());
+            else if (it.value().is_array()) {
+                toml::array list;
+                for (const Json &v : it.value())
+                    list.push_back(v.get<std::string>());
+                t.insert(it.key(), list);
+            }
+        }
+        job.insert(name, t);
+    }
+}
+
+// The job's TOML, its header comment first.
+std::string torchtitanToml(const LaunchContext &c)
+{
+    // exportPlan refuses a model torchtitan has no flavor of (FrameworkModels.h).
+    const std::optional<TorchtitanFlavor> flavor = torchtitanFlavor(c.shape);
+    const TorchtitanPrecision precision = torchtitanPrecision(c.result.runnable.plan);
     toml::table job{
         {"job", toml::table{{"description", "NEST plan for " + c.request.model.name + " on " + c.request.topology.name}}},
         {"model", toml::table{{"name", flavor ? flavor->name : "llama3"},
                               {"flavor", flavor ? flavor->flavor : "none"},
                               {"tokenizer_path", "PLACEHOLDER_tokenizer_path"}}},
-        {"training", training},
-        {"parallelism", parallelism},
+        {"training", trainingTable(c, precision)},
+        {"parallelism", parallelismTable(c)},
         {"activation_checkpoint",
-         toml::table{{"mode", toString(u.recompute)}, {"selective_ac_option", "op"}}},
+         toml::table{{"mode", toString(c.layout().recompute)}, {"selective_ac_option", "op"}}},
     };
-    // A low precision (issue 46): the model converter and its table.
-    if (!precision.converters.empty()) {
-        toml::array converters;
-        for (const std::string &name : precision.converters)
-            converters.push_back(name);
-        job["model"].as_table()->insert("converters", converters);
-        for (const auto &[name, table] : {std::pair<const char *, const Json *>{"float8", &precision.float8},
-                                          std::pair<const char *, const Json *>{"mx", &precision.mx}}) {
-            if (table->empty())
-                continue;
-            toml::table t;
-            for (auto it = table->begin(); it != table->end(); ++it) {
-                if (it.value().is_boolean())
-                    t.insert(it.key(), it.value().get<bool>());
-                else if (it.value().is_string())
-                    t.insert(it.key(), it.value().get<std::string>());
-                else if (it.value().is_array()) {
-                    toml::array list;
-                    for (const Json &v : it.value())
-                        list.push_back(v.get<std::string>());
-                    t.insert(it.key(), list);
-                }
-            }
-            job.insert(name, t);
-        }
-    }
+    addConverters(job, precision);
     std::ostringstream body;
     body << job;
     std::vector<std::string> header = c.headerLines(kVersion);
@@ -126,8 +147,13 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
                          ", whose shape is the planned model's.");
     header.push_back("PLACEHOLDERS to fill in: model.tokenizer_path (the model's tokenizer directory) and "
                      "training.dataset / training.dataset_path (the data); NEST knows the model, not the data.");
-    const std::string tomlText = commentBlock(header) + body.str() + "\n";
+    return commentBlock(header) + body.str() + "\n";
+}
 
+} // namespace
+
+std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
+{
     std::string script = "#!/usr/bin/env bash\n";
     script += commentBlock({"torchtitan launch of " + c.mainName + " with the planned rank placement (see its header).",
                             "Run on every host of " + c.stem + ".hostfile; TORCHTITAN_DIR points at the checkout."});
@@ -138,7 +164,7 @@ std::vector<ExportFile> writeTorchtitan(const LaunchContext &c)
     script += "cd \"$TORCHTITAN_DIR\"\n";
     script += torchrunExec("-m torchtitan.train --job.config_file \"$HERE\"/" + shellQuote(c.mainName));
 
-    std::vector<ExportFile> files{{c.mainName, tomlText, false}, {c.stem + ".sh", script, true}};
+    std::vector<ExportFile> files{{c.mainName, torchtitanToml(c), false}, {c.stem + ".sh", script, true}};
     for (ExportFile &f : rankSideFiles(c, "torchtitan"))
         files.push_back(std::move(f));
     return files;

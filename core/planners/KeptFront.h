@@ -1,6 +1,6 @@
 #pragma once
 // Which (t, e) candidates a planner keeps, defined once for the stage options
-// (StageCostCache) and the DP's suffix fronts (NestPlanner). A candidate dominates another
+// (StageCostCache) and the DP's suffix fronts (NestRecurrence). A candidate dominates another
 // when neither its t nor its e is larger (Pipeline.h: T grows with both).
 //   keep = 1:     the Pareto front (Pipeline.h's appendParetoFront);
 //   keep = K > 1: the best K plans (docs/planner.md, "The best K plans"): every candidate

@@ -206,23 +206,7 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // The p2p of a stage depends on its links, its width and its layers only: the links
     // that give the least before (a stage after the first) and after (one before the last).
     const Placements &f = *m_facts;
-    // With m_floor, one pass over the bases of the floor of the width's placement classes
-    // (StageCostCache::floorGeometry()) instead of one pass per class (docs/planner.md,
-    // "Summaries on the floor of the placement classes"). With one device type an option's
-    // memory, hence its most stages, is the same at every class (the capacity is the
-    // type's, the sums the layers'). Its time on the floor is
-    // at most its time at any class, and so is its time plus extra: every collective's cost
-    // only adds time (sums of non-negative terms, overlapped() with a contention in [0, 1],
-    // the TP overlap's split, a non-negative step overhead), except that the gradient sync and
-    // ZeRO-2/3's traffic hide behind the backward and the recompute pass, whose collectives
-    // are cheaper on the floor; what that uncovers is at most the recompute time the floor
-    // saves (ZeRO 0/1: in the extra; ZeRO 2/3: in the time, at most hide times it). So for
-    // every weight >= 1 (every pipeline's), weight * time + extra on the floor is at most its
-    // value at any class, the p2p being the same: stagesAfterAllowed() is at least the
-    // per-class summary's, and the relaxation still bounds every suffix that passes its test.
-    const std::vector<StageCost> floorBases =
-        m_floor ? m_cache.basesOn(range, j, jEnd, wIdx, floorGeometries(wIdx, opts, classes))
-                : std::vector<StageCost>();
+    const std::vector<StageCost> floorBases = basesOnFloor(range, j, jEnd, wIdx, opts, classes);
     const StageCost &probe =
         m_floor ? floorBases.front()
                 : m_cache.base(m_cache.block(range, classes.front().first, j, jEnd, classes.front().second, wIdx), 0);
@@ -260,46 +244,8 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
             const StageCost piped = m_maxStages > 1 ? cost(bases[i], i, 2, prev, next) : alone;
             if (!finite(piped))
                 continue;
-            // The most stages (stash) it fits with: memory never falls as the stash grows, so
-            // the largest that fits is found by bisection. Memory is affine in the stashed
-            // micro-batches, so one stage's cost predicts it: the guess and the one after it
-            // are costed first, and where the prediction holds (the usual case) they settle
-            // it in two calls instead of log2(maxStages). The bisection's invariants make the
-            // answer the same whatever the guess.
-            // fits(stages) is what the full cost of the option as the first of `stages`
-            // stages without links says: finite and fitsMemory. Its time and extra are finite
-            // here: without links its time is alone's without the p2p (non-negative terms of
-            // a finite sum), and its extra is alone's (one stage) or piped's (more), both
-            // finite. So only its memory total decides, the one finishStageCost() stores.
-            int lo = 1, hi = m_maxStages;
-            const StageCost &b = bases[i];
-            auto fits = [&](int stages) { return fitsAsFirstOf(b, ctx, stages); };
-            if (hi > 1) {
-                double guess = hi;
-                if (alone.stashPerMicroBatch > 0) {
-                    const double room = alone.memoryCapacity - (alone.memoryTotal - alone.stash);
-                    guess = room / alone.stashPerMicroBatch + (m_cache.context().options.artifactMemory ? 1 : 0);
-                }
-                const int g = guess >= hi ? hi : guess >= 1 ? static_cast<int>(guess) : 1;
-                if (fits(g)) {
-                    lo = g;
-                    if (g < hi) {
-                        if (fits(g + 1))
-                            lo = g + 1;
-                        else
-                            hi = g;
-                    }
-                } else {
-                    hi = g - 1;
-                }
-            }
-            while (lo < hi) {
-                const int mid = lo + (hi - lo + 1) / 2;
-                if (fits(mid))
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
+            // The most stages (stash) it fits with.
+            const int lo = mostStagesThatFit(bases[i], alone, ctx);
             // The extra may differ between a single stage and a pipeline (gradient sync
             // after the flush): the lesser.
             const double inner = canHaveNext && m_maxStages > 1 ? piped.perMicroBatch
@@ -318,19 +264,90 @@ PositionBound::Summary PositionBound::makeSummary(int j, int jEnd, int wIdx)
     // option is kept unless a kept one is no worse in every respect: what beats it is
     // either kept or beaten by a kept one, which then beats it too. The kept set is the
     // same as comparing every pair, and stagesAfterAllowed() reads it in any order.
-    std::sort(s.options.begin(), s.options.end(), [](const OptionBound &a, const OptionBound &b) {
+    keepUndominated(s.options);
+    return s;
+}
+
+void PositionBound::keepUndominated(std::vector<OptionBound> &options)
+{
+    std::sort(options.begin(), options.end(), [](const OptionBound &a, const OptionBound &b) {
         return std::tie(a.last, a.inner, a.e, b.maxStash) < std::tie(b.last, b.inner, b.e, a.maxStash);
     });
     std::vector<OptionBound> kept;
-    for (const OptionBound &o : s.options) {
+    for (const OptionBound &o : options) {
         const bool dominated = std::any_of(kept.begin(), kept.end(), [&](const OptionBound &x) {
             return x.last <= o.last && x.inner <= o.inner && x.e <= o.e && x.maxStash >= o.maxStash;
         });
         if (!dominated)
             kept.push_back(o);
     }
-    s.options = std::move(kept);
-    return s;
+    options = std::move(kept);
+}
+
+// With m_floor, one pass over the bases of the floor of the width's placement classes
+// (StageCostCache::floorGeometry()) instead of one pass per class (docs/planner.md,
+// "Summaries on the floor of the placement classes"). With one device type an option's
+// memory, hence its most stages, is the same at every class (the capacity is the
+// type's, the sums the layers'). Its time on the floor is
+// at most its time at any class, and so is its time plus extra: every collective's cost
+// only adds time (sums of non-negative terms, overlapped() with a contention in [0, 1],
+// the TP overlap's split, a non-negative step overhead), except that the gradient sync and
+// ZeRO-2/3's traffic hide behind the backward and the recompute pass, whose collectives
+// are cheaper on the floor; what that uncovers is at most the recompute time the floor
+// saves (ZeRO 0/1: in the extra; ZeRO 2/3: in the time, at most hide times it). So for
+// every weight >= 1 (every pipeline's), weight * time + extra on the floor is at most its
+// value at any class, the p2p being the same: stagesAfterAllowed() is at least the
+// per-class summary's, and the relaxation still bounds every suffix that passes its test.
+std::vector<StageCost> PositionBound::basesOnFloor(int range, int j, int jEnd, int wIdx,
+                                                const std::vector<StageConfig> &opts,
+                                                const std::vector<std::pair<int, int>> &classes)
+{
+    return m_floor ? m_cache.basesOn(range, j, jEnd, wIdx, floorGeometries(wIdx, opts, classes))
+                   : std::vector<StageCost>();
+}
+
+// The most stages (stash) option `base` (costed `alone` as a stage by itself) fits with as
+// the first stage: memory never falls as the stash grows, so the largest that fits is found
+// by bisection. Memory is affine in the stashed micro-batches, so one stage's cost predicts
+// it: the guess and the one after it are costed first, and where the prediction holds (the
+// usual case) they settle it in two calls instead of log2(maxStages). The bisection's
+// invariants make the answer the same whatever the guess.
+// fits(stages) is what the full cost of the option as the first of `stages` stages without
+// links says: finite and fitsMemory. Its time and extra are finite here (makeSummary() has
+// checked alone and piped): without links its time is alone's without the p2p (non-negative
+// terms of a finite sum), and its extra is alone's (one stage) or piped's (more), both
+// finite. So only its memory total decides, the one finishStageCost() stores.
+int PositionBound::mostStagesThatFit(const StageCost &base, const StageCost &alone, StageContext &ctx) const
+{
+    int lo = 1, hi = m_maxStages;
+    auto fits = [&](int stages) { return fitsAsFirstOf(base, ctx, stages); };
+    if (hi > 1) {
+        double guess = hi;
+        if (alone.stashPerMicroBatch > 0) {
+            const double room = alone.memoryCapacity - (alone.memoryTotal - alone.stash);
+            guess = room / alone.stashPerMicroBatch + (m_cache.context().options.artifactMemory ? 1 : 0);
+        }
+        const int g = guess >= hi ? hi : guess >= 1 ? static_cast<int>(guess) : 1;
+        if (fits(g)) {
+            lo = g;
+            if (g < hi) {
+                if (fits(g + 1))
+                    lo = g + 1;
+                else
+                    hi = g;
+            }
+        } else {
+            hi = g - 1;
+        }
+    }
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        if (fits(mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 // The floor geometry of every option of `opts` (a list of the current point's) at width index

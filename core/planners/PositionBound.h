@@ -227,6 +227,10 @@ private:
     int summaryIndex(int j, int jEnd, int wIdx);
     int summaryByClass(int j, int jEnd, int wIdx);
     Summary makeSummary(int j, int jEnd, int wIdx);
+    std::vector<StageCost> basesOnFloor(int range, int j, int jEnd, int wIdx, const std::vector<StageConfig> &opts,
+                                      const std::vector<std::pair<int, int>> &classes);
+    int mostStagesThatFit(const StageCost &base, const StageCost &alone, StageContext &ctx) const;
+    static void keepUndominated(std::vector<OptionBound> &options);
     const std::vector<StageGeometry> &floorGeometries(int wIdx, const std::vector<StageConfig> &opts,
                                                       const std::vector<std::pair<int, int>> &classes);
     int stagesAfterAllowed(Summary &s, double best) const;

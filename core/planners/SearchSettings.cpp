@@ -158,15 +158,11 @@ const std::vector<std::string> &searchTargetNames()
     return names;
 }
 
-SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
+namespace {
+
+// The precisions searched and the FP8 recipe.
+void readPrecisions(const Json &j, const std::string &path, SearchSettings &s)
 {
-    requireKnownKeys(j, path,
-                     {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
-                      "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
-                      "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
-                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
-                      "precisions", "fp8_recipe", "target"});
-    SearchSettings s;
     if (has(j, "precisions")) {
         const std::string p = childPath(path, "precisions");
         const Json &list = j.at("precisions");
@@ -190,6 +186,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                             "unknown FP8 recipe \"" + name + "\" (use " + fp8RecipeNames() + ")");
         s.fp8Recipe = r;
     }
+}
+
+// The planner and the framework target.
+void readPlanner(const Json &j, const std::string &path, SearchSettings &s)
+{
     s.planner = getString(j, "planner", path, s.planner);
     s.target = getString(j, "target", path, "");
     if (!s.target.empty() &&
@@ -198,6 +199,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                         "expected one of \"megatron\", \"nemo\", \"deepspeed\", \"torchtitan\", found \"" + s.target + "\"");
     if (!makePlanner(s.planner))
         throw JsonError(childPath(path, "planner"), "expected one of " + plannerNameList() + ", found \"" + s.planner + "\"");
+}
+
+// Micro-batch sizes, schedules and interleaving depths.
+void readSchedules(const Json &j, const std::string &path, SearchSettings &s)
+{
     s.microBatches = intList(j, "micro_batches", path, limits::microBatch, s.microBatches);
     if (has(j, "schedules")) {
         const std::string p = childPath(path, "schedules");
@@ -219,6 +225,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     } else if (has(j, "virtual_stages")) {
         s.virtualStages = static_cast<int>(intIn(j, "virtual_stages", path, limits::interleavingDepth, 2));  // an old file
     }
+}
+
+// The search's limits: stages, the MCMC budget and seed, the best K, the units of the split, the memory headroom.
+void readLimits(const Json &j, const std::string &path, SearchSettings &s)
+{
     s.maxStages = static_cast<int>(intIn(j, "max_stages", path, limits::maxStages, 0));
     // 0 = the planner's default budget, below the range of a budget given.
     s.mcmcBudget = static_cast<int>(getInt(j, "mcmc_budget", path, 0, static_cast<long long>(limits::evaluationBudget.max), 0));
@@ -233,6 +244,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
     if (s.memoryHeadroom >= 1)
         throw JsonError(childPath(path, "memory_headroom"), "must be a fraction below 1");
     requireInRange(s.memoryHeadroom, limits::memoryHeadroom, childPath(path, "memory_headroom"));
+}
+
+// The framework profile and the stack its kernels run on.
+void readCostModel(const Json &j, const std::string &path, SearchSettings &s)
+{
     if (has(j, "framework")) {
         const std::string name = getString(j, "framework", path);
         const auto f = frameworkFromString(name);
@@ -248,6 +264,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             throw JsonError(childPath(path, "stack"), "unknown stack '" + name + "' (known: defaults, tuned)");
         s.stack = *st;
     }
+}
+
+// Which dimensions and memory savers the search may use.
+void readAllowed(const Json &j, const std::string &path, SearchSettings &s)
+{
     s.allowTp = getBool(j, "allow_tp", path, true);
     s.allowPp = getBool(j, "allow_pp", path, true);
     s.allowDp = getBool(j, "allow_dp", path, true);
@@ -272,6 +293,11 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             s.recomputeModes.push_back(r);
         }
     }
+}
+
+// The candidate widths and layouts.
+void readCandidates(const Json &j, const std::string &path, SearchSettings &s)
+{
     s.tpCandidates = intList(j, "tp_candidates", path, limits::candidateWidth, s.tpCandidates);
     s.epCandidates = intList(j, "ep_candidates", path, limits::candidateWidth, s.epCandidates);
     s.etpCandidates = intList(j, "etp_candidates", path, limits::candidateWidth, s.etpCandidates, true);
@@ -292,6 +318,26 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
             s.layouts.push_back(l);
         }
     }
+}
+
+} // namespace
+
+SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
+{
+    requireKnownKeys(j, path,
+                     {"planner", "micro_batches", "schedules", "virtual_stages", "max_stages", "memory_headroom",
+                      "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
+                      "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
+                      "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
+                      "precisions", "fp8_recipe", "target"});
+    SearchSettings s;
+    readPrecisions(j, path, s);
+    readPlanner(j, path, s);
+    readSchedules(j, path, s);
+    readLimits(j, path, s);
+    readCostModel(j, path, s);
+    readAllowed(j, path, s);
+    readCandidates(j, path, s);
     return s;
 }
 

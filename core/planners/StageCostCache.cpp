@@ -346,6 +346,90 @@ OptEntry StageCostCache::newEntry(const FlatKey &key, int blk, int j, int jEnd, 
     return entry;
 }
 
+// One candidate's chunks on their positions: chunk s runs on position s % pp; chunk s -> s + 1
+// crosses an adjacent boundary except from position pp - 1 back to 0.
+struct StageCostCache::InterleavedPass {
+    const std::vector<StageChoice> &chunks;
+    int n, pp, w, wIdx;
+    // One context for every chunk (its copy of the options made once), the per-chunk fields
+    // set by the steps.
+    StageContext ctx;
+    BoundaryLink wrap;  // the link from position pp - 1 back to 0
+    double weight;      // interleavedWeight() of the plan
+    // The chunks share one option (two lists: with and without a MoE layer): its index is
+    // looked up once per list, not once per chunk.
+    const std::vector<StageConfig> *lastOpts = nullptr;
+    int lastIdx = 0;
+};
+
+// A position's memory (positionMemory(), as evaluate() sums it) needs only its chunks' bases
+// and stashes, not their times: this puts them in m_costs (by chunk index) and says whether
+// position d fits the least capacity of its devices (1), does not (0), or a chunk's option is
+// not from the lists (-1, cannot happen: then use evaluate()).
+int StageCostCache::loadPosition(InterleavedPass &p, int d)
+{
+    double capacity = std::numeric_limits<double>::infinity();
+    for (int s = d; s < p.n; s += p.pp) {
+        const StageChoice &ch = p.chunks[static_cast<size_t>(s)];
+        const std::vector<StageConfig> &opts = options(p.wIdx, ch.firstLayer, ch.endLayer);
+        int idx = 0;
+        if (&opts == p.lastOpts && opts[static_cast<size_t>(p.lastIdx)] == ch.option) {
+            idx = p.lastIdx;
+        } else {
+            while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
+                ++idx;
+            if (idx == static_cast<int>(opts.size()))
+                return -1;
+            p.lastOpts = &opts;
+            p.lastIdx = idx;
+        }
+        const int blk = block(m_store.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * p.w, p.wIdx),
+                              ch.firstLayer, ch.endLayer, d * p.w, p.wIdx);
+        StageCost &cost = m_costs[static_cast<size_t>(s)];
+        cost = base(blk, idx);
+        p.ctx.stageIndex = s;
+        cost.stash = stageStashBytes(cost, p.ctx);
+        // The chunks of one position share its devices, so their capacities are equal.
+        capacity = std::min(capacity, cost.memoryCapacity);
+    }
+    return positionMemory(m_costs, d, p.pp).total > capacity ? 0 : 1;
+}
+
+// iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t + max
+// extra; every term is >= 0, so one device's sum times the weight bounds it below: this
+// finishes position d's loaded chunks in place (as on a fresh copy of the base) and says
+// whether that bound stays below the cutoff.
+bool StageCostCache::positionTimeBelow(InterleavedPass &p, int d, double cutoff)
+{
+    auto linkAfter = [&](int s) {
+        const int at = s % p.pp;
+        return at == p.pp - 1 ? p.wrap : m_links.link(linkId((at + 1) * p.w, p.wIdx, p.wIdx));
+    };
+    double deviceT = 0;
+    for (int s = d; s < p.n; s += p.pp) {
+        const StageChoice &ch = p.chunks[static_cast<size_t>(s)];
+        StagePlan &stage = m_stage;
+        stage.firstLayer = ch.firstLayer;
+        stage.endLayer = ch.endLayer;
+        stage.config() = ch.option;
+        p.ctx.stageIndex = s;
+        if (s > 0)
+            p.ctx.prev = linkAfter(s - 1);
+        else
+            p.ctx.prev = m_ctx.prev;
+        if (s + 1 < p.n)
+            p.ctx.next = linkAfter(s);
+        else
+            p.ctx.next.reset();
+        StageCost &cost = m_costs[static_cast<size_t>(s)];
+        finishStageCost(cost, p.ctx);
+        deviceT += cost.perMicroBatch;
+        if (p.weight * deviceT >= cutoff)
+            return false;
+    }
+    return true;
+}
+
 double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
                                        double cutoff, bool *fits)
 {
@@ -359,88 +443,15 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     m_ilPlan.virtualStages = n / pp;
     m_ilPlan.stages.resize(static_cast<size_t>(n));
     m_costs.resize(static_cast<size_t>(n));
-    // One context for every chunk (its copy of the options made once), the per-chunk
-    // fields set below.
-    StageContext ctx = m_ctx;
-    ctx.stage = &m_stage;
-    ctx.numStages = pp;
-    ctx.virtualStages = m_ilPlan.virtualStages;
-    // Chunk s runs on position s % pp; chunk s -> s + 1 crosses an adjacent boundary
-    // except from position pp - 1 back to 0.
     const std::pair<int, int> wrapKey(pp, wIdx);
     auto wrapIt = m_wrapLinks.find(wrapKey);
     if (wrapIt == m_wrapLinks.end())
         wrapIt = m_wrapLinks.emplace(wrapKey, boundaryLink(m_topo, stageAt((pp - 1) * w, wIdx), stageAt(0, wIdx))).first;
-    auto linkAfter = [&](int s) {
-        const int d = s % pp;
-        return d == pp - 1 ? wrapIt->second : m_links.link(linkId((d + 1) * w, wIdx, wIdx));
-    };
-
-    // A position's memory (positionMemory(), as evaluate() sums it) needs only its chunks'
-    // bases and stashes, not their times: load(d) puts them in m_costs (by chunk index) and
-    // says whether position d fits the least capacity of its devices (1), does not (0), or a
-    // chunk's option is not from the lists (-1, cannot happen: then use evaluate()). The
-    // chunks share one option (two lists: with and without a MoE layer): its index is
-    // looked up once per list, not once per chunk.
-    const std::vector<StageConfig> *lastOpts = nullptr;
-    int lastIdx = 0;
-    auto load = [&](int d) {
-        double capacity = kInf;
-        for (int s = d; s < n; s += pp) {
-            const StageChoice &ch = chunks[static_cast<size_t>(s)];
-            const std::vector<StageConfig> &opts = options(wIdx, ch.firstLayer, ch.endLayer);
-            int idx = 0;
-            if (&opts == lastOpts && opts[static_cast<size_t>(lastIdx)] == ch.option) {
-                idx = lastIdx;
-            } else {
-                while (idx < static_cast<int>(opts.size()) && opts[idx] != ch.option)
-                    ++idx;
-                if (idx == static_cast<int>(opts.size()))
-                    return -1;
-                lastOpts = &opts;
-                lastIdx = idx;
-            }
-            const int blk = block(m_store.rangeClass(ch.firstLayer, ch.endLayer), placementClass(d * w, wIdx),
-                                  ch.firstLayer, ch.endLayer, d * w, wIdx);
-            StageCost &cost = m_costs[static_cast<size_t>(s)];
-            cost = base(blk, idx);
-            ctx.stageIndex = s;
-            cost.stash = stageStashBytes(cost, ctx);
-            // The chunks of one position share its devices, so their capacities are equal.
-            capacity = std::min(capacity, cost.memoryCapacity);
-        }
-        return positionMemory(m_costs, d, pp).total > capacity ? 0 : 1;
-    };
-    // iterationTime() = (m + (pp-1)/v) * max over devices of the sum of their chunks' t +
-    // max extra; every term is >= 0, so one device's sum times the weight bounds it below:
-    // time(d) finishes position d's loaded chunks in place (as on a fresh copy of the base)
-    // and says whether that bound stays below the cutoff.
-    const double weight = interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages);
-    auto time = [&](int d) {
-        double deviceT = 0;
-        for (int s = d; s < n; s += pp) {
-            const StageChoice &ch = chunks[static_cast<size_t>(s)];
-            StagePlan &stage = m_stage;
-            stage.firstLayer = ch.firstLayer;
-            stage.endLayer = ch.endLayer;
-            stage.config() = ch.option;
-            ctx.stageIndex = s;
-            if (s > 0)
-                ctx.prev = linkAfter(s - 1);
-            else
-                ctx.prev = m_ctx.prev;
-            if (s + 1 < n)
-                ctx.next = linkAfter(s);
-            else
-                ctx.next.reset();
-            StageCost &cost = m_costs[static_cast<size_t>(s)];
-            finishStageCost(cost, ctx);
-            deviceT += cost.perMicroBatch;
-            if (weight * deviceT >= cutoff)
-                return false;
-        }
-        return true;
-    };
+    InterleavedPass p{chunks, n, pp, w, wIdx, m_ctx, wrapIt->second,
+                      interleavedWeight(m_ilPlan.numMicroBatches(), pp, m_ilPlan.virtualStages)};
+    p.ctx.stage = &m_stage;
+    p.ctx.numStages = pp;
+    p.ctx.virtualStages = m_ilPlan.virtualStages;
     // The order (docs/planner.md, "Interleaved candidates: memory before time"): the last
     // position first (it holds the head, usually the heaviest in time, so a candidate the
     // incumbent beats is usually known after its v chunks; the first position first gave 5 %
@@ -448,22 +459,22 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
     // micro-batches in flight: most candidates of a deep model that do not fit fail there),
     // then each other position's memory and time, down, and the first position's time. Each
     // chunk's cost is that of its own index whatever the order, so the value is unchanged.
-    int loaded = load(pp - 1);
+    int loaded = loadPosition(p, pp - 1);
     if (loaded <= 0)
         return loaded < 0 ? -1 : kInf;
-    if (!time(pp - 1))
+    if (!positionTimeBelow(p, pp - 1, cutoff))
         return kInf;
-    if (pp > 1 && (loaded = load(0)) <= 0)
+    if (pp > 1 && (loaded = loadPosition(p, 0)) <= 0)
         return loaded < 0 ? -1 : kInf;
     for (int d = pp - 2; d >= 1; --d) {
-        if ((loaded = load(d)) <= 0)
+        if ((loaded = loadPosition(p, d)) <= 0)
             return loaded < 0 ? -1 : kInf;
-        if (!time(d))
+        if (!positionTimeBelow(p, d, cutoff))
             return kInf;
     }
     if (fits)
         *fits = true;
-    if (pp > 1 && !time(0))
+    if (pp > 1 && !positionTimeBelow(p, 0, cutoff))
         return kInf;
     return iterationTime(m_costs, m_ilPlan);
 }

@@ -33,7 +33,7 @@ struct OptEntry {
     int begin = 0, count = 0;
     bool fits = false;          // at least one option fits in memory
     // A floor on every fitting option's per-micro-batch time that never falls as the stage
-    // takes more layers at the same position, depth and links (NestPlanner's end scan stops
+    // takes more layers at the same position, depth and links (NestRecurrence's end scan stops
     // where weight x it reaches the incumbent): computeTimeFloor() x the least forward +
     // backward + recompute pass compute (StageCost::recomputeCompute, without the
     // collectives it repeats, whose exposed share can fall as the stage grows) of the options
@@ -80,7 +80,7 @@ public:
         const int s = m_pl->sig[static_cast<size_t>(q) * m_nW + wIdx];
         return s >= 0 ? s : newPlacementClass(q, wIdx);
     }
-    // Link ids are below 2^kLinkIdBits (newLinkId refuses more): NestPlanner's cell keys
+    // Link ids are below 2^kLinkIdBits (newLinkId refuses more): SearchCells.h's cell keys
     // hold one in that many bits.
     static constexpr int kLinkIdBits = 20;
     // Link id of the boundary at position q between a stage of width index wp and one of w
@@ -159,6 +159,11 @@ public:
                            double cutoff = std::numeric_limits<double>::infinity(), bool *fits = nullptr);
 
 private:
+    // interleavedTime()'s state for one candidate (StageCostCache.cpp), and its two steps:
+    // load a position's chunks and check its memory; finish their times against the cutoff.
+    struct InterleavedPass;
+    int loadPosition(InterleavedPass &pass, int d);
+    bool positionTimeBelow(InterleavedPass &pass, int d, double cutoff);
     // Placement facts of one (dp, layout).
     struct Placement {
         int dp = 1;

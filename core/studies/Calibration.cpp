@@ -76,24 +76,11 @@ int majorDeviceType(const Plan &plan, const Topology &topo)
     return best;
 }
 
-MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &folder)
+// The run's cluster and model: a file (next to RUNS.json, or as given) or a preset name, or
+// the object itself (a cluster as ClusterIO reads it; a model as a workspace names it).
+void readRunInputs(MeasuredRun &run, const Json &r, const std::string &path, const fs::path &folder, int batch,
+                   int seq)
 {
-    requireObject(r, path);
-    requireKnownKeys(r, path,
-                     {"name", "cluster", "model", "batch", "seq", "framework", "layout", "plan", "step_time_s",
-                      "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula", "source", "notes"});
-    MeasuredRun run;
-    run.name = getString(r, "name", path);
-    const int batch = static_cast<int>(getInRange(r, "batch", path, limits::batch));
-    const int seq = static_cast<int>(getInRange(r, "seq", path, limits::seqLength));
-    const std::string fwName = getString(r, "framework", path, "megatron-core");
-    const auto fw = frameworkFromString(fwName);
-    if (!fw)
-        throw JsonError(childPath(path, "framework"), "expected one of " + frameworkNameList() + ", found \"" + fwName + "\"");
-    run.framework = *fw;
-
-    // The cluster and the model: a file (next to RUNS.json, or as given) or a preset name, or
-    // the object itself (a cluster as ClusterIO reads it; a model as a workspace names it).
     const Json &clusterValue = requireKey(r, "cluster", path);
     auto topo = clusterValue.is_object() ? clusterFromJson(clusterValue, "")
                                          : resolveCluster(resolvePath(getString(r, "cluster", path), folder));
@@ -109,7 +96,11 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
     if (!model)
         throw JsonError(childPath(path, "model"), model.error());
     run.model = std::move(model).value();
+}
 
+// The run's plan: a plan file, or a uniform layout built on its cluster.
+void readRunPlan(MeasuredRun &run, const Json &r, const std::string &path, const fs::path &folder, int batch, int seq)
+{
     if (has(r, "layout") == has(r, "plan"))
         throw JsonError(path, "give exactly one of \"layout\" and \"plan\"");
     if (has(r, "plan")) {
@@ -139,7 +130,11 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
     const std::vector<std::string> problems = planErrors(run.plan, run.topology, run.model);
     if (!problems.empty())
         throw JsonError(path, "the run's plan does not fit its cluster and model: " + problems.front());
+}
 
+// The measurement, exactly one of three, as a step time.
+void readRunMeasurement(MeasuredRun &run, const Json &r, const std::string &path, int batch, int seq)
+{
     int given = 0;
     for (const char *k : {"step_time_s", "tokens_per_s_per_gpu", "tflops_per_gpu"})
         given += has(r, k) ? 1 : 0;
@@ -171,6 +166,26 @@ MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &
                                                   : "gives a step time of " + std::to_string(run.measuredSeconds) +
                                                         " s, which " + *why);
     }
+}
+
+MeasuredRun runFromJson(const Json &r, const std::string &path, const fs::path &folder)
+{
+    requireObject(r, path);
+    requireKnownKeys(r, path,
+                     {"name", "cluster", "model", "batch", "seq", "framework", "layout", "plan", "step_time_s",
+                      "tokens_per_s_per_gpu", "tflops_per_gpu", "flops_formula", "source", "notes"});
+    MeasuredRun run;
+    run.name = getString(r, "name", path);
+    const int batch = static_cast<int>(getInRange(r, "batch", path, limits::batch));
+    const int seq = static_cast<int>(getInRange(r, "seq", path, limits::seqLength));
+    const std::string fwName = getString(r, "framework", path, "megatron-core");
+    const auto fw = frameworkFromString(fwName);
+    if (!fw)
+        throw JsonError(childPath(path, "framework"), "expected one of " + frameworkNameList() + ", found \"" + fwName + "\"");
+    run.framework = *fw;
+    readRunInputs(run, r, path, folder, batch, seq);
+    readRunPlan(run, r, path, folder, batch, seq);
+    readRunMeasurement(run, r, path, batch, seq);
     return run;
 }
 
@@ -435,6 +450,233 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
     return fitCalibration(runs, fit, base, FitLimits{});
 }
 
+namespace {
+
+// "fitting N parameters (...) needs at least N runs" when there are fewer runs than parameters.
+std::string tooFewRuns(const FitSpace &space, size_t runs)
+{
+    if (space.size() <= runs)
+        return {};
+    std::string names;
+    for (const std::string &d : space.gemmDevices)
+        names += (names.empty() ? "" : ", ") + ("gemm_efficiency of " + d);
+    for (const auto &[d, f] : space.overheadKeys)
+        names += (names.empty() ? "" : ", ") + ("step_overhead of " + d + "/" + toString(f));
+    return "fitting " + std::to_string(space.size()) + " parameters (" + names + ") needs at least " +
+           std::to_string(space.size()) + " runs, found " + std::to_string(runs) +
+           "; add runs or fit fewer parameters with --fit";
+}
+
+// The fit: Levenberg-Marquardt on the log residuals of the runs' predicted step times.
+class CalibrationFit {
+public:
+    CalibrationFit(const std::vector<MeasuredRun> &runs, const CostOptions &base, const FitLimits &limits,
+                   const FitSpace &space)
+        : m_runs(runs), m_base(base), m_limits(limits), m_space(space)
+    {
+    }
+
+    // The bound before the work (issue 48), in the search's units: evaluations are states,
+    // each state stands for about 8 us of the limit. Empty when within it.
+    std::string budgetProblem()
+    {
+        double unitsPerPass = 0;  // devices + layers of every run: one evaluation of each
+        for (const MeasuredRun &r : m_runs)
+            unitsPerPass += r.topology.deviceCount() + r.model.layerCount();
+        const double params = static_cast<double>(m_space.size());
+        const double iterationsGuess = 10;
+        m_passes = 1 + iterationsGuess * (params + 2);
+        const double evaluations = m_passes * static_cast<double>(m_runs.size());
+        const double seconds = m_passes * unitsPerPass * 5e-7 + iterationsGuess * 2 * params * params * params * 1e-9;
+        const double maxStates = m_limits.maxStates > 0 ? m_limits.maxStates : 2e9;
+        const double maxSeconds = maxStates * 8e-6;
+        if (seconds > maxSeconds || evaluations > maxStates) {
+            char buf[320];
+            std::snprintf(buf, sizeof buf,
+                          "fitting %zu parameters to %zu runs would take about %.2g s (%.2g plan evaluations), above "
+                          "the limit of about %.2g s (%.2g evaluations): fewer runs or device types, --fit fewer "
+                          "parameters, or --max-states to allow more",
+                          m_space.size(), m_runs.size(), seconds, evaluations, maxSeconds, maxStates);
+            return buf;
+        }
+        if (m_limits.estimate)
+            m_limits.estimate(seconds);
+        return {};
+    }
+
+    Result<Calibration> run()
+    {
+        using R = Result<Calibration>;
+        // Parameters in one vector: the GEMM efficiencies, then the step overheads.
+        std::vector<double> theta = m_space.gemmStart;
+        theta.insert(theta.end(), m_space.overheadStart.begin(), m_space.overheadStart.end());
+        std::vector<double> before, now;
+        // The starting point without any fitted parameter: the uncalibrated model.
+        if (const std::string e = predict(theta, before); !e.empty())
+            return R::failure(e);
+        if (const std::string e = outOfReach(before, "the uncalibrated cost model predicts"); !e.empty())
+            return R::failure(e);
+        now = before;
+        if (const std::string e = minimise(theta, now); !e.empty())
+            return R::failure(e);
+        // What calibrate writes, --calibration reads: the loader refuses the same factor.
+        if (const std::string e = outOfReach(now, "the calibrated cost model gives"); !e.empty())
+            return R::failure(e);
+        return calibration(theta, before, now);
+    }
+
+private:
+    const std::vector<MeasuredRun> &m_runs;
+    const CostOptions &m_base;
+    const FitLimits &m_limits;
+    const FitSpace &m_space;
+    double m_passes = 0;
+    double m_passesDone = 0;
+
+    // Each run's predicted step time under parameters `theta`; a message when one has none.
+    std::string predict(const std::vector<double> &theta, std::vector<double> &out)
+    {
+        if (m_limits.progress)
+            m_limits.progress(std::min(0.99, ++m_passesDone / m_passes));
+        out.resize(m_runs.size());
+        for (size_t i = 0; i < m_runs.size(); ++i) {
+            const MeasuredRun &r = m_runs[i];
+            const Report rep = evaluate(r.plan, r.topology, r.model, optionsFor(r, m_space, theta, m_base));
+            if (!std::isfinite(rep.iterationTime) || rep.iterationTime <= 0)
+                return "run '" + r.name + "' cannot be evaluated: " +
+                       (rep.reasons.empty() ? std::string("no finite time") : rep.reasons.front());
+            out[i] = rep.iterationTime;
+        }
+        return {};
+    }
+
+    // The sum of squared log residuals.
+    double cost(const std::vector<double> &t) const
+    {
+        double s = 0;
+        for (size_t i = 0; i < m_runs.size(); ++i) {
+            const double r = std::log(t[i] / m_runs[i].measuredSeconds);
+            s += r * r;
+        }
+        return s;
+    }
+
+    // A measurement the parameters cannot reach would pin them at their bounds and report
+    // errors of thousands of per cent as a calibration (issue 48): refused, naming the run.
+    std::string outOfReach(const std::vector<double> &times, const char *what) const
+    {
+        for (size_t i = 0; i < m_runs.size(); ++i) {
+            const double factor = m_runs[i].measuredSeconds / times[i];
+            if (factor > limits::maxCalibrationFactor || factor < 1 / limits::maxCalibrationFactor) {
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "measured %.6g s, %s %.6g s (a factor of %.3g)",
+                              m_runs[i].measuredSeconds, what, times[i], factor >= 1 ? factor : 1 / factor);
+                return "run '" + m_runs[i].name + "': " + buf + ", more than " +
+                       std::to_string(static_cast<int>(limits::maxCalibrationFactor)) +
+                       ": beyond what a calibration can fit (GEMM efficiency 0.05..1, step overhead -0.5..3); check "
+                       "the run's layout, batch, sequence and units";
+            }
+        }
+        return {};
+    }
+
+    // Jacobian of the log residuals by forward differences, at theta (predictions `now`).
+    std::string jacobian(const std::vector<double> &theta, const std::vector<double> &now,
+                         std::vector<std::vector<double>> &jac)
+    {
+        const size_t n = m_space.size();
+        jac.assign(m_runs.size(), std::vector<double>(n));
+        for (size_t k = 0; k < n; ++k) {
+            std::vector<double> t2 = theta, p2;
+            const double h = std::max(1e-6, 1e-5 * std::abs(theta[k]));
+            t2[k] += h;
+            if (std::string e = predict(t2, p2); !e.empty())
+                return e;
+            for (size_t i = 0; i < m_runs.size(); ++i)
+                jac[i][k] = (std::log(p2[i]) - std::log(now[i])) / h;
+        }
+        return {};
+    }
+
+    // Levenberg-Marquardt from theta (predictions `now`): both end at the fit.
+    std::string minimise(std::vector<double> &theta, std::vector<double> &now)
+    {
+        double lambda = 1e-3;
+        const size_t n = m_space.size();
+        for (int iter = 0; iter < 100; ++iter) {
+            std::vector<std::vector<double>> jac;
+            if (std::string e = jacobian(theta, now, jac); !e.empty())
+                return e;
+            std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
+            std::vector<double> g(n, 0.0);
+            for (size_t i = 0; i < m_runs.size(); ++i) {
+                const double r = std::log(now[i] / m_runs[i].measuredSeconds);
+                for (size_t p = 0; p < n; ++p) {
+                    g[p] -= jac[i][p] * r;
+                    for (size_t q = 0; q < n; ++q)
+                        a[p][q] += jac[i][p] * jac[i][q];
+                }
+            }
+            bool improved = false;
+            double step = 0;
+            for (int tries = 0; tries < 20 && !improved; ++tries) {
+                std::vector<std::vector<double>> damped = a;
+                for (size_t p = 0; p < n; ++p)
+                    damped[p][p] += lambda * std::max(a[p][p], 1e-12);
+                const std::vector<double> delta = solve(damped, g);
+                std::vector<double> t2(n), p2;
+                step = 0;
+                for (size_t p = 0; p < n; ++p) {
+                    t2[p] = clampParameter(m_space, p, theta[p] + delta[p]);
+                    step = std::max(step, std::abs(t2[p] - theta[p]));
+                }
+                if (std::string e = predict(t2, p2); !e.empty())
+                    return e;
+                if (cost(p2) <= cost(now)) {
+                    theta = t2;
+                    now = p2;
+                    lambda = std::max(lambda / 10, 1e-9);
+                    improved = true;
+                } else {
+                    lambda *= 10;
+                }
+            }
+            if (!improved || step < 1e-10)
+                break;
+        }
+        return {};
+    }
+
+    // The fitted parameters per (device, framework) and each run's error before and after.
+    Calibration calibration(const std::vector<double> &theta, const std::vector<double> &before,
+                            const std::vector<double> &now) const
+    {
+        Calibration c;
+        std::map<std::pair<std::string, std::string>, CalibrationEntry> entries;
+        auto entryOf = [&](const std::string &device, const std::string &fw) -> CalibrationEntry & {
+            CalibrationEntry &e = entries[{device, fw}];
+            e.device = device;
+            e.framework = fw;
+            return e;
+        };
+        for (const MeasuredRun &r : m_runs)
+            for (size_t i = 0; i < m_space.gemmDevices.size(); ++i)
+                for (const DeviceSpec &spec : r.topology.deviceTypes)
+                    if (spec.name == m_space.gemmDevices[i])
+                        entryOf(spec.name, toString(r.framework)).gemmEfficiency = theta[i];
+        for (size_t k = 0; k < m_space.overheadKeys.size(); ++k)
+            entryOf(m_space.overheadKeys[k].first, toString(m_space.overheadKeys[k].second)).stepOverhead =
+                theta[m_space.gemmDevices.size() + k];
+        for (auto &[key, e] : entries)
+            c.parameters.push_back(e);
+        for (size_t i = 0; i < m_runs.size(); ++i)
+            c.runs.push_back({m_runs[i].name, m_runs[i].measuredSeconds, before[i], now[i]});
+        return c;
+    }
+};
+
+} // namespace
+
 Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const std::vector<std::string> &fit,
                                    const CostOptions &base, const FitLimits &limits)
 {
@@ -447,170 +689,15 @@ Result<Calibration> fitCalibration(const std::vector<MeasuredRun> &runs, const s
             return R::failure("unknown parameter '" + f + "' (fit gemm_efficiency, step_overhead)");
     const bool fitGemm = std::find(fit.begin(), fit.end(), "gemm_efficiency") != fit.end();
     const bool fitOverhead = std::find(fit.begin(), fit.end(), "step_overhead") != fit.end();
-
     const FitSpace space = fitSpace(runs, base, fitGemm, fitOverhead);
     if (space.size() == 0)
         return R::failure("nothing to fit: choose gemm_efficiency and/or step_overhead");
-    if (space.size() > runs.size()) {
-        std::string names;
-        for (const std::string &d : space.gemmDevices)
-            names += (names.empty() ? "" : ", ") + ("gemm_efficiency of " + d);
-        for (const auto &[d, f] : space.overheadKeys)
-            names += (names.empty() ? "" : ", ") + ("step_overhead of " + d + "/" + toString(f));
-        return R::failure("fitting " + std::to_string(space.size()) + " parameters (" + names + ") needs at least " +
-                          std::to_string(space.size()) + " runs, found " + std::to_string(runs.size()) +
-                          "; add runs or fit fewer parameters with --fit");
-    }
-
-    // The bound before the work (issue 48), in the search's units: evaluations are states,
-    // each state stands for about 8 us of the limit.
-    double unitsPerPass = 0;  // devices + layers of every run: one evaluation of each
-    for (const MeasuredRun &r : runs)
-        unitsPerPass += r.topology.deviceCount() + r.model.layerCount();
-    const double params = static_cast<double>(space.size());
-    const double iterationsGuess = 10;
-    const double passes = 1 + iterationsGuess * (params + 2);
-    const double evaluations = passes * static_cast<double>(runs.size());
-    const double seconds = passes * unitsPerPass * 5e-7 + iterationsGuess * 2 * params * params * params * 1e-9;
-    const double maxStates = limits.maxStates > 0 ? limits.maxStates : 2e9;
-    const double maxSeconds = maxStates * 8e-6;
-    if (seconds > maxSeconds || evaluations > maxStates) {
-        char buf[320];
-        std::snprintf(buf, sizeof buf,
-                      "fitting %zu parameters to %zu runs would take about %.2g s (%.2g plan evaluations), above the "
-                      "limit of about %.2g s (%.2g evaluations): fewer runs or device types, --fit fewer parameters, "
-                      "or --max-states to allow more",
-                      space.size(), runs.size(), seconds, evaluations, maxSeconds, maxStates);
-        return R::failure(buf);
-    }
-    if (limits.estimate)
-        limits.estimate(seconds);
-    double passesDone = 0;
-    auto predict = [&](const std::vector<double> &theta, std::vector<double> &out) -> std::string {
-        if (limits.progress)
-            limits.progress(std::min(0.99, ++passesDone / passes));
-        out.resize(runs.size());
-        for (size_t i = 0; i < runs.size(); ++i) {
-            const Report rep = evaluate(runs[i].plan, runs[i].topology, runs[i].model, optionsFor(runs[i], space, theta, base));
-            if (!std::isfinite(rep.iterationTime) || rep.iterationTime <= 0)
-                return "run '" + runs[i].name + "' cannot be evaluated: " +
-                       (rep.reasons.empty() ? std::string("no finite time") : rep.reasons.front());
-            out[i] = rep.iterationTime;
-        }
-        return {};
-    };
-    auto cost = [&](const std::vector<double> &t) {
-        double s = 0;
-        for (size_t i = 0; i < runs.size(); ++i) {
-            const double r = std::log(t[i] / runs[i].measuredSeconds);
-            s += r * r;
-        }
-        return s;
-    };
-
-    // Parameters in one vector: the GEMM efficiencies, then the step overheads.
-    std::vector<double> theta = space.gemmStart;
-    theta.insert(theta.end(), space.overheadStart.begin(), space.overheadStart.end());
-    std::vector<double> before, now;
-    // The starting point without any fitted parameter: the uncalibrated model.
-    if (const std::string e = predict(theta, before); !e.empty())
+    if (const std::string e = tooFewRuns(space, runs.size()); !e.empty())
         return R::failure(e);
-    // A measurement the parameters cannot reach would pin them at their bounds and report
-    // errors of thousands of per cent as a calibration (issue 48): refused, naming the run.
-    const auto outOfReach = [&](const std::vector<double> &times, const char *what) -> std::string {
-        for (size_t i = 0; i < runs.size(); ++i) {
-            const double factor = runs[i].measuredSeconds / times[i];
-            if (factor > limits::maxCalibrationFactor || factor < 1 / limits::maxCalibrationFactor) {
-                char buf[160];
-                std::snprintf(buf, sizeof buf, "measured %.6g s, %s %.6g s (a factor of %.3g)", runs[i].measuredSeconds,
-                              what, times[i], factor >= 1 ? factor : 1 / factor);
-                return "run '" + runs[i].name + "': " + buf + ", more than " +
-                       std::to_string(static_cast<int>(limits::maxCalibrationFactor)) +
-                       ": beyond what a calibration can fit (GEMM efficiency 0.05..1, step overhead -0.5..3); check "
-                       "the run's layout, batch, sequence and units";
-            }
-        }
-        return {};
-    };
-    if (const std::string e = outOfReach(before, "the uncalibrated cost model predicts"); !e.empty())
+    CalibrationFit fitter(runs, base, limits, space);
+    if (const std::string e = fitter.budgetProblem(); !e.empty())
         return R::failure(e);
-    now = before;
-    double lambda = 1e-3;
-    const size_t n = space.size();
-    for (int iter = 0; iter < 100; ++iter) {
-        // Jacobian of the log residuals by forward differences.
-        std::vector<std::vector<double>> jac(runs.size(), std::vector<double>(n));
-        for (size_t k = 0; k < n; ++k) {
-            std::vector<double> t2 = theta, p2;
-            const double h = std::max(1e-6, 1e-5 * std::abs(theta[k]));
-            t2[k] += h;
-            if (const std::string e = predict(t2, p2); !e.empty())
-                return R::failure(e);
-            for (size_t i = 0; i < runs.size(); ++i)
-                jac[i][k] = (std::log(p2[i]) - std::log(now[i])) / h;
-        }
-        std::vector<std::vector<double>> a(n, std::vector<double>(n, 0.0));
-        std::vector<double> g(n, 0.0);
-        for (size_t i = 0; i < runs.size(); ++i) {
-            const double r = std::log(now[i] / runs[i].measuredSeconds);
-            for (size_t p = 0; p < n; ++p) {
-                g[p] -= jac[i][p] * r;
-                for (size_t q = 0; q < n; ++q)
-                    a[p][q] += jac[i][p] * jac[i][q];
-            }
-        }
-        bool improved = false;
-        double step = 0;
-        for (int tries = 0; tries < 20 && !improved; ++tries) {
-            std::vector<std::vector<double>> damped = a;
-            for (size_t p = 0; p < n; ++p)
-                damped[p][p] += lambda * std::max(a[p][p], 1e-12);
-            const std::vector<double> delta = solve(damped, g);
-            std::vector<double> t2(n), p2;
-            step = 0;
-            for (size_t p = 0; p < n; ++p) {
-                t2[p] = clampParameter(space, p, theta[p] + delta[p]);
-                step = std::max(step, std::abs(t2[p] - theta[p]));
-            }
-            if (const std::string e = predict(t2, p2); !e.empty())
-                return R::failure(e);
-            if (cost(p2) <= cost(now)) {
-                theta = t2;
-                now = p2;
-                lambda = std::max(lambda / 10, 1e-9);
-                improved = true;
-            } else {
-                lambda *= 10;
-            }
-        }
-        if (!improved || step < 1e-10)
-            break;
-    }
-
-    // What calibrate writes, --calibration reads: the loader refuses the same factor.
-    if (const std::string e = outOfReach(now, "the calibrated cost model gives"); !e.empty())
-        return R::failure(e);
-    Calibration c;
-    std::map<std::pair<std::string, std::string>, CalibrationEntry> entries;
-    auto entryOf = [&](const std::string &device, const std::string &fw) -> CalibrationEntry & {
-        CalibrationEntry &e = entries[{device, fw}];
-        e.device = device;
-        e.framework = fw;
-        return e;
-    };
-    for (const MeasuredRun &r : runs)
-        for (size_t i = 0; i < space.gemmDevices.size(); ++i)
-            for (const DeviceSpec &spec : r.topology.deviceTypes)
-                if (spec.name == space.gemmDevices[i])
-                    entryOf(spec.name, toString(r.framework)).gemmEfficiency = theta[i];
-    for (size_t k = 0; k < space.overheadKeys.size(); ++k)
-        entryOf(space.overheadKeys[k].first, toString(space.overheadKeys[k].second)).stepOverhead =
-            theta[space.gemmDevices.size() + k];
-    for (auto &[key, e] : entries)
-        c.parameters.push_back(e);
-    for (size_t i = 0; i < runs.size(); ++i)
-        c.runs.push_back({runs[i].name, runs[i].measuredSeconds, before[i], now[i]});
-    return c;
+    return fitter.run();
 }
 
 Result<std::vector<MeasuredRun>> measuredRunsFromJson(const Json &j, const std::string &origin,
