@@ -40,6 +40,28 @@ Topology cluster64()
     return *t;
 }
 
+// Sets row `row` to tp x pp x dp and its measured value to the evaluator's iteration time of
+// that layout under `truth` (the generating value the fit must recover, not the fit's own
+// output). False (and a failed QVERIFY) when a cell or the runs' JSON is refused.
+bool setGeneratedRun(CalibrationDialog &dialog, int row, int tp, int pp, int dp, const CostOptions &truth)
+{
+    const auto set = [&](const char *column, const QString &value) {
+        return dialog.setCell(row, QString::fromLatin1(column), value);
+    };
+    if (!set("TP", QString::number(tp)) || !set("PP", QString::number(pp)) || !set("DP", QString::number(dp)) ||
+        !set("Value", QStringLiteral("1")))
+        return false;
+    const Result<Json> probe = dialog.runsJson();
+    if (!probe.ok())
+        return false;
+    const auto runs = measuredRunsFromJson(*probe, "test", "");
+    if (!runs.ok())
+        return false;
+    const MeasuredRun &m = runs->front();
+    const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
+    return set("Value", QString::number(measured, 'g', 17));
+}
+
 } // namespace
 
 class TestCalibrationDialog : public QObject {
@@ -54,21 +76,11 @@ private slots:
                                  std::nullopt);
         const int row = dialog.addRun();
         QCOMPARE(row, 0);
-        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("PP"), QStringLiteral("2")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("4")));
         QVERIFY(!dialog.setCell(row, QStringLiteral("Runs on"), QStringLiteral("x")));   // not editable
-        // The measurement: the evaluator's time of that layout with a 20 % step overhead.
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
-        const Result<Json> probe = dialog.runsJson();
-        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
-        const auto runs = measuredRunsFromJson(*probe, "test", "");
-        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
+        // The measurement: the evaluator's time of tp 8 x pp 2 x dp 4 with a 20 % step overhead.
         CostOptions truth;
         truth.stepOverhead = 0.2;
-        const MeasuredRun &m = runs->front();
-        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+        QVERIFY(setGeneratedRun(dialog, row, 8, 2, 4, truth));
 
         dialog.setFitParameters(false, true);
         QSignalSpy done(&dialog, &CalibrationDialog::fitFinished);
@@ -100,18 +112,9 @@ private slots:
         CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
                                  std::nullopt);
         const int row = dialog.addRun();
-        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("8")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
-        const Result<Json> probe = dialog.runsJson();
-        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
-        const auto runs = measuredRunsFromJson(*probe, "test", "");
-        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
         CostOptions truth;
         truth.matmulEfficiency = 0.55;
-        const MeasuredRun &m = runs->front();
-        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+        QVERIFY(setGeneratedRun(dialog, row, 8, 1, 8, truth));
 
         auto *identified = dialog.findChild<QCheckBox *>(QStringLiteral("fitIdentified"));
         QVERIFY(identified && identified->isChecked());
@@ -150,19 +153,9 @@ private slots:
         CalibrationDialog dialog(cluster64(), ModelSource::preset("llama2-7b", 4096, 512), Framework::MegatronCore,
                                  std::nullopt);
         const int row = dialog.addRun();
-        QVERIFY(dialog.setCell(row, QStringLiteral("TP"), QStringLiteral("8")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("PP"), QStringLiteral("2")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("DP"), QStringLiteral("4")));
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QStringLiteral("1")));
-        const Result<Json> probe = dialog.runsJson();
-        QVERIFY2(probe.ok(), probe.ok() ? "" : probe.error().c_str());
-        const auto runs = measuredRunsFromJson(*probe, "test", "");
-        QVERIFY2(runs.ok(), runs.ok() ? "" : runs.error().c_str());
         CostOptions truth;
         truth.stepOverhead = 0.2;
-        const MeasuredRun &m = runs->front();
-        const double measured = evaluate(m.plan, m.topology, m.model, truth).iterationTime;
-        QVERIFY(dialog.setCell(row, QStringLiteral("Value"), QString::number(measured, 'g', 17)));
+        QVERIFY(setGeneratedRun(dialog, row, 8, 2, 4, truth));
 
         QSignalSpy done(&dialog, &CalibrationDialog::fitFinished);
         std::vector<double> progress;
