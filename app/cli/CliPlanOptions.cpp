@@ -131,7 +131,7 @@ static double fraction(const CliArgs &args, const std::string &name, double fall
 
 CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
 {
-    CostOptions o = base;
+    CostOptions o = std::move(base);
     o.matmulEfficiency = fraction(args, "efficiency", o.matmulEfficiency);
     if (args.has("efficiency")) {
         // A fraction of peak so small that every time overflows is not a setting (issue 13).
@@ -521,7 +521,7 @@ void readCandidateOptions(const CliArgs &args, SearchSettings &s)
 
 } // namespace
 
-SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base)
+SearchSettings searchSettingsFrom(const CliArgs &args, const std::optional<SearchSettings> &base)
 {
     SearchSettings s = base.value_or(SearchSettings{});
     if (args.has("precision"))
@@ -672,7 +672,7 @@ SearchJob loadSearchJob(const CliArgs &args)
     ClusterAndModel in = loadClusterAndModel(args, sizes.seqLength, sizes.globalBatch);
     SearchJob job;
     job.config = modelConfigFor(args, in.modelSource);
-    job.settings = searchSettingsFrom(args, std::move(in.search));
+    job.settings = searchSettingsFrom(args, in.search);
     job.topology = std::move(in.topology);
     job.model = std::move(in.model);
     if (args.has("cp")) {

@@ -97,7 +97,7 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in);
 // interleaving depths; without 1, interleaved only) and --recompute none,selective,full.
 // An unknown planner is a UsageError listing plannerNames(); a bad list item is one
 // naming the option and the item.
-SearchSettings searchSettingsFrom(const CliArgs &args, std::optional<SearchSettings> base);
+SearchSettings searchSettingsFrom(const CliArgs &args, const std::optional<SearchSettings> &base);
 // --precision P [--fp8-recipe R] of a command that takes one plan (evaluate, simulate,
 // export): the precision, checked against the cluster's devices and the framework of
 // `cost`; unset when absent.

@@ -85,7 +85,7 @@ namespace {
 // --planners: known names, each once.
 std::vector<std::string> plannersOption(const CliArgs &args)
 {
-    const std::vector<std::string> planners = args.wordList("planners", kDefaultPlanners);
+    std::vector<std::string> planners = args.wordList("planners", kDefaultPlanners);
     for (size_t i = 0; i < planners.size(); ++i) {
         if (!makePlanner(planners[i]))
             throw UsageError{"option --planners: unknown planner '" + planners[i] + "' (known: " +

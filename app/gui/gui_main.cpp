@@ -55,7 +55,7 @@ struct Options {
 int parse(const QStringList &args, Options &o)
 {
     auto valueOf = [&](int &i, const QString &name, QString &out) {
-        const QString a = args[i];
+        const QString &a = args[i];
         if (a.startsWith(name + QLatin1Char('='))) {
             out = a.mid(name.size() + 1);
             return true;

@@ -84,7 +84,7 @@ CostOptions bandOptions(Framework framework)
 } // namespace
 
 CalibrationDialog::CalibrationDialog(Topology cluster, ModelSource model, Framework framework,
-                                     std::optional<Calibration> current, QWidget *parent)
+                                     const std::optional<Calibration> &current, QWidget *parent)
     : QDialog(parent)
     , m_cluster(std::move(cluster))
     , m_model(std::move(model))

@@ -38,7 +38,7 @@ public:
     // `cluster`, `model` and `framework`: what an added row runs on; `current`: the
     // workspace's calibration (shown, and kept unless a new one is applied).
     CalibrationDialog(Topology cluster, ModelSource model, Framework framework,
-                      std::optional<Calibration> current, QWidget *parent = nullptr);
+                      const std::optional<Calibration> &current, QWidget *parent = nullptr);
     ~CalibrationDialog() override;
 
     // The nest-runs rows: load a file (false, with the reason in *error, when it is not one),

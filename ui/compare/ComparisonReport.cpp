@@ -304,7 +304,7 @@ QString withDifference(const MetricRow &row, size_t i, const QString &text)
 QString metricCellText(const MetricRow &row, int plan, int reference)
 {
     const size_t i = static_cast<size_t>(plan);
-    const QString text = QString::fromStdString(row.texts[i]);
+    QString text = QString::fromStdString(row.texts[i]);
     if (plan == reference || i >= row.ratio.size())
         return text;
     if (i < row.withinModelError.size() && row.withinModelError[i])

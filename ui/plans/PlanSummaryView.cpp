@@ -131,7 +131,7 @@ QString memoryText(const Report &r)
     for (const DeviceReport &d : r.devices)
         if (d.stage >= 0)
             smallest = std::min(smallest, d.capacity);
-    const QString peak = QStringLiteral("%1 GB").arg(r.peakMemoryBytes / 1e9, 0, 'f', 2);
+    QString peak = QStringLiteral("%1 GB").arg(r.peakMemoryBytes / 1e9, 0, 'f', 2);
     if (!(smallest < std::numeric_limits<double>::infinity()) || smallest <= 0)
         return peak;
     return QObject::tr("%1 of %2 GB (%3 %)")
@@ -167,7 +167,7 @@ QString simulationText(const PlanSnapshot &s)
     if (!sim.error.empty())
         return QObject::tr("not simulated: %1").arg(QString::fromStdString(sim.error));
     const double t = s.report().iterationTime;
-    const QString made = QObject::tr("%1 s simulated").arg(sim.makespan, 0, 'f', 4);
+    QString made = QObject::tr("%1 s simulated").arg(sim.makespan, 0, 'f', 4);
     if (t <= 0)
         return made;
     return QObject::tr("%1, %2 % vs the evaluator").arg(made, signedNumber(100 * (sim.makespan - t) / t, 2));
