@@ -24,7 +24,7 @@ Json readJson(const std::string &file) { return Json::parse(coretest::readFile(f
 
 std::string writeJson(const coretest::TempDir &dir, const std::string &name, const Json &j)
 {
-    const std::string file = dir.filePath(name);
+    std::string file = dir.filePath(name);
     EXPECT_TRUE(coretest::writeFile(file, j.dump()));
     return file;
 }

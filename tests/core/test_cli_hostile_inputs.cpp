@@ -88,7 +88,7 @@ coretest::Run bashSyntax(const std::string &file) { return runProgram("/bin/bash
 // $ARGS_OUT; hostname prints $STUB_HOSTNAME. So a script runs to its `exec` without a GPU.
 std::string makeStubs(const TempDir &dir)
 {
-    const std::string bin = dir.filePath("stub-bin");
+    std::string bin = dir.filePath("stub-bin");
     std::filesystem::create_directories(bin);
     const std::string record = "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGS_OUT\"\n";
     for (const char *name : {"torchrun", "deepspeed"}) {

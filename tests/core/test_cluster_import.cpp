@@ -44,7 +44,7 @@ std::vector<int> fanouts(const Topology &t, int level)
 // A file with `text` in `dir`, its path returned.
 std::string writeTemp(const coretest::TempDir &dir, const std::string &name, const std::string &text)
 {
-    const std::string path = dir.filePath(name);
+    std::string path = dir.filePath(name);
     coretest::writeFile(path, text);
     return path;
 }

@@ -146,7 +146,7 @@ TEST(ClusterSweep, outOfRangeValuesAreRefused)
     const Topology base = spineLeaf16();
     const auto refused = [&](const SweepParameter &p, double value, const std::string &words) {
         const Result<Topology> r = withParameter(base, p, value);
-        const std::string msg = r.error();
+        const std::string &msg = r.error();
         return !r.ok() && coretest::contains(msg, words) ? std::string() : std::string("accepted or wrong message: ") + msg;
     };
     ASSERT_EQ(refused(kSpineOversub, 0.5, "spine oversubscription: must be at least 1"), std::string());

@@ -436,7 +436,7 @@ TEST_P(ModelIoErrors, errors)
     }
     const auto result = loadModelFile(file);
     ASSERT_TRUE(!result.ok());
-    const std::string msg = result.error();
+    const std::string &msg = result.error();
     ASSERT_TRUE(msg.starts_with(file + ": ")) << msg;
     if (!path.empty()) {
         ASSERT_TRUE(coretest::contains(msg, "at " + path + ": ")) << msg;

@@ -495,7 +495,7 @@ TEST(SearchSettings, behaviourRestrictions)
     const PlanResult best = planWith(SearchSettings{});
     ASSERT_TRUE(best.found);
     const auto check = [&](const SearchSettings &s, const char *what) -> PlanResult {
-        const PlanResult r = planWith(s);
+        PlanResult r = planWith(s);
         if (!r.found || !r.verified)
             std::fprintf(stderr, "%s: %s\n", what, r.message.c_str());
         return r;  // callers check found, verified, and that it is no faster than `best`

@@ -69,7 +69,7 @@ QString compareRow(const QAbstractItemModel *m, const QModelIndex &index, const 
     if (rows != static_cast<int>(expected.children.size()))
         return here + QStringLiteral(": %1 rows, %2 expected").arg(rows).arg(expected.children.size());
     for (int r = 0; r < rows; ++r) {
-        const QString diff = compareRow(m, m->index(r, 0, index), expected.children[r], here);
+        QString diff = compareRow(m, m->index(r, 0, index), expected.children[r], here);
         if (!diff.isEmpty())
             return diff;
     }

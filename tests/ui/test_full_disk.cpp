@@ -42,7 +42,7 @@ private:
     // The previous file: real bytes, written before the disk filled.
     QString previous(const QString &name, const QByteArray &bytes = QByteArray("previous good content\n"))
     {
-        const QString file = m_mount + QLatin1Char('/') + name;
+        QString file = m_mount + QLatin1Char('/') + name;
         QFile f(file);
         if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
             return {};

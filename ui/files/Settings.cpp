@@ -80,7 +80,7 @@ QString Settings::lastDirectory() const
 
 QString Settings::saveDirectory() const
 {
-    const QString last = lastDirectory();
+    QString last = lastDirectory();
     if (!last.isEmpty() && QFileInfo(last).isDir() && QFileInfo(last).isWritable() &&
         !QDir::cleanPath(last).contains(QLatin1String("/sample_configs")))
         return last;
