@@ -133,7 +133,7 @@ test-tsan: deps
 lint: build
 	JOBS=$(JOBS) tests/lint/run.sh $(BUILD_DIR)
 
-# The same over the .cpp files changed since the last landing (what .ci/run checks).
+# The same over the .cpp files changed since the tree was last linted clean (tests/lint/clean-tree; what .ci/run checks).
 lint-changed: build
 	JOBS=$(JOBS) tests/lint/run.sh $(BUILD_DIR) --changed
 

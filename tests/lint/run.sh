@@ -3,11 +3,11 @@
 # sources (issue 52; the checks and why each is on: docs/lint.md). A finding is an error.
 #   tests/lint/run.sh BUILD_DIR            every .cpp of core/, ui/, app/ and tests/ that the
 #                                          build compiles (`make lint`)
-#   tests/lint/run.sh BUILD_DIR --changed  only the .cpp files changed since the last landing,
+#   tests/lint/run.sh BUILD_DIR --changed  only the .cpp files changed since the last clean whole-tree run,
 #                                          and the .cpp beside each changed header (.ci/run)
-# "Since the last landing": from the first parent of the newest merge commit (the previous
-# main before the last branch landed) to the working tree, so the last branch and every commit
-# after it; NEST_LINT_BASE=REV overrides the base. Needs BUILD_DIR/compile_commands.json (and
+# "Since the last whole-tree lint": from the last commit that changed tests/lint/clean-tree
+# (a whole-tree run that came out clean writes that file; committing it moves the base) to the
+# working tree; NEST_LINT_BASE=REV overrides the base. Needs BUILD_DIR/compile_commands.json (and
 # the build's generated headers: run it after a build). JOBS (default nproc) files at a time.
 # Exit 0: no finding; 1: a finding (or clang-tidy failed); 2: bad usage.
 set -euo pipefail
@@ -35,8 +35,8 @@ all) cp "$build/lint-all.txt" "$build/lint-files.txt" ;;
 --changed)
   if [ -n "${NEST_LINT_BASE:-}" ]; then
     base="$NEST_LINT_BASE"
-  elif merge=$(git rev-list --merges -1 HEAD 2>/dev/null) && [ -n "$merge" ]; then
-    base="$merge^1"
+  elif marked=$(git log -1 --format=%H -- tests/lint/clean-tree 2>/dev/null) && [ -n "$marked" ]; then
+    base="$marked"
   else
     base="HEAD~1"
   fi
@@ -66,4 +66,14 @@ else
 fi
 grep -E "(warning|error): " "$build/lint.log" | sort -u || true
 echo "lint: $(wc -l < "$build/lint-files.txt") files in $((SECONDS - start)) s: $([ $rc = 0 ] && echo clean || echo 'FINDINGS (see above)')"
+# A clean whole-tree run records itself; committing the file makes it lint-changed's base.
+if [ "$mode" = all ] && [ $rc = 0 ]; then
+  { echo "# The whole tree passed \`make lint\` (tests/lint/run.sh BUILD_DIR) at the commit that last"
+    echo "# changed this file; \`make lint-changed\` (CI) lints only the .cpp files changed since then."
+    echo "checked: $(wc -l < "$build/lint-files.txt") .cpp files in $((SECONDS - start)) s with JOBS=$jobs"
+    echo "tree: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- core ui app tests 2>/dev/null || echo ' plus uncommitted changes')"
+    echo "clang-tidy: $("$tidy" --version | grep -o 'version [0-9.]*' | head -1)"
+  } > "$root/tests/lint/clean-tree"
+  echo "lint: wrote tests/lint/clean-tree; commit it to make this tree lint-changed's base"
+fi
 exit $rc
