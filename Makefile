@@ -99,7 +99,7 @@ SAN_FLAGS = -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SAN_DEBUG)"
 
 test-sanitize: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) \
-	  -DNEST_SANITIZE=address,undefined -DNEST_BUILD_BENCH=OFF
+	  -DNEST_SANITIZE=address,undefined -DNEST_BUILD_BENCH=OFF -DNEST_UNITY=ON
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
@@ -116,7 +116,7 @@ TSAN_SWEEP := runnerDeliversOneResultPerPoint runnerRefusesABadRequest cancelMid
 
 test-tsan: deps
 	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) \
-	  -DNEST_SANITIZE=thread -DNEST_BUILD_BENCH=OFF
+	  -DNEST_SANITIZE=thread -DNEST_BUILD_BENCH=OFF -DNEST_UNITY=ON
 	cmake --build $(TSAN_DIR) -j $(JOBS) --target $(subst |, ,$(TSAN_TESTS)) test_planning_workflow test_sweep_view
 	printf 'race:libQt6Core.so\nrace:libQt6Gui.so\nrace:libQt6Widgets.so\nrace:libQt6Test.so\ncalled_from_lib:libQt6Core.so.6\n' \
 	  > $(TSAN_DIR)/tsan.supp

@@ -35,7 +35,7 @@ double nestTime(const std::vector<PlannerRun> &runs)
     return 0;
 }
 
-void printTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, const ErrorBand &band)
+void printComparisonTable(const std::vector<PlannerRun> &runs, const ModelProfile &model, const ErrorBand &band)
 {
     const double nest = nestTime(runs);
     std::printf("model %s, global batch %d, sequence %d\n\n", model.name.c_str(),
@@ -198,7 +198,7 @@ int cmdCompare(const Args &argv)
     if (args.flag("json"))
         printJson(runs, band);
     else
-        printTable(runs, job.model, band);
+        printComparisonTable(runs, job.model, band);
     if (!any) {
         std::cerr << "nest-cli compare: no planner found a feasible plan\n";
         return 2;

@@ -55,7 +55,7 @@ Json presetsJson()
             {"models", models}};
 }
 
-void printTable(const Json &j)
+void printPresetTable(const Json &j)
 {
     std::printf("Devices (dense BF16/FP16 peak):\n");
     for (const auto &d : j["devices"])
@@ -93,7 +93,7 @@ int cmdPresets(const Args &args)
     if (a.flag("json"))
         std::cout << j.dump(2) << "\n";
     else
-        printTable(j);
+        printPresetTable(j);
     return 0;
 }
 

@@ -14,7 +14,6 @@ namespace nest {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool recomputed(const LayerProfile &l)
 {

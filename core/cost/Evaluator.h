@@ -32,12 +32,17 @@
 #include "Topology.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace nest {
+
+// The time of what cannot run or was not found: what the costs return for an impossible
+// stage and what the planners start their incumbents and bounds from.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The gradient accumulation dtype (CostOptions::gradAccumDtype, CLI --grad-accum-dtype).
 enum class GradAccumDtype { Framework, Fp32, Half };

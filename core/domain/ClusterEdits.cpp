@@ -73,7 +73,7 @@ bool validGroup(const Topology &t, int g)
     return g >= 0 && g < static_cast<int>(t.groups.size());
 }
 
-std::string levelName(const Topology &t, int level)
+std::string shownLevelName(const Topology &t, int level)
 {
     if (level >= 0 && level < t.levelCount() && !t.levels[level].name.empty())
         return t.levels[level].name;
@@ -128,7 +128,7 @@ void renameUnique(ClusterState &s, int g)
         std::all_of(prefix.begin() + static_cast<long>(dash) + 1, prefix.end(), isDigit))
         prefix.resize(dash);
     if (prefix.empty())
-        prefix = levelName(s.topology, group.level);
+        prefix = shownLevelName(s.topology, group.level);
     group.name.clear();  // so it does not count as taken
     s.topology.groups[g].name = uniqueGroupName(s.topology, prefix);
     for (int child : s.topology.groups[g].children)
@@ -272,7 +272,7 @@ Result<ClusterState> moveNode(const ClusterState &s, int node, int rack, int row
     if (!validGroup(t, node) || t.groups[node].level != 0)
         return refuse("only nodes can be moved between racks");
     if (!validGroup(t, rack) || t.groups[rack].level != 1)
-        return refuse("a node can only be dropped on a " + levelName(t, 1));
+        return refuse("a node can only be dropped on a " + shownLevelName(t, 1));
     if (t.groups[node].parent == rack)
         return refuse("'" + t.groups[node].name + "' is already in '" + t.groups[rack].name + "'");
     ClusterState out = s;
@@ -280,7 +280,7 @@ Result<ClusterState> moveNode(const ClusterState &s, int node, int rack, int row
     from.children.erase(std::find(from.children.begin(), from.children.end(), node));
     if (from.children.empty())
         return refuse("moving '" + t.groups[node].name + "' would leave '" + from.name +
-                      "' empty; remove the " + levelName(t, 1) + " instead");
+                      "' empty; remove the " + shownLevelName(t, 1) + " instead");
     auto &to = out.topology.groups[rack].children;
     const int at = row < 0 || row > static_cast<int>(to.size()) ? static_cast<int>(to.size()) : row;
     to.insert(to.begin() + at, node);
@@ -292,8 +292,8 @@ Result<ClusterState> addRack(const ClusterState &s, int parent, GroupUid &nextUi
 {
     const Topology &t = s.topology;
     if (!validGroup(t, parent) || t.groups[parent].level < 2)
-        return refuse("a " + levelName(t, 1) + " can only be added under a group of level 2 or "
-                      "higher; this cluster has no level above its " + levelName(t, 1) + "s");
+        return refuse("a " + shownLevelName(t, 1) + " can only be added under a group of level 2 or "
+                      "higher; this cluster has no level above its " + shownLevelName(t, 1) + "s");
     // Shape it like the parent's first rack, or any rack of the cluster.
     int model = -1;
     for (int c : t.groups[parent].children)
@@ -305,9 +305,9 @@ Result<ClusterState> addRack(const ClusterState &s, int parent, GroupUid &nextUi
         if (t.groups[g].level == 1)
             model = g;
     if (t.groups[parent].level != 2)
-        return refuse("select a " + levelName(t, 2) + " to add a " + levelName(t, 1) + " to");
+        return refuse("select a " + shownLevelName(t, 2) + " to add a " + shownLevelName(t, 1) + " to");
     if (model < 0)
-        return refuse("no " + levelName(t, 1) + " to copy the shape from");
+        return refuse("no " + shownLevelName(t, 1) + " to copy the shape from");
     ClusterState out = s;
     const int rack = appendCopy(out, t, model, parent, nextUid);
     out.topology.groups[rack].linkOverride.reset();
@@ -320,7 +320,7 @@ Result<ClusterState> addNode(const ClusterState &s, int rack, int row, GroupUid 
 {
     const Topology &t = s.topology;
     if (!validGroup(t, rack) || t.groups[rack].level != 1)
-        return refuse("select a " + levelName(t, 1) + " or a node to add a node to");
+        return refuse("select a " + shownLevelName(t, 1) + " or a node to add a node to");
     int model = t.groups[rack].children.empty() ? -1 : t.groups[rack].children.back();
     for (int g = 0; model < 0 && g < static_cast<int>(t.groups.size()); ++g)
         if (t.groups[g].level == 0)
@@ -406,7 +406,7 @@ Result<ClusterState> setLevelLink(const ClusterState &s, int level, const LinkPa
         return refuse("no such level");
     std::string why;
     if (!validLink(link, why))
-        return refuse(levelName(s.topology, level) + " link: " + why);
+        return refuse(shownLevelName(s.topology, level) + " link: " + why);
     ClusterState out = s;
     out.topology.levels[level].link = link;
     return finish(std::move(out));

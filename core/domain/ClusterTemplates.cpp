@@ -68,7 +68,7 @@ UniformLevel level(const std::string &name, int fanout, double gbps, double us, 
     return {name, fanout, linkFromUnits(gbps, us, oversubscription)};
 }
 
-TemplateParam count(std::string key, std::string label, double value, double max)
+TemplateParam countParam(std::string key, std::string label, double value, double max)
 {
     return {std::move(key), std::move(label), value, 1, max, true};
 }
@@ -162,12 +162,12 @@ std::vector<TemplateParam> torusParams(int nd)
     const double side = nd == 2 ? 8 : 4, maxSide = nd == 2 ? 256 : 64;
     std::vector<TemplateParam> out;
     for (int d = 0; d < nd; ++d)
-        out.push_back(count(axes[d], std::string("Chips along ") + axes[d], side, maxSide));
+        out.push_back(countParam(axes[d], std::string("Chips along ") + axes[d], side, maxSide));
     for (int d = 0; d < nd; ++d)
-        out.push_back(count(std::string("tile_") + axes[d], std::string("Tile extent along ") + axes[d],
+        out.push_back(countParam(std::string("tile_") + axes[d], std::string("Tile extent along ") + axes[d],
                             d < 2 ? 2 : 1, maxSide));
     for (int d = 0; d < nd; ++d)
-        out.push_back(count(std::string("block_") + axes[d], std::string("Block extent along ") + axes[d],
+        out.push_back(countParam(std::string("block_") + axes[d], std::string("Block extent along ") + axes[d],
                             d < 2 ? 4 : 1, maxSide));
     out.push_back(bandwidth("link_bandwidth_GBps", "ICI link bandwidth per direction (GB/s)", 50));
     out.push_back(latency("hop_latency_us", "Latency per hop (us)", 1));
@@ -203,9 +203,9 @@ TemplateDef fatTreeTemplate()
     return {{"fat-tree", "Fat-tree (node / rack / spine)",
              "A non-blocking three-tier tree: devices on an intra-node fabric, nodes under a rack (leaf) "
              "switch, racks under a spine.",
-             {count("devices_per_node", "Devices per node", 8, 64),
-              count("nodes_per_rack", "Nodes per rack", 4, 1024),
-              count("racks", "Racks", 4, 4096),
+             {countParam("devices_per_node", "Devices per node", 8, 64),
+              countParam("nodes_per_rack", "Nodes per rack", 4, 1024),
+              countParam("racks", "Racks", 4, 4096),
               bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 450),
               bandwidth("rack_bandwidth_GBps", "Rack bandwidth per device (GB/s)", 50),
               bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 50),
@@ -227,9 +227,9 @@ TemplateDef spineLeafTemplate()
     return {{"spine-leaf", "Spine-leaf with oversubscription",
              "Nodes under leaf (top-of-rack) switches, leaves under an oversubscribed spine: a flow "
              "crossing the spine gets bandwidth / oversubscription when every device sends at once.",
-             {count("devices_per_node", "Devices per node", 8, 64),
-              count("nodes_per_leaf", "Nodes per leaf", 4, 1024),
-              count("leaves", "Leaves", 16, 4096),
+             {countParam("devices_per_node", "Devices per node", 8, 64),
+              countParam("nodes_per_leaf", "Nodes per leaf", 4, 1024),
+              countParam("leaves", "Leaves", 16, 4096),
               bandwidth("node_bandwidth_GBps", "Intra-node bandwidth per device (GB/s)", 300),
               bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per device (GB/s)", 25),
               bandwidth("spine_bandwidth_GBps", "Spine bandwidth per device (GB/s)", 25),
@@ -259,9 +259,9 @@ TemplateDef superpodTemplate()
     return {{"superpod", "DGX-SuperPOD-like (H100)",
              "8 GPUs per DGX node on NVLink, 32 nodes per scalable unit on NDR InfiniBand leaves, SUs under "
              "a non-blocking core (NVIDIA DGX SuperPOD reference architecture).",
-             {count("sus", "Scalable units", 4, 64),
-              count("nodes_per_su", "Nodes per scalable unit", 32, 64),
-              count("gpus_per_node", "GPUs per node", 8, 16),
+             {countParam("sus", "Scalable units", 4, 64),
+              countParam("nodes_per_su", "Nodes per scalable unit", 32, 64),
+              countParam("gpus_per_node", "GPUs per node", 8, 16),
               bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 450),
               bandwidth("su_bandwidth_GBps", "InfiniBand bandwidth per GPU in an SU (GB/s)", 50),
               bandwidth("core_bandwidth_GBps", "InfiniBand bandwidth per GPU across SUs (GB/s)", 50),
@@ -292,9 +292,9 @@ TemplateDef railOptimizedFabric(const char *key, const char *title, const char *
                                 const char *device)
 {
     TemplateDef def{{key, title, description,
-                     {count("sus", "Scalable units", 4, 64),
-                      count("nodes_per_su", "Nodes per scalable unit", 32, 64),
-                      count("gpus_per_node", "GPUs (rails) per node", 8, 16),
+                     {countParam("sus", "Scalable units", 4, 64),
+                      countParam("nodes_per_su", "Nodes per scalable unit", 32, 64),
+                      countParam("gpus_per_node", "GPUs (rails) per node", 8, 16),
                       bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", nvlinkGBps),
                       bandwidth("rail_bandwidth_GBps", "Rail (leaf) bandwidth per GPU (GB/s)", 50),
                       bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
@@ -338,10 +338,10 @@ TemplateDef nvl72Template()
              "72 GPUs per rack in one NVLink domain (18 trays of 4, NVLink 5 at 900 GB/s per direction), racks "
              "in scalable units on a scale-out fabric at the NIC rate, SUs under an oversubscribed spine "
              "(NVIDIA GB200 NVL72 data sheet, DGX GB200 SuperPOD reference architecture).",
-             {count("sus", "Scalable units", 1, 1024),
-              count("racks_per_su", "NVL72 racks per scalable unit", 8, 64),
-              count("trays_per_rack", "Compute trays per rack", 18, 18),
-              count("gpus_per_tray", "GPUs per tray", 4, 4),
+             {countParam("sus", "Scalable units", 1, 1024),
+              countParam("racks_per_su", "NVL72 racks per scalable unit", 8, 64),
+              countParam("trays_per_rack", "Compute trays per rack", 18, 18),
+              countParam("gpus_per_tray", "GPUs per tray", 4, 4),
               bandwidth("nvlink_bandwidth_GBps", "NVLink bandwidth per GPU per direction (GB/s)", 900),
               bandwidth("nic_bandwidth_GBps", "Scale-out NIC bandwidth per GPU (GB/s)", 50),
               bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU across SUs (GB/s)", 50),
@@ -399,7 +399,7 @@ TemplateDef paperFatTreeTemplate()
     return {{"paper-fattree", "NEST paper fat-tree (TPUv4-like)",
              "The fat-tree of the NEST paper's evaluation: 8 accelerators per node (900 GB/s), 4 nodes per "
              "level-1 switch (100 GB/s), level-2 aggregate 400 GB/s; 0.1/0.2/0.3 ms per level.",
-             {count("devices", "Accelerators (multiple of 32)", 64, 16384),
+             {countParam("devices", "Accelerators (multiple of 32)", 64, 16384),
               bandwidth("node_bandwidth_GBps", "Level-0 bandwidth (GB/s)", 900),
               bandwidth("rack_bandwidth_GBps", "Level-1 bandwidth (GB/s)", 100),
               bandwidth("spine_bandwidth_GBps", "Level-2 bandwidth (GB/s)", 400),
@@ -425,7 +425,7 @@ TemplateDef paperSpineLeafTemplate()
     return {{"paper-spineleaf", "NEST paper spine-leaf (H100)",
              "The spine-leaf cluster of the NEST paper: 8 H100 per node (NVLink 900 GB/s), 4 nodes per leaf "
              "at 12.5 GB/s, leaves to two spines with 2:1 oversubscription.",
-             {count("devices", "GPUs (multiple of 32)", 1024, 16384),
+             {countParam("devices", "GPUs (multiple of 32)", 1024, 16384),
               bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 900),
               bandwidth("leaf_bandwidth_GBps", "Leaf bandwidth per GPU (GB/s)", 12.5),
               bandwidth("spine_bandwidth_GBps", "Spine bandwidth per GPU (GB/s)", 12.5),
@@ -451,7 +451,7 @@ TemplateDef paperV100Template()
     return {{"paper-v100", "NEST paper V100 cluster",
              "The small real cluster of the NEST paper: 2 V100 per node on NVLink 300 GB/s, all nodes on one "
              "12.5 GB/s switch.",
-             {count("devices", "GPUs (even)", 16, 1024),
+             {countParam("devices", "GPUs (even)", 16, 1024),
               bandwidth("node_bandwidth_GBps", "NVLink bandwidth (GB/s)", 300),
               bandwidth("switch_bandwidth_GBps", "Switch bandwidth per GPU (GB/s)", 12.5),
               latency("node_latency_us", "NVLink latency (us)", 1),
@@ -495,7 +495,7 @@ std::string knownTemplates()
     return known;
 }
 
-std::vector<ClusterPreset> makePresets()
+std::vector<ClusterPreset> makeClusterPresets()
 {
     std::vector<ClusterPreset> p;
     for (int n : {64, 128, 256, 512, 1024})
@@ -604,7 +604,7 @@ Result<Topology> makeCluster(const std::string &templateKey, const std::map<std:
 
 const std::vector<ClusterPreset> &clusterPresets()
 {
-    static const std::vector<ClusterPreset> presets = makePresets();  // immutable after init
+    static const std::vector<ClusterPreset> presets = makeClusterPresets();  // immutable after init
     return presets;
 }
 

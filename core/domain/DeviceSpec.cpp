@@ -1,4 +1,5 @@
 #include "DeviceSpec.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>
@@ -36,7 +37,7 @@ DeviceSpec preset(const char *name, double bf16, double memory, double bandwidth
 
 // Dense (no sparsity) tensor peaks from each data sheet; where a sheet gives the sparse
 // figure only, half of it (NVIDIA's sheets mark sparse figures; dense = sparse / 2).
-std::vector<DeviceSpec> makePresets()
+std::vector<DeviceSpec> makeDevicePresets()
 {
     const double T = TFLOPS;
     return {
@@ -89,13 +90,6 @@ std::vector<DeviceSpec> makePresets()
     };
 }
 
-std::string normalise(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-        return c == '_' || c == ' ' ? '-' : static_cast<char>(std::tolower(c));
-    });
-    return s;
-}
 } // namespace
 
 double DeviceSpec::peakFor(NumberFormat format) const
@@ -120,13 +114,13 @@ std::vector<NumberFormat> DeviceSpec::formats() const
 
 const std::vector<DeviceSpec> &devicePresets()
 {
-    static const std::vector<DeviceSpec> presets = makePresets();  // immutable after init
+    static const std::vector<DeviceSpec> presets = makeDevicePresets();  // immutable after init
     return presets;
 }
 
 Result<DeviceSpec> devicePreset(const std::string &name)
 {
-    std::string key = normalise(name);
+    std::string key = presetKey(name);
     if (key == "v100")
         key = "v100-32gb";
     else if (key == "a100")

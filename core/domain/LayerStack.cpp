@@ -96,7 +96,7 @@ namespace {
 // runs never overflow a count.
 constexpr long long kMaxPatternLayers = 10'000'000;
 
-std::string_view trim(std::string_view s)
+std::string_view trimmedView(std::string_view s)
 {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
         s.remove_prefix(1);
@@ -118,7 +118,7 @@ bool validName(std::string_view s)
 // "N*NAME", "N NAME", "N x NAME" or "NAME".
 std::optional<LayerRun> parseItem(std::string_view item, std::string &error)
 {
-    item = trim(item);
+    item = trimmedView(item);
     std::size_t digits = 0;
     while (digits < item.size() && std::isdigit(static_cast<unsigned char>(item[digits])))
         ++digits;
@@ -133,12 +133,12 @@ std::optional<LayerRun> parseItem(std::string_view item, std::string &error)
             error = "count must be at least 1";
             return std::nullopt;
         }
-        std::string_view rest = trim(item.substr(digits));
+        std::string_view rest = trimmedView(item.substr(digits));
         if (!rest.empty() && rest.front() == '*')
-            rest = trim(rest.substr(1));
+            rest = trimmedView(rest.substr(1));
         else if (rest.size() > 1 && (rest.front() == 'x' || rest.front() == 'X') &&
                  std::isspace(static_cast<unsigned char>(rest[1])))
-            rest = trim(rest.substr(1));
+            rest = trimmedView(rest.substr(1));
         else if (rest.size() == item.size() - digits) {  // "3dense": no separator
             error = "write the count and the kind as N*NAME, found '" + std::string(item) + "'";
             return std::nullopt;

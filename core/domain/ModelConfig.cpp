@@ -1,4 +1,5 @@
 #include "ModelConfig.h"
+#include "TextCase.h"
 
 #include "Limits.h"
 
@@ -14,15 +15,6 @@ namespace {
 
 // Upper bound for every integer hyperparameter: keeps products like hidden * ffn far from
 // overflow and catches unit mistakes (a hidden of 4e9 is a typo, not a model).
-constexpr long long MAX_SIZE = 100'000'000;
-
-std::string normalise(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-        return c == '_' || c == ' ' ? '-' : static_cast<char>(std::tolower(c));
-    });
-    return s;
-}
 
 ModelConfig gpt(std::string name, int layers, int hidden, int heads, int seq, std::string source)
 {
@@ -40,7 +32,7 @@ ModelConfig gpt(std::string name, int layers, int hidden, int heads, int seq, st
     return m;
 }
 
-std::vector<ModelConfig> makePresets()
+std::vector<ModelConfig> makeModelPresets()
 {
     std::vector<ModelConfig> out;
     // Brown et al., "Language Models are Few-Shot Learners" (NeurIPS 2020), Table 2.1:
@@ -145,19 +137,19 @@ struct SizeField {
     long long min, max;
 };
 constexpr SizeField kSizeFields[] = {
-    {"head_dim", &ModelConfig::headDimension, 0, MAX_SIZE},
-    {"sliding_window", &ModelConfig::slidingWindow, 0, MAX_SIZE},
-    {"q_lora_rank", &ModelConfig::qLoraRank, 0, MAX_SIZE},
-    {"kv_lora_rank", &ModelConfig::kvLoraRank, 0, MAX_SIZE},
-    {"qk_rope_head_dim", &ModelConfig::qkRopeHeadDim, 0, MAX_SIZE},
-    {"qk_nope_head_dim", &ModelConfig::qkNopeHeadDim, 0, MAX_SIZE},
-    {"v_head_dim", &ModelConfig::vHeadDim, 0, MAX_SIZE},
+    {"head_dim", &ModelConfig::headDimension, 0, limits::modelCountMax},
+    {"sliding_window", &ModelConfig::slidingWindow, 0, limits::modelCountMax},
+    {"q_lora_rank", &ModelConfig::qLoraRank, 0, limits::modelCountMax},
+    {"kv_lora_rank", &ModelConfig::kvLoraRank, 0, limits::modelCountMax},
+    {"qk_rope_head_dim", &ModelConfig::qkRopeHeadDim, 0, limits::modelCountMax},
+    {"qk_nope_head_dim", &ModelConfig::qkNopeHeadDim, 0, limits::modelCountMax},
+    {"v_head_dim", &ModelConfig::vHeadDim, 0, limits::modelCountMax},
     {"expert_ffn_hidden", &ModelConfig::expertFfnHidden, 0, static_cast<long long>(limits::ffnHidden.max)},
     {"shared_experts", &ModelConfig::sharedExperts, 0, static_cast<long long>(limits::experts.max)},
     {"shared_ffn_hidden", &ModelConfig::sharedFfnHidden, 0, static_cast<long long>(limits::ffnHidden.max)},
     {"mamba_heads", &ModelConfig::mambaHeads, 0, static_cast<long long>(limits::heads.max)},
-    {"mamba_head_dim", &ModelConfig::mambaHeadDim, 0, MAX_SIZE},
-    {"ssm_state", &ModelConfig::ssmState, 0, MAX_SIZE},
+    {"mamba_head_dim", &ModelConfig::mambaHeadDim, 0, limits::modelCountMax},
+    {"ssm_state", &ModelConfig::ssmState, 0, limits::modelCountMax},
     {"mamba_groups", &ModelConfig::mambaGroups, 1, 1'000'000},
     {"conv_kernel", &ModelConfig::convKernel, 1, 1'000'000},
     {"mamba_chunk", &ModelConfig::mambaChunk, 1, 1'000'000},
@@ -336,7 +328,7 @@ ConfigProblem findProblem(const ModelConfig &m)
     for (const auto &[key, value] : positive) {
         if (value <= 0)
             return {key, std::string(key) + " must be positive, found " + std::to_string(value)};
-        if (value > MAX_SIZE)
+        if (value > limits::modelCountMax)
             return {key, std::string(key) + " is implausibly large (" + std::to_string(value) + ")"};
     }
     // The documented ranges (Limits.h, docs/reliability.md): what the cost model and the
@@ -353,8 +345,8 @@ ConfigProblem findProblem(const ModelConfig &m)
     }
     for (const auto &[key, value] : {std::pair<const char *, long long>{"max_positions", m.maxPositions},
                                      {"type_vocab", m.typeVocab}}) {
-        if (value < 0 || value > MAX_SIZE)
-            return {key, std::string(key) + " must be between 0 and " + std::to_string(MAX_SIZE) +
+        if (value < 0 || value > limits::modelCountMax)
+            return {key, std::string(key) + " must be between 0 and " + std::to_string(limits::modelCountMax) +
                              ", found " + std::to_string(value)};
     }
     if (ConfigProblem p = layerKindProblem(m); !p.reason.empty())
@@ -403,7 +395,7 @@ const std::set<std::string> &knownKeys()
 
 int readSize(const Json &j, const char *key, const std::string &path, int fallback, long long min = 1)
 {
-    return static_cast<int>(getInt(j, key, path, min, MAX_SIZE, fallback));
+    return static_cast<int>(getInt(j, key, path, min, limits::modelCountMax, fallback));
 }
 
 } // namespace
@@ -440,7 +432,7 @@ ModelConfig familyDefaults(const std::string &family)
 
 const std::vector<ModelConfig> &modelPresets()
 {
-    static const std::vector<ModelConfig> presets = makePresets();  // immutable after init
+    static const std::vector<ModelConfig> presets = makeModelPresets();  // immutable after init
     return presets;
 }
 
@@ -454,7 +446,7 @@ std::string modelPresetNames()
 
 Result<ModelConfig> modelPreset(const std::string &name)
 {
-    std::string key = normalise(name);
+    std::string key = presetKey(name);
     if (key == "gpt3" || key == "gpt-3-175b" || key == "gpt3-175")
         key = "gpt3-175b";
     else if (key == "llama2" || key == "llama-2-7b")

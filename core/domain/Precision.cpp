@@ -1,20 +1,10 @@
 #include "Precision.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>
 
 namespace nest {
-
-namespace {
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-constexpr NumberFormat kFormats[] = {NumberFormat::Bf16, NumberFormat::Fp8, NumberFormat::Mxfp8,
-                                     NumberFormat::Nvfp4};
-constexpr Fp8Recipe kRecipes[] = {Fp8Recipe::Delayed, Fp8Recipe::Current, Fp8Recipe::Blockwise};
-} // namespace
 
 const char *toString(NumberFormat f)
 {
@@ -39,8 +29,8 @@ const char *toString(Fp8Recipe r)
 
 bool numberFormatFromString(const std::string &text, NumberFormat &out)
 {
-    const std::string key = lower(text);
-    for (NumberFormat f : kFormats)
+    const std::string key = asciiLower(text);
+    for (NumberFormat f : kNumberFormats)
         if (key == toString(f)) {
             out = f;
             return true;
@@ -50,8 +40,8 @@ bool numberFormatFromString(const std::string &text, NumberFormat &out)
 
 bool fp8RecipeFromString(const std::string &text, Fp8Recipe &out)
 {
-    const std::string key = lower(text);
-    for (Fp8Recipe r : kRecipes)
+    const std::string key = asciiLower(text);
+    for (Fp8Recipe r : kFp8Recipes)
         if (key == toString(r)) {
             out = r;
             return true;
@@ -62,7 +52,7 @@ bool fp8RecipeFromString(const std::string &text, Fp8Recipe &out)
 std::string numberFormatNames()
 {
     std::string s;
-    for (NumberFormat f : kFormats)
+    for (NumberFormat f : kNumberFormats)
         s += (s.empty() ? "" : ", ") + std::string(toString(f));
     return s;
 }
@@ -70,7 +60,7 @@ std::string numberFormatNames()
 std::string fp8RecipeNames()
 {
     std::string s;
-    for (Fp8Recipe r : kRecipes)
+    for (Fp8Recipe r : kFp8Recipes)
         s += (s.empty() ? "" : ", ") + std::string(toString(r));
     return s;
 }
@@ -119,7 +109,7 @@ Precision readPrecision(const Json &obj, const std::string &path)
 
 bool precisionFromString(const std::string &text, Fp8Recipe recipe, Precision &out)
 {
-    const std::string key = lower(text);
+    const std::string key = asciiLower(text);
     if (key.rfind("fp8-", 0) == 0) {
         Fp8Recipe r;
         if (!fp8RecipeFromString(key.substr(4), r))
@@ -137,7 +127,7 @@ bool precisionFromString(const std::string &text, Fp8Recipe recipe, Precision &o
 std::string precisionNames()
 {
     std::string s = numberFormatNames();
-    for (Fp8Recipe r : kRecipes)
+    for (Fp8Recipe r : kFp8Recipes)
         s += std::string(", fp8-") + toString(r);
     return s;
 }

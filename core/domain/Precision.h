@@ -26,6 +26,10 @@ namespace nest {
 
 enum class NumberFormat { Bf16, Fp8, Mxfp8, Nvfp4 };
 enum class Fp8Recipe { Delayed, Current, Blockwise };
+// Every value of each, in the order names and searches list them.
+inline constexpr NumberFormat kNumberFormats[] = {NumberFormat::Bf16, NumberFormat::Fp8, NumberFormat::Mxfp8,
+                                                  NumberFormat::Nvfp4};
+inline constexpr Fp8Recipe kFp8Recipes[] = {Fp8Recipe::Delayed, Fp8Recipe::Current, Fp8Recipe::Blockwise};
 
 const char *toString(NumberFormat f);  // "bf16", "fp8", "mxfp8", "nvfp4"
 const char *toString(Fp8Recipe r);     // "delayed", "current", "blockwise"

@@ -32,7 +32,7 @@ int buildUniform(Topology &t, const std::vector<UniformLevel> &levels, int level
     return index;
 }
 
-std::string number(double x)
+std::string trimmedNumber(double x)
 {
     if (std::isnan(x))
         return "NaN";
@@ -52,11 +52,11 @@ std::string number(double x)
 std::string checkLink(const LinkParams &l)
 {
     if (!std::isfinite(l.bandwidth) || !(l.bandwidth > 0))
-        return "bandwidth must be a positive finite number of bytes/s, found " + number(l.bandwidth);
+        return "bandwidth must be a positive finite number of bytes/s, found " + trimmedNumber(l.bandwidth);
     if (!std::isfinite(l.latency) || l.latency < 0)
-        return "latency must be a finite number of seconds >= 0, found " + number(l.latency);
+        return "latency must be a finite number of seconds >= 0, found " + trimmedNumber(l.latency);
     if (!std::isfinite(l.oversubscription) || !(l.oversubscription >= 1))
-        return "oversubscription must be a finite ratio >= 1, found " + number(l.oversubscription);
+        return "oversubscription must be a finite ratio >= 1, found " + trimmedNumber(l.oversubscription);
     return {};
 }
 
@@ -334,11 +334,11 @@ std::string deviceTypesProblem(const Topology &t)
         if (d.name.empty())
             return "device type " + std::to_string(i) + " has no name";
         if (!std::isfinite(d.peakFlops) || !(d.peakFlops > 0))
-            return what + "peak FLOP/s must be positive, found " + number(d.peakFlops);
+            return what + "peak FLOP/s must be positive, found " + trimmedNumber(d.peakFlops);
         if (!std::isfinite(d.memoryBytes) || !(d.memoryBytes > 0))
-            return what + "memory capacity must be positive, found " + number(d.memoryBytes);
+            return what + "memory capacity must be positive, found " + trimmedNumber(d.memoryBytes);
         if (!std::isfinite(d.memoryBandwidth) || !(d.memoryBandwidth > 0))
-            return what + "memory bandwidth must be positive, found " + number(d.memoryBandwidth);
+            return what + "memory bandwidth must be positive, found " + trimmedNumber(d.memoryBandwidth);
     }
     return {};
 }

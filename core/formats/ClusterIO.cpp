@@ -16,11 +16,11 @@ namespace nest {
 
 namespace {
 
-constexpr double GBps = 1e9;         // bandwidth_GBps -> bytes/s (as linkFromUnits)
-constexpr double Microsecond = 1e-6;  // latency_us -> s (as linkFromUnits)
+constexpr double kFileGBps = 1e9;         // bandwidth_GBps -> bytes/s (as linkFromUnits)
+constexpr double kFileMicrosecond = 1e-6;  // latency_us -> s (as linkFromUnits)
 const std::string MaxDevicesText = std::to_string(Topology::maxDevices);
 
-std::string joined(const std::vector<std::string> &items)
+std::string joinedNames(const std::vector<std::string> &items)
 {
     std::string out;
     for (const auto &s : items)
@@ -39,7 +39,7 @@ void checkKeys(const Json &obj, const std::string &path, std::initializer_list<c
         if (std::find_if(allowed.begin(), allowed.end(), [&key](const char *a) { return key == a; }) != allowed.end())
             continue;
         std::vector<std::string> names(allowed.begin(), allowed.end());
-        throw JsonError(childPath(path, key), "unknown key (expected one of: " + joined(names) + ")");
+        throw JsonError(childPath(path, key), "unknown key (expected one of: " + joinedNames(names) + ")");
     }
 }
 
@@ -73,18 +73,18 @@ LinkParams overrideLink(const Json &obj, const std::string &path, const LinkPara
     if (has(obj, "bandwidth_GBps")) {
         const double gbps = getPositive(obj, "bandwidth_GBps", path);
         requireInRange(gbps, limits::bandwidthGBps, childPath(path, "bandwidth_GBps"));
-        l.bandwidth = gbps * GBps;
+        l.bandwidth = gbps * kFileGBps;
     }
     if (has(obj, "latency_us")) {
         const double us = getNonNegative(obj, "latency_us", path);
         requireInRange(us, limits::latencyUs, childPath(path, "latency_us"));
-        l.latency = us * Microsecond;
+        l.latency = us * kFileMicrosecond;
     }
     l.oversubscription = oversubscriptionAt(obj, path, base.oversubscription);
     return l;
 }
 
-std::string levelName(const Json &obj, const std::string &path, const std::vector<std::string> &earlier)
+std::string readLevelName(const Json &obj, const std::string &path, const std::vector<std::string> &earlier)
 {
     std::string name = getString(obj, "name", path);
     if (name.empty())
@@ -141,7 +141,7 @@ Topology parseCompact(const Json &j)
         requireObject(lv[i], path);
         checkKeys(lv[i], path, {"name", "fanout", "bandwidth_GBps", "latency_us", "oversubscription"});
         UniformLevel u;
-        u.name = levelName(lv[i], path, names);
+        u.name = readLevelName(lv[i], path, names);
         if (i == 0)
             checkNodeNamePrefix(u.name, childPath(path, "name"));
         names.push_back(u.name);
@@ -174,7 +174,7 @@ public:
                 throw JsonError(childPath(path, "fanout"),
                                 "belongs to the compact form; in the explicit form the tree lists the children");
             checkKeys(lv[i], path, {"name", "bandwidth_GBps", "latency_us", "oversubscription"});
-            m_levelNames.push_back(levelName(lv[i], path, m_levelNames));
+            m_levelNames.push_back(readLevelName(lv[i], path, m_levelNames));
             m_topo.levels.push_back({m_levelNames.back(), levelLink(lv[i], path)});
         }
         m_counters.assign(m_levelNames.size(), 0);
@@ -212,7 +212,7 @@ private:
         }
     }
 
-    std::string levelList() const { return joined(m_levelNames); }
+    std::string levelList() const { return joinedNames(m_levelNames); }
 
     int deviceTypeOf(const Json &o, const std::string &path)
     {
@@ -224,7 +224,7 @@ private:
                 for (const auto &[k, spec] : m_types)
                     declared.push_back(k);
                 throw JsonError(childPath(path, "device"),
-                                "unknown device type '" + key + "' (declared: " + joined(declared) + ")");
+                                "unknown device type '" + key + "' (declared: " + joinedNames(declared) + ")");
             }
         } else if (m_types.size() == 1) {
             key = m_types.begin()->first;
@@ -324,7 +324,7 @@ Topology parseTemplate(const Json &j)
         std::vector<std::string> known;
         for (const auto &t : clusterTemplates())
             known.push_back(t.key);
-        throw JsonError("template", "unknown cluster template '" + key + "' (known: " + joined(known) + ")");
+        throw JsonError("template", "unknown cluster template '" + key + "' (known: " + joinedNames(known) + ")");
     }
     std::map<std::string, double> params;
     if (has(j, "params")) {
@@ -366,8 +366,8 @@ double toUnits(double value, double scale)
 
 Json linkJson(const LinkParams &l)
 {
-    return {{"bandwidth_GBps", toUnits(l.bandwidth, GBps)},
-            {"latency_us", toUnits(l.latency, Microsecond)},
+    return {{"bandwidth_GBps", toUnits(l.bandwidth, kFileGBps)},
+            {"latency_us", toUnits(l.latency, kFileMicrosecond)},
             {"oversubscription", l.oversubscription}};
 }
 
@@ -537,7 +537,7 @@ Result<Topology> resolveCluster(const std::string &fileOrPreset)
     for (const auto &t : clusterTemplates())
         templates.push_back(t.key);
     return Result<Topology>::failure("'" + fileOrPreset + "' is neither a cluster file nor a cluster preset (presets: " +
-                                     joined(presets) + "; templates: " + joined(templates) + ")");
+                                     joinedNames(presets) + "; templates: " + joinedNames(templates) + ")");
 }
 
 } // namespace nest

@@ -1,4 +1,5 @@
 #include "HfConfigImport.h"
+#include "Limits.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +10,6 @@ namespace nest {
 
 namespace {
 
-constexpr long long MAX_SIZE = 100'000'000;
 constexpr int DEFAULT_MAX_SEQ = 4096;
 
 } // namespace
@@ -60,7 +60,7 @@ public:
         const Json *o = where(key);
         if (!o)
             throw JsonError(pathOf(key), "required field is missing");
-        return static_cast<int>(getInt(*o, key, parentOf(key), 1, MAX_SIZE));
+        return static_cast<int>(getInt(*o, key, parentOf(key), 1, limits::modelCountMax));
     }
     // A layer count: within limits::layers before anything is sized by it.
     int layers(const char *key) const
@@ -68,14 +68,14 @@ public:
         const Json *o = where(key);
         if (!o)
             throw JsonError(pathOf(key), "required field is missing");
-        const long long n = getInt(*o, key, parentOf(key), 1, MAX_SIZE);
+        const long long n = getInt(*o, key, parentOf(key), 1, limits::modelCountMax);
         requireInRange(static_cast<double>(n), limits::layers, pathOf(key));
         return static_cast<int>(n);
     }
     int size(const char *key, int fallback, long long min = 1) const
     {
         const Json *o = where(key);
-        return o ? static_cast<int>(getInt(*o, key, parentOf(key), min, MAX_SIZE)) : fallback;
+        return o ? static_cast<int>(getInt(*o, key, parentOf(key), min, limits::modelCountMax)) : fallback;
     }
     bool flag(const char *key, bool fallback) const
     {
@@ -603,14 +603,14 @@ ModelConfig fromLlama4(const HfKeys &k)
     return m;
 }
 
-struct Family {
+struct HfFamily {
     const char *type;
     std::function<ModelConfig(const HfKeys &, const std::string &)> read;
 };
 
-const std::vector<Family> &families()
+const std::vector<HfFamily> &families()
 {
-    static const std::vector<Family> list = {
+    static const std::vector<HfFamily> list = {
         {"gpt2", [](const HfKeys &k, const std::string &) { return fromGpt2(k); }},
         {"bert", [](const HfKeys &k, const std::string &) { return fromBert(k); }},
         {"llama", fromLlama},
@@ -696,7 +696,7 @@ Result<ModelConfig> importHfConfig(const Json &j, const std::string &origin)
         if (has(j, "text_config") && !j.at("text_config").is_null() && !j.at("text_config").is_object())
             throw JsonError("text_config", "expected an object");
         const auto family = std::find_if(families().begin(), families().end(),
-                                         [&](const Family &f) { return type == f.type; });
+                                         [&](const HfFamily &f) { return type == f.type; });
         if (family == families().end())
             throw JsonError("model_type", "unsupported model_type '" + type +
                                               "' (supported: " + hfSupportedModelTypes() + ")");

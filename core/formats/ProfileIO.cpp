@@ -1,4 +1,5 @@
 #include "ProfileIO.h"
+#include "Limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +27,6 @@ double bounded(const Json &e, const char *key, const std::string &path, const Ra
 }
 
 
-constexpr long long MAX_SIZE = 100'000'000;
 constexpr double MS = 1e-3;
 // The artifact's TPUv4-like device: its cluster's device and the device its times are of.
 const std::string kArtifactDevice = "tpuv4-like";
@@ -115,7 +115,7 @@ void rejectUnknownKeys(const Json &obj, const std::set<std::string> &known, cons
 
 int intField(const Json &j, const char *key, const std::string &path, long long min, int fallback)
 {
-    return static_cast<int>(getInt(j, key, path, min, MAX_SIZE, fallback));
+    return static_cast<int>(getInt(j, key, path, min, limits::modelCountMax, fallback));
 }
 
 // One "layers[i]" entry (possibly repeated). Per-micro-batch values are divided by mb.
@@ -243,8 +243,8 @@ Result<ModelProfile> profileFromJson(const Json &j, const std::string &origin)
                 p.notes.push_back(n.get<std::string>());
             }
         }
-        p.seqLength = static_cast<int>(getInt(j, "seq_length", "", 1, MAX_SIZE));
-        const int microBatch = static_cast<int>(getInt(j, "micro_batch", "", 1, MAX_SIZE, 1));
+        p.seqLength = static_cast<int>(getInt(j, "seq_length", "", 1, limits::modelCountMax));
+        const int microBatch = static_cast<int>(getInt(j, "micro_batch", "", 1, limits::modelCountMax, 1));
         p.globalBatch = intField(j, "global_batch", "", 1, 4096);
         p.hidden = intField(j, "hidden", "", 0, 0);
         p.heads = intField(j, "heads", "", 0, 0);
@@ -419,7 +419,7 @@ std::vector<ArtifactNode> artifactNodes(const Json &list, const std::string &nod
     for (size_t i = 0; i < list.size(); ++i) {
         const std::string path = childPath(nodesPath, i);
         ArtifactNode n;
-        n.id = getInt(list[i], "id", path, -1, MAX_SIZE);
+        n.id = getInt(list[i], "id", path, -1, limits::modelCountMax);
         if (!ids.insert(n.id).second)
             throw JsonError(childPath(path, "id"), "duplicate id " + std::to_string(n.id));
         n.parameterSize = bounded(list[i], "parameterSize", path, limits::layerBytes);
@@ -448,8 +448,8 @@ std::map<long long, double> artifactChainEdges(const Json &j, const std::string 
     requireArray(edges, edgesPath);
     for (size_t i = 0; i < edges.size(); ++i) {
         const std::string path = childPath(edgesPath, i);
-        const long long src = getInt(edges[i], "sourceId", path, -1, MAX_SIZE);
-        const long long dst = getInt(edges[i], "destId", path, -1, MAX_SIZE);
+        const long long src = getInt(edges[i], "sourceId", path, -1, limits::modelCountMax);
+        const long long dst = getInt(edges[i], "destId", path, -1, limits::modelCountMax);
         const double cost = bounded(edges[i], "communicationCost", path, limits::layerBytes);
         if (dst == src + 1)
             edgeOut[src] = cost;
@@ -641,7 +641,7 @@ Result<ModelProfile> profileFromArtifactJson(const Json &j, const std::string &o
         p.family = "profile";
         p.source = "NEST artifact solver input (" + origin + ")";
         p.measuredOn = kArtifactDevice;   // its cycle counts are TPU v4's (frequency 1.05 GHz)
-        const long long epDegree = getInt(j, "ep_degree", "", 1, MAX_SIZE, 1);
+        const long long epDegree = getInt(j, "ep_degree", "", 1, limits::modelCountMax, 1);
         const bool moe = epDegree > 1 || fileName.find("mixtral") != std::string::npos;
         p.notes.push_back("latencies read as milliseconds per micro-batch of " + std::to_string(mbs) +
                           " (the artifact's cycles / frequency in kHz)");

@@ -1,4 +1,5 @@
 #include "AstraSimNetwork.h"
+#include "TextCase.h"
 
 #include "ImportError.h"
 #include "Limits.h"
@@ -33,12 +34,6 @@ std::string shortest(double v)
     char buf[64];
     const auto r = std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, r.ptr);
-}
-
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
 }
 
 // A flow sequence of scalars under `key`; each entry converted by `convert` (false = bad).
@@ -214,7 +209,7 @@ Topology topologyFromAstraSim(const AstraSimNetwork &network, const DeviceSpec &
     std::set<std::string> used;
     for (size_t d = 0; d < network.dimensions.size(); ++d) {
         const AstraSimDimension &dim = network.dimensions[d];
-        std::string levelName = lower(dim.topology);
+        std::string levelName = asciiLower(dim.topology);
         if (!used.insert(levelName).second) {
             levelName += "-" + std::to_string(d);
             used.insert(levelName);
@@ -250,10 +245,10 @@ Result<AstraSimNetwork> astraSimFromTopology(const Topology &t, std::vector<std:
         if (fanout < 2)
             return R::failure("level " + std::to_string(l) + " (" + t.levels[l].name +
                               ") has groups of 1: ASTRA-sim needs at least 2 NPUs per dimension");
-        const std::string name = lower(t.levels[l].name);
+        const std::string name = asciiLower(t.levels[l].name);
         std::string topology = "Switch";
         for (const std::string &known : topologyNames())
-            if (name.rfind(lower(known), 0) == 0)
+            if (name.rfind(asciiLower(known), 0) == 0)
                 topology = known;
         const LinkParams &link = t.levels[l].link;
         double bandwidth = link.bandwidth;

@@ -1,4 +1,5 @@
 #include "ClusterImport.h"
+#include "TextCase.h"
 
 #include "AstraSimNetwork.h"
 #include "FileGuard.h"
@@ -19,16 +20,10 @@ namespace nest {
 
 namespace {
 
-constexpr double GBps = 1e9;        // as cluster files: bandwidth_GBps
-constexpr double Microsecond = 1e-6;
+constexpr double kImportGBps = 1e9;        // as cluster files: bandwidth_GBps
+constexpr double kImportMicrosecond = 1e-6;
 
 using SketchResult = Result<ClusterSketch>;
-
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
 
 std::string where(const std::string &origin, int line)
 {
@@ -245,7 +240,7 @@ Result<ClusterFormat> detectClusterFormat(const std::string &text, const std::st
             return ClusterFormat::NvidiaSmi;
         yamlTopology = yamlTopology || line.rfind("topology:", 0) == 0;
         yamlNpus = yamlNpus || line.rfind("npus_count:", 0) == 0;
-        const std::string code = lower(line.substr(0, line.find('#')));
+        const std::string code = asciiLower(line.substr(0, line.find('#')));
         slurm = slurm || code.find("switchname=") != std::string::npos || code.find("blockname=") != std::string::npos;
     }
     if (yamlTopology || yamlNpus)
@@ -416,10 +411,10 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
     auto gpus = importedGpusPerNode(sketch, options);
     if (!gpus)
         return R::failure(gpus.error());
-    auto bandwidth = levelList(options.bandwidthGBps, "--bandwidth", sketch, GBps, limits::bandwidthGBps);
+    auto bandwidth = levelList(options.bandwidthGBps, "--bandwidth", sketch, kImportGBps, limits::bandwidthGBps);
     if (!bandwidth)
         return R::failure(bandwidth.error());
-    auto latency = levelList(options.latencyUs, "--latency", sketch, Microsecond, limits::latencyUs);
+    auto latency = levelList(options.latencyUs, "--latency", sketch, kImportMicrosecond, limits::latencyUs);
     if (!latency)
         return R::failure(latency.error());
     auto oversubscription = levelList(options.oversubscription, "--oversubscription", sketch, 1, limits::oversubscription);
@@ -461,11 +456,11 @@ Result<Topology> assembleCluster(const ClusterSketch &sketch, const ClusterImpor
         // the values the files gave (the flags were checked above), e.g. an NCCL NIC speed
         // that makes a per-GPU bandwidth above 10 PB/s.
         const std::string level = "level " + std::to_string(l) + " (" + t.levels[l].name + "): ";
-        if (const auto why = rangeProblem(link.bandwidth / GBps, limits::bandwidthGBps))
+        if (const auto why = rangeProblem(link.bandwidth / kImportGBps, limits::bandwidthGBps))
             return R::failure(importError(sketch.origin, 0, level + "bandwidth from the file" +
                                                                 (sketch.nodeFromFile && l > 0 ? "s (the NICs per GPU)" : "") +
                                                                 ": " + *why + "; give --bandwidth"));
-        if (const auto why = rangeProblem(link.latency / Microsecond, limits::latencyUs))
+        if (const auto why = rangeProblem(link.latency / kImportMicrosecond, limits::latencyUs))
             return R::failure(importError(sketch.origin, 0, level + "latency from the file: " + *why + "; give --latency"));
     }
     for (TopoGroup &g : t.groups)

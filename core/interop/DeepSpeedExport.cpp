@@ -15,7 +15,7 @@ namespace nest {
 
 namespace {
 
-const char *kVersion =
+const char *kDeepSpeedVersion =
     "DeepSpeed v0.15 (docs/_pages/config-json.md; deepspeed/runtime/pipe/module.py, topology.py and "
     "launcher/runner.py at microsoft/DeepSpeed@00f47f03, @2eafdd39, @048b0d50), with Megatron-DeepSpeed's "
     "--tensor-model-parallel-size / --pipeline-model-parallel-size";
@@ -42,7 +42,7 @@ Json deepSpeedConfig(const LaunchContext &c)
     for (auto it = precision.config.begin(); it != precision.config.end(); ++it)
         config[it.key()] = it.value();
     Json comment = Json::array();
-    for (const std::string &l : c.headerLines(kVersion))
+    for (const std::string &l : c.headerLines(kDeepSpeedVersion))
         comment.push_back(l);
     config["_comment"] = comment;
     return config;
@@ -79,7 +79,7 @@ std::string launchPreamble(const LaunchContext &c)
 }
 
 // The model's shape as Megatron-DeepSpeed's arguments.
-std::string modelArgs(const LaunchContext &c)
+std::string deepSpeedModelArgs(const LaunchContext &c)
 {
     const Plan &p = c.result.runnable.plan;
     const ModelShape &m = c.shape;
@@ -128,7 +128,7 @@ std::string launchScript(const LaunchContext &c)
         script += "  --no-pipeline-parallel\n";
     if (u.sp)
         script += "  --sequence-parallel\n";
-    script += modelArgs(c);
+    script += deepSpeedModelArgs(c);
     script += "  --micro-batch-size " + std::to_string(p.microBatch) + "\n";
     script += "  --global-batch-size " + std::to_string(p.globalBatch) + "\n";
     script += "  --train-iters \"$TRAIN_ITERS\"\n";

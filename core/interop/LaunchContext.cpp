@@ -1,4 +1,5 @@
 #include "LaunchContext.h"
+#include "TextCase.h"
 
 #include "FrameworkPrecision.h"
 #include "SafeText.h"
@@ -9,14 +10,7 @@ namespace nest {
 
 namespace {
 
-std::string fixed(double v, int digits)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
-std::string joined(const std::vector<int> &values, const char *sep = ", ")
+std::string joinedInts(const std::vector<int> &values, const char *sep = ", ")
 {
     std::string out;
     for (int v : values)
@@ -99,23 +93,23 @@ std::vector<std::string> LaunchContext::headerLines(const std::string &versionLi
     lines.push_back(layoutLine);
     lines.push_back("  micro-batch " + std::to_string(p.microBatch) + " x " + std::to_string(p.numMicroBatches()) +
                     " micro-batches per replica, global batch " + std::to_string(p.globalBatch) + ", sequence " +
-                    std::to_string(p.seqLength) + "; blocks per stage " + joined(r.runnable.stageBlocks) + ".");
+                    std::to_string(p.seqLength) + "; blocks per stage " + joinedInts(r.runnable.stageBlocks) + ".");
     lines.push_back("Precision: " + precisionDescription(p) + "; " + std::to_string(request.iterations) +
                     " training iterations.");
     lines.push_back("Predicted by the NEST cost model (" + std::string(profile.name) + " profile, " +
                     toString(request.cost.stack) + " stack): " +
-                    fixed(r.exported.iterationTime, 3) + " s per iteration, " +
-                    fixed(r.exported.samplesPerSecond, 2) + " samples/s" +
+                    fixedDecimals(r.exported.iterationTime, 3) + " s per iteration, " +
+                    fixedDecimals(r.exported.samplesPerSecond, 2) + " samples/s" +
                     (r.exported.feasible ? "" : " (does NOT fit in memory)") + ".");
     if (r.fellBack()) {
-        lines.push_back("FALLBACK: this is not the plan NEST chose (" + fixed(r.original.iterationTime, 3) +
+        lines.push_back("FALLBACK: this is not the plan NEST chose (" + fixedDecimals(r.original.iterationTime, 3) +
                         " s per iteration); what changed:");
         for (const std::string &c : r.runnable.changes)
             lines.push_back("  - " + c);
         lines.push_back("GPUs: the exported plan " + r.gpuUsage() + ".");
         if (r.alternative)
             lines.push_back("Best plan " + std::string(exportFormatTitle(format)) + " runs as it is: " +
-                            fixed(r.alternative->report.iterationTime, 3) + " s per iteration on " +
+                            fixedDecimals(r.alternative->report.iterationTime, 3) + " s per iteration on " +
                             std::to_string(r.alternative->report.devicesUsed) + " GPUs (" + r.alternative->layout +
                             "); nest-cli plan --target " + toString(format) + " writes it.");
     }

@@ -10,7 +10,7 @@ namespace nest {
 
 namespace {
 
-const char *kVersion =
+const char *kMegatronVersion =
     "Megatron-LM at NVIDIA/Megatron-LM@000c4ac24f61159c138b0975def722c65245983c "
     "(megatron/training/arguments.py, core_r0.14 era), launched with torchrun";
 
@@ -93,7 +93,7 @@ std::string parallelArgs(const LaunchContext &c)
     return par;
 }
 
-std::string modelArgs(const LaunchContext &c)
+std::string megatronModelArgs(const LaunchContext &c)
 {
     const Plan &p = c.result.runnable.plan;
     const ModelShape &m = c.shape;
@@ -162,7 +162,7 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
 {
     const ModelShape &m = c.shape;
     std::string script = "#!/usr/bin/env bash\n";
-    script += commentBlock(c.headerLines(kVersion));
+    script += commentBlock(c.headerLines(kMegatronVersion));
     script += "#\n" + commentBlock({"Run on every host of " + c.stem + ".hostfile (for example: srun --ntasks-per-node=1 bash " +
                                      c.mainName + ", or pdsh); MEGATRON_DIR points at the checkout."});
     script += "set -euo pipefail\n\n";
@@ -175,7 +175,7 @@ std::vector<ExportFile> writeMegatron(const LaunchContext &c)
     script += "# Megatron asserts this with tensor or context parallelism before Blackwell.\n";
     script += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n\n";
     script += "PARALLEL_ARGS=(\n" + parallelArgs(c) + ")\n";
-    script += "MODEL_ARGS=(\n" + modelArgs(c) + ")\n";
+    script += "MODEL_ARGS=(\n" + megatronModelArgs(c) + ")\n";
     script += "TRAINING_ARGS=(\n" + trainingArgs(c) + ")\n\n";
     const std::string entry = m.family == "bert" ? "pretrain_bert.py" : "pretrain_gpt.py";
     script += torchrunExec("\"$MEGATRON_DIR/" + entry +

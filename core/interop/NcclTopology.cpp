@@ -1,4 +1,5 @@
 #include "NcclTopology.h"
+#include "TextCase.h"
 
 #include "ImportError.h"
 #include "NvLinkSpeed.h"
@@ -156,13 +157,6 @@ std::optional<double> pciLinkBandwidth(const pugi::xml_node &pci)
 
 bool startsWith(const std::string &s, const char *prefix) { return s.rfind(prefix, 0) == 0; }
 
-std::string lowerCopy(std::string s)
-{
-    for (char &c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 // Union-find over GPU indices (the islands of direct NVLinks).
 int findRoot(std::vector<int> &parent, int x)
 {
@@ -239,7 +233,7 @@ private:
         m_staticInput = m_gpus.empty();
         if (m_staticInput) {
             for (const pugi::xml_node &pci : descendants(m_system, "pci"))
-                if (startsWith(lowerCopy(pci.attribute("class").value()), "0x03")) {
+                if (startsWith(asciiLower(pci.attribute("class").value()), "0x03")) {
                     m_gpus.push_back(pci);
                     m_pcis.push_back(pci);
                 }
@@ -261,7 +255,7 @@ private:
         std::map<std::string, int> gpuOfBus;  // lower-case PCI bus id -> GPU index
         for (size_t g = 0; g < m_gpus.size(); ++g)
             if (m_pcis[g] && m_pcis[g].attribute("busid"))
-                gpuOfBus[lowerCopy(m_pcis[g].attribute("busid").value())] = static_cast<int>(g);
+                gpuOfBus[asciiLower(m_pcis[g].attribute("busid").value())] = static_cast<int>(g);
         const int n = static_cast<int>(m_gpus.size());
         m_links.assign(static_cast<size_t>(n), 0);
         m_parent.resize(static_cast<size_t>(n));
@@ -302,7 +296,7 @@ private:
             m_links[g] += static_cast<int>(count);
             // A link to another GPU (its bus id) joins their islands; any other target is an
             // NVSwitch (tclass 0x068000) or a CPU, which every GPU on it reaches.
-            const auto peer = gpuOfBus.find(lowerCopy(nvlink.attribute("target").value()));
+            const auto peer = gpuOfBus.find(asciiLower(nvlink.attribute("target").value()));
             if (peer != gpuOfBus.end() && peer->second != g) {
                 m_directLinks = true;
                 m_parent[findRoot(m_parent, g)] = findRoot(m_parent, peer->second);
@@ -320,7 +314,7 @@ private:
     // lookup per <gpu> cost 1.3 ms, 130 s for a 100,000-GPU dump) and its PCIe link.
     std::string readPci(int g, const pugi::xml_node &pci)
     {
-        const std::string id = lowerCopy(pci.attribute("device").value());
+        const std::string id = asciiLower(pci.attribute("device").value());
         if (const auto it = knownGpuDevices().find(id); it != knownGpuDevices().end()) {
             auto cached = m_presets.find(it->second);
             if (cached == m_presets.end())

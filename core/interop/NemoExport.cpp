@@ -14,7 +14,7 @@ namespace nest {
 
 namespace {
 
-const char *kVersion =
+const char *kNemoVersion =
     "NeMo 1.x (examples/nlp/language_modeling/conf/megatron_gpt_config.yaml; Megatron-Core underneath) as "
     "NVIDIA/NeMo-Framework-Launcher@1ab2c781 writes it (launcher_scripts/conf/training/llama/llama3_1_70b.yaml)";
 
@@ -254,7 +254,7 @@ std::string nemoYaml(const LaunchContext &c)
     y << YAML::EndMap;
     y << YAML::EndMap;
 
-    std::vector<std::string> header = c.headerLines(kVersion);
+    std::vector<std::string> header = c.headerLines(kNemoVersion);
     header.push_back("This file is the whole Hydra configuration of megatron_gpt_pretraining.py.");
     header.push_back("PLACEHOLDERS to fill in (the value " + std::string(kFillIn) +
                      ", OmegaConf's mandatory value; NeMo stops until they are set):");

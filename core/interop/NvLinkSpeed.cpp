@@ -3,7 +3,7 @@
 namespace nest {
 
 namespace {
-constexpr double GBps = 1e9;
+constexpr double kNvLinkGBps = 1e9;
 } // namespace
 
 // Data-sheet rates of one link, one direction: NVLink 1 (P100) 20 GB/s; NVLink 2 (V100),
@@ -21,15 +21,15 @@ constexpr double GBps = 1e9;
 std::optional<double> nvlinkSpeedForSm(int sm)
 {
     if (sm >= 100)
-        return 50 * GBps;
+        return 50 * kNvLinkGBps;
     if (sm >= 90)
-        return 25 * GBps;
+        return 25 * kNvLinkGBps;
     if (sm == 86 || sm == 87)
-        return 14.0625 * GBps;
+        return 14.0625 * kNvLinkGBps;
     if (sm >= 70)
-        return 25 * GBps;
+        return 25 * kNvLinkGBps;
     if (sm >= 60)
-        return 20 * GBps;
+        return 20 * kNvLinkGBps;
     return std::nullopt;
 }
 

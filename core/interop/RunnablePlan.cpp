@@ -17,7 +17,7 @@ bool isBlock(const LayerProfile &l)
     return isDecoderBlock(l.kind);
 }
 
-std::string joined(const std::vector<int> &values)
+std::string joinedValues(const std::vector<int> &values)
 {
     std::string out;
     for (int v : values)
@@ -290,11 +290,11 @@ private:
         m_u.dp = choice.dp;
         std::vector<std::string> what;
         if (!allEqual(tps))
-            what.push_back("tensor widths (tp " + joined(tps) + ")");
+            what.push_back("tensor widths (tp " + joinedValues(tps) + ")");
         if (!allEqual(cps))
-            what.push_back("context widths (cp " + joined(cps) + ")");
+            what.push_back("context widths (cp " + joinedValues(cps) + ")");
         if (!allEqual(eps))
-            what.push_back("expert widths (ep " + joined(eps) + ")");
+            what.push_back("expert widths (ep " + joinedValues(eps) + ")");
         std::string list;
         for (size_t i = 0; i < what.size(); ++i)
             list += (i == 0 ? "" : i + 1 == what.size() ? " and " : ", ") + what[i];
@@ -317,7 +317,7 @@ private:
         m_u.recompute = rec == 2 ? Recompute::Full : rec == 1 ? Recompute::Selective : Recompute::None;
         m_u.sp = *std::max_element(sps.begin(), sps.end()) == 1;
         if (!allEqual(zeros))
-            change(m_fw + " cannot run per-stage ZeRO stages (" + joined(zeros) + "); exported ZeRO-" +
+            change(m_fw + " cannot run per-stage ZeRO stages (" + joinedValues(zeros) + "); exported ZeRO-" +
                    std::to_string(m_u.zero) + " everywhere");
         if (!allEqual(recomputes)) {
             std::string modes;
@@ -492,8 +492,8 @@ private:
         const std::vector<int> want = deepSpeedBalancedSplit(blocks, stages());
         if (m_split != want) {
             change(m_fw + " (Megatron-DeepSpeed's GPTModelPipe) splits the blocks by partition_balanced "
-                          "over partition_method='type:transformer'; exported " + joined(want) +
-                   " blocks per stage (was " + joined(m_split) + ")");
+                          "over partition_method='type:transformer'; exported " + joinedValues(want) +
+                   " blocks per stage (was " + joinedValues(m_split) + ")");
             m_split = want;
         }
     }
@@ -522,7 +522,7 @@ private:
         change(m_fw + " gives every stage the same number of pipeline units (" + toString(m_u.pipelineUnits) + ": " +
                std::to_string(units) + " units); exported " +
                (m_u.pp != pp0 || m_u.virtualStages != v0 ? depthChange(pp0, v0) + ", " : std::string()) +
-               std::to_string(units / stages()) + " units per stage (was " + joined(unitSplit) + ")");
+               std::to_string(units / stages()) + " units per stage (was " + joinedValues(unitSplit) + ")");
     }
 
     // "pp P with V chunks (was pp P0 with V0 chunks)"
@@ -548,15 +548,15 @@ private:
         m_split.front() += (rem + 1) / 2;
         m_split.back() += rem / 2;
         change(m_fw + " gives every stage but the first and the last the same number of blocks; "
-                      "exported " + joined(m_split) + " blocks per stage (was " + joined(was) + ")");
+                      "exported " + joinedValues(m_split) + " blocks per stage (was " + joinedValues(was) + ")");
     }
 
     void splitNoEmptyStage(int blocks)
     {
         const std::vector<int> was = m_split;
         m_split = balancedSplit(blocks, static_cast<int>(m_split.size()));
-        change(m_fw + " needs at least one block per stage; exported " + joined(m_split) +
-               " blocks per stage (was " + joined(was) + ")");
+        change(m_fw + " needs at least one block per stage; exported " + joinedValues(m_split) +
+               " blocks per stage (was " + joinedValues(was) + ")");
     }
 
     // Every stage the same number of blocks: fewer chunks, then fewer stages, until they divide.
@@ -575,7 +575,7 @@ private:
                    std::to_string(pp0 * v0) + " stages; exported " + depthChange(pp0, v0));
         } else {
             change(m_fw + " splits the blocks evenly; exported " + std::to_string(blocks / stages()) +
-                   " blocks per stage (was " + joined(was) + ")");
+                   " blocks per stage (was " + joinedValues(was) + ")");
         }
         m_split.assign(static_cast<size_t>(stages()), blocks / stages());
     }
@@ -599,7 +599,7 @@ private:
             return Result<Plan>::failure("no plan " + m_fw + " can run keeps this job: " + built.error());
         if (m_out.changes.empty() && !(*built == m_plan))
             change(m_fw + " derives each stage's layers from its number of blocks; exported the stages " +
-                   joined(m_split) + " blocks long with the embedding first and the head last");
+                   joinedValues(m_split) + " blocks long with the embedding first and the head last");
         return built;
     }
 

@@ -1,4 +1,5 @@
 #include "SlurmBlocks.h"
+#include "TextCase.h"
 
 #include "ImportError.h"
 #include "SafeText.h"
@@ -12,12 +13,6 @@
 namespace nest {
 
 namespace {
-
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
 
 struct Line {
     int number = 0;
@@ -59,7 +54,7 @@ std::vector<Line> logicalLines(const std::string &text)
 bool looksLikeSlurmBlocks(const std::string &text)
 {
     for (const Line &l : logicalLines(text))
-        if (lower(l.text).find("blockname=") != std::string::npos)
+        if (asciiLower(l.text).find("blockname=") != std::string::npos)
             return true;
     return false;
 }
@@ -82,7 +77,7 @@ Result<SlurmTopology> parseSlurmBlocks(const std::string &text, const std::strin
             const auto eq = word.find('=');
             if (eq == std::string::npos || eq == 0)
                 return R::failure(importError(origin, line.number, "'" + word + "' is not KEY=VALUE"));
-            const std::string key = lower(word.substr(0, eq));
+            const std::string key = asciiLower(word.substr(0, eq));
             const std::string value = word.substr(eq + 1);
             if (!seen.insert(key).second)
                 return R::failure(importError(origin, line.number, "'" + word.substr(0, eq) + "' given twice"));

@@ -1,4 +1,5 @@
 #include "SlurmTopology.h"
+#include "TextCase.h"
 
 #include "ImportError.h"
 #include "SafeText.h"
@@ -16,13 +17,7 @@ namespace {
 // More names than a cluster can have devices is a typo ([1-1000000000]), not a cluster.
 constexpr long long MaxHosts = 1 << 20;
 
-std::string lower(std::string s)
-{
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
-
-std::string trim(const std::string &s)
+std::string trimmedLine(const std::string &s)
 {
     const auto b = s.find_first_not_of(" \t\r");
     if (b == std::string::npos)
@@ -52,7 +47,7 @@ Result<std::vector<std::string>> expandBracket(const std::string &inside, long l
     if (inside.empty())
         return Result<std::vector<std::string>>::failure("empty brackets '[]'");
     while (std::getline(parts, part, ',')) {
-        part = trim(part);
+        part = trimmedLine(part);
         const auto dash = part.find('-');
         if (dash == std::string::npos) {
             if (!allDigits(part))
@@ -172,7 +167,7 @@ std::vector<Statement> statements(const std::string &text)
         ++lineNo;
         if (const auto hash = raw.find('#'); hash != std::string::npos)
             raw.erase(hash);
-        std::string line = trim(raw);
+        std::string line = trimmedLine(raw);
         const bool continues = !line.empty() && line.back() == '\\';
         if (continues)
             line.pop_back();
@@ -182,12 +177,12 @@ std::vector<Statement> statements(const std::string &text)
         pending.text += " " + line;
         continuing = continues;
         if (!continuing) {
-            if (!trim(pending.text).empty())
-                out.push_back({pending.line, trim(pending.text)});
+            if (!trimmedLine(pending.text).empty())
+                out.push_back({pending.line, trimmedLine(pending.text)});
         }
     }
-    if (continuing && !trim(pending.text).empty())
-        out.push_back({pending.line, trim(pending.text)});
+    if (continuing && !trimmedLine(pending.text).empty())
+        out.push_back({pending.line, trimmedLine(pending.text)});
     return out;
 }
 
@@ -209,7 +204,7 @@ Result<RawSwitch> parseStatement(const Statement &st, const std::string &origin,
         const auto eq = word.find('=');
         if (eq == std::string::npos || eq == 0)
             return R::failure(importError(origin, st.line, "'" + word + "' is not KEY=VALUE"));
-        const std::string key = lower(word.substr(0, eq));
+        const std::string key = asciiLower(word.substr(0, eq));
         const std::string value = word.substr(eq + 1);
         if (!seen.insert(key).second)
             return R::failure(importError(origin, st.line, "'" + word.substr(0, eq) + "' given twice"));
@@ -325,7 +320,7 @@ Result<std::vector<std::string>> expandHostlist(const std::string &expression, H
     int depth = 0;
     std::string item;
     auto flush = [&]() -> std::string {
-        const std::string pattern = trim(item);
+        const std::string pattern = trimmedLine(item);
         item.clear();
         if (pattern.empty())
             return "an empty name in '" + expression + "'";

@@ -15,7 +15,7 @@ namespace nest {
 
 namespace {
 
-const char *kVersion =
+const char *kTorchtitanVersion =
     "torchtitan at pytorch/torchtitan@6404b932421f5ce382e7dac5ad381b2c17b1373c (torchtitan/config/job_config.py; "
     "mesh order from torchtitan/distributed/parallel_dims.py)";
 
@@ -141,7 +141,7 @@ std::string torchtitanToml(const LaunchContext &c)
     addConverters(job, precision);
     std::ostringstream body;
     body << job;
-    std::vector<std::string> header = c.headerLines(kVersion);
+    std::vector<std::string> header = c.headerLines(kTorchtitanVersion);
     if (flavor)
         header.push_back("Model: torchtitan's " + std::string(flavor->name) + " flavor " + flavor->flavor +
                          ", whose shape is the planned model's.");

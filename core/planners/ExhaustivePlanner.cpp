@@ -13,7 +13,6 @@ namespace nest {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Option {
     double t, e;

@@ -8,7 +8,6 @@
 namespace nest {
 
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
 void Incumbent::bound(double value)

@@ -28,7 +28,7 @@ int transformerBlocks(const ModelProfile &model)
     return blocks > 0 ? blocks : model.layerCount();
 }
 
-bool contains(const std::vector<Schedule> &v, Schedule s)
+bool hasSchedule(const std::vector<Schedule> &v, Schedule s)
 {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -43,11 +43,11 @@ struct ScheduleChoice {
 std::vector<ScheduleChoice> scheduleChoices(const SearchOptions &o)
 {
     std::vector<ScheduleChoice> v;
-    if (contains(o.schedules, Schedule::OneFOneB))
+    if (hasSchedule(o.schedules, Schedule::OneFOneB))
         v.push_back({Schedule::OneFOneB, 1});
-    else if (contains(o.schedules, Schedule::GPipe))
+    else if (hasSchedule(o.schedules, Schedule::GPipe))
         v.push_back({Schedule::GPipe, 1});
-    if (contains(o.schedules, Schedule::Interleaved))
+    if (hasSchedule(o.schedules, Schedule::Interleaved))
         for (int d : o.virtualStages)
             if (d >= 2)
                 v.push_back({Schedule::Interleaved, d});

@@ -25,7 +25,6 @@ namespace nest {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // One NEST search of a plan space: the outer loop over its points (docs/planner.md), each
 // 1F1B/GPipe point by the recurrence (NestRecurrence), each interleaved one by its closed

@@ -13,7 +13,7 @@ namespace nest {
 
 namespace {
 
-bool contains(const std::vector<StageConfig> &options, const StageConfig &c)
+bool hasStageOption(const std::vector<StageConfig> &options, const StageConfig &c)
 {
     return std::find(options.begin(), options.end(), c) != options.end();
 }
@@ -39,7 +39,7 @@ std::optional<Plan> rebuild(const PlanSpace &space, const OuterConfig &cfg, cons
     for (const StagePlan &s : previous.stages) {
         if (s.firstLayer != next || s.endLayer <= s.firstLayer)
             return std::nullopt;
-        if (!contains(space.stageOptions(cfg, s.width(), s.firstLayer, s.endLayer), s.config()))
+        if (!hasStageOption(space.stageOptions(cfg, s.width(), s.firstLayer, s.endLayer), s.config()))
             return std::nullopt;
         used += s.width();
         next = s.endLayer;

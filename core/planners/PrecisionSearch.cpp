@@ -7,13 +7,6 @@
 
 namespace nest {
 
-namespace {
-
-constexpr NumberFormat kFormats[] = {NumberFormat::Bf16, NumberFormat::Fp8, NumberFormat::Mxfp8, NumberFormat::Nvfp4};
-constexpr Fp8Recipe kRecipes[] = {Fp8Recipe::Delayed, Fp8Recipe::Current, Fp8Recipe::Blockwise};
-
-} // namespace
-
 Result<std::vector<Precision>> searchPrecisions(const std::vector<NumberFormat> &formats, Fp8Recipe recipe,
                                                 bool recipeGiven, const Topology &topo, Framework framework)
 {
@@ -21,12 +14,12 @@ Result<std::vector<Precision>> searchPrecisions(const std::vector<NumberFormat> 
     const FrameworkProfile &fw = frameworkProfile(framework);
     std::vector<Precision> out;
     if (formats.empty()) {
-        for (NumberFormat f : kFormats) {
+        for (NumberFormat f : kNumberFormats) {
             Precision p{f, Fp8Recipe::Delayed};
             if (f == NumberFormat::Fp8) {
                 p.recipe = recipe;
                 if (!fw.supports(p) && !recipeGiven)
-                    for (Fp8Recipe r : kRecipes)
+                    for (Fp8Recipe r : kFp8Recipes)
                         if (fw.supports({f, r})) {
                             p.recipe = r;
                             break;

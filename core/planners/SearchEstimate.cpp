@@ -78,7 +78,7 @@ std::string gigabytes(double bytes)
     return buf;
 }
 
-std::string count(double n)
+std::string countText(double n)
 {
     char buf[32];
     std::snprintf(buf, sizeof buf, n < 1e6 ? "%.0f" : "%.1e", n);
@@ -250,7 +250,7 @@ std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptio
 {
     const double budget = memoryBudgetOf(options);
     if (estimate.bytes > budget)
-        return "search would need ~" + gigabytes(estimate.bytes) + " (" + count(estimate.states) +
+        return "search would need ~" + gigabytes(estimate.bytes) + " (" + countText(estimate.states) +
                " states), above the budget of " + gigabytes(budget) +
                " (fewer layers or devices, a smaller --max-stages, or a larger memory budget)";
     const double maxStates = maxStatesOf(options);
@@ -259,13 +259,13 @@ std::string searchLimitProblem(const SearchEstimate &estimate, const SearchOptio
     // (every layout evaluates every option of every stage): refused the same way.
     const double maxSeconds = maxStates * kSecondsPerCell;
     if (estimate.seconds > maxSeconds && estimate.states <= maxStates)
-        return "search would take about " + count(estimate.seconds) + " s (" + count(estimate.states) +
-               " states), above the limit of about " + count(maxSeconds) +
+        return "search would take about " + countText(estimate.seconds) + " s (" + countText(estimate.states) +
+               " states), above the limit of about " + countText(maxSeconds) +
                " s (fewer layers, devices or micro-batch sizes, a smaller --max-stages, --max-states to allow "
                "more, or the nest planner)";
     if (estimate.states > maxStates)
-        return "search would visit ~" + count(estimate.states) + " states (about " +
-               count(estimate.seconds) + " s), above the limit of " + count(maxStates) +
+        return "search would visit ~" + countText(estimate.states) + " states (about " +
+               countText(estimate.seconds) + " s), above the limit of " + countText(maxStates) +
                " states (fewer layers or devices, a smaller --max-stages, --max-states to allow more, or the nest "
                "planner)";
     return {};

@@ -433,7 +433,6 @@ bool StageCostCache::positionTimeBelow(InterleavedPass &p, int d, double cutoff)
 double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::vector<StageChoice> &chunks,
                                        double cutoff, bool *fits)
 {
-    constexpr double kInf = std::numeric_limits<double>::infinity();
     if (fits)
         *fits = false;
     const int w = c.option.width();

@@ -10,7 +10,6 @@ namespace nest {
 double zeroTrafficBound(const PlanSpace &space, StageCostCache &cache)
 {
     const OuterConfig &cfg = cache.config();
-    constexpr double kInf = std::numeric_limits<double>::infinity();
     const CostOptions &options = space.costOptions();
     const ZeroFloor f = zeroFloor(space.model(), options, cfg.dp);
     if (!(f.belowZero3 > f.atZero3))

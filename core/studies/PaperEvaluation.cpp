@@ -1,4 +1,5 @@
 #include "PaperEvaluation.h"
+#include "TextCase.h"
 
 #include "ClusterTemplates.h"
 #include "Csv.h"
@@ -16,14 +17,14 @@ namespace nest {
 
 namespace {
 
-struct Family {
+struct PaperFamily {
     const char *name, *templ;
 };
-const Family kFatTree{"fat-tree", "paper-fattree"};
-const Family kSpineLeaf{"spine-leaf", "paper-spineleaf"};
-const Family kV100{"v100", "paper-v100"};
+const PaperFamily kFatTree{"fat-tree", "paper-fattree"};
+const PaperFamily kSpineLeaf{"spine-leaf", "paper-spineleaf"};
+const PaperFamily kV100{"v100", "paper-v100"};
 
-EvaluationPoint point(EvaluationPart part, const Family &f, int devices, const std::string &model)
+EvaluationPoint point(EvaluationPart part, const PaperFamily &f, int devices, const std::string &model)
 {
     EvaluationPoint p;
     p.part = part;
@@ -32,13 +33,6 @@ EvaluationPoint point(EvaluationPart part, const Family &f, int devices, const s
     p.devices = devices;
     p.model = model;
     return p;
-}
-
-std::string fixed(double v, int digits)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
 }
 
 const PlannerRun *find(const std::vector<EvaluationRow> &rows, const EvaluationPoint &p, const std::string &planner)
@@ -88,7 +82,7 @@ std::string throughputCell(const PlannerRun *run)
         return "";
     if (!run->result.found)
         return run->result.cancelled ? "cancelled" : "no plan";
-    return fixed(run->result.report.samplesPerSecond, 1);
+    return fixedDecimals(run->result.report.samplesPerSecond, 1);
 }
 
 } // namespace
@@ -101,7 +95,7 @@ EvaluationGrid paperEvaluationGrid(bool quick)
         quick ? std::vector<std::string>{"bert-large", "llama2-7b"}
               : std::vector<std::string>{"bert-large", "llama2-7b", "llama3-70b", "mixtral-8x7b", "gpt3-175b"};
     const std::vector<int> sizes = quick ? std::vector<int>{64, 128} : std::vector<int>{64, 128, 256, 512, 1024};
-    for (const Family &f : {kFatTree, kSpineLeaf})
+    for (const PaperFamily &f : {kFatTree, kSpineLeaf})
         for (const std::string &m : models)
             for (int n : sizes)
                 g.points.push_back(point(EvaluationPart::Throughput, f, n, m));
@@ -143,7 +137,7 @@ Result<Topology> evaluationCluster(const EvaluationPoint &p)
     Topology t = std::move(topo).value();
     for (DeviceSpec &d : t.deviceTypes)
         d.memoryBytes = p.memoryGB * 1e9;
-    t.name += " (" + fixed(p.memoryGB, 0) + " GB devices)";
+    t.name += " (" + fixedDecimals(p.memoryGB, 0) + " GB devices)";
     return t;
 }
 
@@ -183,16 +177,16 @@ std::string evaluationCsv(const std::vector<EvaluationRow> &rows)
         if (res.found) {
             const PlanShape sh = shapeOf(res.plan);
             const Report &rep = res.report;
-            s << fixed(rep.samplesPerSecond, 4) << ',' << fixed(rep.tokensPerSecond, 1) << ','
-              << fixed(rep.iterationTime, 6) << ',' << fixed(rep.peakMemoryBytes / 1e9, 3) << ','
-              << fixed(rep.mfu, 4) << ',' << rangeText(sh.least.tp, sh.most.tp) << ',' << sh.pp << ',' << sh.dp << ','
+            s << fixedDecimals(rep.samplesPerSecond, 4) << ',' << fixedDecimals(rep.tokensPerSecond, 1) << ','
+              << fixedDecimals(rep.iterationTime, 6) << ',' << fixedDecimals(rep.peakMemoryBytes / 1e9, 3) << ','
+              << fixedDecimals(rep.mfu, 4) << ',' << rangeText(sh.least.tp, sh.most.tp) << ',' << sh.pp << ',' << sh.dp << ','
               << rangeText(sh.least.ep, sh.most.ep) << ',' << rangeText(sh.least.cp, sh.most.cp) << ','
               << rangeText(sh.least.zero, sh.most.zero) << ',' << sh.recompute << ',' << sh.microBatch << ','
               << scheduleText(sh) << ',';
         } else {
             s << ",,,,,,,,,,,,,,";
         }
-        s << fixed(res.stats.wallSeconds, 3) << ',' << csvField(res.found ? "" : res.message) << '\n';
+        s << fixedDecimals(res.stats.wallSeconds, 3) << ',' << csvField(res.found ? "" : res.message) << '\n';
     }
     return s.str();
 }
@@ -251,7 +245,7 @@ std::string evaluationMarkdown(const std::vector<EvaluationRow> &rows, const std
             for (const std::string &b : baselines) {
                 const PlannerRun *o = find(rows, p, b);
                 if (nest && o && nest->result.found && o->result.found)
-                    s << ' ' << fixed(o->result.report.iterationTime / nest->result.report.iterationTime, 2) << " |";
+                    s << ' ' << fixedDecimals(o->result.report.iterationTime / nest->result.report.iterationTime, 2) << " |";
                 else
                     s << " — |";
             }
@@ -261,7 +255,7 @@ std::string evaluationMarkdown(const std::vector<EvaluationRow> &rows, const std
         for (const std::string &b : baselines) {
             int n = 0;
             const double g = geometricMeanRatio(rows, family, b, &n);
-            s << ' ' << b << ' ' << (n ? fixed(g, 3) + "x" : std::string("—")) << " (" << n << " points)"
+            s << ' ' << b << ' ' << (n ? fixedDecimals(g, 3) + "x" : std::string("—")) << " (" << n << " points)"
               << (&b == &baselines.back() ? "." : ";");
         }
         s << "\n\n";
@@ -296,7 +290,7 @@ std::string evaluationMarkdown(const std::vector<EvaluationRow> &rows, const std
         for (const EvaluationPoint &p : mem) {
             if (!done.insert({p.model, p.memoryGB}).second)
                 continue;
-            s << "| " << p.model << " | " << fixed(p.memoryGB, 0) << " |";
+            s << "| " << p.model << " | " << fixedDecimals(p.memoryGB, 0) << " |";
             std::string used = "—";
             for (const char *variant : {"all", "no-zero", "no-recompute", "neither"}) {
                 EvaluationPoint q = p;

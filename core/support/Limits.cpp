@@ -7,7 +7,7 @@ namespace nest {
 
 namespace {
 
-std::string number(double x)
+std::string rangeNumber(double x)
 {
     if (std::isnan(x))
         return "NaN";
@@ -22,7 +22,7 @@ std::string number(double x)
 
 std::string withUnit(double x, const Range &r)
 {
-    return *r.unit ? number(x) + " " + r.unit : number(x);
+    return *r.unit ? rangeNumber(x) + " " + r.unit : rangeNumber(x);
 }
 
 } // namespace
@@ -30,13 +30,13 @@ std::string withUnit(double x, const Range &r)
 std::string describeRange(const Range &r)
 {
     if (r.minExclusive)
-        return "range (" + number(r.min) + ", " + number(r.max) + "]" + (*r.unit ? std::string(" ") + r.unit : "");
-    return "range " + number(r.min) + " to " + withUnit(r.max, r);
+        return "range (" + rangeNumber(r.min) + ", " + rangeNumber(r.max) + "]" + (*r.unit ? std::string(" ") + r.unit : "");
+    return "range " + rangeNumber(r.min) + " to " + withUnit(r.max, r);
 }
 
 std::optional<std::string> rangeProblem(double value, const Range &r)
 {
-    const std::string tail = ", found " + number(value) + " (" + describeRange(r) + ")";
+    const std::string tail = ", found " + rangeNumber(value) + " (" + describeRange(r) + ")";
     if (!std::isfinite(value))
         return "must be a finite number" + tail;
     if (r.integer && std::floor(value) != value)

@@ -65,7 +65,10 @@ inline constexpr Range stepSeconds{1e-6, 1e6, "s"};   // a microsecond .. 11.6 d
 // a calibrated time this far from its measurement is no calibration.
 inline constexpr double maxCalibrationFactor = 100;
 
-// Model shapes (counts).
+// Model shapes (counts). Any integer count a model, profile or Hugging Face config file
+// gives (layers, widths, sequence, graph ids) is read within 1 .. modelCountMax before the
+// shape's own range applies.
+inline constexpr long long modelCountMax = 100'000'000;
 inline constexpr Range layers{1, 100'000, "", false, true};
 inline constexpr Range hidden{1, 1'048'576, "", false, true};
 inline constexpr Range heads{1, 65'536, "", false, true};

@@ -211,7 +211,6 @@ TEST(InterleavedMemory, korthikanti175bSelective)
 // against the full evaluator of the plan it stands for, and one that fits has its time.
 TEST(InterleavedMemory, plannersMemoryCheckIsTheEvaluators)
 {
-    constexpr double kInf = std::numeric_limits<double>::infinity();
     for (const double memory : {6e9, 12e9, 24e9}) {
         DeviceSpec dev{"il", 100e12, memory, 1e12, 0.5, ""};
         const Topology topo =

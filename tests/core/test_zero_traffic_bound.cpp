@@ -31,8 +31,6 @@ using namespace nest;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Nodes of `perNode` devices on fast links, under a slower, 2:1 oversubscribed rack tier.
 Topology twoLevels(int nodes, int perNode, double memoryBytes)
 {

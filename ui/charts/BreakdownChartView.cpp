@@ -20,14 +20,14 @@ namespace nest::ui {
 namespace {
 
 constexpr int kCategories = 10;
-const std::array<QColor, kCategories> kColours = {
+const std::array<QColor, kCategories> kCategoryColours = {
     QColor(0x4c, 0x78, 0xa8), QColor(0x9d, 0x9d, 0x9d), QColor(0xf5, 0x85, 0x18), QColor(0xe4, 0x57, 0x56),
     QColor(0xee, 0xca, 0x3b), QColor(0x72, 0xb7, 0xb2), QColor(0x54, 0xa2, 0x4b), QColor(0xb2, 0x79, 0xa2),
     QColor(0x9d, 0x75, 0x5d), QColor(0xd8, 0xd8, 0xd8)};
 constexpr double kSplitKey = 0;
 // By kind, what belongs to no kind keeps its category's colour (p2p, bubble).
-const QColor kP2pColour = kColours[5];
-const QColor kBubbleColour = kColours[9];
+const QColor kP2pColour = kCategoryColours[5];
+const QColor kBubbleColour = kCategoryColours[9];
 const QColor kOtherColour(0x60, 0x60, 0x60);
 
 // An iteration split's categories in categoryNames() order.
@@ -48,7 +48,7 @@ IterationSplit stageSplit(const Plan &plan, const StageReport &stage)
     return iterationSplit(plan, one);
 }
 
-double valueAt(const QCPBars *bars, double key)
+double breakdownValueAt(const QCPBars *bars, double key)
 {
     const auto it = bars->data()->findBegin(key, false);
     return it != bars->data()->constEnd() && it->key == key ? it->value : 0.0;
@@ -136,7 +136,7 @@ BreakdownChartView::Table BreakdownChartView::categoryTable() const
 {
     Table t;
     t.series = categoryNames();
-    t.colours.assign(kColours.begin(), kColours.end());
+    t.colours.assign(kCategoryColours.begin(), kCategoryColours.end());
     t.values.resize(kCategories);
     const Plan &plan = m_snapshot->plan();
     for (const StageReport &s : m_snapshot->report().stages) {
@@ -313,14 +313,14 @@ QVector<double> BreakdownChartView::seriesValues(const QString &name) const
     if (c < 0 || c >= m_bars.size())
         return out;
     for (double k : m_keys)
-        out << valueAt(m_bars[c], k);
+        out << breakdownValueAt(m_bars[c], k);
     return out;
 }
 
 double BreakdownChartView::splitValue(const QString &name) const
 {
     const int c = static_cast<int>(m_series.indexOf(name));
-    return c < 0 || c >= m_splitBars.size() ? 0.0 : valueAt(m_splitBars[c], kSplitKey);
+    return c < 0 || c >= m_splitBars.size() ? 0.0 : breakdownValueAt(m_splitBars[c], kSplitKey);
 }
 
 void BreakdownChartView::recolour()
@@ -353,7 +353,7 @@ QString BreakdownChartView::toolTipAt(const QPoint &pos) const
     double sum = 0;
     const int stage = inMain ? static_cast<int>(m_keys.indexOf(key)) : -1;
     for (int c = bars.size() - 1; c >= 0; --c) {  // top of the stack first, as drawn
-        const double v = valueAt(bars[c], key);
+        const double v = breakdownValueAt(bars[c], key);
         sum += v;
         if (m_split == ByKind && v == 0)
             continue;  // kinds the stage does not hold

@@ -30,13 +30,13 @@ const QColor kOverheadColour(0x9d, 0x9d, 0x9d);
 
 // The value plotted at exactly `key` in a data container, 0 when there is none.
 template <typename Container>
-double valueAt(const Container &data, double key)
+double memoryValueAt(const Container &data, double key)
 {
     const auto it = data.findBegin(key, false);
     return it != data.constEnd() && it->key == key ? it->value : 0.0;
 }
 
-QString gb(double bytes)
+QString memoryGb(double bytes)
 {
     return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
 }
@@ -158,7 +158,7 @@ std::vector<MemoryChartView::Row> MemoryChartView::collectKindRows()
             const auto at = static_cast<size_t>(m_series.indexOf(QString::fromStdString(share.kind)));
             row.parts[at] = share.bytes();
             row.details[at] = tr("weights %1, gradients %2, optimizer %3, stash %4")
-                                  .arg(gb(share.weights), gb(share.gradients), gb(share.optimizerState), gb(share.stash));
+                                  .arg(memoryGb(share.weights), memoryGb(share.gradients), memoryGb(share.optimizerState), memoryGb(share.stash));
         }
         row.parts[static_cast<size_t>(kinds)] = k.activations;
         row.parts[static_cast<size_t>(kinds) + 1] = k.overhead;
@@ -304,7 +304,7 @@ QVector<double> MemoryChartView::seriesValues(const QString &name) const
     QVector<double> out;
     if (name == capacityName() && m_capacity) {
         for (double k : m_keys)
-            out << valueAt(*m_capacity->data(), k - 0.5);
+            out << memoryValueAt(*m_capacity->data(), k - 0.5);
         return out;
     }
     for (int i = 0; i < m_plot->plottableCount(); ++i) {
@@ -312,7 +312,7 @@ QVector<double> MemoryChartView::seriesValues(const QString &name) const
         if (!bars || bars->name() != name)
             continue;
         for (double k : m_keys)
-            out << valueAt(*bars->data(), k);
+            out << memoryValueAt(*bars->data(), k);
         return out;
     }
     if (name == overCapacityName() && !m_keys.isEmpty())
@@ -350,11 +350,11 @@ QString MemoryChartView::toolTipAt(const QPoint &pos) const
         const auto at = static_cast<size_t>(c);
         if (m_mode == PerStageByKind && it->parts[at] == 0)
             continue;  // kinds the stage does not hold
-        text += QStringLiteral("<br>%1: %2").arg(m_series[c].toHtmlEscaped(), gb(it->parts[at]));
+        text += QStringLiteral("<br>%1: %2").arg(m_series[c].toHtmlEscaped(), memoryGb(it->parts[at]));
         if (at < it->details.size() && !it->details[at].isEmpty())
             text += QStringLiteral(" <small>(%1)</small>").arg(it->details[at]);
     }
-    text += QStringLiteral("<br><b>%1</b> of %2").arg(gb(it->total), gb(it->capacity));
+    text += QStringLiteral("<br><b>%1</b> of %2").arg(memoryGb(it->total), memoryGb(it->capacity));
     if (it->over)
         text += QStringLiteral("<br><font color=\"%1\">%2</font>").arg(kOverColour.name(), overCapacityName());
     return text;

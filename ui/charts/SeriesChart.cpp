@@ -10,7 +10,7 @@ namespace nest::ui {
 
 namespace {
 
-const QColor kColours[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28), QColor(0x2c, 0xa0, 0x2c),
+const QColor kSeriesColours[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28), QColor(0x2c, 0xa0, 0x2c),
                            QColor(0xff, 0x7f, 0x0e), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)};
 const QCPScatterStyle::ScatterShape kShapes[] = {QCPScatterStyle::ssDisc, QCPScatterStyle::ssSquare,
                                                  QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
@@ -42,7 +42,7 @@ void drawSeriesChart(QCustomPlot *plot, const SeriesChartData &data)
         const ChartSeries &s = data.series[i];
         QCPGraph *g = plot->addGraph();
         g->setName(s.name);
-        const QColor c = kColours[i % std::size(kColours)];
+        const QColor c = kSeriesColours[i % std::size(kSeriesColours)];
         g->setPen(QPen(c, 2));
         g->setScatterStyle(QCPScatterStyle(kShapes[i % std::size(kShapes)], c, 8));
         QVector<double> xs, ys;

@@ -24,7 +24,7 @@ namespace nest::ui {
 namespace {
 
 constexpr int kDpi = 96;          // every device draws at 96 dpi: fonts look alike everywhere
-constexpr int kMargin = 36;
+constexpr int kReportMargin = 36;
 constexpr int kSheetWidth = 1600;
 const QColor kBestFill(0xd4, 0xed, 0xda);
 const QColor kGrid(0xb0, 0xb0, 0xb0);
@@ -35,7 +35,7 @@ QString title()
     return QObject::tr("NEST Planner — plan comparison");
 }
 
-QFont font(double points, bool bold = false)
+QFont reportFont(double points, bool bold = false)
 {
     QFont f = QGuiApplication::font();
     f.setPointSizeF(points);
@@ -101,7 +101,7 @@ void drawPlot(QCPPainter &p, PlotView *view, const QRectF &target)
 
 int heading(QPainter &p, int x, int y, int w, const QString &text)
 {
-    return paragraph(p, x, y, w, text, font(16, true)) + 10;
+    return paragraph(p, x, y, w, text, reportFont(16, true)) + 10;
 }
 
 QString columnTitle(const PlanSnapshot &s, bool reference)
@@ -117,7 +117,7 @@ int metricTable(QPainter &p, const QRect &area, const QList<PlanSnapshotPtr> &pl
     const int n = static_cast<int>(plans.size());
     const int firstW = 210, pad = 6;
     const int colW = n > 0 ? (area.width() - firstW) / n : 0;
-    const QFont normal = font(9), bold = font(9, true);
+    const QFont normal = reportFont(9), bold = reportFont(9, true);
     int y = area.top();
     const auto rowOf = [&](const QString &head, const QStringList &cells, const std::vector<bool> &best, bool header) {
         int h = paragraph(p, 0, 0, firstW - 2 * pad, head, bold, false);
@@ -169,12 +169,12 @@ void chartColumns(QCPPainter &p, const QRect &area, const QList<PlanSnapshotPtr>
         const PlanSnapshot &s = *plans[i];
         const int x = area.left() + i * colW, w = colW - 10;
         int y = area.top();
-        y += paragraph(p, x, y, w, QString::fromStdString(s.label), font(11, true));
-        y += paragraph(p, x, y, w, QObject::tr("%1 · %2").arg(QString::fromStdString(s.planner), clusterText(s)), font(9));
+        y += paragraph(p, x, y, w, QString::fromStdString(s.label), reportFont(11, true));
+        y += paragraph(p, x, y, w, QObject::tr("%1 · %2").arg(QString::fromStdString(s.planner), clusterText(s)), reportFont(9));
         y += 6;
         const QString why = infeasibleText(s);
         if (!why.isEmpty()) {
-            paragraph(p, x, y, w, QObject::tr("No charts: %1").arg(why), font(9), true, kBad);
+            paragraph(p, x, y, w, QObject::tr("No charts: %1").arg(why), reportFont(9), true, kBad);
             continue;
         }
         const int h = (area.bottom() - y - 8) / 2;
@@ -187,7 +187,7 @@ void chartColumns(QCPPainter &p, const QRect &area, const QList<PlanSnapshotPtr>
 int stageLegend(QPainter &p, int x, int y, int w, const PlanSnapshot &s, bool draw)
 {
     const int depth = s.plan().pipelineDepth();
-    p.setFont(font(8));
+    p.setFont(reportFont(8));
     const int box = p.fontMetrics().height() - 4;
     int cx = x;
     int cy = y;
@@ -223,10 +223,10 @@ void placements(QPainter &p, const QRect &area, const QList<PlanSnapshotPtr> &pl
         int y = area.top() + (i / columns) * cellH;
         y += paragraph(p, x, y, w, QObject::tr("%1 — %2").arg(QString::fromStdString(plans[i]->label),
                                                               QString::fromStdString(plans[i]->planner)),
-                       font(11, true));
+                       reportFont(11, true));
         const int legend = stageLegend(p, x, 0, w, *plans[i], false);  // drawn below the picture
         const int h = area.top() + (i / columns + 1) * cellH - y - legend - 16;
-        p.setFont(font(9));
+        p.setFont(reportFont(9));
         p.setPen(Qt::black);
         views.thumbnails[size_t(i)]->paint(p, QRect(x, y, w, std::max(h, 20)));
         stageLegend(p, x, y + std::max(h, 20) + 4, w, *plans[i], true);
@@ -241,18 +241,18 @@ int inputs(QPainter &p, const QRect &area, const QList<PlanSnapshotPtr> &plans, 
     const Plan &plan = ref.plan();
     y += paragraph(p, x, y, w, QObject::tr("Model: %1; global batch %2; sequence length %3")
                                    .arg(QString::fromStdString(ref.model.name)).arg(plan.globalBatch).arg(plan.seqLength),
-                   font(11));
-    y += paragraph(p, x, y, w, QObject::tr("Reference plan: %1").arg(QString::fromStdString(ref.label)), font(11)) + 12;
+                   reportFont(11));
+    y += paragraph(p, x, y, w, QObject::tr("Reference plan: %1").arg(QString::fromStdString(ref.label)), reportFont(11)) + 12;
     for (int i = 0; i < int(plans.size()); ++i) {
         const PlanSnapshot &s = *plans[i];
-        y += paragraph(p, x, y, w, columnTitle(s, i == reference), font(12, true));
+        y += paragraph(p, x, y, w, columnTitle(s, i == reference), reportFont(12, true));
         QString text = QObject::tr("Planner: %1. Cluster: %2. Model: %3, global batch %4, sequence length %5.")
                            .arg(QString::fromStdString(s.planner), clusterText(s), QString::fromStdString(s.model.name))
                            .arg(s.plan().globalBatch).arg(s.plan().seqLength);
         text += QLatin1Char('\n') + QObject::tr("Settings: %1").arg(settingsSummary(s));
         const QString why = infeasibleText(s);
         text += QLatin1Char('\n') + (why.isEmpty() ? QObject::tr("Feasible.") : QObject::tr("Infeasible: %1").arg(why));
-        y += paragraph(p, x + 12, y, w - 12, text, font(10)) + 12;
+        y += paragraph(p, x + 12, y, w - 12, text, reportFont(10)) + 12;
     }
     return y - area.top();
 }
@@ -360,9 +360,9 @@ void reportPage(QCPPainter &p, const QRect &body, int k, const QStringList &sect
 {
     int y = body.top();
     if (k == 0) {
-        y += paragraph(p, body.left(), y, body.width(), title(), font(20, true)) + 4;
+        y += paragraph(p, body.left(), y, body.width(), title(), reportFont(20, true)) + 4;
         y += paragraph(p, body.left(), y, body.width(),
-                       QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat), font(10)) + 16;
+                       QLocale().toString(QDateTime::currentDateTime(), QLocale::LongFormat), reportFont(10)) + 16;
     }
     y += heading(p, body.left(), y, body.width(), sections[k]);
     const QRect area(body.left(), y, body.width(), body.bottom() - y - 24);
@@ -375,7 +375,7 @@ void reportPage(QCPPainter &p, const QRect &body, int k, const QStringList &sect
     else
         placements(p, area, plans, views, plans.size() <= 2 ? int(plans.size()) : 2);
     paragraph(p, body.left(), body.bottom() - 14, body.width(),
-              QObject::tr("%1 — page %2 of %3").arg(title()).arg(k + 1).arg(sections.size()), font(8), true,
+              QObject::tr("%1 — page %2 of %3").arg(title()).arg(k + 1).arg(sections.size()), reportFont(8), true,
               Qt::darkGray);
 }
 
@@ -408,7 +408,7 @@ bool writeComparisonReport(const QString &pdfFile, const QList<PlanSnapshotPtr> 
         p.setMode(QCPPainter::pmVectorized);
         p.setMode(QCPPainter::pmNonCosmetic);
         const QRect page(0, 0, pdf.width(), pdf.height());
-        const QRect body = page.adjusted(kMargin, kMargin, -kMargin, -kMargin);
+        const QRect body = page.adjusted(kReportMargin, kReportMargin, -kReportMargin, -kReportMargin);
         const QStringList sections = {QObject::tr("Inputs"), QObject::tr("Metrics"), QObject::tr("Charts"),
                                       QObject::tr("Placement")};
         for (int k = 0; k < sections.size(); ++k) {
@@ -441,25 +441,25 @@ bool exportComparisonImage(const QString &fileName, const QList<PlanSnapshotPtr>
     const int ref = std::clamp(reference, 0, int(plans.size()) - 1);
     const std::vector<MetricRow> rows = compareMetrics(comparedPlans(plans), ref);
     Views views(plans);
-    const int w = kSheetWidth, inner = w - 2 * kMargin;
+    const int w = kSheetWidth, inner = w - 2 * kReportMargin;
     QImage scratch(8, 8, QImage::Format_ARGB32_Premultiplied);
     QPainter measure(&scratch);
-    const int tableH = metricTable(measure, QRect(kMargin, 0, inner, 0), plans, rows, ref, false);
+    const int tableH = metricTable(measure, QRect(kReportMargin, 0, inner, 0), plans, rows, ref, false);
     measure.end();
     const int chartsH = 820, placementH = 300;
-    const int h = kMargin + 40 + 30 + tableH + 30 + 40 + chartsH + 40 + placementH + kMargin;
+    const int h = kReportMargin + 40 + 30 + tableH + 30 + 40 + chartsH + 40 + placementH + kReportMargin;
     // Draws the sheet; the same for both formats.
     const auto sheet = [&](QCPPainter &p) {
         p.fillRect(QRect(0, 0, w, h), Qt::white);
-        int y = kMargin;
-        y += paragraph(p, kMargin, y, inner, title(), font(20, true)) + 10;
-        y += heading(p, kMargin, y, inner, QObject::tr("Metrics"));
-        y += metricTable(p, QRect(kMargin, y, inner, tableH), plans, rows, ref, true) + 30;
-        y += heading(p, kMargin, y, inner, QObject::tr("Charts"));
-        chartColumns(p, QRect(kMargin, y, inner, chartsH), plans, views);
+        int y = kReportMargin;
+        y += paragraph(p, kReportMargin, y, inner, title(), reportFont(20, true)) + 10;
+        y += heading(p, kReportMargin, y, inner, QObject::tr("Metrics"));
+        y += metricTable(p, QRect(kReportMargin, y, inner, tableH), plans, rows, ref, true) + 30;
+        y += heading(p, kReportMargin, y, inner, QObject::tr("Charts"));
+        chartColumns(p, QRect(kReportMargin, y, inner, chartsH), plans, views);
         y += chartsH + 10;
-        y += heading(p, kMargin, y, inner, QObject::tr("Placement"));
-        placements(p, QRect(kMargin, y, inner, placementH), plans, views, int(plans.size()));
+        y += heading(p, kReportMargin, y, inner, QObject::tr("Placement"));
+        placements(p, QRect(kReportMargin, y, inner, placementH), plans, views, int(plans.size()));
     };
     if (suffix == QLatin1String("svg"))
         return writeWith(fileName, error, [&](QIODevice *device, QString *why) {

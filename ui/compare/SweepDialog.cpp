@@ -37,7 +37,7 @@ QString unitSuffix(LinkField f)
     return QString();
 }
 
-QString number(double x)
+QString localeNumber(double x)
 {
     return QLocale().toString(x, 'g', 6);
 }
@@ -57,7 +57,7 @@ SweepDialog::SweepDialog(const Topology &cluster, QWidget *parent)
     m_parameter->setObjectName(QStringLiteral("sweepParameter"));
     for (const auto &[p, value] : m_parameters) {
         m_parameter->addItem(tr("%1 — now %2%3")
-                                 .arg(parameterText(p, cluster), number(displayValue(p.field, value)), unitSuffix(p.field)));
+                                 .arg(parameterText(p, cluster), localeNumber(displayValue(p.field, value)), unitSuffix(p.field)));
     }
     form->addRow(tr("Parameter"), m_parameter);
     const auto spin = [](const char *name) {

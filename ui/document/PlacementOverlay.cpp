@@ -10,7 +10,7 @@ namespace nest::ui {
 
 namespace {
 
-QString gb(double bytes)
+QString overlayGb(double bytes)
 {
     return QObject::tr("%1 GB").arg(bytes / 1e9, 0, 'f', 1);
 }
@@ -202,13 +202,13 @@ QString PlacementOverlay::deviceToolTip(int device) const
                        .arg(s.shard % tp)
                        .arg(s.shard / tp)
                        .arg((dense / etp) % ep)
-                       .arg(gb(r.total), gb(r.capacity))
+                       .arg(overlayGb(r.total), overlayGb(r.capacity))
                        .arg(percent, 0, 'f', 0);
     if (s.over)
         text += QObject::tr(" — OVER CAPACITY");
     text += QObject::tr("\nweights %1, gradients %2, optimizer %3, activations %4, stash %5, overhead %6")
-                .arg(gb(r.weights), gb(r.gradients), gb(r.optimizerState), gb(r.activations),
-                     gb(r.stash), gb(r.overhead));
+                .arg(overlayGb(r.weights), overlayGb(r.gradients), overlayGb(r.optimizerState), overlayGb(r.activations),
+                     overlayGb(r.stash), overlayGb(r.overhead));
     if (m_stale)
         text += QStringLiteral("\n") + bannerText();
     return text;

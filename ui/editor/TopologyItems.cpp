@@ -26,7 +26,7 @@ const QColor kNvlinkDomain(0x5b, 0x9b, 0x00);  // NVLink domains in a placement 
 // Sizes in scene units (pixels at 100 % zoom), never points: a point size is resolved
 // against the paint device's resolution, so the same item would print 12x too large on a
 // 1200 dpi PDF writer and too small in a 72 dpi SVG.
-QFont font(double pixels, bool bold = false)
+QFont itemFont(double pixels, bool bold = false)
 {
     return canvasFont(pixels, bold);
 }
@@ -96,7 +96,7 @@ QFont canvasFont(double pixels, bool bold)
 NodeHeader nodeHeaderLayout(const QRectF &nodeRect, const QString &name, const QString &type)
 {
     const QRectF title(nodeRect.left() + 6, nodeRect.top() + 2, nodeRect.width() - 12, layout::kNodeTitle - 3);
-    const QFontMetricsF nameFm(font(kNamePixels, true)), typeFm(font(kTypePixels));
+    const QFontMetricsF nameFm(itemFont(kNamePixels, true)), typeFm(itemFont(kTypePixels));
     constexpr double gap = 6;
     constexpr double minType = 28;   // narrower than this, an elided type says nothing
     NodeHeader h;
@@ -240,7 +240,7 @@ void GroupItem::paintBlock(QPainter *p, double lod) const
         lines = all.first(n);
         double widest = 0;
         for (int i = 0; i < lines.size(); ++i)
-            widest = std::max(widest, QFontMetricsF(font(100, i == 0)).horizontalAdvance(lines[i]) / 100.0);
+            widest = std::max(widest, QFontMetricsF(itemFont(100, i == 0)).horizontalAdvance(lines[i]) / 100.0);
         pixels = std::min({11 / lod, inner.width() / std::max(widest, 1e-6), inner.height() / (lines.size() * 1.3)});
         if (pixels * lod >= kReadablePixels)
             break;
@@ -253,7 +253,7 @@ void GroupItem::paintBlock(QPainter *p, double lod) const
     const double lineH = pixels * 1.3;
     double y = inner.center().y() - lineH * lines.size() / 2;
     for (int i = 0; i < lines.size(); ++i) {
-        const QFont f = font(pixels, i == 0);
+        const QFont f = itemFont(pixels, i == 0);
         p->setFont(f);
         p->setPen(i == 0 ? kText : kMuted);
         const QString text = QFontMetricsF(f).elidedText(lines[i], Qt::ElideRight, inner.width());
@@ -310,7 +310,7 @@ void GroupItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     if (lod < 0.5 || (m_box.container && m_level < 2))
         return;
     p->setPen(kMuted);
-    p->setFont(font(m_box.container ? 9 : 10));
+    p->setFont(itemFont(m_box.container ? 9 : 10));
     p->drawText(detailRect(), (m_box.container ? Qt::AlignHCenter : Qt::AlignLeft) | Qt::AlignTop,
                 m_box.container ? p->fontMetrics().elidedText(detailText(), Qt::ElideRight,
                                                                  static_cast<int>(detailRect().width()))
@@ -344,7 +344,7 @@ void GroupItem::paintContainer(QPainter *p, double lod, bool selected) const
     p->drawRoundedRect(m_box.rect, 8, 8);
     if (domain && lod > 0.4) {
         const QString tag = QObject::tr("NVLink domain");
-        p->setFont(font(9, true));
+        p->setFont(itemFont(9, true));
         const double w = p->fontMetrics().horizontalAdvance(tag) + 10;
         const QRectF r(m_box.rect.right() - w - 6, m_box.rect.bottom() - 16, w, 14);
         p->setPen(Qt::NoPen);
@@ -364,7 +364,7 @@ void GroupItem::paintDropSlot(QPainter *p, double lod) const
         p->setBrush(Qt::NoBrush);
         p->drawRoundedRect(m_box.dropSlot, 4, 4);
         if (lod > 0.6) {
-            p->setFont(font(9));
+            p->setFont(itemFont(9));
             p->setPen(QColor(0xa0, 0xa9, 0xb4));
             p->drawText(m_box.dropSlot, Qt::AlignCenter, QObject::tr("drop a node here"));
         }
@@ -378,7 +378,7 @@ void GroupItem::paintOverrideBadge(QPainter *p, const QColor &accent) const
     p->setPen(QPen(accent.darker(130), 1));
     p->setBrush(Qt::white);
     p->drawEllipse(badge);
-    p->setFont(font(12, true));
+    p->setFont(itemFont(12, true));
     p->setPen(kText);
     p->drawText(badge.translated(0, 2), Qt::AlignCenter, QStringLiteral("*"));
 }
@@ -534,7 +534,7 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
         p->drawRect(m_rect);
         if (lod * m_rect.height() > 12) {
             p->setPen(kText);
-            p->setFont(font(std::max(9.0, 9 / std::max(lod, 0.05))));
+            p->setFont(itemFont(std::max(9.0, 9 / std::max(lod, 0.05))));
             p->drawText(m_rect, Qt::AlignCenter, QStringLiteral("%1×").arg(n));
         }
         return;
@@ -544,11 +544,11 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidge
     p->drawRoundedRect(m_rect, 4, 4);
     if (lod > 0.45) {
         const NodeHeader h = nodeHeaderLayout(m_rect, QString::fromStdString(g.name), QString::fromStdString(typeName));
-        p->setFont(font(kNamePixels, true));
+        p->setFont(itemFont(kNamePixels, true));
         p->setPen(kText);
         p->drawText(h.nameRect, Qt::AlignLeft | Qt::AlignVCenter, h.name);
         if (!h.type.isEmpty()) {
-            p->setFont(font(kTypePixels));
+            p->setFont(itemFont(kTypePixels));
             p->setPen(kMuted);
             p->drawText(h.typeRect, Qt::AlignRight | Qt::AlignVCenter, h.type);
         }
@@ -581,7 +581,7 @@ void LabelItem::readGroup()
     if (text == m_text && m_widthPerPixel > 0)
         return;
     m_text = text;
-    m_widthPerPixel = QFontMetricsF(font(100, true)).horizontalAdvance(m_text) / 100.0;
+    m_widthPerPixel = QFontMetricsF(itemFont(100, true)).horizontalAdvance(m_text) / 100.0;
 }
 
 bool LabelItem::sync(int group, const TopologyLayout::Box &box, bool refresh)
@@ -623,7 +623,7 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
     const double natural = m_root ? kRootLabelPixels : kLabelPixels;
     p->setPen(kText);
     if (natural * lod >= kReadablePixels) {
-        p->setFont(font(natural, true));
+        p->setFont(itemFont(natural, true));
         p->drawText(naturalRect(), (m_root ? Qt::AlignLeft : Qt::AlignHCenter) | Qt::AlignTop, m_text);
         return;
     }
@@ -642,7 +642,7 @@ void LabelItem::paint(QPainter *p, const QStyleOptionGraphicsItem *option, QWidg
         return;
     // Outlined text (a white halo) rather than a plate: the node colours stay visible
     // between the letters.
-    const QFont f = font(pixels, true);
+    const QFont f = itemFont(pixels, true);
     const QFontMetricsF fm(f);
     const double width = fm.horizontalAdvance(m_text);
     const QPointF baseline = m_root ? (band.isEmpty() ? QPointF(m_box.switchRect.right() + 10, box.top() + 2 + fm.ascent())

@@ -124,10 +124,10 @@ namespace {
 constexpr double kPad = 16;
 constexpr double kTitlePixels = 20;
 constexpr double kTextPixels = 12;
-constexpr double kLegendRow = 20;
-constexpr double kSwatch = 34;
+constexpr double kDiagramLegendRow = 20;
+constexpr double kDiagramSwatch = 34;
 
-QString number(double v)
+QString diagramNumber(double v)
 {
     return QString::number(v, 'g', 4);
 }
@@ -154,10 +154,10 @@ QList<DiagramLegendEntry> diagramLegend(const Topology &t)
         QString text = QObject::tr("level %1, %2: %3 GB/s per device, %4 µs")
                            .arg(l)
                            .arg(QString::fromStdString(t.levels[static_cast<size_t>(l)].name))
-                           .arg(number(k.bandwidth / 1e9))
-                           .arg(number(k.latency * 1e6));
+                           .arg(diagramNumber(k.bandwidth / 1e9))
+                           .arg(diagramNumber(k.latency * 1e6));
         if (k.oversubscription > 1)
-            text += QObject::tr(", oversubscribed %1:1").arg(number(k.oversubscription));
+            text += QObject::tr(", oversubscribed %1:1").arg(diagramNumber(k.oversubscription));
         out.append({DiagramLegendEntry::Link, levelColor(l), bandwidthWidth(k.bandwidth), text});
     }
     for (size_t i = 0; i < t.deviceTypes.size(); ++i) {
@@ -188,11 +188,11 @@ bool exportDiagram(TopologyScene *scene, const QString &fileName, QString *error
     const QFontMetricsF titleMetrics(titleFont), textMetrics(textFont);
     double textWidth = std::max(titleMetrics.horizontalAdvance(title), textMetrics.horizontalAdvance(subtitle));
     for (const DiagramLegendEntry &e : legend)
-        textWidth = std::max(textWidth, kSwatch + 8 + textMetrics.horizontalAdvance(e.text));
+        textWidth = std::max(textWidth, kDiagramSwatch + 8 + textMetrics.horizontalAdvance(e.text));
     const double width = std::max(source.width(), textWidth + 2 * kPad);
     const double header = kPad + titleMetrics.height() + textMetrics.height() + 8;
     const double legendTop = header + source.height() + 8;
-    const QSizeF size(width, legendTop + legend.size() * kLegendRow + kPad);
+    const QSizeF size(width, legendTop + legend.size() * kDiagramLegendRow + kPad);
 
     return exportPainting(fileName, size, title, [&](QPainter *painter) {
         painter->setPen(QColor(0x22, 0x2b, 0x36));
@@ -205,18 +205,18 @@ bool exportDiagram(TopologyScene *scene, const QString &fileName, QString *error
         painter->setFont(textFont);
         for (int i = 0; i < legend.size(); ++i) {
             const DiagramLegendEntry &e = legend[i];
-            const double mid = legendTop + i * kLegendRow + kLegendRow / 2;
+            const double mid = legendTop + i * kDiagramLegendRow + kDiagramLegendRow / 2;
             if (e.kind == DiagramLegendEntry::Device) {
                 painter->setPen(QPen(e.colour.darker(140), 1));
                 painter->setBrush(e.colour);
-                painter->drawRect(QRectF(kPad + kSwatch / 2 - 6, mid - 6, 12, 12));
+                painter->drawRect(QRectF(kPad + kDiagramSwatch / 2 - 6, mid - 6, 12, 12));
             } else {
                 painter->setPen(QPen(e.colour, e.width, e.kind == DiagramLegendEntry::Override ? Qt::DashLine : Qt::SolidLine,
                                      Qt::FlatCap));
-                painter->drawLine(QPointF(kPad, mid), QPointF(kPad + kSwatch, mid));
+                painter->drawLine(QPointF(kPad, mid), QPointF(kPad + kDiagramSwatch, mid));
             }
             painter->setPen(QColor(0x22, 0x2b, 0x36));
-            painter->drawText(QPointF(kPad + kSwatch + 8, mid - textMetrics.height() / 2 + textMetrics.ascent()), e.text);
+            painter->drawText(QPointF(kPad + kDiagramSwatch + 8, mid - textMetrics.height() / 2 + textMetrics.ascent()), e.text);
         }
     }, error);
 }

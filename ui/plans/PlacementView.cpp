@@ -27,9 +27,9 @@ namespace nest::ui {
 
 namespace {
 
-constexpr double kMargin = 24;
-constexpr double kLegendRow = 20;
-constexpr double kSwatch = 12;
+constexpr double kPlacementMargin = 24;
+constexpr double kPlacementLegendRow = 20;
+constexpr double kPlacementSwatch = 12;
 
 QFont pixelFont(int pixels, bool bold = false)
 {
@@ -318,12 +318,12 @@ std::vector<PlacementView::LegendCell> PlacementView::legendCells(double width) 
     const QFontMetricsF fm(pixelFont(12));
     double x = 0, y = 0;
     for (LegendCell &cell : cells) {
-        const double w = kSwatch + 6 + fm.horizontalAdvance(cell.text) + 18;
+        const double w = kPlacementSwatch + 6 + fm.horizontalAdvance(cell.text) + 18;
         if (x > 0 && x + w > width) {
             x = 0;
-            y += kLegendRow;
+            y += kPlacementLegendRow;
         }
-        cell.rect = QRectF(x, y, w, kLegendRow);
+        cell.rect = QRectF(x, y, w, kPlacementLegendRow);
         x += w;
     }
     return cells;
@@ -332,32 +332,32 @@ std::vector<PlacementView::LegendCell> PlacementView::legendCells(double width) 
 void PlacementView::paintExport(QPainter *p, const QSizeF &size) const
 {
     const QRectF diagram = m_scene->diagramRect();
-    const double inner = size.width() - 2 * kMargin;
+    const double inner = size.width() - 2 * kPlacementMargin;
     p->fillRect(QRectF(QPointF(0, 0), size), Qt::white);
     p->setPen(QColor(0x22, 0x2b, 0x36));
     p->setFont(pixelFont(20, true));
-    p->drawText(QRectF(kMargin, kMargin, inner, 28), Qt::AlignLeft | Qt::AlignVCenter, titleText());
+    p->drawText(QRectF(kPlacementMargin, kPlacementMargin, inner, 28), Qt::AlignLeft | Qt::AlignVCenter, titleText());
     QString subtitle = subtitleText();
     if (m_overlay->isStale())
         subtitle += QStringLiteral(" · ") + m_overlay->bannerText();
     p->setFont(pixelFont(13));
     p->setPen(QColor(0x6b, 0x77, 0x85));
-    p->drawText(QRectF(kMargin, kMargin + 30, inner, 20), Qt::AlignLeft | Qt::AlignVCenter, subtitle);
+    p->drawText(QRectF(kPlacementMargin, kPlacementMargin + 30, inner, 20), Qt::AlignLeft | Qt::AlignVCenter, subtitle);
 
-    const double top = kMargin + 60;
-    const QRectF target(kMargin + (inner - diagram.width()) / 2, top, diagram.width(), diagram.height());
+    const double top = kPlacementMargin + 60;
+    const QRectF target(kPlacementMargin + (inner - diagram.width()) / 2, top, diagram.width(), diagram.height());
     m_scene->renderDiagram(p, target);
 
-    const QPointF origin(kMargin, target.bottom() + 14);
+    const QPointF origin(kPlacementMargin, target.bottom() + 14);
     p->setFont(pixelFont(12));
     for (const LegendCell &cell : legendCells(inner)) {
         const QRectF r = cell.rect.translated(origin);
-        const QRectF box(r.left(), r.center().y() - kSwatch / 2, kSwatch, kSwatch);
+        const QRectF box(r.left(), r.center().y() - kPlacementSwatch / 2, kPlacementSwatch, kPlacementSwatch);
         p->setPen(QPen(cell.colour.darker(140), 1));
         p->setBrush(cell.colour);
         p->drawRect(box);
         p->setPen(QColor(0x22, 0x2b, 0x36));
-        p->drawText(QRectF(box.right() + 6, r.top(), r.width() - kSwatch - 6, r.height()),
+        p->drawText(QRectF(box.right() + 6, r.top(), r.width() - kPlacementSwatch - 6, r.height()),
                     Qt::AlignLeft | Qt::AlignVCenter, cell.text);
     }
 }
@@ -372,7 +372,7 @@ bool PlacementView::exportTo(const QString &fileName, QString *error)
     const double inner = std::max(diagram.width(), 560.0);
     const std::vector<LegendCell> cells = legendCells(inner);
     const double legendHeight = cells.empty() ? 0 : cells.back().rect.bottom();
-    const QSizeF size(inner + 2 * kMargin, kMargin + 60 + diagram.height() + 14 + legendHeight + kMargin);
+    const QSizeF size(inner + 2 * kPlacementMargin, kPlacementMargin + 60 + diagram.height() + 14 + legendHeight + kPlacementMargin);
     return exportPainting(fileName, size, titleText(), [&](QPainter *painter) {
         paintExport(painter, size);
     }, error);
