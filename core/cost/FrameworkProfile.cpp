@@ -1,8 +1,9 @@
 #include "FrameworkProfile.h"
 
+#include "TextCase.h"
+
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace nest {
 
@@ -188,8 +189,7 @@ const char *toString(Framework f)
 
 std::optional<Framework> frameworkFromString(const std::string &name)
 {
-    std::string t = name;
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string t = asciiLower(name);
     if (t == "megatron" || t == "nemo" || t == "mcore")
         return Framework::MegatronCore;
     for (const FrameworkProfile &p : frameworkProfiles())
@@ -205,8 +205,7 @@ const char *toString(Stack s)
 
 std::optional<Stack> stackFromString(const std::string &name)
 {
-    std::string t = name;
-    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string t = asciiLower(name);
     if (t == "tuned")
         return Stack::Tuned;
     if (t == "defaults" || t == "default")

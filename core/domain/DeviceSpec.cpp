@@ -1,8 +1,8 @@
 #include "DeviceSpec.h"
+
 #include "TextCase.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace nest {
 

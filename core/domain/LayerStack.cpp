@@ -1,5 +1,7 @@
 #include "LayerStack.h"
 
+#include "TextCase.h"
+
 #include <cctype>
 
 namespace nest {
@@ -158,10 +160,7 @@ std::optional<LayerRun> parseItem(std::string_view item, std::string &error)
 
 std::string lowerKindName(std::string_view name)
 {
-    std::string out(name);
-    for (char &c : out)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
+    return asciiLower(std::string(name));
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #include "ModelConfig.h"
-#include "TextCase.h"
 
 #include "Limits.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,6 +1,7 @@
 #include "Plan.h"
 
 #include "ModelProfile.h"
+#include "TextCase.h"
 #include "Topology.h"
 
 #include <algorithm>
@@ -23,9 +24,7 @@ const char *toString(Schedule s)
 
 bool scheduleFromString(const std::string &text, Schedule &out)
 {
-    std::string t = text;
-    std::transform(t.begin(), t.end(), t.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string t = asciiLower(text);
     if (t == "1f1b") {
         out = Schedule::OneFOneB;
     } else if (t == "gpipe") {

@@ -1,8 +1,8 @@
 #include "Precision.h"
+
 #include "TextCase.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace nest {
 

@@ -1,5 +1,7 @@
 #include "StageConfig.h"
 
+#include "TextCase.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -25,9 +27,7 @@ const char *toString(Recompute r)
 
 bool recomputeFromString(const std::string &text, Recompute &out)
 {
-    std::string t = text;
-    std::transform(t.begin(), t.end(), t.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string t = asciiLower(text);
     if (t == "none") {
         out = Recompute::None;
     } else if (t == "selective") {

@@ -1,4 +1,5 @@
 #include "HfConfigImport.h"
+
 #include "Limits.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
 #include "ProfileIO.h"
+
 #include "Limits.h"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 #include "AstraSimNetwork.h"
-#include "TextCase.h"
 
 #include "ImportError.h"
 #include "Limits.h"
+#include "TextCase.h"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>

@@ -1,5 +1,4 @@
 #include "ClusterImport.h"
-#include "TextCase.h"
 
 #include "AstraSimNetwork.h"
 #include "FileGuard.h"
@@ -10,6 +9,7 @@
 #include "NvidiaSmiTopology.h"
 #include "SlurmBlocks.h"
 #include "SlurmTopology.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>

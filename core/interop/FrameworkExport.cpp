@@ -4,6 +4,7 @@
 #include "FrameworkSearch.h"
 #include "LaunchContext.h"
 #include "SafeText.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>
@@ -33,9 +34,7 @@ const char *toString(ExportFormat f)
 
 std::optional<ExportFormat> exportFormatFromString(const std::string &name)
 {
-    std::string n;
-    for (char ch : name)
-        n += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string n = asciiLower(name);
     if (n == "megatron-lm")
         return ExportFormat::Megatron;
     if (n == "nest-json")

@@ -1,8 +1,8 @@
 #include "LaunchContext.h"
-#include "TextCase.h"
 
 #include "FrameworkPrecision.h"
 #include "SafeText.h"
+#include "TextCase.h"
 
 #include <cstdio>
 

@@ -1,8 +1,8 @@
 #include "NcclTopology.h"
-#include "TextCase.h"
 
 #include "ImportError.h"
 #include "NvLinkSpeed.h"
+#include "TextCase.h"
 
 #include <pugixml.hpp>
 

@@ -1,8 +1,8 @@
 #include "SlurmTopology.h"
-#include "TextCase.h"
 
 #include "ImportError.h"
 #include "SafeText.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,10 +1,10 @@
 #include "PaperEvaluation.h"
-#include "TextCase.h"
 
 #include "ClusterTemplates.h"
 #include "Csv.h"
 #include "ModelIO.h"
 #include "PlanShape.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <cmath>
