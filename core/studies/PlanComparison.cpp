@@ -3,6 +3,7 @@
 #include "Csv.h"
 #include "MeasuredDevice.h"
 #include "PlanShape.h"
+#include "TextCase.h"
 
 #include <algorithm>
 #include <charconv>
@@ -33,10 +34,7 @@ std::string printf1(const char *format, double v)
 std::string significant(double v)
 {
     const int magnitude = v == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::abs(v))));
-    const int decimals = std::clamp(3 - magnitude, 0, 9);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
+    return fixedDecimals(v, std::clamp(3 - magnitude, 0, 9));
 }
 
 // Shortest text that reads back as the same double; empty for NaN.
