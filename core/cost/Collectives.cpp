@@ -125,7 +125,7 @@ GroupShape fullLoadShape(const Topology &topo, const int *ids, int n, GroupShape
             if (j - i > 1) {  // children: the blocks of the level below inside this one
                 // Only a block with several children is crossed: the link of the others
                 // (a gradient group's many single-member nodes) is never read.
-                const LinkParams link = topo.link(block);
+                const LinkParams link = topo.achievableLink(block);
                 const double share = fullLoadShare(link);
                 worstBw = std::min(worstBw, link.bandwidth * share);
                 worstLat = std::max(worstLat, link.latency);
@@ -167,7 +167,7 @@ GroupShape levelByLevelShape(const Topology &topo, const int *ids, int n, Conten
             int children = 0;
             int lastChild = -2;
             double share = 1.0;
-            const LinkParams link = topo.link(block);
+            const LinkParams link = topo.achievableLink(block);
             while (j < n && topo.ancestor(ids[j], l) == block) {
                 const int child = l == 0 ? ids[j] : topo.ancestor(ids[j], l - 1);
                 const bool newChild = child != lastChild;
@@ -463,7 +463,7 @@ public:
         const int node = topo.ancestor(ids[0], 0);
         if (topo.ancestor(ids[n - 1], 0) != node)
             return false;
-        const LinkParams link = topo.link(node);
+        const LinkParams link = topo.achievableLink(node);
         const bool same = m_size == n && m_link == link;
         m_size = n;
         m_link = link;
@@ -790,7 +790,7 @@ GroupShape regularFullLoadShape(const Topology &topo, long long n, Blocks blocks
         double worstBw = std::numeric_limits<double>::infinity();
         double worstLat = 0;
         if (blocks < count) {
-            const LinkParams link = topo.levels[static_cast<size_t>(l)].link;
+            const LinkParams link = topo.achievableLevelLink(l);
             const double share = fullLoadShare(link);
             worstBw = std::min(worstBw, link.bandwidth * share);
             worstLat = std::max(worstLat, link.latency);

@@ -126,11 +126,12 @@ BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StageP
             if (da == db || da < 0 || db < 0 || da >= topo.deviceCount() || db >= topo.deviceCount())
                 continue;
             // da != db: the level is that of their lowest common ancestor, whose link is
-            // topo.link(da, db). A pair below the worst level so far cannot replace it.
+            // topo.link(da, db), as achievableLink() prices it. A pair below the worst level
+            // so far cannot replace it.
             const int lvl = topo.level(da, db);
             if (lvl < worst.level)
                 continue;
-            const LinkParams lp = topo.link(topo.ancestor(da, lvl));
+            const LinkParams lp = topo.achievableLink(topo.ancestor(da, lvl));
             const double bw = lp.bandwidth / std::max(lp.oversubscription, 1.0);
             if (lvl > worst.level || bw < worstBw) {
                 worst.level = lvl;

@@ -12,6 +12,22 @@ constexpr double GB = 1e9;
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double MiB = 1024.0 * 1024.0;
 
+// NCCL's bandwidth of one NVLink per direction (NVIDIA/nccl src/graph/topo.h: SM70_NVLINK_BW
+// and SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s; ncclTopoConnectNodes
+// gives a GPU links x that toward its NVSwitch, and the ring and tree searches fill channels up
+// to it) over the link's nominal rate per direction (NVLink 2, 3 and 4: 25 GB/s; NVLink 5:
+// 50 GB/s): what NCCL's collectives reach of the scale-up bandwidth the data sheets state.
+constexpr double kNvlink2 = 20.0 / 25.0;  // V100
+constexpr double kNvlink3 = 20.0 / 25.0;  // A100
+constexpr double kNvlink4 = 20.6 / 25.0;  // H100, H800, H200
+constexpr double kNvlink5 = 40.1 / 50.0;  // B200, B300, GB200, GB300 (compute capability 10.x)
+
+DeviceSpec withScaleUp(DeviceSpec d, double efficiency)
+{
+    d.scaleUpEfficiency = efficiency;
+    return d;
+}
+
 // A preset: BF16 dense peak, memory, bandwidth, the data sheet, then the dense peaks of
 // FP8, MXFP8 and NVFP4 (0 = none).
 // Memory is what the device reports to the frameworks (nvidia-smi's total, in MiB; ROCm's
@@ -41,44 +57,44 @@ std::vector<DeviceSpec> makeDevicePresets()
 {
     const double T = TFLOPS;
     return {
-        preset("v100-32gb", 125 * T, 32 * GiB, 900 * GB,
-               "NVIDIA Tesla V100 data sheet (SXM2): 125 TFLOPS FP16 tensor, 32 GB HBM2, 900 GB/s"),
-        preset("a100-40gb", 312 * T, 40 * GiB, 1555 * GB,
-               "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"),
-        preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
-               "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"),
+        withScaleUp(preset("v100-32gb", 125 * T, 32 * GiB, 900 * GB,
+               "NVIDIA Tesla V100 data sheet (SXM2): 125 TFLOPS FP16 tensor, 32 GB HBM2, 900 GB/s"), kNvlink2),
+        withScaleUp(preset("a100-40gb", 312 * T, 40 * GiB, 1555 * GB,
+               "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"), kNvlink3),
+        withScaleUp(preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
+               "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"), kNvlink3),
         // 80 GiB: nvidia-smi reports 81,559 MiB, 0.4 % less (A100 80GB: 81,920 MiB, exactly).
-        preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
+        withScaleUp(preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
                "NVIDIA H100 data sheet (SXM5): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s",
-               1979 * T),
-        preset("h800", 989 * T, 80 * GiB, 3350 * GB,
+               1979 * T), kNvlink4),
+        withScaleUp(preset("h800", 989 * T, 80 * GiB, 3350 * GB,
                "NVIDIA H800 SXM5 product brief: 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s, "
                "NVLink 400 GB/s",
-               1979 * T),
-        preset("h200", 989 * T, 143771 * MiB, 4800 * GB,
+               1979 * T), kNvlink4),
+        withScaleUp(preset("h200", 989 * T, 143771 * MiB, 4800 * GB,
                "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 141 GB HBM3e, 4.8 TB/s; "
                "nvidia-smi reports 143,771 MiB",
-               1979 * T),
+               1979 * T), kNvlink4),
         preset("tpuv4", 275 * T, 32 * GiB, 1200 * GB,
                "Google Cloud TPU v4 documentation: 275 TFLOPS BF16, 32 GiB HBM2, 1200 GB/s"),
-        preset("b200", 2250 * T, 183359 * MiB, 7700 * GB,
+        withScaleUp(preset("b200", 2250 * T, 183359 * MiB, 7700 * GB,
                "NVIDIA HGX B200 data sheet: 2.25 PFLOPS BF16, 4.5 PFLOPS FP8/MXFP8, 9 PFLOPS FP4 dense per GPU, "
                "180 GB HBM3e, 7.7 TB/s; nvidia-smi reports 183,359 MiB (NVIDIA/TensorRT-LLM issue 10278)",
-               4500 * T, 4500 * T, 9000 * T),
-        preset("b300", 2250 * T, 269 * GiB, 8000 * GB,
+               4500 * T, 4500 * T, 9000 * T), kNvlink5),
+        withScaleUp(preset("b300", 2250 * T, 269 * GiB, 8000 * GB,
                "NVIDIA HGX B300 data sheet: 36 / 72 / 108 PFLOPS BF16 / FP8 / FP4 dense per 8 GPUs, 2.3 TB HBM3e "
                "per 8 GPUs (288 GB), 8 TB/s; usable 269 GiB, the full-GPU MIG profile 7g.269gb (NVIDIA GPU "
                "Operator 25.3 profiles for B300)",
-               4500 * T, 4500 * T, 13500 * T),
-        preset("gb200", 2500 * T, 189471 * MiB, 8000 * GB,
+               4500 * T, 4500 * T, 13500 * T), kNvlink5),
+        withScaleUp(preset("gb200", 2500 * T, 189471 * MiB, 8000 * GB,
                "NVIDIA GB200 NVL72 data sheet: 180 / 360 / 720 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU); nvidia-smi reports 189,471 MiB",
-               5000 * T, 5000 * T, 10000 * T),
-        preset("gb300", 2500 * T, 278 * GiB, 8000 * GB,
+               5000 * T, 5000 * T, 10000 * T), kNvlink5),
+        withScaleUp(preset("gb300", 2500 * T, 278 * GiB, 8000 * GB,
                "NVIDIA GB300 NVL72 data sheet: 180 / 360 / 1080 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "576 TB/s (8 TB/s per GPU); its Blackwell Ultra GPUs carry 288 GB HBM3e each (eight 12-high "
                "stacks, as the B300), of which 278 GiB usable: the full-GPU MIG profile 7g.278gb",
-               5000 * T, 5000 * T, 15000 * T),
+               5000 * T, 5000 * T, 15000 * T), kNvlink5),
         preset("mi300x", 1307.4 * T, 205822885888.0, 5300 * GB,
                "AMD Instinct MI300X data sheet: 1307.4 TFLOPS BF16 / 2614.9 TFLOPS FP8 dense, 192 GB HBM3, 5.3 TB/s; "
                "rocm-smi reports a VRAM total of 205,822,885,888 bytes",
@@ -180,6 +196,10 @@ DeviceSpec deviceFromJson(const Json &j, const std::string &path)
     d.peakFp8Flops = optionalPeak("peak_fp8_tflops");
     d.peakMxfp8Flops = optionalPeak("peak_mxfp8_tflops");
     d.peakNvfp4Flops = optionalPeak("peak_nvfp4_tflops");
+    if (j.contains("scale_up_efficiency")) {
+        d.scaleUpEfficiency = getPositive(j, "scale_up_efficiency", path);
+        requireInRange(d.scaleUpEfficiency, limits::efficiency, childPath(path, "scale_up_efficiency"));
+    }
     return d;
 }
 
@@ -201,6 +221,8 @@ Json deviceToJson(const DeviceSpec &d)
         j["peak_mxfp8_tflops"] = d.peakMxfp8Flops / TFLOPS;
     if (d.peakNvfp4Flops > 0)
         j["peak_nvfp4_tflops"] = d.peakNvfp4Flops / TFLOPS;
+    if (d.scaleUpEfficiency != 1.0)
+        j["scale_up_efficiency"] = d.scaleUpEfficiency;
     return j;
 }
 

@@ -24,6 +24,11 @@ struct DeviceSpec {
     double peakFp8Flops = 0;          // FP8 E4M3/E5M2 with per-tensor or block scales
     double peakMxfp8Flops = 0;        // MXFP8 (hardware microscaling: Blackwell, CDNA 4)
     double peakNvfp4Flops = 0;        // NVFP4 (Blackwell)
+    // The share of its scale-up links' nominal bandwidth (NVLink per direction) that the
+    // collective library reaches: NCCL's own model of a GPU's NVLink, per link, over the link's
+    // rate (docs/cost-model.md, "Collectives"). 1 = the links run at their nominal rate (no
+    // source for the device: AMD, TPU, user-defined devices unless they say).
+    double scaleUpEfficiency = 1.0;
 
     // The dense peak of the linear GEMMs in `format` (peakFlops for bf16), 0 when absent.
     double peakFor(NumberFormat format) const;
@@ -41,7 +46,7 @@ Result<DeviceSpec> devicePreset(const std::string &name);
 
 // JSON: either a preset name string or an inline object
 // {"name", "peak_tflops", "memory_GB", "memory_bandwidth_GBps", ["matmul_efficiency"],
-//  ["peak_fp8_tflops"], ["peak_mxfp8_tflops"], ["peak_nvfp4_tflops"]}.
+//  ["peak_fp8_tflops"], ["peak_mxfp8_tflops"], ["peak_nvfp4_tflops"], ["scale_up_efficiency"]}.
 // Throws JsonError with the path on bad input.
 DeviceSpec deviceFromJson(const Json &j, const std::string &path);
 // Writes a preset as its name when unchanged, otherwise the inline object.

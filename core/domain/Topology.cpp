@@ -466,6 +466,30 @@ std::string Topology::validate() const
     return {};
 }
 
+LinkParams Topology::achievableLink(int group) const
+{
+    LinkParams l = link(group);
+    if (groups[static_cast<size_t>(group)].level <= nvlinkDomainLevel())
+        l.bandwidth *= scaleUpEfficiency();
+    return l;
+}
+
+LinkParams Topology::achievableLevelLink(int level) const
+{
+    LinkParams l = levels[static_cast<size_t>(level)].link;
+    if (level <= nvlinkDomainLevel())
+        l.bandwidth *= scaleUpEfficiency();
+    return l;
+}
+
+double Topology::scaleUpEfficiency() const
+{
+    double e = 1.0;
+    for (const DeviceSpec &d : deviceTypes)
+        e = std::min(e, d.scaleUpEfficiency);
+    return e;
+}
+
 int Topology::nvlinkDomainLevel() const
 {
     if (levels.empty())

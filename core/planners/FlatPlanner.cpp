@@ -29,14 +29,14 @@ LinkParams flatLinkOf(const Topology &topo)
         const double p = n * n - inner;
         if (p <= 0)
             continue;
-        const LinkParams l = topo.link(static_cast<int>(g));
+        const LinkParams l = topo.achievableLink(static_cast<int>(g));
         pairs += p;
         bandwidth += p * l.bandwidth / std::max(1.0, l.oversubscription);
         latency += p * l.latency;
     }
     LinkParams flat;
     if (pairs <= 0) {
-        flat = topo.levels.empty() ? LinkParams{} : topo.levels.front().link;
+        flat = topo.levels.empty() ? LinkParams{} : topo.achievableLevelLink(0);
         flat.oversubscription = 1;
         return flat;
     }
@@ -49,7 +49,11 @@ LinkParams flatLinkOf(const Topology &topo)
 Topology flatView(const Topology &topo)
 {
     Topology flat = topo;
-    const LinkParams link = flatLinkOf(topo);
+    LinkParams link = flatLinkOf(topo);
+    // flatLinkOf() averages achievable links; every level of the view runs at one rate, so
+    // the view is one scale-up domain and achievableLink() derates all of it: store the
+    // nominal rate whose achievable share is that average.
+    link.bandwidth /= flat.scaleUpEfficiency();
     for (TopoLevel &level : flat.levels)
         level.link = link;
     for (TopoGroup &group : flat.groups)

@@ -437,7 +437,7 @@ SearchClasses::SearchClasses(const PlanSpace &space)
     m_groupClass.assign(t.groups.size(), 0);
     for (size_t g = 0; g < t.groups.size(); ++g) {
         const TopoGroup &grp = t.groups[g];
-        const LinkParams lp = t.link(static_cast<int>(g));
+        const LinkParams lp = t.achievableLink(static_cast<int>(g));
         const auto key = std::make_tuple(grp.level, t.deviceCountUnder(static_cast<int>(g)),
                                          grp.level == 0 ? grp.devices.size() : grp.children.size(),
                                          lp.bandwidth, lp.latency, lp.oversubscription);

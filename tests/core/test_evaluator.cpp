@@ -174,7 +174,7 @@ TEST(Evaluator, operatorsFromShapes)
     // 2.5x; element-wise bytes at 0.8 HBM, backward 2x.
     const DeviceSpec a100 = *devicePreset("a100-80gb");
     const Topology topo = Topology::uniform("a", a100, {{"node", 8, {300e9, 0, 1}}});
-    const double P = 312e12, eta = 0.733, etaAttn = 0.60, hbm = 0.8 * 2039e9;
+    const double P = 312e12, eta = 0.734, etaAttn = 0.60, hbm = 0.8 * 2039e9;
     auto f = [](double x) { return x / (x + 128); };
     auto gemm = [&](double m, double n, double k) {
         return std::max(2 * m * n * k / (P * eta * f(m) * f(n) * f(k)), 2 * (m * k + k * n + m * n) / hbm);

@@ -118,3 +118,17 @@ TEST(Nvl72, anExpertGroupInsideTheDomainCostsLessThanAcrossIt)
     EXPECT_GT(a.stages.at(0).cost.epComm, 2 * w.stages.at(0).cost.epComm);
     EXPECT_LT(w.iterationTime, a.iterationTime);
 }
+
+// The whole NVL72 rack is the scale-up domain (trays and rack switches at 900 GB/s): both
+// levels are priced at NCCL's NVLink 5 rate (40.1 of 50 GB/s per link); the scale-out is not.
+TEST(Nvl72, theRackRunsAtNcclsNvlinkRate)
+{
+    const Topology topo = *makeCluster("nvl72", {{"sus", 1}, {"racks_per_su", 2}});
+    const int domain = topo.nvlinkDomainLevel();
+    ASSERT_GE(domain, 1);
+    for (int l = 0; l < topo.levelCount(); ++l) {
+        const double nominal = topo.levels[static_cast<size_t>(l)].link.bandwidth;
+        const double expect = l <= domain ? nominal * 40.1 / 50 : nominal;
+        ASSERT_NEAR(topo.achievableLevelLink(l).bandwidth, expect, 1e-6 * nominal) << "level " << l;
+    }
+}

@@ -93,6 +93,8 @@ TEST(ReliabilityRanges, deviceFieldRanges)
         {"memory huge", "memory_GB", 1e6, "at device.memory_GB: must be at most 100000 GB"},
         {"hbm bandwidth", "memory_bandwidth_GBps", 1e12, "at device.memory_bandwidth_GBps: must be at most 10000000 GB/s"},
         {"efficiency tiny", "matmul_efficiency", 1e-320, "at device.matmul_efficiency: must be above 0.001"},
+        {"scale-up share above 1", "scale_up_efficiency", 1.5, "at device.scale_up_efficiency: must be at most 1"},
+        {"scale-up share tiny", "scale_up_efficiency", 1e-9, "at device.scale_up_efficiency: must be above 0.001"},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);

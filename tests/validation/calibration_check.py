@@ -143,7 +143,7 @@ def one_run(cli, root):
         params = out["parameters"]["h100-sxm-80gb/megatron-core"]
         check(set(params) == {"gemm_efficiency"}, f"fitted parameters {sorted(params)}")
         r = one[0]
-        lo, hi = 0.60, 0.65
+        lo, hi = 0.63, 0.68
         t_lo = evaluate(cli, r, folder, extra=["--efficiency", str(lo)])
         t_hi = evaluate(cli, r, folder, extra=["--efficiency", str(hi)])
         b = (t_lo - t_hi) / (1 / lo - 1 / hi)
