@@ -22,9 +22,17 @@ constexpr double kNvlink3 = 20.0 / 25.0;  // A100
 constexpr double kNvlink4 = 20.6 / 25.0;  // H100, H800, H200
 constexpr double kNvlink5 = 40.1 / 50.0;  // B200, B300, GB200, GB300 (compute capability 10.x)
 
+// NCCL's inter-node channel speeds (src/graph/search.cc speedArrayInter, sm90SpeedArrayInter,
+// sm100SpeedArrayInter: 12, 24, 48 and, on Blackwell, 96 GB/s the fastest below a 100, 200,
+// 400 and 800 Gb/s NIC's 12.5, 25, 50 and 100 GB/s; ncclTopoAddNet takes a NIC's reported
+// speed as its bandwidth): 96 % of the NIC rate at every standard speed.
+constexpr double kNcclNet = 0.96;
+
+// An NVIDIA GPU: its NVLink at NCCL's per-link rate, its NICs at NCCL's channel speed.
 DeviceSpec withScaleUp(DeviceSpec d, double efficiency)
 {
     d.scaleUpEfficiency = efficiency;
+    d.scaleOutEfficiency = kNcclNet;
     return d;
 }
 
@@ -196,10 +204,15 @@ DeviceSpec deviceFromJson(const Json &j, const std::string &path)
     d.peakFp8Flops = optionalPeak("peak_fp8_tflops");
     d.peakMxfp8Flops = optionalPeak("peak_mxfp8_tflops");
     d.peakNvfp4Flops = optionalPeak("peak_nvfp4_tflops");
-    if (j.contains("scale_up_efficiency")) {
-        d.scaleUpEfficiency = getPositive(j, "scale_up_efficiency", path);
-        requireInRange(d.scaleUpEfficiency, limits::efficiency, childPath(path, "scale_up_efficiency"));
-    }
+    const auto optionalShare = [&j, &path](const char *key) {
+        if (!j.contains(key))
+            return 1.0;
+        const double x = getPositive(j, key, path);
+        requireInRange(x, limits::efficiency, childPath(path, key));
+        return x;
+    };
+    d.scaleUpEfficiency = optionalShare("scale_up_efficiency");
+    d.scaleOutEfficiency = optionalShare("scale_out_efficiency");
     return d;
 }
 
@@ -223,6 +236,8 @@ Json deviceToJson(const DeviceSpec &d)
         j["peak_nvfp4_tflops"] = d.peakNvfp4Flops / TFLOPS;
     if (d.scaleUpEfficiency != 1.0)
         j["scale_up_efficiency"] = d.scaleUpEfficiency;
+    if (d.scaleOutEfficiency != 1.0)
+        j["scale_out_efficiency"] = d.scaleOutEfficiency;
     return j;
 }
 

@@ -29,6 +29,9 @@ struct DeviceSpec {
     // rate (docs/cost-model.md, "Collectives"). 1 = the links run at their nominal rate (no
     // source for the device: AMD, TPU, user-defined devices unless they say).
     double scaleUpEfficiency = 1.0;
+    // The same for the links above the scale-up domain (the NICs): NCCL's fastest channel
+    // speed over a NIC's rate.
+    double scaleOutEfficiency = 1.0;
 
     // The dense peak of the linear GEMMs in `format` (peakFlops for bf16), 0 when absent.
     double peakFor(NumberFormat format) const;
@@ -46,7 +49,8 @@ Result<DeviceSpec> devicePreset(const std::string &name);
 
 // JSON: either a preset name string or an inline object
 // {"name", "peak_tflops", "memory_GB", "memory_bandwidth_GBps", ["matmul_efficiency"],
-//  ["peak_fp8_tflops"], ["peak_mxfp8_tflops"], ["peak_nvfp4_tflops"], ["scale_up_efficiency"]}.
+//  ["peak_fp8_tflops"], ["peak_mxfp8_tflops"], ["peak_nvfp4_tflops"], ["scale_up_efficiency"],
+//  ["scale_out_efficiency"]}.
 // Throws JsonError with the path on bad input.
 DeviceSpec deviceFromJson(const Json &j, const std::string &path);
 // Writes a preset as its name when unchanged, otherwise the inline object.

@@ -469,16 +469,15 @@ std::string Topology::validate() const
 LinkParams Topology::achievableLink(int group) const
 {
     LinkParams l = link(group);
-    if (groups[static_cast<size_t>(group)].level <= nvlinkDomainLevel())
-        l.bandwidth *= scaleUpEfficiency();
+    l.bandwidth *= groups[static_cast<size_t>(group)].level <= nvlinkDomainLevel() ? scaleUpEfficiency()
+                                                                                  : scaleOutEfficiency();
     return l;
 }
 
 LinkParams Topology::achievableLevelLink(int level) const
 {
     LinkParams l = levels[static_cast<size_t>(level)].link;
-    if (level <= nvlinkDomainLevel())
-        l.bandwidth *= scaleUpEfficiency();
+    l.bandwidth *= level <= nvlinkDomainLevel() ? scaleUpEfficiency() : scaleOutEfficiency();
     return l;
 }
 
@@ -487,6 +486,14 @@ double Topology::scaleUpEfficiency() const
     double e = 1.0;
     for (const DeviceSpec &d : deviceTypes)
         e = std::min(e, d.scaleUpEfficiency);
+    return e;
+}
+
+double Topology::scaleOutEfficiency() const
+{
+    double e = 1.0;
+    for (const DeviceSpec &d : deviceTypes)
+        e = std::min(e, d.scaleOutEfficiency);
     return e;
 }
 

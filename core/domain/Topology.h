@@ -117,14 +117,16 @@ public:
     // that level is one domain. -1 for a topology without levels.
     int nvlinkDomainLevel() const;
     // What the cost model moves over a group's link: link(group), with the bandwidth of the
-    // scale-up levels (0 .. nvlinkDomainLevel()) times scaleUpEfficiency(), the share of the
-    // nominal NVLink rate the collective library reaches (DeviceSpec::scaleUpEfficiency).
-    // The editor shows link(); every cost reads this.
+    // scale-up levels (0 .. nvlinkDomainLevel()) times scaleUpEfficiency() and of the levels
+    // above times scaleOutEfficiency(): the shares of the nominal NVLink and NIC rates the
+    // collective library reaches (DeviceSpec). The editor shows link(); every cost reads this.
     LinkParams achievableLink(int group) const;
     // The same for a level's own link (no group override).
     LinkParams achievableLevelLink(int level) const;
-    // The lowest DeviceSpec::scaleUpEfficiency of the device types (1 without any).
+    // The lowest DeviceSpec::scaleUpEfficiency / scaleOutEfficiency of the device types (1
+    // without any).
     double scaleUpEfficiency() const;
+    double scaleOutEfficiency() const;
 
     // Recomputes device ids (depth-first), Device::node/indexInNode, parent links and the
     // ancestor index after an edit of groups. Call after changing the tree by hand; the

@@ -181,10 +181,10 @@ TEST(BaselinePlanners, flatLinkIsThePairAverage)
 {
     // 2 nodes x 4 devices: 2 * 4 * 3 = 24 ordered pairs inside a node (the NVLink domain, at
     // NCCL's 20.6 of 25 GB/s per H100 link), 8 * 8 - 2 * 16 = 32 across the rack (at rack
-    // bandwidth / oversubscription, not derated).
+    // bandwidth / oversubscription, at NCCL's 96 % of a NIC).
     const Topology topo = twoLevel(400, 50, 2);
     const LinkParams flat = flatLinkOf(topo);
-    ASSERT_QFUZZY_EQ(flat.bandwidth, (24 * 400e9 * (20.6 / 25) + 32 * 25e9) / 56);
+    ASSERT_QFUZZY_EQ(flat.bandwidth, (24 * 400e9 * (20.6 / 25) + 32 * 25e9 * 0.96) / 56);
     ASSERT_QFUZZY_EQ(flat.latency, (24 * 1e-6 + 32 * 5e-6) / 56);
     ASSERT_QFUZZY_EQ(flat.oversubscription, 1.0);
     const Topology view = flatView(topo);

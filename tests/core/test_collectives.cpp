@@ -346,9 +346,10 @@ TEST(Collectives, gradientGroupsAreTheWorstColumn)
     EXPECT_EQ(slowColumnDecided, 1);  // the second stage: its columns really differ
 }
 
-// NCCL's achievable NVLink bandwidth (DeviceSpec::scaleUpEfficiency, NVIDIA/nccl
-// src/graph/topo.h): the scale-up levels run at NCCL's per-link rate over the nominal one,
-// the levels above at their nominal rate; a device without a source is not derated.
+// NCCL's achievable bandwidths (DeviceSpec::scaleUpEfficiency, scaleOutEfficiency; NVIDIA/nccl
+// src/graph/topo.h and search.cc): the scale-up levels run at NCCL's per-link NVLink rate over
+// the nominal one, the levels above at NCCL's channel speed over the NIC's; a device without
+// a source is not derated.
 TEST(Collectives, scaleUpLinksAtNcclsRate)
 {
     const DeviceSpec h100 = devicePreset("h100-sxm-80gb").value();
@@ -356,17 +357,21 @@ TEST(Collectives, scaleUpLinksAtNcclsRate)
     ASSERT_TRUE(close(devicePreset("a100-80gb")->scaleUpEfficiency, 20.0 / 25));
     ASSERT_TRUE(close(devicePreset("gb200")->scaleUpEfficiency, 40.1 / 50));  // NVLink 5
     ASSERT_EQ(devicePreset("mi300x")->scaleUpEfficiency, 1.0);
+    ASSERT_EQ(devicePreset("mi300x")->scaleOutEfficiency, 1.0);
+    ASSERT_TRUE(close(h100.scaleOutEfficiency, 0.96));
 
     // Two DGX H100 nodes: NVLink 450 GB/s, 2 us; network 50 GB/s, 10 us.
     const Topology two = Topology::uniform("dgx", h100, {{"node", 8, {450e9, 2e-6, 1}}, {"net", 2, {50e9, 10e-6, 1}}});
     const double e = 20.6 / 25, s = 1e9;
     // Ring inside a node: 2 (n-1)/n S / (e B) + 2 (n-1) a.
     ASSERT_TRUE(close(allReduceTime(two, {0, 1, 2, 3, 4, 5, 6, 7}, s), 2 * 7.0 / 8 * s / (e * 450e9) + 14 * 2e-6));
-    // One device per node crosses the network only: 2 (1/2) S / 50e9 + 2 a, not derated.
-    ASSERT_TRUE(close(allReduceTime(two, {0, 8}, s), s / 50e9 + 2 * 10e-6));
+    // One device per node crosses the network only: 2 (1/2) S / (0.96 x 50e9) + 2 a, at NCCL's
+    // 48 GB/s channel speed of a 400 Gb/s NIC (search.cc sm90SpeedArrayInter).
+    ASSERT_TRUE(close(allReduceTime(two, {0, 8}, s), s / (0.96 * 50e9) + 2 * 10e-6));
     ASSERT_TRUE(close(two.achievableLink(two.ancestor(0, 0)).bandwidth, e * 450e9));
     ASSERT_EQ(two.link(two.ancestor(0, 0)).bandwidth, 450e9);  // the editor's figure
-    ASSERT_EQ(two.achievableLink(two.ancestor(0, 1)).bandwidth, 50e9);
+    ASSERT_TRUE(close(two.achievableLink(two.ancestor(0, 1)).bandwidth, 48e9));
+    ASSERT_EQ(two.link(two.ancestor(0, 1)).bandwidth, 50e9);
 
     // The same node of MI300X: nominal.
     const Topology amd = Topology::uniform("mi", devicePreset("mi300x").value(), {{"node", 8, {448e9, 2e-6, 1}}});

@@ -95,6 +95,7 @@ TEST(ReliabilityRanges, deviceFieldRanges)
         {"efficiency tiny", "matmul_efficiency", 1e-320, "at device.matmul_efficiency: must be above 0.001"},
         {"scale-up share above 1", "scale_up_efficiency", 1.5, "at device.scale_up_efficiency: must be at most 1"},
         {"scale-up share tiny", "scale_up_efficiency", 1e-9, "at device.scale_up_efficiency: must be above 0.001"},
+        {"scale-out share above 1", "scale_out_efficiency", 2.0, "at device.scale_out_efficiency: must be at most 1"},
     };
     for (const Row &row : rows) {
         SCOPED_TRACE(row.name);
