@@ -43,9 +43,9 @@ struct ClassRates {
 constexpr ClassRates kClasses[] = {
     {"v100", 0.70, 0.40, 0.40},  // not calibrated: assumed like A100
     {"a100", 0.734, 0.60, 0.60},  // tests/validation/fit.py, 4 A100 calibration rows
-    {"h100", 0.617, 0.50, 0.35},  // tests/validation/fit.py, 3 H100 calibration rows
-    {"h200", 0.617, 0.50, 0.35},  // the H100 chip
-    {"h800", 0.617, 0.50, 0.35},  // the H100 chip
+    {"h100", 0.618, 0.50, 0.35},  // tests/validation/fit.py, 3 H100 calibration rows
+    {"h200", 0.618, 0.50, 0.35},  // the H100 chip
+    {"h800", 0.618, 0.50, 0.35},  // the H100 chip
     {"b200", 0.60, 0.45, 0.30},  // not calibrated: assumed like H100
     {"b300", 0.60, 0.45, 0.30},  // the B200 class
     {"gb200", 0.60, 0.45, 0.30},  // the B200 chip

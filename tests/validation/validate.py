@@ -42,11 +42,13 @@ TARGET_MAX = 0.25
 TARGET_SERIES_PP = 5.0
 
 # The latency a collective pays per step at each level: NCCL's own tuning model
-# (src/graph/tuning.cc, hwLat, Ring / Simple protocol, the protocol of large buffers): 3.4 us per
-# step over NVLink, 9.6 us per step over the network. The sources publish no link latency; the
-# rows' runs all used NCCL, so its per-step figure is what their collectives paid (issue 50).
+# (src/graph/tuning.cc, hwLat, Ring / Simple protocol, the protocol of large buffers; NVIDIA/nccl
+# commit b6475625): 3.4 us per step over NVLink, 14.0 us per step over the network (releases
+# before it had 9.6, which issue 50 used until the newer figure was read). The sources publish
+# no link latency; the rows' runs all used NCCL, so its per-step figure is what their
+# collectives paid.
 NODE_LATENCY_US = 3.4
-CLUSTER_LATENCY_US = 9.6
+CLUSTER_LATENCY_US = 14.0
 
 
 # ----------------------------------------------------------------------------- data set
