@@ -29,6 +29,9 @@ Json clusterJson(const Topology &t)
                           {"name", lv.name},
                           {"groups", groupsPerLevel[l]},
                           {"bandwidth_GBps", lv.link.bandwidth / 1e9},
+                          // What the costs move: NCCL's share of the nominal rate
+                          // (Topology::achievableLevelLink, docs/cost-model.md section 2).
+                          {"achievable_GBps", t.achievableLevelLink(l).bandwidth / 1e9},
                           {"latency_us", lv.link.latency * 1e6},
                           {"oversubscription", lv.link.oversubscription}});
     }
@@ -94,12 +97,12 @@ void printCluster(const Json &c)
         std::printf("  %5d x %-16s %8.1f TFLOP/s  %7.1f GB  %7.0f GB/s HBM\n", t["count"].get<int>(),
                     t["name"].get<std::string>().c_str(), t["peak_tflops"].get<double>(),
                     t["memory_GB"].get<double>(), t["memory_bandwidth_GBps"].get<double>());
-    std::printf("  level  name          groups   bandwidth/device   latency   oversubscription\n");
+    std::printf("  level  name          groups   bandwidth/device   priced at     latency   oversubscription\n");
     for (const auto &l : c["levels"])
-        std::printf("  %5d  %-12s %7d   %10.1f GB/s   %7.2f us   %5.2f\n", l["level"].get<int>(),
+        std::printf("  %5d  %-12s %7d   %10.1f GB/s   %7.1f GB/s   %7.2f us   %5.2f\n", l["level"].get<int>(),
                     l["name"].get<std::string>().c_str(), l["groups"].get<int>(),
-                    l["bandwidth_GBps"].get<double>(), l["latency_us"].get<double>(),
-                    l["oversubscription"].get<double>());
+                    l["bandwidth_GBps"].get<double>(), l["achievable_GBps"].get<double>(),
+                    l["latency_us"].get<double>(), l["oversubscription"].get<double>());
 }
 
 void printModel(const Json &m)

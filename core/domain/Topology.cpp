@@ -469,8 +469,13 @@ std::string Topology::validate() const
 LinkParams Topology::achievableLink(int group) const
 {
     LinkParams l = link(group);
-    l.bandwidth *= groups[static_cast<size_t>(group)].level <= nvlinkDomainLevel() ? scaleUpEfficiency()
-                                                                                  : scaleOutEfficiency();
+    const TopoGroup &g = groups[static_cast<size_t>(group)];
+    if (g.level > nvlinkDomainLevel())
+        l.bandwidth *= scaleOutEfficiency();
+    else if (g.level == 0 && g.deviceType >= 0 && g.deviceType < static_cast<int>(deviceTypes.size()))
+        l.bandwidth *= deviceTypes[static_cast<size_t>(g.deviceType)].scaleUpEfficiency;  // a node: its own GPUs
+    else
+        l.bandwidth *= scaleUpEfficiency();
     return l;
 }
 

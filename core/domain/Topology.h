@@ -119,7 +119,8 @@ public:
     // What the cost model moves over a group's link: link(group), with the bandwidth of the
     // scale-up levels (0 .. nvlinkDomainLevel()) times scaleUpEfficiency() and of the levels
     // above times scaleOutEfficiency(): the shares of the nominal NVLink and NIC rates the
-    // collective library reaches (DeviceSpec). The editor shows link(); every cost reads this.
+    // collective library reaches (DeviceSpec): a node's by its own device type, a group above
+    // by the lowest of the cluster's types. The editor shows link(); every cost reads this.
     LinkParams achievableLink(int group) const;
     // The same for a level's own link (no group override).
     LinkParams achievableLevelLink(int level) const;

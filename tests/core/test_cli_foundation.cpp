@@ -62,6 +62,9 @@ TEST(CliFoundation, inspectCompactClusterFile)
     const json levels = o.value("levels", json::array());
     ASSERT_EQ(levels.size(), 3u);
     ASSERT_QFUZZY_EQ(levels[0].value("bandwidth_GBps", 0.0), 300.0);
+    // Priced at NCCL's rates: 12 NVLinks x 20 GB/s of an A100's 300; 96 % of the NICs above.
+    ASSERT_QFUZZY_EQ(levels[0].value("achievable_GBps", 0.0), 240.0);
+    ASSERT_QFUZZY_EQ(levels[1].value("achievable_GBps", 0.0), 24.0);
     ASSERT_QFUZZY_EQ(levels[2].value("oversubscription", 0.0), 2.0);
     ASSERT_EQ(levels[1].value("groups", 0), 16);  // 16 racks
 }

@@ -373,6 +373,14 @@ TEST(Collectives, scaleUpLinksAtNcclsRate)
     ASSERT_TRUE(close(two.achievableLink(two.ancestor(0, 1)).bandwidth, 48e9));
     ASSERT_EQ(two.link(two.ancestor(0, 1)).bandwidth, 50e9);
 
+    // A node is priced by its own GPUs: a cluster of an H100 node and an A100 node.
+    Topology mixed = two;
+    mixed.deviceTypes.push_back(devicePreset("a100-80gb").value());
+    mixed.groups[static_cast<size_t>(mixed.ancestor(8, 0))].deviceType = 1;
+    mixed.reindex();
+    ASSERT_TRUE(close(mixed.achievableLink(mixed.ancestor(0, 0)).bandwidth, 450e9 * 20.6 / 25));
+    ASSERT_TRUE(close(mixed.achievableLink(mixed.ancestor(8, 0)).bandwidth, 450e9 * 20.0 / 25));
+
     // The same node of MI300X: nominal.
     const Topology amd = Topology::uniform("mi", devicePreset("mi300x").value(), {{"node", 8, {448e9, 2e-6, 1}}});
     ASSERT_TRUE(close(allReduceTime(amd, {0, 1, 2, 3, 4, 5, 6, 7}, s), 2 * 7.0 / 8 * s / 448e9 + 14 * 2e-6));

@@ -251,6 +251,9 @@ void PropertyEditor::refreshGroup(const Topology &t, int selected)
         m_override->setChecked(g.linkOverride.has_value());
     }
     setSpin(m_overrideBandwidth, link.bandwidth / 1e9);
+    m_overrideBandwidth->setToolTip(tr("Priced at %1 GB/s per device: the share of this rate NCCL's collectives "
+                                       "reach (docs/cost-model.md, section 2)")
+                                        .arg(t.achievableLink(m_group).bandwidth / 1e9, 0, 'f', 1));
     setSpin(m_overrideLatency, link.latency * 1e6);
     setSpin(m_overrideOversubscription, link.oversubscription);
     for (QDoubleSpinBox *s : {m_overrideBandwidth, m_overrideLatency, m_overrideOversubscription})
