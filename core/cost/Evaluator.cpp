@@ -14,7 +14,6 @@ namespace nest {
 
 namespace {
 
-
 bool recomputed(const LayerProfile &l)
 {
     return isRecomputedBlock(l.kind);

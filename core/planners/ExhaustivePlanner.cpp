@@ -7,12 +7,10 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 
 namespace nest {
 
 namespace {
-
 
 struct Option {
     double t, e;

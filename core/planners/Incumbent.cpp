@@ -7,9 +7,6 @@
 
 namespace nest {
 
-namespace {
-}
-
 void Incumbent::bound(double value)
 {
     if (value < best) {

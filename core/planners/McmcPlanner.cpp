@@ -5,14 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <random>
 #include <utility>
 
 namespace nest {
 
 namespace {
-
 
 struct State {
     int config = 0;                   // index into PlanSpace::configs()

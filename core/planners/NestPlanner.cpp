@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <system_error>
 #include <thread>
@@ -24,7 +23,6 @@
 namespace nest {
 
 namespace {
-
 
 // One NEST search of a plan space: the outer loop over its points (docs/planner.md), each
 // 1F1B/GPipe point by the recurrence (NestRecurrence), each interleaved one by its closed
