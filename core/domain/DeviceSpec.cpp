@@ -28,10 +28,11 @@ constexpr double kNvlink5 = 40.1 / 50.0;  // B200, B300, GB200, GB300 (compute c
 // speed as its bandwidth): 96 % of the NIC rate at every standard speed.
 constexpr double kNcclNet = 0.96;
 
-// An NVIDIA GPU: its NVLink at NCCL's per-link rate, its NICs at NCCL's channel speed.
-DeviceSpec withScaleUp(DeviceSpec d, double efficiency)
+// An NVIDIA GPU: its NVLink at NCCL's per-link rate (`nvlink`), its NICs at NCCL's channel
+// speed.
+DeviceSpec withNcclRates(DeviceSpec d, double nvlink)
 {
-    d.scaleUpEfficiency = efficiency;
+    d.scaleUpEfficiency = nvlink;
     d.scaleOutEfficiency = kNcclNet;
     return d;
 }
@@ -65,40 +66,40 @@ std::vector<DeviceSpec> makeDevicePresets()
 {
     const double T = TFLOPS;
     return {
-        withScaleUp(preset("v100-32gb", 125 * T, 32 * GiB, 900 * GB,
+        withNcclRates(preset("v100-32gb", 125 * T, 32 * GiB, 900 * GB,
                "NVIDIA Tesla V100 data sheet (SXM2): 125 TFLOPS FP16 tensor, 32 GB HBM2, 900 GB/s"), kNvlink2),
-        withScaleUp(preset("a100-40gb", 312 * T, 40 * GiB, 1555 * GB,
+        withNcclRates(preset("a100-40gb", 312 * T, 40 * GiB, 1555 * GB,
                "NVIDIA A100 data sheet (SXM4 40GB): 312 TFLOPS BF16 dense, 40 GB HBM2, 1555 GB/s"), kNvlink3),
-        withScaleUp(preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
+        withNcclRates(preset("a100-80gb", 312 * T, 80 * GiB, 2039 * GB,
                "NVIDIA A100 data sheet (SXM4 80GB): 312 TFLOPS BF16 dense, 80 GB HBM2e, 2039 GB/s"), kNvlink3),
         // 80 GiB: nvidia-smi reports 81,559 MiB, 0.4 % less (A100 80GB: 81,920 MiB, exactly).
-        withScaleUp(preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
+        withNcclRates(preset("h100-sxm-80gb", 989 * T, 80 * GiB, 3350 * GB,
                "NVIDIA H100 data sheet (SXM5): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s",
                1979 * T), kNvlink4),
-        withScaleUp(preset("h800", 989 * T, 80 * GiB, 3350 * GB,
+        withNcclRates(preset("h800", 989 * T, 80 * GiB, 3350 * GB,
                "NVIDIA H800 SXM5 product brief: 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 80 GB HBM3, 3.35 TB/s, "
                "NVLink 400 GB/s",
                1979 * T), kNvlink4),
-        withScaleUp(preset("h200", 989 * T, 143771 * MiB, 4800 * GB,
+        withNcclRates(preset("h200", 989 * T, 143771 * MiB, 4800 * GB,
                "NVIDIA H200 data sheet (SXM): 989 TFLOPS BF16 / 1979 TFLOPS FP8 dense, 141 GB HBM3e, 4.8 TB/s; "
                "nvidia-smi reports 143,771 MiB",
                1979 * T), kNvlink4),
         preset("tpuv4", 275 * T, 32 * GiB, 1200 * GB,
                "Google Cloud TPU v4 documentation: 275 TFLOPS BF16, 32 GiB HBM2, 1200 GB/s"),
-        withScaleUp(preset("b200", 2250 * T, 183359 * MiB, 7700 * GB,
+        withNcclRates(preset("b200", 2250 * T, 183359 * MiB, 7700 * GB,
                "NVIDIA HGX B200 data sheet: 2.25 PFLOPS BF16, 4.5 PFLOPS FP8/MXFP8, 9 PFLOPS FP4 dense per GPU, "
                "180 GB HBM3e, 7.7 TB/s; nvidia-smi reports 183,359 MiB (NVIDIA/TensorRT-LLM issue 10278)",
                4500 * T, 4500 * T, 9000 * T), kNvlink5),
-        withScaleUp(preset("b300", 2250 * T, 269 * GiB, 8000 * GB,
+        withNcclRates(preset("b300", 2250 * T, 269 * GiB, 8000 * GB,
                "NVIDIA HGX B300 data sheet: 36 / 72 / 108 PFLOPS BF16 / FP8 / FP4 dense per 8 GPUs, 2.3 TB HBM3e "
                "per 8 GPUs (288 GB), 8 TB/s; usable 269 GiB, the full-GPU MIG profile 7g.269gb (NVIDIA GPU "
                "Operator 25.3 profiles for B300)",
                4500 * T, 4500 * T, 13500 * T), kNvlink5),
-        withScaleUp(preset("gb200", 2500 * T, 189471 * MiB, 8000 * GB,
+        withNcclRates(preset("gb200", 2500 * T, 189471 * MiB, 8000 * GB,
                "NVIDIA GB200 NVL72 data sheet: 180 / 360 / 720 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "13.4 TB HBM3e (186 GB per GPU), 576 TB/s (8 TB/s per GPU); nvidia-smi reports 189,471 MiB",
                5000 * T, 5000 * T, 10000 * T), kNvlink5),
-        withScaleUp(preset("gb300", 2500 * T, 278 * GiB, 8000 * GB,
+        withNcclRates(preset("gb300", 2500 * T, 278 * GiB, 8000 * GB,
                "NVIDIA GB300 NVL72 data sheet: 180 / 360 / 1080 PFLOPS BF16 / FP8 / FP4 dense per 72 GPUs, "
                "576 TB/s (8 TB/s per GPU); its Blackwell Ultra GPUs carry 288 GB HBM3e each (eight 12-high "
                "stacks, as the B300), of which 278 GiB usable: the full-GPU MIG profile 7g.278gb",

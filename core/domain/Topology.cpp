@@ -486,20 +486,25 @@ LinkParams Topology::achievableLevelLink(int level) const
     return l;
 }
 
-double Topology::scaleUpEfficiency() const
+namespace {
+// The lowest of one DeviceSpec share over the device types, 1 without any.
+double lowestShare(const std::vector<DeviceSpec> &types, double DeviceSpec::*share)
 {
     double e = 1.0;
-    for (const DeviceSpec &d : deviceTypes)
-        e = std::min(e, d.scaleUpEfficiency);
+    for (const DeviceSpec &d : types)
+        e = std::min(e, d.*share);
     return e;
+}
+} // namespace
+
+double Topology::scaleUpEfficiency() const
+{
+    return lowestShare(deviceTypes, &DeviceSpec::scaleUpEfficiency);
 }
 
 double Topology::scaleOutEfficiency() const
 {
-    double e = 1.0;
-    for (const DeviceSpec &d : deviceTypes)
-        e = std::min(e, d.scaleOutEfficiency);
-    return e;
+    return lowestShare(deviceTypes, &DeviceSpec::scaleOutEfficiency);
 }
 
 int Topology::nvlinkDomainLevel() const

@@ -7,8 +7,8 @@
 //
 // The mean link is the average over all ordered pairs of distinct devices of the pair's
 // effective link (Topology::achievableLink): bandwidth / oversubscription and latency
-// (flatLinkOf()). On a cluster whose levels all share one link the flat view is the cluster itself, and the flat plan is
-// NEST's.
+// (flatLinkOf()). On a cluster whose levels all share one link the flat view is the cluster
+// itself, and the flat plan is NEST's.
 #include "Planner.h"
 #include "Topology.h"
 
