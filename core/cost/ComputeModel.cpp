@@ -12,23 +12,35 @@ constexpr double kHbmEfficiency = 0.8; // streaming kernels reach 80 % of the da
                                        // bandwidth (STREAM-like copy/triad on A100 and H100:
                                        // 1.6-1.8 of 2.0 TB/s, 2.6-3.0 of 3.35 TB/s)
 constexpr double kAttentionBackward = 2.5;  // FlashAttention backward: 5 matmuls vs 2
-// Low-precision GEMMs reach a smaller fraction of their (doubled) peak than BF16 ones:
-// cuBLAS on H100 SXM reaches ~1,300 of 1,979 FP8 TFLOP/s (66 %) on large square GEMMs
-// against ~750 of 989 BF16 (76 %): a ratio of ~0.87 (NVIDIA cuBLAS 12 release blog; the
-// Transformer Engine FP8 benchmarks). NVFP4 kernels on B200 reach ~6-6.5 of 9 dense PFLOP/s
-// (CUTLASS 3.9 / cuBLASLt block-scaled GEMM benchmarks): ~0.70 of FP4 peak against 0.80 of
-// BF16 peak, a ratio of ~0.85 relative to BF16 efficiency. Not yet calibrated on runs.
+// The low-precision GEMMs' large-GEMM efficiency relative to BF16's (docs/cost-model.md,
+// "Precision"): Transformer Engine's own measurements of the twelve GEMMs of a training layer
+// (TE docs, "GEMM Profiling Tutorial", benchmarks/gemm/benchmark_gemm.py, pre-quantized mode:
+// kernels only, quantisation costed apart; M = 15,872 tokens, hidden 4,096, FFN 16,384).
+// Per-layer times over the BF16 one, divided by the format's peak over BF16's:
+//   H200:  BF16 31.968 ms, FP8 (tensor-wise) 16.785 ms: 1.90x of 2x    -> 0.95;
+//   B300:  BF16 13.102 ms, FP8 6.812 ms: 1.92x of 2x                     -> 0.96,
+//          MXFP8 7.161 ms: 1.83x of 2x                                   -> 0.92,
+//          NVFP4 3.764 ms: 3.48x of 6x (13.5 of 2.25 PFLOP/s dense)      -> 0.58.
+// B200 / GB200 / GB300 are taken as the B300 (the one Blackwell TE measured). Classes TE did
+// not measure keep the data-sheet-era estimate: cuBLAS FP8 on H100 at ~1,300 of 1,979 TFLOP/s
+// against ~750 of 989 BF16 (0.87); CUTLASS NVFP4 on B200 at ~6-6.5 of 9 PFLOP/s against 0.80
+// of the BF16 peak (0.85).
 constexpr double kFp8Ratio = 0.87;
 constexpr double kFp4Ratio = 0.85;
+constexpr double kHopperFp8 = 0.95;
+constexpr double kBlackwellFp8 = 0.96;
+constexpr double kBlackwellMxfp8 = 0.92;
+constexpr double kBlackwellFp4 = 0.58;
 
 struct ClassRates {
     const char *prefix;
     double gemm;       // large-GEMM efficiency (calibrated: tests/validation/fit.py)
     double attention;  // Transformer Engine fused attention (published kernel benchmarks)
     double fa2;        // FlashAttention-2
-    // The large-GEMM efficiency of FP8 / MXFP8 and of NVFP4 as a fraction of the BF16 one
-    // (docs/cost-model.md, "Precision"): the one low-precision parameter per class.
+    // The large-GEMM efficiency of FP8, MXFP8 and NVFP4 as a fraction of the BF16 one
+    // (docs/cost-model.md, "Precision"): one measured ratio per class and format.
     double fp8 = kFp8Ratio;
+    double mxfp8 = kFp8Ratio;
     double fp4 = kFp4Ratio;
 };
 
@@ -43,19 +55,21 @@ struct ClassRates {
 constexpr ClassRates kClasses[] = {
     {"v100", 0.70, 0.40, 0.40},  // not calibrated: assumed like A100
     {"a100", 0.734, 0.60, 0.60},  // tests/validation/fit.py, 4 A100 calibration rows
-    {"h100", 0.618, 0.50, 0.35},  // tests/validation/fit.py, 3 H100 calibration rows
-    {"h200", 0.618, 0.50, 0.35},  // the H100 chip
-    {"h800", 0.618, 0.50, 0.35},  // the H100 chip
-    {"b200", 0.60, 0.45, 0.30},  // not calibrated: assumed like H100
-    {"b300", 0.60, 0.45, 0.30},  // the B200 class
-    {"gb200", 0.60, 0.45, 0.30},  // the B200 chip
-    {"gb300", 0.60, 0.45, 0.30},  // the B300 chip
+    {"h100", 0.618, 0.50, 0.35, kHopperFp8, kHopperFp8},  // tests/validation/fit.py, 3 H100 calibration rows
+    {"h200", 0.618, 0.50, 0.35, kHopperFp8, kHopperFp8},  // the H100 chip
+    {"h800", 0.618, 0.50, 0.35, kHopperFp8, kHopperFp8},  // the H100 chip
+    {"b200", 0.60, 0.45, 0.30, kBlackwellFp8, kBlackwellMxfp8, kBlackwellFp4},  // not calibrated: assumed like H100
+    {"b300", 0.60, 0.45, 0.30, kBlackwellFp8, kBlackwellMxfp8, kBlackwellFp4},  // the B200 class
+    {"gb200", 0.60, 0.45, 0.30, kBlackwellFp8, kBlackwellMxfp8, kBlackwellFp4},  // the B200 chip
+    {"gb300", 0.60, 0.45, 0.30, kBlackwellFp8, kBlackwellMxfp8, kBlackwellFp4},  // the B300 chip
     {"mi300x", 0.50, 0.35, 0.35},  // not calibrated
     {"mi355x", 0.50, 0.35, 0.35},  // not calibrated: assumed like MI300X
     {"tpuv4", 0.60, 0.50, 0.50},
     {"tpu-v4", 0.60, 0.50, 0.50},
 };
-constexpr ClassRates kDefault = {"", 0.62, 0.50, 0.35};  // unknown devices: assumed like H100
+// Unknown devices: assumed like H100, with the low-precision ratios TE measured (FP8 on
+// Hopper, MXFP8 and NVFP4 on the one Blackwell).
+constexpr ClassRates kDefault = {"", 0.62, 0.50, 0.35, kHopperFp8, kBlackwellMxfp8, kBlackwellFp4};
 
 const ClassRates &classOf(const DeviceSpec &d)
 {
@@ -82,8 +96,8 @@ double lowPrecisionEfficiencyRatio(const DeviceSpec &device, NumberFormat format
     const ClassRates &c = classOf(device);
     switch (format) {
     case NumberFormat::Bf16: return 1.0;
-    case NumberFormat::Fp8:
-    case NumberFormat::Mxfp8: return c.fp8;
+    case NumberFormat::Fp8: return c.fp8;
+    case NumberFormat::Mxfp8: return c.mxfp8;
     case NumberFormat::Nvfp4: return c.fp4;
     }
     return 1.0;

@@ -544,8 +544,8 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
                      const FrameworkProfile &fw, const CostOptions &opt, double gradB, double weightB)
 {
     // Gathered weights: the linear ones in their low precision where the framework gathers
-    // them so (FrameworkProfile::lowPrecisionParamGather), the rest in BF16.
-    const bool lowGather = fw.lowPrecisionParamGather && opt.precision.lowPrecision();
+    // them so (FrameworkProfile::gathersLowPrecision), the rest in BF16.
+    const bool lowGather = fw.gathersLowPrecision(opt.precision);
     const FormatBytes lowBytes = formatBytes(opt.precision);
     const double lowB = lowBytes.operand + lowBytes.scale;
     const double kappa = fw.contention;
@@ -615,7 +615,7 @@ void setMemory(StageCost &c, const StagePlan &st, const StageGeometry &g, const 
         // the sharded optimizer (ZeRO >= 1: Megatron-Core's --fp8-param-gather asserts the
         // distributed optimizer; FSDP is ZeRO-3).
         const double linear = shard(3, s.linearDense, s.linearExpert);
-        const bool replacesBf16 = fw.lowPrecisionParamGather && st.zero >= 1;
+        const bool replacesBf16 = fw.gathersLowPrecision(opt.precision) && st.zero >= 1;
         c.weights += linear * (weightCopyBytes(opt.precision) - (replacesBf16 ? weightB : 0.0));
     }
     if (st.zero >= 3)
@@ -677,7 +677,7 @@ double optimizerBytesPerParam(const ModelProfile &model, const CostOptions &opti
 double weightBytesFloor(const ModelProfile &model, const CostOptions &options)
 {
     const double weightB = model.bytesPerParam;
-    if (!options.precision.lowPrecision() || !options.profile().lowPrecisionParamGather)
+    if (!options.profile().gathersLowPrecision(options.precision))
         return weightB;  // copies only add to the BF16 weights
     return std::min(weightB, weightCopyBytes(options.precision));
 }
@@ -696,7 +696,7 @@ ZeroFloor zeroFloor(const ModelProfile &model, const CostOptions &options, int d
     // gathers move the format's bytes; Evaluator.cpp addDataParallel).
     const double weightB = weightBytesFloor(model, options);
     const FormatBytes lowBytes = formatBytes(options.precision);
-    const double gatherB = options.precision.lowPrecision() && fw.lowPrecisionParamGather
+    const double gatherB = fw.gathersLowPrecision(options.precision)
                                ? std::min(model.bytesPerParam, lowBytes.operand + lowBytes.scale)
                                : model.bytesPerParam;
     const double optimizerB = optimizerBytesPerParam(model, options);

@@ -31,9 +31,14 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     mcore.contention = kContention;
     // Transformer Engine 2.x recipes (DelayedScaling, Float8CurrentScaling,
     // Float8BlockScaling, MXFP8BlockScaling, NVFP4BlockScaling) behind Megatron-Core's
-    // --fp8-format / --fp8-recipe and NeMo's fp8 / fp8_recipe, with --fp8-param-gather.
+    // --fp8-format / --fp8-recipe and NeMo's fp8 / fp8_recipe. Megatron-Bridge's presets
+    // (training/mixed_precision.py) set fp8_param_gather for delayed, current (tensorwise)
+    // and MXFP8 scaling, and not for blockwise (bf16_with_fp8_subchannel_scaling_mixed) or
+    // NVFP4 (bf16_with_nvfp4_mixed): those gather BF16.
     mcore.precisions = kAllPrecisionBits;
-    mcore.lowPrecisionParamGather = true;
+    mcore.lowPrecisionGather = precisionBit({NumberFormat::Fp8, Fp8Recipe::Delayed}) |
+                               precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
+                               precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
     mcore.sharedExpertOverlap = true;
     mcore.moeProbsInActivation = true;
 
@@ -85,10 +90,12 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
     titan.fusedLoss = false;
     titan.selectivePolicy = FrameworkProfile::SelectivePolicy::AlternateMatmuls;
     // torchao float8 training (tensorwise / rowwise dynamic scaling: current scaling) with
-    // FSDP2 float8 all-gathers, and torchao MXFP8 on Blackwell ([mx] converter).
+    // FSDP2 float8 all-gathers ([float8] enable_fsdp_float8_all_gather), and torchao MXFP8 on
+    // Blackwell ([mx] converter), whose configuration has no low-precision all-gather: FSDP2
+    // gathers its BF16 weights.
     titan.precisions = precisionBit({}) | precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
                        precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
-    titan.lowPrecisionParamGather = true;
+    titan.lowPrecisionGather = precisionBit({NumberFormat::Fp8, Fp8Recipe::Current});
     FrameworkProfile serial;  // every defaults-off switch: nothing overlapped
     serial.id = Framework::Serial;
     serial.name = "serial";
@@ -117,7 +124,7 @@ constexpr FrameworkProfile asDefaults(FrameworkProfile p)
         p.gradReduceOverlap = false;
         p.paramGatherOverlap = false;
         p.sharedExpertOverlap = false;
-        p.lowPrecisionParamGather = false;
+        p.lowPrecisionGather = 0;
         p.gradBytesPerParam = 4;
         break;
     case Framework::DeepSpeed:

@@ -97,11 +97,16 @@ struct FrameworkProfile {
     SelectivePolicy selectivePolicy = SelectivePolicy::CoreAttention;
     // The precisions it trains in (precisionBit() set; docs/cost-model.md, "Precision").
     unsigned precisions = precisionBit({});
-    // Parameters are kept and all-gathered in the low precision (Megatron-Core's and NeMo's
-    // --fp8-param-gather, torchtitan's enable_fsdp_float8_all_gather): a low-precision plan's
-    // linear weights hold no BF16 copy and their ZeRO / FSDP gathers move the low-precision
-    // bytes.
-    bool lowPrecisionParamGather = false;
+    // The precisions (precisionBit() set) whose parameters are kept and all-gathered in the
+    // low precision (Megatron-Core's --fp8-param-gather as Megatron-Bridge's mixed-precision
+    // presets set it, torchtitan's enable_fsdp_float8_all_gather): such a plan's linear
+    // weights hold no BF16 copy and their ZeRO / FSDP gathers move the low-precision bytes.
+    // The others gather BF16 and keep their low-precision copies beside it.
+    unsigned lowPrecisionGather = 0;
+    bool gathersLowPrecision(const Precision &p) const
+    {
+        return p.lowPrecision() && (lowPrecisionGather & precisionBit(p)) != 0;
+    }
     // MoE: the shared experts' GEMMs run beside the token dispatch and combine (Megatron-Core
     // --moe-shared-expert-overlap), hiding the all-to-all behind them.
     bool sharedExpertOverlap = false;

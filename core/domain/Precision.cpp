@@ -158,11 +158,16 @@ double weightCopyBytes(const Precision &p)
     return (b.operand + b.scale) * (b.secondCopy ? 2 : 1);
 }
 
+bool needsAmaxPass(const Precision &p)
+{
+    return (p.format == NumberFormat::Fp8 && p.recipe == Fp8Recipe::Current) || p.format == NumberFormat::Nvfp4;
+}
+
 double quantizeBytes(const Precision &p)
 {
     if (!p.lowPrecision())
         return 0;
-    return 2 + weightCopyBytes(p);
+    return 2 + weightCopyBytes(p) + (needsAmaxPass(p) ? 2 : 0);
 }
 
 } // namespace nest

@@ -92,8 +92,16 @@ FormatBytes formatBytes(const Precision &p);
 // Bytes per parameter of the low-precision weight copies a layer keeps beside its BF16 (or
 // FP32 master) weights: operand + scale, twice with a second copy. 0 for bf16.
 double weightCopyBytes(const Precision &p);
+// A per-tensor scale taken from the tensor being cast: FP8 current scaling's, and NVFP4's
+// second-level FP32 scale. Its amax is a reduction over the whole tensor before the cast can
+// start, one more read of the BF16 operand (Transformer Engine's GEMM profiling tutorial
+// lists "the extra memory pass for per-tensor amax computation"). Delayed scaling takes its
+// scale from the amax history and reduces the new amax during the cast; MXFP8's and
+// blockwise FP8's block scales are local to each block.
+bool needsAmaxPass(const Precision &p);
 // HBM bytes per element of quantising a BF16 operand: read 2, write every copy with its
-// scales (a fused cast-transpose; the amax reduction rides along). 0 for bf16.
+// scales (a fused cast-transpose), and read 2 more before it where needsAmaxPass(). 0 for
+// bf16.
 double quantizeBytes(const Precision &p);
 
 } // namespace nest

@@ -14,7 +14,7 @@ namespace nest {
 
 // Megatron-LM training flags ("--bf16"); Megatron-DeepSpeed takes the same. The parameter
 // gather in the low precision (--fp8-param-gather) only where the priced stack gathers so
-// (FrameworkProfile::lowPrecisionParamGather).
+// (FrameworkProfile::gathersLowPrecision).
 std::vector<std::string> megatronPrecisionFlags(const Plan &plan, bool lowPrecisionParamGather);
 
 // NeMo 1.x keys: `trainer` and `model` maps of scalar values (trainer.precision "bf16",

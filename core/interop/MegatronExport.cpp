@@ -148,7 +148,7 @@ std::string trainingArgs(const LaunchContext &c)
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
     }
-    for (const std::string &f : megatronPrecisionFlags(p, c.profile.lowPrecisionParamGather))
+    for (const std::string &f : megatronPrecisionFlags(p, c.profile.gathersLowPrecision(p.precision)))
         flag(train, f);
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");

@@ -82,10 +82,13 @@ TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
     ASSERT_EQ(megatronDefaults.exitCode, 0) << megatronDefaults.err;
     EXPECT_TRUE(contains(megatronDefaults.out, "--fp8-format"));
     EXPECT_FALSE(contains(megatronDefaults.out, "--fp8-param-gather"));
-    const coretest::Run blockwise = with({"--format", "megatron", "--precision", "fp8", "--fp8-recipe", "blockwise"});
+    const coretest::Run blockwise = with({"--format", "megatron", "--precision", "fp8", "--fp8-recipe", "blockwise",
+                                          "--stack", "tuned"});
     ASSERT_EQ(blockwise.exitCode, 0) << blockwise.err;
     EXPECT_TRUE(contains(blockwise.out, "blockwise"));
     EXPECT_TRUE(contains(blockwise.out, "e4m3"));
+    // Megatron-Bridge's blockwise preset gathers BF16 (fp8_param_gather False), even tuned.
+    EXPECT_FALSE(contains(blockwise.out, "--fp8-param-gather"));
     const coretest::Run bf16 = with({"--format", "megatron"});
     ASSERT_EQ(bf16.exitCode, 0) << bf16.err;
     EXPECT_FALSE(contains(bf16.out, "--fp8"));
