@@ -12,6 +12,15 @@ constexpr double kHbmEfficiency = 0.8; // streaming kernels reach 80 % of the da
                                        // bandwidth (STREAM-like copy/triad on A100 and H100:
                                        // 1.6-1.8 of 2.0 TB/s, 2.6-3.0 of 3.35 TB/s)
 constexpr double kAttentionBackward = 2.5;  // FlashAttention backward: 5 matmuls vs 2
+// Eager PyTorch's RMSNorm and rotary embedding over their fused kernels' 4 B per element (read
+// a BF16 element, write one). RMSNorm (transformers' LlamaRMSNorm, fms's
+// LayerNormParameterized, ATen's rms_norm composite behind torch.nn.RMSNorm): x.float() reads
+// 2 writes 4, pow(2) reads 4 writes 4, mean() reads 4, x * rsqrt(...) reads 4 writes 4,
+// .type_as(x) reads 4 writes 2, weight * x reads 2 writes 2: 36 B, 9 times. The complex
+// rotary embedding of torchtitan's and fms's apply_rotary_emb: .float() reads 2 writes 4, the
+// complex product reads 4 writes 4, .type_as() reads 4 writes 2: 20 B, 5 times.
+constexpr double kEagerRmsNorm = 36.0 / 4;
+constexpr double kEagerRotary = 20.0 / 4;
 // The low-precision GEMMs' large-GEMM efficiency relative to BF16's (docs/cost-model.md,
 // "Precision"): Transformer Engine's own measurements of the twelve GEMMs of a training layer
 // (TE docs, "GEMM Profiling Tutorial", benchmarks/gemm/benchmark_gemm.py, pre-quantized mode:
@@ -200,8 +209,12 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
         t.backward += kAttentionBackward * fused;
     }
     if (elementwise) {
-        const double bytes = r.elementwisePasses *
-                             (l.elementwiseSpBytes / (w.sp ? tp : 1) + l.elementwiseTpBytes / tp) * b / cp;
+        // An eager stack runs every fused kernel as about elementwisePasses passes, except the
+        // RMSNorm and the rotary embedding, whose PyTorch op chains are counted op by op.
+        const double eagerSp = r.eager() ? (kEagerRmsNorm - r.elementwisePasses) * l.rmsNormSpBytes : 0.0;
+        const double eagerTp = r.eager() ? (kEagerRotary - r.elementwisePasses) * l.rotaryTpBytes : 0.0;
+        const double bytes = (r.elementwisePasses * l.elementwiseSpBytes + eagerSp) / (w.sp ? tp : 1) * b / cp +
+                             (r.elementwisePasses * l.elementwiseTpBytes + eagerTp) / tp * b / cp;
         t.forward += bytes / r.hbm;
         t.backward += 2 * bytes / r.hbm;
     }

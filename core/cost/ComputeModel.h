@@ -32,6 +32,9 @@ struct ComputeRates {
     double linearOperandBytes = 2;
     double linearQuantizeBytes = 0;
     double rate() const { return peak * gemmEfficiency; }
+    // Eager PyTorch kernels (FrameworkProfile::elementwisePasses above 1): the RMSNorm and the
+    // rotary embedding run as chains of ops (layerTimes).
+    bool eager() const { return elementwisePasses > 1; }
     bool lowPrecision() const { return linearPeak > 0; }
     bool operator==(const ComputeRates &) const = default;
 };

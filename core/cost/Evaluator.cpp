@@ -285,7 +285,8 @@ void StageLayerFold::timeLayer(const LayerProfile &l, const LayerRole &r)
         const bool same = m_timed != nullptr && m_timed->gemms == l.gemms &&
                           m_timed->attentionFlops == l.attentionFlops &&
                           m_timed->elementwiseSpBytes == l.elementwiseSpBytes &&
-                          m_timed->elementwiseTpBytes == l.elementwiseTpBytes;
+                          m_timed->elementwiseTpBytes == l.elementwiseTpBytes &&
+                          m_timed->rmsNormSpBytes == l.rmsNormSpBytes && m_timed->rotaryTpBytes == l.rotaryTpBytes;
         if (!same)
             m_times = layerTimes(l, m_ctx.seqLength, m_b, m_stage, rates, m_ctx.options.elementwiseTraffic, m_moeLoad);
         m_timed = &l;

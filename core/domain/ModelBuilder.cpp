@@ -368,6 +368,8 @@ void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
     const bool materialised = b.attention && !d.flash;
     l.elementwiseTpBytes = s * (activation + rotary + mixerElementwise +
                                 (materialised ? 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0) : 0));
+    l.rmsNormSpBytes = d.rms ? s * norms * 2 * ACT_BYTES * h : 0;
+    l.rotaryTpBytes = s * rotary;
 }
 
 // torchtitan's op-level selective activation checkpointing (torchtitan

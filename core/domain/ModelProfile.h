@@ -95,6 +95,11 @@ struct LayerProfile {
                                     // tensor parallelism splits only with SP (norms, residuals)
     double elementwiseTpBytes = 0;  // ... that it always splits (activation functions, rotary,
                                     // softmax, the loss)
+    // Of those, what the RMSNorms move (in elementwiseSpBytes) and what the rotary embedding
+    // moves (in elementwiseTpBytes), fused: read 2 B, write 2 B per element. An eager stack
+    // runs both as chains of PyTorch ops instead (ComputeModel.h, kEagerRmsNorm, kEagerRotary).
+    double rmsNormSpBytes = 0;
+    double rotaryTpBytes = 0;
     double attentionStashBytes = 0; // part of stashTpBytes that selective recomputation drops
     // torchtitan's op-level selective checkpointing (FrameworkProfile::SelectivePolicy::
     // AlternateMatmuls): what a block keeps, per sample, when it saves the outputs of every

@@ -51,7 +51,8 @@ const std::set<std::string> &layerKeys()
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
         "tp_allreduce_bytes", "ep_alltoall_bytes", "etp_gather_bytes", "cp_exchange_bytes", "gemms",
         "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "moe_combine_stash_bytes", "attention_flops",
-        "elementwise_sp_bytes", "elementwise_tp_bytes", "attention_stash_bytes", "kind_label", "comment"};
+        "elementwise_sp_bytes", "elementwise_tp_bytes", "rms_norm_sp_bytes", "rotary_tp_bytes", "attention_stash_bytes",
+        "kind_label", "comment"};
     return keys;
 }
 
@@ -184,6 +185,12 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.attentionFlops = bounded(e, "attention_flops", path, limits::layerFlops, 0) / mb;
     l.elementwiseSpBytes = bounded(e, "elementwise_sp_bytes", path, limits::layerBytes, 0) / mb;
     l.elementwiseTpBytes = bounded(e, "elementwise_tp_bytes", path, limits::layerBytes, 0) / mb;
+    l.rmsNormSpBytes = bounded(e, "rms_norm_sp_bytes", path, limits::layerBytes, 0) / mb;
+    if (l.rmsNormSpBytes > l.elementwiseSpBytes)
+        throw JsonError(childPath(path, "rms_norm_sp_bytes"), "exceeds elementwise_sp_bytes");
+    l.rotaryTpBytes = bounded(e, "rotary_tp_bytes", path, limits::layerBytes, 0) / mb;
+    if (l.rotaryTpBytes > l.elementwiseTpBytes)
+        throw JsonError(childPath(path, "rotary_tp_bytes"), "exceeds elementwise_tp_bytes");
     l.attentionStashBytes = bounded(e, "attention_stash_bytes", path, limits::layerBytes, 0) / mb;
     if (l.attentionStashBytes > l.stashTpBytes)
         throw JsonError(childPath(path, "attention_stash_bytes"), "exceeds stash_tp_bytes");
@@ -340,6 +347,10 @@ Json profileToJson(const ModelProfile &p)
         e["attention_flops"] = l.attentionFlops;
         e["elementwise_sp_bytes"] = l.elementwiseSpBytes;
         e["elementwise_tp_bytes"] = l.elementwiseTpBytes;
+        if (l.rmsNormSpBytes > 0)  // only when set: profiles written before read the same
+            e["rms_norm_sp_bytes"] = l.rmsNormSpBytes;
+        if (l.rotaryTpBytes > 0)
+            e["rotary_tp_bytes"] = l.rotaryTpBytes;
         e["attention_stash_bytes"] = l.attentionStashBytes;
         layers.push_back(e);
     }

@@ -259,6 +259,8 @@ ModelProfile opLevel(const std::string &name, int blocks, int parts)
             p.attentionFlops *= f;
             p.elementwiseSpBytes *= f;
             p.elementwiseTpBytes *= f;
+            p.rmsNormSpBytes *= f;
+            p.rotaryTpBytes *= f;
             p.attentionStashBytes *= f;
             p.params *= f;
             p.tpParams *= f;

@@ -223,6 +223,47 @@ TEST(Evaluator, operatorsFromShapes)
     ASSERT_TRUE(close(two.stash - sel.stash, 2 * 4 * heads * s * b / tp, 1e-9));
 }
 
+TEST(Evaluator, eagerStacksRunRmsNormAndRotaryAsOpChains)
+{
+    // One Llama 3 70B block (s 4096, micro-batch 2, tp 2 without SP) on A100-80GB. Fused, its
+    // two RMSNorms move 4 B per element of h each (read, write) and the rotary embedding 4 B
+    // per element of Q and K. Eager PyTorch (the fsdp and torchtitan profiles: 2 passes per
+    // element-wise op) runs the RMSNorm as x.float(), pow, mean, mul, type_as, weight mul
+    // (6 + 8 + 4 + 8 + 6 + 4 = 36 B) and the complex rotary as float(), the complex product,
+    // type_as (6 + 8 + 6 = 20 B): 9 and 5 times the fused bytes, the rest twice.
+    const DeviceSpec a100 = *devicePreset("a100-80gb");
+    const double s = 4096, h = 8192, hkv = 1024, b = 2, tp = 2, hbm = 0.8 * 2039e9;
+    auto block = [](const ModelProfile &m) {
+        for (const LayerProfile &l : m.layers)
+            if (l.kind == LayerKind::Transformer)
+                return l;
+        return LayerProfile{};
+    };
+    ModelConfig c = *modelPreset("llama3-70b");
+    c.layers = 1;
+    c.seqLength = 4096;
+    const LayerProfile l = block(buildProfile(c));
+    ASSERT_DOUBLE_EQ(l.rmsNormSpBytes, s * 2 * 4 * h);
+    ASSERT_DOUBLE_EQ(l.rotaryTpBytes, s * 4 * (h + hkv));
+    StageConfig w;
+    w.tp = 2;
+    const ComputeRates fused = computeRates(a100, 0, true, 1), eager = computeRates(a100, 0, true, 2);
+    const LayerTimes t1 = layerTimes(l, 4096, b, w, fused, true), t2 = layerTimes(l, 4096, b, w, eager, true);
+    const double extra = (l.elementwiseSpBytes + 7 * l.rmsNormSpBytes + (l.elementwiseTpBytes + 3 * l.rotaryTpBytes) / tp) * b;
+    EXPECT_TRUE(close(t2.forward - t1.forward, extra / hbm, 1e-12));
+    EXPECT_TRUE(close(t2.backward - t1.backward, 2 * extra / hbm, 1e-12));
+    // GPT-3 (LayerNorm, learned positions): no op chains, every kernel twice.
+    ModelConfig g = *modelPreset("gpt3-175b");
+    g.layers = 1;
+    const LayerProfile gl = block(buildProfile(g));
+    EXPECT_EQ(gl.rmsNormSpBytes, 0);
+    EXPECT_EQ(gl.rotaryTpBytes, 0);
+    const double gs = g.seqLength;
+    const LayerTimes g1 = layerTimes(gl, static_cast<int>(gs), 1, w, fused, true);
+    const LayerTimes g2 = layerTimes(gl, static_cast<int>(gs), 1, w, eager, true);
+    EXPECT_TRUE(close(g2.forward - g1.forward, (gl.elementwiseSpBytes + gl.elementwiseTpBytes / tp) / hbm, 1e-12));
+}
+
 namespace {
 
 // Llama 3 70B (4 blocks, s 4096) at tp 8 with sequence parallelism, 2 replicas, ZeRO-1 on two

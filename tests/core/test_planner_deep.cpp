@@ -63,6 +63,8 @@ ModelProfile splitBlocks(const ModelProfile &p)
             h.attentionFlops *= 0.5;
             h.elementwiseSpBytes *= 0.5;
             h.elementwiseTpBytes *= 0.5;
+            h.rmsNormSpBytes *= 0.5;
+            h.rotaryTpBytes *= 0.5;
             h.attentionStashBytes *= 0.5;
             h.params *= 0.5;
             h.tpParams *= 0.5;
