@@ -88,6 +88,8 @@ const OptionRow kCommonOptions[] = {
                               "dropless)"},
     {"moe-dispatcher", "NAME", "MoE token dispatch: alltoall (flat) or deepep (hierarchical: once per remote "
                                 "NVLink domain, forwarded over NVLink) (default alltoall)"},
+    {"fp8-attention", "", "Transformer Engine's FP8 dot-product attention with an fp8 or mxfp8 precision: the "
+                          "attention keeps Q, K, V and its output in FP8 (Megatron --fp8-dot-product-attention)"},
     {"cp", "N", "context-parallel width (default 1)"},
     {"sp", "", "sequence parallelism (with tp > 1)"},
     {"microbatch", "N", "samples per micro-batch (default 1)"},

@@ -29,7 +29,7 @@ std::set<std::string> planValueOptions()
 
 std::set<std::string> planFlagOptions()
 {
-    return {"sp", "match-artifact"};
+    return {"sp", "match-artifact", "fp8-attention"};
 }
 
 std::set<std::string> planSearchValueOptions()
@@ -162,6 +162,7 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
     // MoE: the most loaded rank's routed tokens over the mean (dropless), the capacity
     // factor (0 = dropless) and the dispatcher (docs/cost-model.md, "MoE parallelism").
     o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, 1, 64);
+    o.fp8Attention = args.flag("fp8-attention");
     o.moeCapacityFactor = number(args, "capacity-factor", o.moeCapacityFactor, 0, 64);
     if (args.has("moe-dispatcher")) {
         const std::string v = args.value("moe-dispatcher");
@@ -557,6 +558,12 @@ void applyPrecisionOption(const CliArgs &args, PlanInputs &in)
         base.framework = in.search->framework;
     if (const auto p = precisionOption(args, in.topology, costOptionsFrom(args, base)))
         in.plan.precision = *p;
+    // FP8 attention exists only inside an FP8 recipe: the plan's precision (--precision, else
+    // the plan file's) must be one.
+    const NumberFormat f = in.plan.precision.format;
+    if (args.flag("fp8-attention") && f != NumberFormat::Fp8 && f != NumberFormat::Mxfp8)
+        throw UsageError{"option --fp8-attention needs an fp8 or mxfp8 plan (--precision fp8 or mxfp8, or a plan "
+                         "file in one): Transformer Engine runs the attention in FP8 only within an FP8 recipe"};
 }
 
 } // namespace
@@ -691,6 +698,13 @@ SearchJob loadSearchJob(const CliArgs &args)
             throw UsageError{(args.has("precision") ? "option --precision: " : "the search's precisions: ") +
                              precisions.error()};
         job.options.precisions = std::move(precisions).value();
+        const auto fp8Class = [](const Precision &p) {
+            return p.format == NumberFormat::Fp8 || p.format == NumberFormat::Mxfp8;
+        };
+        if (job.options.cost.fp8Attention &&
+            std::none_of(job.options.precisions.begin(), job.options.precisions.end(), fp8Class))
+            throw UsageError{"option --fp8-attention needs fp8 or mxfp8 among the precisions searched (Transformer "
+                             "Engine runs the attention in FP8 only within an FP8 recipe)"};
     }
     job.calibration = std::move(in.calibration);
     job.options.cost = calibratedOptions(job.options.cost, job.calibration, job.topology);

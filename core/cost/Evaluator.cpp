@@ -245,6 +245,7 @@ StageLayerFold::StageLayerFold(const StageContext &ctx, const ComputeRates &rate
     m_fusedLoss = profile.fusedLoss;
     m_opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
     m_keepsCombine = !profile.moeProbsInActivation;
+    m_fp8Attention = ctx.options.fp8AttentionApplies();
 }
 
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates)
@@ -269,7 +270,8 @@ StageLayerFold::LayerRole StageLayerFold::roleOf(const LayerProfile &l) const
     // (LayerProfile::linearInputStash*; 1 - m_inputStash of them saved, in BF16 bytes).
     const double quantised = 1.0 - m_inputStash;
     const double stashTp = l.stashTpBytes - quantised * l.linearInputStashTpBytes +
-                           (quantised > 0 ? m_inputStash * l.attentionOutputStashBytes : 0.0);
+                           (quantised > 0 ? m_inputStash * l.attentionOutputStashBytes : 0.0) -
+                           (m_fp8Attention ? 0.5 * l.attentionQkvoStashBytes : 0.0);
     const double stashSp = l.stashSpBytes - quantised * l.linearInputStashSpBytes -
                            (m_keepsCombine ? 0.0 : l.moeCombineStashBytes);
     r.fullStash = r.measured ? r.measured->stashBytes * m_b / m_cp

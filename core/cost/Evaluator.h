@@ -111,6 +111,16 @@ struct CostOptions {
     // The dispatcher: a flat all-to-all (Megatron-Core's alltoall) or the hierarchical one
     // of DeepEP / HybridEP (dispatchCost(), Collectives.h; --moe-dispatcher deepep).
     bool moeHierarchicalDispatch = false;
+    // Transformer Engine's FP8 dot-product attention (recipe fp8_dpa; Megatron-LM
+    // --fp8-dot-product-attention): with an FP8 or MXFP8 plan the core attention takes its Q,
+    // K, V in FP8 and keeps them and its output in FP8 for the backward, half their BF16
+    // stash (LayerProfile::attentionQkvoStashBytes). Its time stays the BF16 kernel's
+    // (docs/cost-model.md, "Precision"). No effect on BF16 or NVFP4 plans.
+    bool fp8Attention = false;
+    bool fp8AttentionApplies() const
+    {
+        return fp8Attention && (precision.format == NumberFormat::Fp8 || precision.format == NumberFormat::Mxfp8);
+    }
     // The load of the most loaded rank over the mean: min(imbalance, capacity factor).
     double moeLoad() const
     {
@@ -285,6 +295,7 @@ private:
     double m_inputStash;  // bytes of a saved linear input per BF16 byte (1 in BF16)
     bool m_fusedLoss, m_opPolicy;
     bool m_keepsCombine;  // the MoE experts' outputs are kept for the combine (!moeProbsInActivation)
+    bool m_fp8Attention;  // the core attention's Q, K, V, O kept in FP8 (CostOptions::fp8AttentionApplies)
     const LayerProfile *m_timed = nullptr;  // consecutive identical layers share their times
     LayerTimes m_times;
 };

@@ -446,12 +446,14 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
         if (b.mla()) {
             // Q and K of width nope + rope per head, V and the output of width v per head;
             // replicated: the down projections' outputs and their norms' outputs.
-            tp = ACT_BYTES * s * d.a * (2 * (d.nope + d.rope) + 2 * d.vh) + l.attentionStashBytes;
+            l.attentionQkvoStashBytes = ACT_BYTES * s * d.a * (2 * (d.nope + d.rope) + 2 * d.vh);
+            tp = l.attentionQkvoStashBytes + l.attentionStashBytes;
             sp += ACT_BYTES * s * (2 * d.qLora + 2 * d.kvLora + d.rope);
             linearSp += ACT_BYTES * s * (d.qLora + d.kvLora);  // the up projections' inputs
             l.attentionOutputStashBytes = ACT_BYTES * s * d.a * d.vh;
         } else {
-            tp = ACT_BYTES * s * (2 * d.qW + 2 * d.hkv) + l.attentionStashBytes;
+            l.attentionQkvoStashBytes = ACT_BYTES * s * (2 * d.qW + 2 * d.hkv);
+            tp = l.attentionQkvoStashBytes + l.attentionStashBytes;
             l.attentionOutputStashBytes = ACT_BYTES * s * d.qW;
             if (d.qkNorm)
                 tp += ACT_BYTES * s * (d.qW + d.hkv);  // the Q and K norms' inputs

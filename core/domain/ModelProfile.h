@@ -101,6 +101,9 @@ struct LayerProfile {
     double rmsNormSpBytes = 0;
     double rotaryTpBytes = 0;
     double attentionStashBytes = 0; // part of stashTpBytes that selective recomputation drops
+    // Part of stashTpBytes: the Q, K, V and output the core attention keeps for its backward
+    // (BF16), which FP8 dot-product attention keeps in FP8 (CostOptions::fp8Attention).
+    double attentionQkvoStashBytes = 0;
     // torchtitan's op-level selective checkpointing (FrameworkProfile::SelectivePolicy::
     // AlternateMatmuls): what a block keeps, per sample, when it saves the outputs of every
     // other matmul and of the fused attention and reruns the rest; 0 when the builder did not

@@ -51,7 +51,7 @@ const std::set<std::string> &layerKeys()
         "stash_tp_bytes", "stash_sp_bytes", "recompute_stash_bytes", "working_bytes",
         "tp_allreduce_bytes", "ep_alltoall_bytes", "etp_gather_bytes", "cp_exchange_bytes", "gemms",
         "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "moe_combine_stash_bytes", "attention_flops",
-        "elementwise_sp_bytes", "elementwise_tp_bytes", "rms_norm_sp_bytes", "rotary_tp_bytes", "attention_stash_bytes",
+        "elementwise_sp_bytes", "elementwise_tp_bytes", "rms_norm_sp_bytes", "rotary_tp_bytes", "attention_stash_bytes", "attention_qkvo_stash_bytes",
         "kind_label", "comment"};
     return keys;
 }
@@ -194,6 +194,9 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.attentionStashBytes = bounded(e, "attention_stash_bytes", path, limits::layerBytes, 0) / mb;
     if (l.attentionStashBytes > l.stashTpBytes)
         throw JsonError(childPath(path, "attention_stash_bytes"), "exceeds stash_tp_bytes");
+    l.attentionQkvoStashBytes = bounded(e, "attention_qkvo_stash_bytes", path, limits::layerBytes, 0) / mb;
+    if (l.attentionQkvoStashBytes + l.attentionStashBytes > l.stashTpBytes)
+        throw JsonError(childPath(path, "attention_qkvo_stash_bytes"), "with attention_stash_bytes exceeds stash_tp_bytes");
 
     const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
     if (p.layers.size() + static_cast<size_t>(repeat) > static_cast<size_t>(limits::profileLayers.max))
@@ -352,6 +355,8 @@ Json profileToJson(const ModelProfile &p)
         if (l.rotaryTpBytes > 0)
             e["rotary_tp_bytes"] = l.rotaryTpBytes;
         e["attention_stash_bytes"] = l.attentionStashBytes;
+        if (l.attentionQkvoStashBytes > 0)
+            e["attention_qkvo_stash_bytes"] = l.attentionQkvoStashBytes;
         layers.push_back(e);
     }
     Json j = {{"format", "nest-profile"},

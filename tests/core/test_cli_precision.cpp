@@ -27,6 +27,13 @@ TEST(CliPrecision, badPrecisionsExitTwoWithTheReason)
         {{"plan", "--cluster", "superpod-h100-256", "--model", "llama2-7b", "--framework", "deepspeed", "--precision",
           "fp8"},
          "deepspeed"},
+        // FP8 attention exists only inside an FP8 recipe.
+        {{"evaluate", "--cluster", "superpod-h100-256", "--model", "llama2-7b", "--fp8-attention"},
+         "--fp8-attention needs an fp8 or mxfp8 plan"},
+        {{"evaluate", "--cluster", "superpod-h100-256", "--model", "llama2-7b", "--precision", "bf16", "--fp8-attention"},
+         "fp8 or mxfp8"},
+        {{"plan", "--cluster", "superpod-h100-256", "--model", "llama2-7b", "--precision", "bf16", "--fp8-attention"},
+         "fp8 or mxfp8 among the precisions"},
     };
     for (const Case &c : cases) {
         const coretest::Run r = runCli(c.args);
@@ -78,6 +85,11 @@ TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
     EXPECT_TRUE(contains(megatron.out, "--fp8-recipe"));
     EXPECT_TRUE(contains(megatron.out, "--fp8-amax-history-len"));
     EXPECT_EQ(contains(megatron.out, "--fp8-param-gather"), sharded);
+    EXPECT_FALSE(contains(megatron.out, "--fp8-dot-product-attention"));
+    // FP8 attention, where the plan was priced with it (Megatron-LM's own flag).
+    const coretest::Run fp8Attention = with({"--format", "megatron", "--precision", "fp8", "--fp8-attention"});
+    ASSERT_EQ(fp8Attention.exitCode, 0) << fp8Attention.err;
+    EXPECT_TRUE(contains(fp8Attention.out, "--fp8-dot-product-attention")) << fp8Attention.out.substr(0, 2000);
     const coretest::Run megatronDefaults = with({"--format", "megatron", "--precision", "fp8"});
     ASSERT_EQ(megatronDefaults.exitCode, 0) << megatronDefaults.err;
     EXPECT_TRUE(contains(megatronDefaults.out, "--fp8-format"));

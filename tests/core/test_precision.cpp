@@ -274,6 +274,39 @@ TEST(PrecisionMemory, linearInputsAreStashedQuantised)
     EXPECT_NEAR(stash(bf16) - stash(mx), 2 * ((1 - r) * (2 * s * f + 4 * s * h) - r * 2 * s * h), 1e-6);
 }
 
+TEST(PrecisionMemory, fp8AttentionKeepsQKVAndTheOutputInFp8)
+{
+    // The same GPT (2 blocks, h 256, s 256, micro-batch 1, tp 1, MHA): the core attention
+    // keeps Q, K, V and its output, 4 x 2sh B per block in BF16; Transformer Engine's FP8
+    // attention keeps them in FP8, 4sh B less per block.
+    const ModelProfile model = buildProfile(tinyGptConfig(2));
+    const double s = 256, h = 256;
+    for (const LayerProfile &l : model.layers)
+        if (l.kind == LayerKind::Transformer)
+            EXPECT_DOUBLE_EQ(l.attentionQkvoStashBytes, 4 * 2 * s * h);
+    const Topology topo = Topology::uniform("one", roundDevice(), {{"node", 1, linkOf(100e9, 1e-6)}});
+    UniformLayout u;
+    u.globalBatch = 16;
+    u.seqLength = 256;
+    const Plan bf16 = *buildUniformPlan(u, topo, model);
+    auto stash = [&](const Plan &p, bool fp8Attention) {
+        CostOptions o;
+        o.framework = Framework::Serial;  // no fragmentation on the stash
+        o.fp8Attention = fp8Attention;
+        return evaluate(p, topo, model, o).stages.at(0).cost.stashPerMicroBatch;
+    };
+    for (const Precision &p : {kFp8, kMxfp8}) {
+        Plan low = bf16;
+        low.precision = p;
+        EXPECT_NEAR(stash(low, false) - stash(low, true), 2 * 4 * s * h, 1e-6) << precisionLabel(p);
+    }
+    // No FP8 recipe, no FP8 attention: BF16 and NVFP4 keep their stash.
+    EXPECT_DOUBLE_EQ(stash(bf16, true), stash(bf16, false));
+    Plan fp4 = bf16;
+    fp4.precision = kNvfp4;
+    EXPECT_DOUBLE_EQ(stash(fp4, true), stash(fp4, false));
+}
+
 TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
 {
     struct Row {

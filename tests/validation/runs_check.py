@@ -94,7 +94,9 @@ def flag_failures():
              (dict(base, precision="mxfp8"), ["--precision", "mxfp8"]),
              (dict(base, precision="fp8", fp8_recipe="current"), ["--precision", "fp8", "--fp8-recipe", "current"]),
              (dict(base, moe_imbalance=1.0), ["--moe-imbalance", "1.0"]),
-             (dict(base, pipeline_units="layers+embedding+loss"), ["--pipeline-units", "layers+embedding+loss"])]
+             (dict(base, pipeline_units="layers+embedding+loss"), ["--pipeline-units", "layers+embedding+loss"]),
+             (dict(base, fp8_attention=True), ["--fp8-attention"]),
+             (dict(base, fp8_attention=False), [])]
     for lay, want in cases:
         got = validate.layout_extra_args(lay)
         if got != want:

@@ -152,6 +152,8 @@ def layout_text(lay):
         parts.append(f"gacc-{lay['grad_accum_dtype']}")
     if "precision" in lay:
         parts.append(precision_text(lay))
+    if lay.get("fp8_attention"):
+        parts.append("fp8-attn")
     return " ".join(parts)
 
 
@@ -257,7 +259,8 @@ def row_stack(row):
 def layout_extra_args(lay):
     """The issue-46 layout keys as CLI flags, each only when the row has the key (and
     `pipeline_units`, the recipe's pipeline split): `etp` (expert
-    tensor-parallel width; absent = tp, Megatron-Core's default), `precision` and `fp8_recipe`.
+    tensor-parallel width; absent = tp, Megatron-Core's default), `precision`, `fp8_recipe` and
+    `fp8_attention` (the recipe's FP8 dot-product attention).
     Also what plan_check.py passes to `plan` (one value = the published one)."""
     args = []
     if "etp" in lay:
@@ -270,6 +273,8 @@ def layout_extra_args(lay):
         args += ["--moe-imbalance", str(lay["moe_imbalance"])]
     if "pipeline_units" in lay:  # the recipe's pipeline split (Megatron's account_for_* flags)
         args += ["--pipeline-units", lay["pipeline_units"]]
+    if lay.get("fp8_attention"):  # the recipe's fp8_dot_product_attention
+        args += ["--fp8-attention"]
     return args
 
 
