@@ -162,7 +162,8 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
     // MoE: the most loaded rank's routed tokens over the mean (dropless), the capacity
     // factor (0 = dropless) and the dispatcher (docs/cost-model.md, "MoE parallelism").
     o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, 1, 64);
-    o.fp8Attention = args.flag("fp8-attention");
+    if (args.flag("fp8-attention"))  // on top of a workspace's search.fp8_attention
+        o.fp8Attention = true;
     o.moeCapacityFactor = number(args, "capacity-factor", o.moeCapacityFactor, 0, 64);
     if (args.has("moe-dispatcher")) {
         const std::string v = args.value("moe-dispatcher");

@@ -46,6 +46,7 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
     o.cost.memoryHeadroom = s.memoryHeadroom;
     o.cost.framework = s.framework;
     o.cost.stack = s.stack;
+    o.cost.fp8Attention = s.fp8Attention;
     return o;
 }
 
@@ -98,6 +99,8 @@ Json searchSettingsToJson(const SearchSettings &s)
                 {"top_k", s.topK}};
     if (s.stack != SearchSettings{}.stack)  // written only when not the default
         out["stack"] = toString(s.stack);
+    if (s.fp8Attention)  // written only when set
+        out["fp8_attention"] = true;
     if (!s.precisions.empty()) {  // absent = every supported precision
         Json list = Json::array();
         for (NumberFormat f : s.precisions)
@@ -264,6 +267,7 @@ void readCostModel(const Json &j, const std::string &path, SearchSettings &s)
             throw JsonError(childPath(path, "stack"), "unknown stack '" + name + "' (known: defaults, tuned)");
         s.stack = *st;
     }
+    s.fp8Attention = getBool(j, "fp8_attention", path, false);
 }
 
 // Which dimensions and memory savers the search may use.
@@ -329,7 +333,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                       "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
-                      "precisions", "fp8_recipe", "target"});
+                      "precisions", "fp8_recipe", "fp8_attention", "target"});
     SearchSettings s;
     readPrecisions(j, path, s);
     readPlanner(j, path, s);

@@ -16,6 +16,8 @@
 //    "mcmc_budget": 0, "seed": 1, "top_k": 1,
 //    "precisions": ["bf16", "fp8"], "fp8_recipe": "delayed"}
 // "stack": "defaults" | "tuned" (FrameworkProfile.h; written only when it is not the default).
+// "fp8_attention": true prices Transformer Engine's FP8 attention on the fp8 and mxfp8
+// candidates (CostOptions::fp8Attention; written only when true).
 // "precisions" (absent = every precision the cluster's devices and the framework support)
 // and "fp8_recipe" (absent = delayed, or the framework's own when it lacks delayed) are
 // written only when set (PrecisionSearch.h).
@@ -87,6 +89,7 @@ struct SearchSettings {
     // support (searchPrecisions()). The FP8 recipe when set, else the default.
     std::vector<NumberFormat> precisions;
     std::optional<Fp8Recipe> fp8Recipe;
+    bool fp8Attention = false;  // FP8 attention on the fp8 / mxfp8 candidates (CostOptions)
     // The framework the plan must run on as it is ("" none; "megatron", "nemo", "deepspeed",
     // "torchtitan"): the search is restricted to what it runs (core/interop/FrameworkSearch.h).
     std::string target;

@@ -79,6 +79,7 @@ SearchSettings everyFieldChanged()
     s.precisions = {NumberFormat::Bf16, NumberFormat::Mxfp8};
     s.fp8Recipe = Fp8Recipe::Blockwise;
     s.target = "nemo";
+    s.fp8Attention = true;
     return s;
 }
 
@@ -217,12 +218,13 @@ TEST(SearchSettings, optionsMapEveryField)
     nestK.planner = "nest";
     ASSERT_EQ(searchOptionsFrom(nestK, model).topK, 5);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
-    // The headroom, the framework and the stack reach the evaluator; every other cost option
-    // keeps its default.
+    // The headroom, the framework, the stack and FP8 attention reach the evaluator; every
+    // other cost option keeps its default.
     CostOptions expectedCost;
     expectedCost.memoryHeadroom = 0.125;
     expectedCost.framework = Framework::Fsdp;
     expectedCost.stack = Stack::Tuned;
+    expectedCost.fp8Attention = true;
     ASSERT_TRUE(o.cost == expectedCost);
 
     // The opposite booleans map as well.
@@ -297,7 +299,9 @@ TEST(SearchSettings, jsonRoundTrip)
     // etp_candidates and "target", issues 46 and 47; "stack" when not the default, issue 50; so
     // that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 5);
+    ASSERT_EQ(j.size(), d.size() + 6);
+    ASSERT_FALSE(d.contains("fp8_attention"));  // written only when set
+    ASSERT_EQ(j.at("fp8_attention"), true);
     ASSERT_FALSE(d.contains("etp_candidates"));
     ASSERT_FALSE(d.contains("stack"));  // issue 50: written only when not the default
     ASSERT_EQ(j.at("stack"), "tuned");
@@ -314,7 +318,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(30));
+    ASSERT_EQ(fields, std::size_t(31));
     ASSERT_EQ(j.size(), fields);
 
     // An unknown target is refused with its path.

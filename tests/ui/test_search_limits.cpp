@@ -9,6 +9,7 @@
 
 #include "Workspace.h"
 
+#include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QSpinBox>
@@ -67,6 +68,29 @@ private slots:
         const Json saved = workspaceToJson(doc.workspace());
         QCOMPARE(saved.at("search").at("max_stages").get<int>(), 100000);
         QCOMPARE(saved.at("search").at("memory_headroom").get<double>(), 0.95);
+    }
+
+    void fp8AttentionIsAWorkspaceSetting()
+    {
+        // search.fp8_attention: shown as loaded, edited by its box, saved only when set.
+        WorkspaceDocument doc;
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"fp8_attention", true}})));
+        SearchPanel panel(&doc);
+        auto *box = panel.findChild<QCheckBox *>(QStringLiteral("fp8Attention"));
+        QVERIFY(box);
+        QVERIFY(box->isChecked());
+        QVERIFY(doc.search().fp8Attention);
+        box->click();  // the panel is not shown: click() as a user's click delivers it
+        QVERIFY(!box->isChecked());
+        QVERIFY(!doc.search().fp8Attention);
+        QVERIFY(!workspaceToJson(doc.workspace()).at("search").contains("fp8_attention"));
+        box->click();  // the panel is not shown: click() as a user's click delivers it
+        QVERIFY(doc.search().fp8Attention);
+        QCOMPARE(workspaceToJson(doc.workspace()).at("search").at("fp8_attention").get<bool>(), true);
+        // What the planner prices: the cost options carry it.
+        const auto profile = doc.model().profile("quickstart");
+        QVERIFY(profile.ok());
+        QVERIFY(searchOptionsFrom(doc.search(), *profile).cost.fp8Attention);
     }
 
     void headroomFinerThanTheBoxIsKept()

@@ -249,6 +249,12 @@ void SearchPanel::addCostChoices(QFormLayout *sform)
                                "blockwise (1x128 / 128x128 blocks, DeepSeek-V3); default: delayed, or the "
                                "framework's own"));
     sform->addRow(tr("FP8 recipe"), m_fp8Recipe);
+    m_fp8Attention = new QCheckBox(tr("FP8 attention"));
+    m_fp8Attention->setObjectName(QStringLiteral("fp8Attention"));
+    m_fp8Attention->setToolTip(tr("Transformer Engine's FP8 dot-product attention on the fp8 and mxfp8 plans: the "
+                                  "attention keeps Q, K, V and its output in FP8, half their memory "
+                                  "(Megatron --fp8-dot-product-attention; docs/cost-model.md, \"Precision\")"));
+    sform->addRow(QString(), m_fp8Attention);
 }
 
 // The mcmc planner's budget and seed and the nest planner's best K.
@@ -336,6 +342,7 @@ void SearchPanel::connectEdits()
     connect(m_framework, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_stack, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_fp8Recipe, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_fp8Attention, &QCheckBox::toggled, this, &SearchPanel::commit);
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
     for (QSpinBox *box : {m_budget, m_seed, m_keepBest}) {
@@ -499,6 +506,7 @@ void SearchPanel::refreshPrecisions(const SearchSettings &s)
                                  .arg(QString::fromStdString(formatList(common))));
     m_fp8Recipe->setCurrentIndex(
         s.fp8Recipe ? m_fp8Recipe->findData(QString::fromLatin1(toString(*s.fp8Recipe))) : 0);
+    m_fp8Attention->setChecked(s.fp8Attention);
 }
 
 void SearchPanel::commit()
@@ -678,6 +686,7 @@ bool SearchPanel::readPrecisions(SearchSettings &s, QString *what, QString *why)
         if (fp8RecipeFromString(recipe.toStdString(), r))
             s.fp8Recipe = r;
     }
+    s.fp8Attention = m_fp8Attention->isChecked();
     return true;
 }
 

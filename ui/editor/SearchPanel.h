@@ -112,6 +112,7 @@ private:
     QComboBox *m_stack;  // item data: "defaults" / "tuned"
     QLineEdit *m_precisions;
     QComboBox *m_fp8Recipe;
+    QCheckBox *m_fp8Attention;  // search.fp8_attention
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
     QSpinBox *m_seed;
     QSpinBox *m_keepBest; // nest: the best K distinct plans (top_k)
