@@ -312,6 +312,7 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
         base.memoryHeadroom = in.search->memoryHeadroom;
         base.framework = in.search->framework;
         base.stack = in.search->stack;
+        base.fp8Attention = in.search->fp8Attention;
     }
     CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
     if (args.flag("match-artifact"))

@@ -119,3 +119,27 @@ TEST(CliPrecision, exportsCarryThePrecisionAsEachFrameworkSpellsIt)
     EXPECT_EQ(strict.exitCode, 2) << strict.err;
     EXPECT_TRUE(contains(strict.err, "fp8-current")) << strict.err;
 }
+
+TEST(CliPrecision, aWorkspacesFp8AttentionReachesTheOnePlanCommands)
+{
+    // The quickstart workspace with every node an H100 (FP8 tensor cores), once without and
+    // once with search.fp8_attention: evaluate prices the attention's Q, K, V and output in
+    // FP8 from the workspace alone, less memory and the same time (the kernel keeps the BF16
+    // rate), as `plan --workspace` and the window do.
+    nlohmann::json w = jsonObject(readFile(sample("sample_configs/workspaces/quickstart.nestws.json")));
+    w["cluster"]["device_types"]["a100"] = "h100-sxm-80gb";
+    const coretest::TempDir dir;
+    const std::string off = dir.filePath("off.nestws.json"), on = dir.filePath("on.nestws.json");
+    ASSERT_TRUE(writeFile(off, w.dump()));
+    w["search"]["fp8_attention"] = true;
+    ASSERT_TRUE(writeFile(on, w.dump()));
+    auto evaluate = [](const std::string &workspace) {
+        const coretest::Run r = runCli({"evaluate", "--workspace", workspace, "--tp", "8", "--dp", "4", "--microbatch",
+                                        "2", "--precision", "fp8", "--json"});
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return jsonObject(r.out);
+    };
+    const nlohmann::json a = evaluate(off), b = evaluate(on);
+    EXPECT_LT(b.at("peak_memory_bytes").get<double>(), a.at("peak_memory_bytes").get<double>());
+    EXPECT_DOUBLE_EQ(b.at("iteration_time_s").get<double>(), a.at("iteration_time_s").get<double>());
+}
