@@ -562,8 +562,7 @@ void applyPrecisionOption(const CliArgs &args, PlanInputs &in)
         in.plan.precision = *p;
     // FP8 attention exists only inside an FP8 recipe: the plan's precision (--precision, else
     // the plan file's) must be one.
-    const NumberFormat f = in.plan.precision.format;
-    if (args.flag("fp8-attention") && f != NumberFormat::Fp8 && f != NumberFormat::Mxfp8)
+    if (args.flag("fp8-attention") && !allowsFp8Attention(in.plan.precision))
         throw UsageError{"option --fp8-attention needs an fp8 or mxfp8 plan (--precision fp8 or mxfp8, or a plan "
                          "file in one): Transformer Engine runs the attention in FP8 only within an FP8 recipe"};
 }
@@ -700,11 +699,8 @@ SearchJob loadSearchJob(const CliArgs &args)
             throw UsageError{(args.has("precision") ? "option --precision: " : "the search's precisions: ") +
                              precisions.error()};
         job.options.precisions = std::move(precisions).value();
-        const auto fp8Class = [](const Precision &p) {
-            return p.format == NumberFormat::Fp8 || p.format == NumberFormat::Mxfp8;
-        };
         if (job.options.cost.fp8Attention &&
-            std::none_of(job.options.precisions.begin(), job.options.precisions.end(), fp8Class))
+            std::none_of(job.options.precisions.begin(), job.options.precisions.end(), allowsFp8Attention))
             throw UsageError{"option --fp8-attention needs fp8 or mxfp8 among the precisions searched (Transformer "
                              "Engine runs the attention in FP8 only within an FP8 recipe)"};
     }

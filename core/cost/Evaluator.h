@@ -119,7 +119,7 @@ struct CostOptions {
     bool fp8Attention = false;
     bool fp8AttentionApplies() const
     {
-        return fp8Attention && (precision.format == NumberFormat::Fp8 || precision.format == NumberFormat::Mxfp8);
+        return fp8Attention && allowsFp8Attention(precision);
     }
     // The load of the most loaded rank over the mean: min(imbalance, capacity factor).
     double moeLoad() const

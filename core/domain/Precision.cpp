@@ -158,6 +158,11 @@ double weightCopyBytes(const Precision &p)
     return (b.operand + b.scale) * (b.secondCopy ? 2 : 1);
 }
 
+bool allowsFp8Attention(const Precision &p)
+{
+    return p.format == NumberFormat::Fp8 || p.format == NumberFormat::Mxfp8;
+}
+
 bool needsAmaxPass(const Precision &p)
 {
     return (p.format == NumberFormat::Fp8 && p.recipe == Fp8Recipe::Current) || p.format == NumberFormat::Nvfp4;

@@ -49,6 +49,9 @@ struct Precision {
 };
 // "bf16", "fp8-delayed", "fp8-current", "fp8-blockwise", "mxfp8", "nvfp4".
 std::string precisionLabel(const Precision &p);
+// Transformer Engine runs the attention in FP8 (fp8_dot_product_attention) only within an FP8
+// recipe: fp8 with any scaling, or mxfp8 (CostOptions::fp8Attention).
+bool allowsFp8Attention(const Precision &p);
 // Each precision's bit in a set of precisions (bf16 0, fp8 delayed / current / blockwise 1-3,
 // mxfp8 4, nvfp4 5), for constant tables (FrameworkProfile::precisions).
 constexpr unsigned precisionBit(const Precision &p)

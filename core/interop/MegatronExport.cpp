@@ -151,8 +151,7 @@ std::string trainingArgs(const LaunchContext &c)
     for (const std::string &f : megatronPrecisionFlags(p, c.profile.gathersLowPrecision(p.precision)))
         flag(train, f);
     // The attention in FP8 where the plan was priced so (CostOptions::fp8Attention).
-    if (c.request.cost.fp8Attention &&
-        (p.precision.format == NumberFormat::Fp8 || p.precision.format == NumberFormat::Mxfp8))
+    if (c.request.cost.fp8Attention && allowsFp8Attention(p.precision))
         flag(train, "--fp8-dot-product-attention");
     flag(train, "--train-iters", "\"$TRAIN_ITERS\"");
     flag(train, "--lr", "1.0e-4");
