@@ -113,6 +113,8 @@ const OptionRow kCommonOptions[] = {
                          "does not overlap it itself (default 0)"},
     {"pipeline-grad-overlap", "on|off", "gradient reduction of a pipelined plan behind the backward (on) or "
                                          "after the flush (off) (default: the framework's; deepspeed: off)"},
+    {"grad-reduce-overlap", "on|off", "gradient reduction per bucket behind the backward (on, as PyTorch DDP and "
+                                       "--overlap-grad-reduce) or after it (off) (default: the framework and stack's)"},
     {"optimizer-dtype", "fp32|bf16|bf16-moments", "Adam's master weights and moments: fp32 (12 B/param), bf16 (6 B/param, "
                                       "NeMo distributed_fused_adam with optim.dtype bf16) or bf16-moments (fp32 master "
                                       "weights, bf16 m and v: 8 B/param, Megatron-Core's precision-aware optimizer with "

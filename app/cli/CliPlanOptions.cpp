@@ -23,7 +23,7 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
-            "dp-overlap", "pipeline-grad-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
+            "dp-overlap", "pipeline-grad-overlap", "grad-reduce-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
             "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack"};
 }
 
@@ -144,6 +144,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         if (v != "on" && v != "off")
             throw UsageError{"option --pipeline-grad-overlap expects on or off, got '" + v + "'"};
         o.pipelineGradOverlap = v == "on" ? 1 : 0;
+    }
+    if (args.has("grad-reduce-overlap")) {
+        const std::string v = args.value("grad-reduce-overlap");
+        if (v != "on" && v != "off")
+            throw UsageError{"option --grad-reduce-overlap expects on or off, got '" + v + "'"};
+        o.gradReduceOverlap = v == "on" ? 1 : 0;
     }
     if (args.has("optimizer-dtype")) {
         const std::string v = args.value("optimizer-dtype");

@@ -526,9 +526,16 @@ double gradientBufferBytes(const FrameworkProfile &fw, const CostOptions &opt, c
     return opt.gradAccumDtype == GradAccumDtype::Half ? kHalfBytes : fw.gradBytesPerParam;
 }
 
+// Whether the gradient reduction runs per bucket behind the backward: the framework's own
+// choice unless the options set it (CostOptions::gradReduceOverlap).
+bool gradReduceOverlaps(const FrameworkProfile &fw, const CostOptions &opt)
+{
+    return opt.gradReduceOverlap < 0 ? fw.gradReduceOverlap : opt.gradReduceOverlap > 0;
+}
+
 // DeepSpeedZeroOptimizer's contiguous-gradient reduce buffer at ZeRO 1/2 (runtime/zero/
 // stage_1_and_2.py): reduce_bucket_size elements of the training dtype. Not pipelined, its
-// backward() makes one (two with overlap_comm, FrameworkProfile::gradReduceOverlap) before the
+// backward() makes one (two with overlap_comm, gradReduceOverlaps()) before the
 // backward runs; pipelined, reduce_gradients(pipeline_parallel=True) makes one after the
 // schedule's last backward.
 void setReduceBucket(StageCost &c, const FrameworkProfile &fw, const CostOptions &opt, const StagePlan &st,
@@ -537,7 +544,7 @@ void setReduceBucket(StageCost &c, const FrameworkProfile &fw, const CostOptions
     if (fw.reduceBucketElements <= 0 || st.zero < 1 || st.zero > 2 || usesBf16Optimizer(fw, opt, st))
         return;
     c.reduceBucket = fw.reduceBucketElements * weightB;
-    c.reduceBuckets = fw.gradReduceOverlap ? 2 : 1;
+    c.reduceBuckets = gradReduceOverlaps(fw, opt) ? 2 : 1;
 }
 
 // Data parallelism and ZeRO: the gradient synchronisation per iteration (c.dpSync), the
@@ -567,7 +574,8 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
     // The framework's gradient reduction runs per bucket inside the last micro-batch's
     // backward; the distributed optimizer's parameter all-gather inside the next forward.
     const double backWindow = c.backward + c.recompute;
-    auto gradSync = [&](double t) { return fw.gradReduceOverlap ? overlapped(t, backWindow, kappa) : exposed * t; };
+    const bool overlapGrads = gradReduceOverlaps(fw, opt);
+    auto gradSync = [&](double t) { return overlapGrads ? overlapped(t, backWindow, kappa) : exposed * t; };
     auto paramGather = [&](double t) { return fw.paramGatherOverlap ? overlapped(t, c.forward, kappa) : t; };
     const double hide = fw.zeroPrefetch ? std::clamp(opt.zeroOverlap, 0.0, 1.0) : 0.0;
     // DeepSpeed's BF16_Optimizer all-reduces its whole fp32 gradient buffer even at ZeRO-1

@@ -63,6 +63,12 @@ struct CostOptions {
     // reduces after the flush), 0 = after the last backward (exposed), 1 = overlapped as
     // without a pipeline (when the framework overlaps it at all).
     int pipelineGradOverlap = -1;
+    // The gradient reduction itself: -1 = as the framework runs it
+    // (FrameworkProfile::gradReduceOverlap), 0 = after the backward (exposed but for
+    // dpOverlap), 1 = per bucket behind the last micro-batch's backward, as PyTorch DDP and
+    // Megatron's --overlap-grad-reduce do. For a run whose configuration says which it used
+    // (Megatron-LM 2021's --DDP-impl torch vs local).
+    int gradReduceOverlap = -1;
     // Fraction of the layer compute behind which ZeRO-2/3 per-micro-batch traffic
     // (parameter prefetch all-gathers, gradient reduce-scatters) can hide:
     // exposed = max(0, traffic - zeroOverlap * compute). 1 = prefetching as in DeepSpeed

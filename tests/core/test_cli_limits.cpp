@@ -49,6 +49,7 @@ TEST(CliLimits, flagOutsideItsRange)
         {"efficiency 1e-320", eval({"--efficiency", "1e-320"}), {"--efficiency", "above 0.001"}},
         {"pipeline-grad-overlap maybe", eval({"--pipeline-grad-overlap", "maybe"}),
          {"--pipeline-grad-overlap", "on or off", "'maybe'"}},
+        {"grad-reduce-overlap 1", eval({"--grad-reduce-overlap", "1"}), {"--grad-reduce-overlap", "on or off", "'1'"}},
         {"optimizer-dtype fp16", eval({"--optimizer-dtype", "fp16"}), {"--optimizer-dtype", "fp32, bf16 or bf16-moments", "'fp16'"}},
         {"grad-accum-dtype fp8", eval({"--grad-accum-dtype", "fp8"}),
          {"--grad-accum-dtype", "fp32, bf16 or fp16", "'fp8'"}},

@@ -193,6 +193,33 @@ TEST(DeepSpeedPipeline, gradientReductionAfterTheFlush)
     EXPECT_LT(mc.stages[0].cost.dpSync, 0.5 * allReduce);
 }
 
+TEST(DeepSpeedPipeline, gradientReduceOverlapKnob)
+{
+    // One stage, dp 2, ZeRO 0, 1e8 parameters; Megatron-LM's 2021 profile keeps FP32 main
+    // gradients (4 B) and all-reduces them after the backward (its local DDP): 4e8 B over 2
+    // devices at 100 GB/s in 50 MiB buckets, as in gradientReductionAfterTheFlush above.
+    const double allReduce = 4e8 / 100e9 + 2e-6 * (4e8 / kBucket + 1);
+    const ModelProfile one = chain(1, 1e8);
+    const Plan flat = pipeline(1, 2, 4, one);
+    const Report local = evaluate(flat, cluster(), one, options(Framework::MegatronLM));
+    EXPECT_TRUE(close(local.stages[0].cost.dpSync, allReduce)) << local.stages[0].cost.dpSync;
+    // --DDP-impl torch (PyTorch DDP) all-reduces bucket by bucket during the backward (2 s):
+    // CostOptions::gradReduceOverlap = 1 hides it, leaving the contention, 0.1 x the time.
+    CostOptions torchDdp = options(Framework::MegatronLM);
+    torchDdp.gradReduceOverlap = 1;
+    const Report overlapped = evaluate(flat, cluster(), one, torchDdp);
+    EXPECT_TRUE(close(overlapped.stages[0].cost.dpSync, 0.1 * allReduce)) << overlapped.stages[0].cost.dpSync;
+    // And 0 exposes a framework's own overlap (Megatron-Core tuned, --overlap-grad-reduce,
+    // whose recipes reduce BF16 gradients: 2e8 B).
+    const double bf16AllReduce = 2e8 / 100e9 + 2e-6 * (2e8 / kBucket + 1);
+    CostOptions off = options(Framework::MegatronCore);
+    off.gradReduceOverlap = 0;
+    const Report exposed = evaluate(flat, cluster(), one, off);
+    EXPECT_TRUE(close(exposed.stages[0].cost.dpSync, bf16AllReduce)) << exposed.stages[0].cost.dpSync;
+    const Report own = evaluate(flat, cluster(), one, options(Framework::MegatronCore));
+    EXPECT_TRUE(close(own.stages[0].cost.dpSync, 0.1 * bf16AllReduce)) << own.stages[0].cost.dpSync;
+}
+
 TEST(DeepSpeedPipeline, bf16OptimizerMemory)
 {
     // P = 1e8 parameters per device (one block per stage), dp 2, ZeRO 1 (the BF16_Optimizer):

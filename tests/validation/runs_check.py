@@ -8,7 +8,8 @@ Today's runs (rows with a `precision` layout key, issue 46): the held-out worklo
 every 4th of the fixed listing of docs/validation.md, and the published model TFLOP/s per token
 of a row is within 2 % of the median of the rows of the same model (a row whose two published
 numbers disagree, as the page's 26.02 H100 Qwen3 30B-A3B row did by 2x, would fail).
-validate.layout_extra_args passes --etp, --precision, --fp8-recipe, --moe-imbalance and --pipeline-units exactly when the keys are
+validate.layout_extra_args passes --etp, --precision, --fp8-recipe, --moe-imbalance, --pipeline-units,
+--fp8-attention and --grad-reduce-overlap exactly when the keys are
 there. Standard library only; exit 1 with the list of failures.
 """
 import argparse
@@ -96,7 +97,9 @@ def flag_failures():
              (dict(base, moe_imbalance=1.0), ["--moe-imbalance", "1.0"]),
              (dict(base, pipeline_units="layers+embedding+loss"), ["--pipeline-units", "layers+embedding+loss"]),
              (dict(base, fp8_attention=True), ["--fp8-attention"]),
-             (dict(base, fp8_attention=False), [])]
+             (dict(base, fp8_attention=False), []),
+             (dict(base, grad_reduce_overlap=True), ["--grad-reduce-overlap", "on"]),
+             (dict(base, grad_reduce_overlap=False), ["--grad-reduce-overlap", "off"])]
     for lay, want in cases:
         got = validate.layout_extra_args(lay)
         if got != want:

@@ -154,6 +154,8 @@ def layout_text(lay):
         parts.append(precision_text(lay))
     if lay.get("fp8_attention"):
         parts.append("fp8-attn")
+    if "grad_reduce_overlap" in lay:
+        parts.append("grad-ovl" if lay["grad_reduce_overlap"] else "grad-exposed")
     return " ".join(parts)
 
 
@@ -275,6 +277,8 @@ def layout_extra_args(lay):
         args += ["--pipeline-units", lay["pipeline_units"]]
     if lay.get("fp8_attention"):  # the recipe's fp8_dot_product_attention
         args += ["--fp8-attention"]
+    if "grad_reduce_overlap" in lay:  # the run's DDP overlapped its gradient all-reduce (or not)
+        args += ["--grad-reduce-overlap", "on" if lay["grad_reduce_overlap"] else "off"]
     return args
 
 
