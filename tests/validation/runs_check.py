@@ -61,7 +61,7 @@ def row_failures(row):
 
 def todays_failures(rows):
     fails = []
-    todays = [r for r in rows if "precision" in r["layout"]]
+    todays = [r for r in rows if validate.is_todays(r)]
     workloads = {(validate.generation(r["device"]), r["model"]["name"]) for r in todays} | LISTED_WITHOUT_ROWS
     unknown = [w for w in workloads if w[0] not in MACHINE_ORDER or w[1] not in MODEL_ORDER]
     if unknown:
@@ -118,7 +118,7 @@ def main(argv=None):
     if fails:
         print("FAILED:\n  " + "\n  ".join(fails))
         return 1
-    todays = sum(1 for r in rows if "precision" in r["layout"])
+    todays = sum(1 for r in rows if validate.is_todays(r))
     print(f"runs.json: {len(rows)} rows consistent ({todays} with a precision key; held-out split as listed)")
     return 0
 

@@ -128,6 +128,13 @@ def precision_text(lay):
     return prec
 
 
+def is_todays(row):
+    """A row of today's published runs (issue 46): a `precision` layout key in the validation or
+    held-out set (low-precision rows of other sets, such as MLPerf's FP8 GPT-3 reference rows,
+    are not part of issue 46's listing)."""
+    return "precision" in row["layout"] and row["set"] in ("validation", "holdout")
+
+
 def layout_text(lay):
     parts = [f"tp{lay['tp']}", f"pp{lay['pp']}"]
     if lay.get("vpp", 1) > 1:
@@ -314,7 +321,7 @@ def evaluate_row(cli, row, tmp_root):
            "gpus": row["gpus"], "device": row["device"], "generation": generation(row["device"]),
            "framework": row["framework"], "layout": layout_text(row["layout"]),
            "precision": precision_text(row["layout"]), "family": row.get("family"),
-           "todays": "precision" in row["layout"],
+           "todays": is_todays(row),
            "from_memory": bool(row.get("from_memory")), "series": row.get("series")}
     try:
         res["published"], res["conversion"] = convert_published(row)
