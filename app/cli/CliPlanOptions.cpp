@@ -129,6 +129,18 @@ static double fraction(const CliArgs &args, const std::string &name, double fall
     return v;
 }
 
+// --NAME on|off as 1 or 0 (a CostOptions tri-state whose -1 means "as the framework runs it");
+// `fallback` when the flag is absent.
+static int onOff(const CliArgs &args, const std::string &name, int fallback)
+{
+    if (!args.has(name))
+        return fallback;
+    const std::string v = args.value(name);
+    if (v != "on" && v != "off")
+        throw UsageError{"option --" + name + " expects on or off, got '" + v + "'"};
+    return v == "on" ? 1 : 0;
+}
+
 CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
 {
     CostOptions o = std::move(base);
@@ -139,18 +151,8 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
             throw UsageError{*problem};
     }
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
-    if (args.has("pipeline-grad-overlap")) {
-        const std::string v = args.value("pipeline-grad-overlap");
-        if (v != "on" && v != "off")
-            throw UsageError{"option --pipeline-grad-overlap expects on or off, got '" + v + "'"};
-        o.pipelineGradOverlap = v == "on" ? 1 : 0;
-    }
-    if (args.has("grad-reduce-overlap")) {
-        const std::string v = args.value("grad-reduce-overlap");
-        if (v != "on" && v != "off")
-            throw UsageError{"option --grad-reduce-overlap expects on or off, got '" + v + "'"};
-        o.gradReduceOverlap = v == "on" ? 1 : 0;
-    }
+    o.pipelineGradOverlap = onOff(args, "pipeline-grad-overlap", o.pipelineGradOverlap);
+    o.gradReduceOverlap = onOff(args, "grad-reduce-overlap", o.gradReduceOverlap);
     if (args.has("optimizer-dtype")) {
         const std::string v = args.value("optimizer-dtype");
         if (v != "fp32" && v != "bf16" && v != "bf16-moments")
@@ -313,13 +315,7 @@ std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<
 
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
 {
-    CostOptions base;
-    if (in.search) {
-        base.memoryHeadroom = in.search->memoryHeadroom;
-        base.framework = in.search->framework;
-        base.stack = in.search->stack;
-        base.fp8Attention = in.search->fp8Attention;
-    }
+    const CostOptions base = in.search ? settingsCostOptions(*in.search) : CostOptions{};
     CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
     if (args.flag("match-artifact"))
         o = artifactCostOptions(o, in.model);

@@ -43,11 +43,18 @@ SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &mod
         o.dpCandidates = {1};
     o.layouts = s.layouts;
     o.memoryHeadroom = s.memoryHeadroom;
-    o.cost.memoryHeadroom = s.memoryHeadroom;
-    o.cost.framework = s.framework;
-    o.cost.stack = s.stack;
-    o.cost.fp8Attention = s.fp8Attention;
+    o.cost = settingsCostOptions(s);
     return o;
+}
+
+CostOptions settingsCostOptions(const SearchSettings &s)
+{
+    CostOptions c;
+    c.memoryHeadroom = s.memoryHeadroom;
+    c.framework = s.framework;
+    c.stack = s.stack;
+    c.fp8Attention = s.fp8Attention;
+    return c;
 }
 
 bool layoutFromString(const std::string &text, Layout &out)

@@ -100,6 +100,10 @@ struct SearchSettings {
 // The planner's options for `model` (its global batch and sequence length) under `s`; the
 // precisions follow from the cluster (searchPrecisionsFor).
 SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model);
+// The cost options `s` sets (memory headroom, framework, stack, FP8 attention), the rest at
+// their defaults: what searchOptionsFrom() prices with and what a one-plan command starts
+// from before its flags, so that the two cannot drift apart.
+CostOptions settingsCostOptions(const SearchSettings &s);
 // The precisions `s` searches on `topo` under `framework` (searchPrecisions()): what a
 // caller puts in SearchOptions::precisions. Fails naming the device or framework that lacks
 // a listed precision.
