@@ -4,9 +4,10 @@
 Every row: DP x TP x PP x CP = GPUs, whole micro-batches per replica, whole nodes, a known
 set, EP dividing the experts and TP x CP x DP = EP x ETP x expert-DP (Megatron-Core's parallel
 folding), `fp8_recipe` only with `fp8`, the precision one of bf16 fp8 mxfp8 nvfp4.
-Today's runs (rows with a `precision` layout key, issue 46): the held-out workloads are exactly
-every 4th of the fixed listing of docs/validation.md, and the published model TFLOP/s per token
-of a row is within 2 % of the median of the rows of the same model (a row whose two published
+Today's runs (validate.is_todays: a `precision` layout key in the validation or held-out set,
+issue 46): the held-out workloads are exactly every 4th of the fixed listing of
+docs/validation.md, and the published model TFLOP/s per token of a row is within 2 % of the
+median of the rows of the same model (a row whose two published
 numbers disagree, as the page's 26.02 H100 Qwen3 30B-A3B row did by 2x, would fail).
 validate.layout_extra_args passes --etp, --precision, --fp8-recipe, --moe-imbalance, --pipeline-units,
 --fp8-attention and --grad-reduce-overlap exactly when the keys are
@@ -119,7 +120,7 @@ def main(argv=None):
         print("FAILED:\n  " + "\n  ".join(fails))
         return 1
     todays = sum(1 for r in rows if validate.is_todays(r))
-    print(f"runs.json: {len(rows)} rows consistent ({todays} with a precision key; held-out split as listed)")
+    print(f"runs.json: {len(rows)} rows consistent ({todays} of today's runs; held-out split as listed)")
     return 0
 
 

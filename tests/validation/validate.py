@@ -417,8 +417,8 @@ def markdown(results, cli, title):
 
 
 def todays_groups(results):
-    """[(precision, family, machine, rows, results that ran)] over the rows with a `precision`
-    layout key (today's published runs, issue 46), sorted by precision, family, machine."""
+    """[(precision, family, machine, rows, results that ran)] over today's published runs
+    (is_todays(), issue 46), sorted by precision, family, machine."""
     order = {"bf16": 0, "fp8-delayed": 1, "fp8-current": 2, "fp8-blockwise": 3, "mxfp8": 4, "nvfp4": 5}
     groups = {}
     for r in results:
@@ -550,7 +550,7 @@ def series_check(series):
 
 def check(results, todays=False):
     """Messages for every way the validation results miss the target (empty = pass). The rows
-    before issue 46 by default; todays=True: today's published runs (rows with a precision key,
+    before issue 46 by default; todays=True: today's published runs (is_todays(),
     issue 46), whose bar issue 46 sets and does not meet yet (docs/validation.md): reported by
     --check, asserted by --check-todays. The error band's table is band.py --check's."""
     fails = []
