@@ -98,6 +98,9 @@ const OptionRow kCommonOptions[] = {
     {"schedule", "NAME", "1f1b, gpipe or interleaved:V (default 1f1b)"},
     {"zero", "0-3", "ZeRO stage (default 0)"},
     {"recompute", "MODE", "activation recomputation: none, selective or full (default none)"},
+    {"recompute-modules", "LIST", "what selective recomputation reruns, Megatron-Core's --recompute-modules: "
+                                  "core_attn, layernorm, moe_act, mla_up_proj, comma-separated (default core_attn; "
+                                  "docs/cost-model.md, \"Recomputation by module\")"},
     {"order", "ORDER", "rank order, fastest first (default tp-cp-ep-dp-pp)"},
     {"calibration", "FILE", "a calibration from nest-cli calibrate: fitted GEMM efficiency and step overhead"},
     {"runs", "FILE", "measured runs ({\"format\": \"nest-runs\"}, docs/validation.md)"},

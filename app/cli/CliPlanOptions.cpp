@@ -24,7 +24,8 @@ std::set<std::string> planValueOptions()
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
             "dp-overlap", "pipeline-grad-overlap", "grad-reduce-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
-            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack"};
+            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack",
+            "recompute-modules"};
 }
 
 std::set<std::string> planFlagOptions()
@@ -172,6 +173,13 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
     o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, 1, 64);
     if (args.flag("fp8-attention"))  // on top of a workspace's search.fp8_attention
         o.fp8Attention = true;
+    if (args.has("recompute-modules")) {  // over a workspace's search.recompute_modules
+        std::string why;
+        const auto modules = parseRecomputeModules(args.value("recompute-modules"), &why);
+        if (!modules)
+            throw UsageError{"option --recompute-modules: " + why};
+        o.recomputeModules = *modules;
+    }
     o.moeCapacityFactor = number(args, "capacity-factor", o.moeCapacityFactor, 0, 64);
     if (args.has("moe-dispatcher")) {
         const std::string v = args.value("moe-dispatcher");
@@ -319,6 +327,8 @@ CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
     CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
     if (args.flag("match-artifact"))
         o = artifactCostOptions(o, in.model);
+    if (const std::string why = recomputeModulesProblem(o.recomputeModules, in.model); !why.empty())
+        throw UsageError{"recompute modules (--recompute-modules): " + why};
     return o;
 }
 
@@ -695,6 +705,8 @@ SearchJob loadSearchJob(const CliArgs &args)
         job.settings = artifactSearchSettings(std::move(job.settings), job.model);
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
+    if (const std::string why = recomputeModulesProblem(job.options.cost.recomputeModules, job.model); !why.empty())
+        throw UsageError{"recompute modules (--recompute-modules): " + why};
     {
         auto precisions = searchPrecisionsFor(job.settings, job.topology, job.options.cost.framework);
         if (!precisions)

@@ -198,6 +198,8 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
             t.gemm += fwd;
         if (g.shared)
             t.sharedExpert += fwd;
+        if (g.mlaUp)
+            t.mlaUp += fwd;
     }
     if (l.attentionFlops > 0) {
         // Per device: its heads (tp) and its query block (cp) against the whole sequence.

@@ -68,6 +68,7 @@ struct LayerTimes {
     double attention = 0;              // the forward's core attention (selective recompute)
     double gemm = 0;                   // forward GEMM seconds (what TP overlap hides behind)
     double sharedExpert = 0;           // the forward's shared-expert GEMMs (part of gemm)
+    double mlaUp = 0;                  // the forward's MLA up projections (part of gemm)
 };
 // Needs layer.gemms or attentionFlops (hasShapes()); otherwise use the FLOP form.
 // `expertLoad`: the routed tokens of the most loaded expert rank over the mean

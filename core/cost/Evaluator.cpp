@@ -246,6 +246,7 @@ StageLayerFold::StageLayerFold(const StageContext &ctx, const ComputeRates &rate
     m_opPolicy = profile.selectivePolicy == FrameworkProfile::SelectivePolicy::AlternateMatmuls;
     m_keepsCombine = !profile.moeProbsInActivation;
     m_fp8Attention = ctx.options.fp8AttentionApplies();
+    m_modules = ctx.options.recomputeModules;
 }
 
 StageLayerSums stageLayerSums(const StageContext &ctx, const ComputeRates &rates)
@@ -330,7 +331,36 @@ void StageLayerFold::addTimes(StageLayerSums &s, const LayerProfile &l, const La
         s.recompute += l.opRecomputeGemmShare * times.gemm +
                        std::max(times.forward - times.gemm - times.attention, 0.0);
     else if (r.selective)
-        s.recompute += times.attention;
+        s.recompute += selectiveRecompute(l, times);
+}
+
+double StageLayerFold::selectiveRecompute(const LayerProfile &l, const LayerTimes &times) const
+{
+    using M = RecomputeModule;
+    // The norms and the experts' activation: memory-bound passes, timed as layerTimes()
+    // times the element-wise kernels; the MLA up projections: their GEMMs' forward.
+    const ComputeRates &rates = m_rates;
+    const bool traffic = m_ctx.options.elementwiseTraffic;
+    const double norms = traffic && m_modules.has(M::LayerNorm)
+                             ? rates.elementwisePasses * l.normSpBytes / m_spDiv * m_b / m_cp / rates.hbm
+                             : 0.0;
+    const double activation = traffic && m_modules.has(M::MoeAct)
+                                  ? rates.elementwisePasses * l.expertActivationTpBytes / m_tp * m_b / m_cp / rates.hbm
+                                  : 0.0;
+    return (m_modules.has(M::CoreAttn) ? times.attention : 0.0) + norms + activation +
+           (m_modules.has(M::MlaUpProj) ? times.mlaUp : 0.0);
+}
+
+double StageLayerFold::selectiveDropped(const LayerProfile &l) const
+{
+    using M = RecomputeModule;
+    // Per micro-batch, in the bytes the full stash counts them: linear inputs quantized in a
+    // low precision (m_inputStash), Q, K and V in FP8 with FP8 attention.
+    const double tp = (m_modules.has(M::CoreAttn) ? l.attentionStashBytes : 0.0) +
+                      (m_modules.has(M::MoeAct) ? m_inputStash * l.expertActivationStashTpBytes : 0.0) +
+                      (m_modules.has(M::MlaUpProj) ? (m_fp8Attention ? 0.5 : 1.0) * l.mlaUpStashTpBytes : 0.0);
+    const double sp = m_modules.has(M::LayerNorm) ? m_inputStash * l.normOutputStashSpBytes : 0.0;
+    return tp / m_width * m_b + sp / (m_spDiv * m_cp) * m_b;
 }
 
 void StageLayerFold::addCollectives(StageLayerSums &s, const LayerProfile &l, const LayerRole &r) const
@@ -412,7 +442,7 @@ void StageLayerFold::addMemory(StageLayerSums &s, const LayerProfile &l, int i, 
     // Activations (Korthikanti et al.): stash per micro-batch, transient working set.
     const double selectiveStash =
         r.opSelective ? (l.opSelectiveStashSpBytes / (m_spDiv * m_cp) + l.opSelectiveStashTpBytes / m_width) * b
-                      : fullStash - l.attentionStashBytes / m_width * b;
+                      : fullStash - (r.measured ? l.attentionStashBytes / m_width * b : selectiveDropped(l));
     if (m_ctx.options.artifactMemory) {
         // The NEST artifact's accounting (docs/formats.md): one micro-batch's activations
         // of every layer held as working memory; each further micro-batch in flight keeps

@@ -28,6 +28,7 @@
 #include "ComputeModel.h"
 #include "FrameworkProfile.h"
 #include "ModelProfile.h"
+#include "RecomputeModules.h"
 #include "Plan.h"
 #include "Topology.h"
 
@@ -123,6 +124,10 @@ struct CostOptions {
     // stash (LayerProfile::attentionQkvoStashBytes). Its time stays the BF16 kernel's
     // (docs/cost-model.md, "Precision"). No effect on BF16 or NVFP4 plans.
     bool fp8Attention = false;
+    // What a stage with selective recomputation reruns (RecomputeModules.h; Megatron-Core's
+    // --recompute-modules, default core_attn): the saved tensors each module discards and
+    // the forward work it repeats (docs/cost-model.md, "Recomputation by module").
+    RecomputeModules recomputeModules;
     bool fp8AttentionApplies() const
     {
         return fp8Attention && allowsFp8Attention(precision);
@@ -290,6 +295,10 @@ private:
     void addCollectives(StageLayerSums &s, const LayerProfile &l, const LayerRole &r) const;
     void addParams(StageLayerSums &s, const LayerProfile &l, const WidthMeasurement *measured) const;
     void addMemory(StageLayerSums &s, const LayerProfile &l, int layer, const LayerRole &r) const;
+    // Selective recomputation by module (CostOptions::recomputeModules): the forward seconds
+    // a micro-batch reruns, and the bytes per micro-batch the modules discard.
+    double selectiveRecompute(const LayerProfile &l, const LayerTimes &times) const;
+    double selectiveDropped(const LayerProfile &l) const;
 
     const ModelProfile &m_model;
     const StagePlan &m_stage;
@@ -302,6 +311,7 @@ private:
     bool m_fusedLoss, m_opPolicy;
     bool m_keepsCombine;  // the MoE experts' outputs are kept for the combine (!moeProbsInActivation)
     bool m_fp8Attention;  // the core attention's Q, K, V, O kept in FP8 (CostOptions::fp8AttentionApplies)
+    RecomputeModules m_modules;  // what selective recomputation reruns (CostOptions::recomputeModules)
     const LayerProfile *m_timed = nullptr;  // consecutive identical layers share their times
     LayerTimes m_times;
 };

@@ -313,12 +313,13 @@ void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
         const double qk = d.nope + d.rope;
         if (d.qLora > 0) {
             l.gemms.push_back({1, d.qLora, h, 1, Split::None, false, false});           // q_a_proj
-            l.gemms.push_back({1, d.a * qk, d.qLora, 1, Split::Column, false, false});  // q_b_proj
+            l.gemms.push_back({1, d.a * qk, d.qLora, 1, Split::Column, false, false, false, false, true});  // q_b_proj
         } else {
-            l.gemms.push_back({1, d.a * qk, h, 1, Split::Column, false, false});        // q_proj
+            l.gemms.push_back({1, d.a * qk, h, 1, Split::Column, false, false, false, false, true});  // q_proj
         }
         l.gemms.push_back({1, d.kvLora + d.rope, h, 1, Split::None, false, false});          // kv_a_proj
-        l.gemms.push_back({1, d.a * (d.nope + d.vh), d.kvLora, 1, Split::Column, false, false});  // kv_b
+        l.gemms.push_back({1, d.a * (d.nope + d.vh), d.kvLora, 1, Split::Column, false, false, false, false,
+                           true});  // kv_b
         attentionOperators(d, b, l);
         l.gemms.push_back({1, h, d.a * d.vh, 1, Split::Row, false, false});  // output
         rotary = 2 * ACT_BYTES * (d.a * d.rope + d.rope);
@@ -370,6 +371,8 @@ void blockOperators(const Dims &d, const Block &b, LayerProfile &l)
                                 (materialised ? 2 * ACT_BYTES * d.a * s + (d.dropout ? (2 * ACT_BYTES + 1) * d.a * s : 0) : 0));
     l.rmsNormSpBytes = d.rms ? s * norms * 2 * ACT_BYTES * h : 0;
     l.rotaryTpBytes = s * rotary;
+    l.normSpBytes = s * norms * 2 * ACT_BYTES * h;
+    l.expertActivationTpBytes = b.moe ? s * d.k * ACT_BYTES * (d.gated ? 3 : 2) * d.fe : 0;
 }
 
 // torchtitan's op-level selective activation checkpointing (torchtitan
@@ -427,6 +430,7 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
     double sp = normed * ACT_BYTES * s * h + (d.dropout ? sub * s * h : 0);
     // The norm outputs a linear layer reads: one per sublayer (one shared by a parallel block).
     double linearSp = (d.norms == ModelConfig::NormPlacement::Parallel ? 1.0 : sub) * ACT_BYTES * s * h;
+    l.normOutputStashSpBytes = linearSp;
     double linearTp = 0;
     // Divided by TP: Q, K, V (K and V of width hkv under GQA), the output projection's input
     // (= the attention output), then the attention's own saved tensors:
@@ -451,6 +455,7 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
             sp += ACT_BYTES * s * (2 * d.qLora + 2 * d.kvLora + d.rope);
             linearSp += ACT_BYTES * s * (d.qLora + d.kvLora);  // the up projections' inputs
             l.attentionOutputStashBytes = ACT_BYTES * s * d.a * d.vh;
+            l.mlaUpStashTpBytes = l.attentionQkvoStashBytes - l.attentionOutputStashBytes;  // Q, K, V
         } else {
             l.attentionQkvoStashBytes = ACT_BYTES * s * (2 * d.qW + 2 * d.hkv);
             tp = l.attentionQkvoStashBytes + l.attentionStashBytes;
@@ -477,6 +482,7 @@ void blockStash(const Dims &d, const Block &b, LayerProfile &l)
         l.moeCombineStashBytes = d.k * ACT_BYTES * s * h;
         linearSp += d.k * ACT_BYTES * s * h;  // the experts' inputs
         linearTp += ACT_BYTES * s * (d.k * d.fe + d.shared);  // the down projections' inputs
+        l.expertActivationStashTpBytes = ACT_BYTES * s * d.k * d.fe;  // the routed ones'
     } else if (b.dense) {
         tp += mlpStash(b.f);
         linearTp += ACT_BYTES * s * b.f;

@@ -53,6 +53,7 @@ struct GemmShape {
     bool perSequence = false; // attention scores: m = the sequence, not all tokens
     bool router = false;      // the MoE router's logits (kept in BF16/FP32 at any precision)
     bool shared = false;      // a shared expert's GEMM (what a dispatch can overlap with)
+    bool mlaUp = false;       // multi-latent attention's Q or KV up projection (mla_up_proj)
     bool operator==(const GemmShape &) const = default;
 };
 // Whether a GEMM is a linear layer's, the ones a low precision runs (Precision.h): not the
@@ -100,6 +101,11 @@ struct LayerProfile {
     // runs both as chains of PyTorch ops instead (ComputeModel.h, kEagerRmsNorm, kEagerRotary).
     double rmsNormSpBytes = 0;
     double rotaryTpBytes = 0;
+    // Of those, the forward bytes of the block's norms (in elementwiseSpBytes) and of the
+    // routed experts' activation function (in elementwiseTpBytes): what selective
+    // recomputation of the `layernorm` and `moe_act` modules reruns (RecomputeModules.h).
+    double normSpBytes = 0;
+    double expertActivationTpBytes = 0;
     double attentionStashBytes = 0; // part of stashTpBytes that selective recomputation drops
     // Part of stashTpBytes: the Q, K, V and output the core attention keeps for its backward
     // (BF16), which FP8 dot-product attention keeps in FP8 (CostOptions::fp8Attention).
@@ -138,6 +144,14 @@ struct LayerProfile {
     // the fused attention keeps for its own backward.
     double linearInputStashTpBytes = 0, linearInputStashSpBytes = 0;
     double attentionOutputStashBytes = 0;
+    // Parts of those a module recomputation discards (RecomputeModules.h): the norm outputs
+    // the linear layers read (of linearInputStashSpBytes; `layernorm`), the routed experts'
+    // activation outputs, their down projections' input (of linearInputStashTpBytes;
+    // `moe_act`), and multi-latent attention's Q, K and V (of attentionQkvoStashBytes;
+    // `mla_up_proj`).
+    double normOutputStashSpBytes = 0;
+    double expertActivationStashTpBytes = 0;
+    double mlaUpStashTpBytes = 0;
     // The part of stashSpBytes that is the routed experts' outputs, kept for the
     // probability-weighted combine. A framework that weights the tokens inside the experts'
     // activation instead (FrameworkProfile::moeProbsInActivation) does not keep them.

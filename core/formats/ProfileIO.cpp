@@ -52,7 +52,8 @@ const std::set<std::string> &layerKeys()
         "tp_allreduce_bytes", "ep_alltoall_bytes", "etp_gather_bytes", "cp_exchange_bytes", "gemms",
         "linear_input_stash_tp_bytes", "linear_input_stash_sp_bytes", "attention_output_stash_bytes", "moe_combine_stash_bytes", "attention_flops",
         "elementwise_sp_bytes", "elementwise_tp_bytes", "rms_norm_sp_bytes", "rotary_tp_bytes", "attention_stash_bytes", "attention_qkvo_stash_bytes",
-        "kind_label", "comment"};
+        "norm_sp_bytes", "expert_activation_tp_bytes", "norm_output_stash_sp_bytes",
+        "expert_activation_stash_tp_bytes", "mla_up_stash_tp_bytes", "kind_label", "comment"};
     return keys;
 }
 
@@ -98,6 +99,7 @@ std::vector<GemmShape> readGemms(const Json &e, const std::string &path)
         s.perSequence = getBool(g, "per_sequence", ipath, false);
         s.router = getBool(g, "router", ipath, false);
         s.shared = getBool(g, "shared_expert", ipath, false);
+        s.mlaUp = getBool(g, "mla_up", ipath, false);
         out.push_back(s);
     }
     return out;
@@ -197,6 +199,21 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.attentionQkvoStashBytes = bounded(e, "attention_qkvo_stash_bytes", path, limits::layerBytes, 0) / mb;
     if (l.attentionQkvoStashBytes + l.attentionStashBytes > l.stashTpBytes)
         throw JsonError(childPath(path, "attention_qkvo_stash_bytes"), "with attention_stash_bytes exceeds stash_tp_bytes");
+    // The parts module recomputation discards or reruns (RecomputeModules.h), each within
+    // the total it is part of.
+    const auto part = [&](const char *key, double whole, const char *wholeKey) {
+        const double v = bounded(e, key, path, limits::layerBytes, 0) / mb;
+        if (v > whole)
+            throw JsonError(childPath(path, key), std::string("exceeds ") + wholeKey);
+        return v;
+    };
+    l.normSpBytes = part("norm_sp_bytes", l.elementwiseSpBytes, "elementwise_sp_bytes");
+    l.expertActivationTpBytes = part("expert_activation_tp_bytes", l.elementwiseTpBytes, "elementwise_tp_bytes");
+    l.normOutputStashSpBytes =
+        part("norm_output_stash_sp_bytes", l.linearInputStashSpBytes, "linear_input_stash_sp_bytes");
+    l.expertActivationStashTpBytes =
+        part("expert_activation_stash_tp_bytes", l.linearInputStashTpBytes, "linear_input_stash_tp_bytes");
+    l.mlaUpStashTpBytes = part("mla_up_stash_tp_bytes", l.attentionQkvoStashBytes, "attention_qkvo_stash_bytes");
 
     const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
     if (p.layers.size() + static_cast<size_t>(repeat) > static_cast<size_t>(limits::profileLayers.max))
@@ -344,6 +361,8 @@ Json profileToJson(const ModelProfile &p)
                     gemms.back()["router"] = true;
                 if (g.shared)
                     gemms.back()["shared_expert"] = true;
+                if (g.mlaUp)
+                    gemms.back()["mla_up"] = true;
             }
             e["gemms"] = gemms;
         }
@@ -357,6 +376,16 @@ Json profileToJson(const ModelProfile &p)
         e["attention_stash_bytes"] = l.attentionStashBytes;
         if (l.attentionQkvoStashBytes > 0)
             e["attention_qkvo_stash_bytes"] = l.attentionQkvoStashBytes;
+        // Only when set: profiles written before read the same.
+        const auto writePart = [&](const char *key, double v) {
+            if (v > 0)
+                e[key] = v;
+        };
+        writePart("norm_sp_bytes", l.normSpBytes);
+        writePart("expert_activation_tp_bytes", l.expertActivationTpBytes);
+        writePart("norm_output_stash_sp_bytes", l.normOutputStashSpBytes);
+        writePart("expert_activation_stash_tp_bytes", l.expertActivationStashTpBytes);
+        writePart("mla_up_stash_tp_bytes", l.mlaUpStashTpBytes);
         layers.push_back(e);
     }
     Json j = {{"format", "nest-profile"},

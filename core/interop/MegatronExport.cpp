@@ -147,6 +147,14 @@ std::string trainingArgs(const LaunchContext &c)
         flag(train, "--recompute-num-layers", "1");
     } else if (u.recompute == Recompute::Selective) {
         flag(train, "--recompute-granularity", "selective");
+        // What it reruns where the plan was priced with other modules than Megatron's
+        // default core_attn (CostOptions::recomputeModules; names as Megatron spells them).
+        if (!c.request.cost.recomputeModules.isDefault()) {
+            std::string names;
+            for (const std::string &m : recomputeModuleNames(c.request.cost.recomputeModules))
+                names += (names.empty() ? "" : " ") + m;
+            flag(train, "--recompute-modules", names);
+        }
     }
     for (const std::string &f : megatronPrecisionFlags(p, c.profile.gathersLowPrecision(p.precision)))
         flag(train, f);

@@ -54,6 +54,7 @@ CostOptions settingsCostOptions(const SearchSettings &s)
     c.framework = s.framework;
     c.stack = s.stack;
     c.fp8Attention = s.fp8Attention;
+    c.recomputeModules = s.recomputeModules;
     return c;
 }
 
@@ -108,6 +109,8 @@ Json searchSettingsToJson(const SearchSettings &s)
         out["stack"] = toString(s.stack);
     if (s.fp8Attention)  // written only when set
         out["fp8_attention"] = true;
+    if (!s.recomputeModules.isDefault())  // written only when not the default
+        out["recompute_modules"] = recomputeModuleNames(s.recomputeModules);
     if (!s.precisions.empty()) {  // absent = every supported precision
         Json list = Json::array();
         for (NumberFormat f : s.precisions)
@@ -275,6 +278,22 @@ void readCostModel(const Json &j, const std::string &path, SearchSettings &s)
         s.stack = *st;
     }
     s.fp8Attention = getBool(j, "fp8_attention", path, false);
+    if (has(j, "recompute_modules")) {
+        const std::string p = childPath(path, "recompute_modules");
+        const Json &list = j.at("recompute_modules");
+        requireArray(list, p);
+        std::vector<std::string> names;
+        for (size_t i = 0; i < list.size(); ++i) {
+            if (!list[i].is_string())
+                throw JsonError(childPath(p, i), "expected a module name (core_attn, layernorm, moe_act, mla_up_proj)");
+            names.push_back(list[i].get<std::string>());
+        }
+        std::string why;
+        const auto modules = parseRecomputeModules(names, &why);
+        if (!modules)
+            throw JsonError(p, why);
+        s.recomputeModules = *modules;
+    }
 }
 
 // Which dimensions and memory savers the search may use.
@@ -340,7 +359,7 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                       "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
-                      "precisions", "fp8_recipe", "fp8_attention", "target"});
+                      "precisions", "fp8_recipe", "fp8_attention", "recompute_modules", "target"});
     SearchSettings s;
     readPrecisions(j, path, s);
     readPlanner(j, path, s);

@@ -18,6 +18,9 @@
 // "stack": "defaults" | "tuned" (FrameworkProfile.h; written only when it is not the default).
 // "fp8_attention": true prices Transformer Engine's FP8 attention on the fp8 and mxfp8
 // candidates (CostOptions::fp8Attention; written only when true).
+// "recompute_modules": ["layernorm", "moe_act"] what selective recomputation reruns
+// (CostOptions::recomputeModules, Megatron-Core's names; written only when not the default,
+// ["core_attn"]).
 // "precisions" (absent = every precision the cluster's devices and the framework support)
 // and "fp8_recipe" (absent = delayed, or the framework's own when it lacks delayed) are
 // written only when set (PrecisionSearch.h).
@@ -29,6 +32,7 @@
 #include "Plan.h"
 #include "Planner.h"
 #include "PlannerRegistry.h"
+#include "RecomputeModules.h"
 
 #include <memory>
 #include <optional>
@@ -90,6 +94,7 @@ struct SearchSettings {
     std::vector<NumberFormat> precisions;
     std::optional<Fp8Recipe> fp8Recipe;
     bool fp8Attention = false;  // FP8 attention on the fp8 / mxfp8 candidates (CostOptions)
+    RecomputeModules recomputeModules;  // what selective recomputation reruns (CostOptions)
     // The framework the plan must run on as it is ("" none; "megatron", "nemo", "deepspeed",
     // "torchtitan"): the search is restricted to what it runs (core/interop/FrameworkSearch.h).
     std::string target;

@@ -80,6 +80,8 @@ SearchSettings everyFieldChanged()
     s.fp8Recipe = Fp8Recipe::Blockwise;
     s.target = "nemo";
     s.fp8Attention = true;
+    s.recomputeModules.mask = static_cast<unsigned>(RecomputeModule::LayerNorm) |
+                              static_cast<unsigned>(RecomputeModule::MoeAct);
     return s;
 }
 
@@ -218,13 +220,15 @@ TEST(SearchSettings, optionsMapEveryField)
     nestK.planner = "nest";
     ASSERT_EQ(searchOptionsFrom(nestK, model).topK, 5);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
-    // The headroom, the framework, the stack and FP8 attention reach the evaluator; every
-    // other cost option keeps its default.
+    // The headroom, the framework, the stack, FP8 attention and the recompute modules reach
+    // the evaluator; every other cost option keeps its default.
     CostOptions expectedCost;
     expectedCost.memoryHeadroom = 0.125;
     expectedCost.framework = Framework::Fsdp;
     expectedCost.stack = Stack::Tuned;
     expectedCost.fp8Attention = true;
+    expectedCost.recomputeModules = s.recomputeModules;
+    ASSERT_FALSE(expectedCost.recomputeModules.isDefault());
     ASSERT_TRUE(o.cost == expectedCost);
 
     // The opposite booleans map as well.
@@ -299,9 +303,11 @@ TEST(SearchSettings, jsonRoundTrip)
     // etp_candidates and "target", issues 46 and 47; "stack" when not the default, issue 50; so
     // that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 6);
+    ASSERT_EQ(j.size(), d.size() + 7);
     ASSERT_FALSE(d.contains("fp8_attention"));  // written only when set
     ASSERT_EQ(j.at("fp8_attention"), true);
+    ASSERT_FALSE(d.contains("recompute_modules"));  // written only when not core_attn alone
+    ASSERT_EQ(j.at("recompute_modules"), Json::array({"moe_act", "layernorm"}));
     ASSERT_FALSE(d.contains("etp_candidates"));
     ASSERT_FALSE(d.contains("stack"));  // issue 50: written only when not the default
     ASSERT_EQ(j.at("stack"), "tuned");
@@ -318,7 +324,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(31));
+    ASSERT_EQ(fields, std::size_t(32));
     ASSERT_EQ(j.size(), fields);
 
     // An unknown target is refused with its path.

@@ -10,8 +10,8 @@ docs/validation.md, and the published model TFLOP/s per token of a row is within
 median of the rows of the same model (a row whose two published
 numbers disagree, as the page's 26.02 H100 Qwen3 30B-A3B row did by 2x, would fail).
 validate.layout_extra_args passes --etp, --precision, --fp8-recipe, --moe-imbalance, --pipeline-units,
---fp8-attention and --grad-reduce-overlap exactly when the keys are
-there. Standard library only; exit 1 with the list of failures.
+--fp8-attention, --grad-reduce-overlap and --recompute-modules exactly when the keys are
+there; `recompute_modules` only on a `selective` row, with the modelled names. Standard library only; exit 1 with the list of failures.
 """
 import argparse
 import os
@@ -23,6 +23,7 @@ import validate  # noqa: E402  (same folder)
 
 PRECISIONS = {"bf16", "fp8", "mxfp8", "nvfp4"}
 FP8_RECIPES = {"delayed", "current", "blockwise"}
+RECOMPUTE_MODULES = {"core_attn", "layernorm", "moe_act", "mla_up_proj"}  # the modelled ones
 # The fixed listing of today's workloads (docs/validation.md, "The held-out set"): machines,
 # then models, in this order; every 4th workload is held out. Chosen before any prediction.
 MACHINE_ORDER = ["H100", "B200", "B300", "GB200", "GB300"]
@@ -48,6 +49,9 @@ def row_failures(row):
     prec = lay.get("precision")
     if prec is not None and prec not in PRECISIONS:
         fails.append(f"{rid}: precision '{prec}' not one of {sorted(PRECISIONS)}")
+    mods = lay.get("recompute_modules")
+    if mods is not None and (lay.get("recompute") != "selective" or not set(mods) <= RECOMPUTE_MODULES):
+        fails.append(f"{rid}: recompute_modules {mods} needs recompute 'selective' and names from {sorted(RECOMPUTE_MODULES)}")
     if "fp8_recipe" in lay and (prec != "fp8" or lay["fp8_recipe"] not in FP8_RECIPES):
         fails.append(f"{rid}: fp8_recipe '{lay['fp8_recipe']}' needs precision fp8 and one of {sorted(FP8_RECIPES)}")
     ep, etp = lay.get("ep", 1), lay.get("etp", tp)
@@ -100,7 +104,9 @@ def flag_failures():
              (dict(base, fp8_attention=True), ["--fp8-attention"]),
              (dict(base, fp8_attention=False), []),
              (dict(base, grad_reduce_overlap=True), ["--grad-reduce-overlap", "on"]),
-             (dict(base, grad_reduce_overlap=False), ["--grad-reduce-overlap", "off"])]
+             (dict(base, grad_reduce_overlap=False), ["--grad-reduce-overlap", "off"]),
+             (dict(base, recompute_modules=["layernorm", "moe_act"]), ["--recompute-modules", "layernorm,moe_act"]),
+             (dict(base, recompute_modules=[]), ["--recompute-modules", ""])]
     for lay, want in cases:
         got = validate.layout_extra_args(lay)
         if got != want:

@@ -150,7 +150,8 @@ def layout_text(lay):
     parts.append(f"gbs{lay['gbs']}")
     parts.append(f"s{lay['seq']}")
     parts.append(f"z{lay['zero']}")
-    parts.append({"none": "rc-", "selective": "rc-sel", "full": "rc-full"}[lay["recompute"]])
+    parts.append({"none": "rc-", "selective": "rc-sel", "full": "rc-full"}[lay["recompute"]] +
+                 ("(" + "+".join(lay["recompute_modules"]) + ")" if "recompute_modules" in lay else ""))
     if lay.get("sp"):
         parts.append("sp")
     if lay.get("optimizer_dtype", "fp32") != "fp32":
@@ -269,7 +270,8 @@ def layout_extra_args(lay):
     """The issue-46 layout keys as CLI flags, each only when the row has the key (and
     `pipeline_units`, the recipe's pipeline split): `etp` (expert
     tensor-parallel width; absent = tp, Megatron-Core's default), `precision`, `fp8_recipe` and
-    `fp8_attention` (the recipe's FP8 dot-product attention).
+    `fp8_attention` (the recipe's FP8 dot-product attention), `recompute_modules` (Megatron-Core's
+    --recompute-modules list of a `selective` row).
     Also what plan_check.py passes to `plan` (one value = the published one)."""
     args = []
     if "etp" in lay:
@@ -286,6 +288,8 @@ def layout_extra_args(lay):
         args += ["--fp8-attention"]
     if "grad_reduce_overlap" in lay:  # the run's DDP overlapped its gradient all-reduce (or not)
         args += ["--grad-reduce-overlap", "on" if lay["grad_reduce_overlap"] else "off"]
+    if "recompute_modules" in lay:  # the recipe's recompute_modules (what `selective` reruns)
+        args += ["--recompute-modules", ",".join(lay["recompute_modules"])]
     return args
 
 
