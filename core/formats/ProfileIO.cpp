@@ -122,6 +122,25 @@ int intField(const Json &j, const char *key, const std::string &path, long long 
     return static_cast<int>(getInt(j, key, path, min, limits::modelCountMax, fallback));
 }
 
+// The parts of a layer's element-wise traffic and stash that module recomputation reruns or
+// discards (RecomputeModules.h), each within the total it is part of.
+void readRecomputeParts(const Json &e, const std::string &path, double mb, LayerProfile &l)
+{
+    const auto part = [&](const char *key, double whole, const char *wholeKey) {
+        const double v = bounded(e, key, path, limits::layerBytes, 0) / mb;
+        if (v > whole)
+            throw JsonError(childPath(path, key), std::string("exceeds ") + wholeKey);
+        return v;
+    };
+    l.normSpBytes = part("norm_sp_bytes", l.elementwiseSpBytes, "elementwise_sp_bytes");
+    l.expertActivationTpBytes = part("expert_activation_tp_bytes", l.elementwiseTpBytes, "elementwise_tp_bytes");
+    l.normOutputStashSpBytes =
+        part("norm_output_stash_sp_bytes", l.linearInputStashSpBytes, "linear_input_stash_sp_bytes");
+    l.expertActivationStashTpBytes =
+        part("expert_activation_stash_tp_bytes", l.linearInputStashTpBytes, "linear_input_stash_tp_bytes");
+    l.mlaUpStashTpBytes = part("mla_up_stash_tp_bytes", l.attentionQkvoStashBytes, "attention_qkvo_stash_bytes");
+}
+
 // One "layers[i]" entry (possibly repeated). Per-micro-batch values are divided by mb.
 std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, const ModelProfile &p,
                                     double mb, size_t blocksSoFar)
@@ -199,21 +218,7 @@ std::vector<LayerProfile> readLayer(const Json &e, const std::string &path, cons
     l.attentionQkvoStashBytes = bounded(e, "attention_qkvo_stash_bytes", path, limits::layerBytes, 0) / mb;
     if (l.attentionQkvoStashBytes + l.attentionStashBytes > l.stashTpBytes)
         throw JsonError(childPath(path, "attention_qkvo_stash_bytes"), "with attention_stash_bytes exceeds stash_tp_bytes");
-    // The parts module recomputation discards or reruns (RecomputeModules.h), each within
-    // the total it is part of.
-    const auto part = [&](const char *key, double whole, const char *wholeKey) {
-        const double v = bounded(e, key, path, limits::layerBytes, 0) / mb;
-        if (v > whole)
-            throw JsonError(childPath(path, key), std::string("exceeds ") + wholeKey);
-        return v;
-    };
-    l.normSpBytes = part("norm_sp_bytes", l.elementwiseSpBytes, "elementwise_sp_bytes");
-    l.expertActivationTpBytes = part("expert_activation_tp_bytes", l.elementwiseTpBytes, "elementwise_tp_bytes");
-    l.normOutputStashSpBytes =
-        part("norm_output_stash_sp_bytes", l.linearInputStashSpBytes, "linear_input_stash_sp_bytes");
-    l.expertActivationStashTpBytes =
-        part("expert_activation_stash_tp_bytes", l.linearInputStashTpBytes, "linear_input_stash_tp_bytes");
-    l.mlaUpStashTpBytes = part("mla_up_stash_tp_bytes", l.attentionQkvoStashBytes, "attention_qkvo_stash_bytes");
+    readRecomputeParts(e, path, mb, l);
 
     const int repeat = static_cast<int>(getInt(e, "repeat", path, 1, 100000, 1));
     if (p.layers.size() + static_cast<size_t>(repeat) > static_cast<size_t>(limits::profileLayers.max))

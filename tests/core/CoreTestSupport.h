@@ -126,6 +126,23 @@ inline nest::DeviceSpec testDevice(double memoryBytes = 80e9)
     return d;
 }
 
+// The precision tests' accelerator, in round numbers: 1,000 TFLOP/s BF16, 2,000 FP8 and MXFP8,
+// 4,000 NVFP4, 1 TB/s HBM, 80 GB, a large-GEMM efficiency of 0.5 (an unknown class, so the
+// low-precision efficiency ratios are the ones Transformer Engine measured: docs/cost-model.md).
+inline nest::DeviceSpec roundDevice()
+{
+    nest::DeviceSpec d;
+    d.name = "round-gpu";
+    d.peakFlops = 1000e12;
+    d.peakFp8Flops = 2000e12;
+    d.peakMxfp8Flops = 2000e12;
+    d.peakNvfp4Flops = 4000e12;
+    d.memoryBytes = 80e9;
+    d.memoryBandwidth = 1e12;
+    d.matmulEfficiency = 0.5;
+    return d;
+}
+
 inline nest::LinkParams linkOf(double bandwidth, double latency, double oversubscription = 1)
 {
     nest::LinkParams l;

@@ -26,24 +26,11 @@ using namespace coretest;
 
 namespace {
 
-// Round numbers: 1,000 TFLOP/s BF16, 2,000 FP8 and MXFP8, 4,000 NVFP4, 1 TB/s HBM, a large-GEMM
-// efficiency of 0.5 (an unknown class: the FP8 / MXFP8 / NVFP4 efficiency ratios are the ones
-// Transformer Engine's GEMM profiling tutorial measured, 0.95 / 0.92 / 0.58: H200 FP8 16.785
-// against BF16 31.968 ms per layer at twice the peak, B300 MXFP8 7.161 and NVFP4 3.764 against
-// 13.102 ms at twice and six times the peak).
-DeviceSpec roundDevice()
-{
-    DeviceSpec d;
-    d.name = "round-gpu";
-    d.peakFlops = 1000e12;
-    d.peakFp8Flops = 2000e12;
-    d.peakMxfp8Flops = 2000e12;
-    d.peakNvfp4Flops = 4000e12;
-    d.memoryBytes = 80e9;
-    d.memoryBandwidth = 1e12;
-    d.matmulEfficiency = 0.5;
-    return d;
-}
+// roundDevice() (CoreTestSupport.h) in round numbers: 1,000 TFLOP/s BF16, 2,000 FP8 and MXFP8,
+// 4,000 NVFP4, 1 TB/s HBM, a large-GEMM efficiency of 0.5 (an unknown class: the FP8 / MXFP8 /
+// NVFP4 efficiency ratios are the ones Transformer Engine's GEMM profiling tutorial measured,
+// 0.95 / 0.92 / 0.58: H200 FP8 16.785 against BF16 31.968 ms per layer at twice the peak, B300
+// MXFP8 7.161 and NVFP4 3.764 against 13.102 ms at twice and six times the peak).
 
 double shape(double x) { return x / (x + 128); }
 

@@ -35,26 +35,13 @@ ModelConfig tinyLlama(int layers)
     return c;
 }
 
-// Round numbers: 1,000 TFLOP/s BF16, 2,000 FP8, 1 TB/s HBM (the cost model streams at 80 % of
-// it, docs/cost-model.md), 80 GB.
-DeviceSpec roundDevice()
-{
-    DeviceSpec d;
-    d.name = "round-gpu";
-    d.peakFlops = 1000e12;
-    d.peakFp8Flops = 2000e12;
-    d.memoryBytes = 80e9;
-    d.memoryBandwidth = 1e12;
-    d.matmulEfficiency = 0.5;
-    return d;
-}
-
 struct StageNumbers {
     double stash = 0, recompute = 0;
 };
 
-// One stage, tp 1, selective recomputation with `modules`, the serial framework (no
-// fragmentation on the stash, one pass per element-wise kernel).
+// One stage on roundDevice() (1 TB/s HBM, which the cost model streams at 80 %), tp 1,
+// selective recomputation with `modules`, the serial framework (no fragmentation on the
+// stash, one pass per element-wise kernel).
 StageNumbers selective(const ModelProfile &model, RecomputeModules modules, const Precision &precision = {})
 {
     const Topology topo = Topology::uniform("one", roundDevice(), {{"node", 1, linkOf(100e9, 1e-6)}});
