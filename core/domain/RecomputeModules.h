@@ -24,6 +24,10 @@ struct ModelProfile;
 
 enum class RecomputeModule : unsigned { CoreAttn = 1u, LayerNorm = 2u, MoeAct = 4u, MlaUpProj = 8u };
 
+// Every module, in Megatron-Core's order.
+inline constexpr RecomputeModule kRecomputeModules[] = {RecomputeModule::CoreAttn, RecomputeModule::MoeAct,
+                                                        RecomputeModule::LayerNorm, RecomputeModule::MlaUpProj};
+
 struct RecomputeModules {
     unsigned mask = static_cast<unsigned>(RecomputeModule::CoreAttn);  // Megatron-Core's default
 

@@ -93,6 +93,32 @@ private slots:
         QVERIFY(searchOptionsFrom(doc.search(), *profile).cost.fp8Attention);
     }
 
+    void recomputeModulesAreAWorkspaceSetting()
+    {
+        // search.recompute_modules: shown as loaded, edited by its boxes, saved only when it is
+        // not core_attn alone, and what the planner prices.
+        WorkspaceDocument doc;
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"recompute_modules", Json::array({"layernorm"})}})));
+        SearchPanel panel(&doc);
+        auto *core = panel.findChild<QCheckBox *>(QStringLiteral("recomputeCoreAttn"));
+        auto *norms = panel.findChild<QCheckBox *>(QStringLiteral("recomputeLayerNorm"));
+        QVERIFY(core && norms);
+        QVERIFY(!core->isChecked());
+        QVERIFY(norms->isChecked());
+        core->click();  // the panel is not shown: click() as a user's click delivers it
+        QVERIFY(doc.search().recomputeModules.has(RecomputeModule::CoreAttn));
+        QVERIFY(doc.search().recomputeModules.has(RecomputeModule::LayerNorm));
+        QCOMPARE(workspaceToJson(doc.workspace()).at("search").at("recompute_modules"),
+                 Json::array({"core_attn", "layernorm"}));
+        norms->click();  // back to the default: the key is left out
+        QVERIFY(doc.search().recomputeModules.isDefault());
+        QVERIFY(!workspaceToJson(doc.workspace()).at("search").contains("recompute_modules"));
+        const auto profile = doc.model().profile("quickstart");
+        QVERIFY(profile.ok());
+        norms->click();
+        QVERIFY(searchOptionsFrom(doc.search(), *profile).cost.recomputeModules.has(RecomputeModule::LayerNorm));
+    }
+
     void headroomFinerThanTheBoxIsKept()
     {
         // 0.95555 shows as 95.6 % (one decimal); an edit elsewhere must not write 0.956 back.

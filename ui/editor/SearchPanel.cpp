@@ -169,6 +169,26 @@ QWidget *SearchPanel::createStrategies()
     const int row = static_cast<int>(boxes.size() + 1) / 2;
     grid->addWidget(new QLabel(tr("Recompute modes:")), row, 0, 1, 2);
     grid->addLayout(modes, row + 1, 0, 1, 2);
+    // What selective recomputation reruns (Megatron-Core's --recompute-modules; docs/cost-model.md,
+    // "Recomputation by module"), two a line like the strategies above.
+    m_rmCoreAttn = new QCheckBox(tr("core attention"));
+    m_rmLayerNorm = new QCheckBox(tr("norms"));
+    m_rmMoeAct = new QCheckBox(tr("expert activation"));
+    m_rmMlaUp = new QCheckBox(tr("MLA up-projections"));
+    m_rmCoreAttn->setObjectName(QStringLiteral("recomputeCoreAttn"));
+    m_rmLayerNorm->setObjectName(QStringLiteral("recomputeLayerNorm"));
+    m_rmMoeAct->setObjectName(QStringLiteral("recomputeMoeAct"));
+    m_rmMlaUp->setObjectName(QStringLiteral("recomputeMlaUp"));
+    m_rmCoreAttn->setToolTip(tr("core_attn: rerun the core attention, drop what it saves inside (the default)"));
+    m_rmLayerNorm->setToolTip(tr("layernorm: drop the input and pre-MLP norms' outputs, rerun the norms"));
+    m_rmMoeAct->setToolTip(tr("moe_act: drop the routed experts' activation outputs, rerun the activation "
+                              "(MoE models)"));
+    m_rmMlaUp->setToolTip(tr("mla_up_proj: drop multi-latent attention's Q, K and V, rerun the up projections "
+                             "(MLA models)"));
+    grid->addWidget(new QLabel(tr("Selective reruns:")), row + 2, 0, 1, 2);
+    const QList<QCheckBox *> modules{m_rmCoreAttn, m_rmLayerNorm, m_rmMoeAct, m_rmMlaUp};
+    for (int i = 0; i < modules.size(); ++i)
+        grid->addWidget(modules[i], row + 3 + i / 2, i % 2);
     return strategies;
 }
 
@@ -331,7 +351,8 @@ void SearchPanel::connectEdits()
 {
     const QList<QCheckBox *> boxes{m_tpOn, m_ppOn, m_dpOn, m_epOn, m_spOn, m_cpOn, m_zeroOn, m_recomputeOn};
     for (QCheckBox *b : boxes + QList<QCheckBox *>{m_rcNone, m_rcSelective, m_rcFull, m_1f1b, m_gpipe, m_interleaved,
-                                                    m_outside, m_inside})
+                                                    m_outside, m_inside, m_rmCoreAttn, m_rmLayerNorm, m_rmMoeAct,
+                                                    m_rmMlaUp})
         connect(b, &QCheckBox::toggled, this, &SearchPanel::commit);
     for (QLineEdit *e : {m_microBatches, m_tp, m_ep, m_etp, m_cp, m_virtual, m_precisions})
         connect(e, &QLineEdit::editingFinished, this, &SearchPanel::commit);
@@ -397,6 +418,17 @@ QCheckBox *SearchPanel::recomputeModeBox(Recompute r) const
     return nullptr;
 }
 
+QCheckBox *SearchPanel::recomputeModuleBox(RecomputeModule m) const
+{
+    switch (m) {
+    case RecomputeModule::CoreAttn: return m_rmCoreAttn;
+    case RecomputeModule::LayerNorm: return m_rmLayerNorm;
+    case RecomputeModule::MoeAct: return m_rmMoeAct;
+    case RecomputeModule::MlaUpProj: return m_rmMlaUp;
+    }
+    return m_rmCoreAttn;
+}
+
 QCheckBox *SearchPanel::scheduleBox(Schedule s) const
 {
     switch (s) {
@@ -436,6 +468,11 @@ void SearchPanel::refreshStrategies(const SearchSettings &s)
     for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
         QCheckBox *b = recomputeModeBox(r);
         b->setChecked(std::find(s.recomputeModes.begin(), s.recomputeModes.end(), r) != s.recomputeModes.end());
+        b->setEnabled(s.allowRecompute);
+    }
+    for (RecomputeModule m : kRecomputeModules) {
+        QCheckBox *b = recomputeModuleBox(m);
+        b->setChecked(s.recomputeModules.has(m));
         b->setEnabled(s.allowRecompute);
     }
 }
@@ -552,6 +589,10 @@ bool SearchPanel::readStrategies(SearchSettings &s, QString *what, QString *why)
         *what = tr("Recompute modes");
         return false;
     }
+    s.recomputeModules.mask = 0;
+    for (RecomputeModule m : kRecomputeModules)
+        if (recomputeModuleBox(m)->isChecked())
+            s.recomputeModules.mask |= static_cast<unsigned>(m);
     return true;
 }
 

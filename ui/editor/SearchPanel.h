@@ -1,6 +1,7 @@
 #pragma once
 // The search dock: planner choice, strategies on/off (tp, pp, dp, ep, sp, cp, ZeRO,
-// recompute) with the recompute modes (none / selective / full), candidate widths,
+// recompute) with the recompute modes (none / selective / full) and what selective reruns
+// (search.recompute_modules), candidate widths,
 // micro-batch candidates, schedules with the interleaving depths, replica layouts, max
 // stages and memory headroom, the precisions searched with the FP8 recipe, and the Run /
 // Cancel / Live buttons (the window's actions).
@@ -48,6 +49,8 @@ public:
     QLineEdit *cpEdit() const { return m_cp; }
     QCheckBox *scheduleBox(Schedule s) const;
     QCheckBox *recomputeModeBox(Recompute r) const;
+    // What a selective stage reruns (search.recompute_modules, Megatron-Core's modules).
+    QCheckBox *recomputeModuleBox(RecomputeModule m) const;
     QLineEdit *virtualStagesEdit() const { return m_virtual; }  // interleaving depths, "2, 3, 4"
     QSpinBox *maxStagesSpin() const { return m_maxStages; }
     QDoubleSpinBox *headroomSpin() const { return m_headroom; }
@@ -102,6 +105,7 @@ private:
     QCheckBox *m_tpOn, *m_ppOn, *m_dpOn, *m_epOn, *m_spOn, *m_cpOn, *m_zeroOn, *m_recomputeOn;
     QLineEdit *m_microBatches, *m_tp, *m_ep, *m_etp, *m_cp;
     QCheckBox *m_rcNone, *m_rcSelective, *m_rcFull;
+    QCheckBox *m_rmCoreAttn, *m_rmLayerNorm, *m_rmMoeAct, *m_rmMlaUp;  // search.recompute_modules
     QCheckBox *m_1f1b, *m_gpipe, *m_interleaved, *m_outside, *m_inside;
     QLineEdit *m_virtual;
     QComboBox *m_units;
