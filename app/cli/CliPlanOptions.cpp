@@ -321,14 +321,21 @@ std::optional<Calibration> calibrationOption(const CliArgs &args, std::optional<
     return std::move(cal).value();
 }
 
+// The recompute modules (--recompute-modules, or the workspace's) apply to `model`, as
+// Megatron-Core checks them; exit 2 with the reason otherwise.
+static void requireRecomputeModulesFit(const CostOptions &o, const ModelProfile &model)
+{
+    if (const std::string why = recomputeModulesProblem(o.recomputeModules, model); !why.empty())
+        throw UsageError{"recompute modules (--recompute-modules): " + why};
+}
+
 CostOptions costOptionsFor(const CliArgs &args, const PlanInputs &in)
 {
     const CostOptions base = in.search ? settingsCostOptions(*in.search) : CostOptions{};
     CostOptions o = calibratedOptions(costOptionsFrom(args, base), in.calibration, in.topology);
     if (args.flag("match-artifact"))
         o = artifactCostOptions(o, in.model);
-    if (const std::string why = recomputeModulesProblem(o.recomputeModules, in.model); !why.empty())
-        throw UsageError{"recompute modules (--recompute-modules): " + why};
+    requireRecomputeModulesFit(o, in.model);
     return o;
 }
 
@@ -705,8 +712,7 @@ SearchJob loadSearchJob(const CliArgs &args)
         job.settings = artifactSearchSettings(std::move(job.settings), job.model);
     job.options = searchOptionsFrom(job.settings, job.model);
     job.options.cost = costOptionsFrom(args, job.options.cost);  // the settings' headroom and framework, flags on top
-    if (const std::string why = recomputeModulesProblem(job.options.cost.recomputeModules, job.model); !why.empty())
-        throw UsageError{"recompute modules (--recompute-modules): " + why};
+    requireRecomputeModulesFit(job.options.cost, job.model);
     {
         auto precisions = searchPrecisionsFor(job.settings, job.topology, job.options.cost.framework);
         if (!precisions)

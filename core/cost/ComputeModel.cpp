@@ -219,6 +219,8 @@ LayerTimes layerTimes(const LayerProfile &l, int seq, double b, const StageConfi
                              (r.elementwisePasses * l.elementwiseTpBytes + eagerTp) / tp * b / cp;
         t.forward += bytes / r.hbm;
         t.backward += 2 * bytes / r.hbm;
+        t.norms = r.elementwisePasses * l.normSpBytes / (w.sp ? tp : 1) * b / cp / r.hbm;
+        t.expertActivation = r.elementwisePasses * l.expertActivationTpBytes / tp * b / cp / r.hbm;
     }
     return t;
 }

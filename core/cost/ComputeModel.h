@@ -69,6 +69,9 @@ struct LayerTimes {
     double gemm = 0;                   // forward GEMM seconds (what TP overlap hides behind)
     double sharedExpert = 0;           // the forward's shared-expert GEMMs (part of gemm)
     double mlaUp = 0;                  // the forward's MLA up projections (part of gemm)
+    // The forward's block norms and routed experts' activation (part of the element-wise
+    // time): what recomputing the layernorm / moe_act modules reruns (RecomputeModules.h).
+    double norms = 0, expertActivation = 0;
 };
 // Needs layer.gemms or attentionFlops (hasShapes()); otherwise use the FLOP form.
 // `expertLoad`: the routed tokens of the most loaded expert rank over the mean

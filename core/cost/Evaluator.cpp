@@ -289,7 +289,9 @@ void StageLayerFold::timeLayer(const LayerProfile &l, const LayerRole &r)
                           m_timed->attentionFlops == l.attentionFlops &&
                           m_timed->elementwiseSpBytes == l.elementwiseSpBytes &&
                           m_timed->elementwiseTpBytes == l.elementwiseTpBytes &&
-                          m_timed->rmsNormSpBytes == l.rmsNormSpBytes && m_timed->rotaryTpBytes == l.rotaryTpBytes;
+                          m_timed->rmsNormSpBytes == l.rmsNormSpBytes && m_timed->rotaryTpBytes == l.rotaryTpBytes &&
+                          m_timed->normSpBytes == l.normSpBytes &&
+                          m_timed->expertActivationTpBytes == l.expertActivationTpBytes;
         if (!same)
             m_times = layerTimes(l, m_ctx.seqLength, m_b, m_stage, rates, m_ctx.options.elementwiseTraffic, m_moeLoad);
         m_timed = &l;
@@ -331,24 +333,15 @@ void StageLayerFold::addTimes(StageLayerSums &s, const LayerProfile &l, const La
         s.recompute += l.opRecomputeGemmShare * times.gemm +
                        std::max(times.forward - times.gemm - times.attention, 0.0);
     else if (r.selective)
-        s.recompute += selectiveRecompute(l, times);
+        s.recompute += selectiveRecompute(times);
 }
 
-double StageLayerFold::selectiveRecompute(const LayerProfile &l, const LayerTimes &times) const
+double StageLayerFold::selectiveRecompute(const LayerTimes &times) const
 {
     using M = RecomputeModule;
-    // The norms and the experts' activation: memory-bound passes, timed as layerTimes()
-    // times the element-wise kernels; the MLA up projections: their GEMMs' forward.
-    const ComputeRates &rates = m_rates;
-    const bool traffic = m_ctx.options.elementwiseTraffic;
-    const double norms = traffic && m_modules.has(M::LayerNorm)
-                             ? rates.elementwisePasses * l.normSpBytes / m_spDiv * m_b / m_cp / rates.hbm
-                             : 0.0;
-    const double activation = traffic && m_modules.has(M::MoeAct)
-                                  ? rates.elementwisePasses * l.expertActivationTpBytes / m_tp * m_b / m_cp / rates.hbm
-                                  : 0.0;
-    return (m_modules.has(M::CoreAttn) ? times.attention : 0.0) + norms + activation +
-           (m_modules.has(M::MlaUpProj) ? times.mlaUp : 0.0);
+    // Each module's forward work, as layerTimes() timed it.
+    return (m_modules.has(M::CoreAttn) ? times.attention : 0.0) + (m_modules.has(M::LayerNorm) ? times.norms : 0.0) +
+           (m_modules.has(M::MoeAct) ? times.expertActivation : 0.0) + (m_modules.has(M::MlaUpProj) ? times.mlaUp : 0.0);
 }
 
 double StageLayerFold::selectiveDropped(const LayerProfile &l) const

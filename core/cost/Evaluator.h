@@ -297,7 +297,7 @@ private:
     void addMemory(StageLayerSums &s, const LayerProfile &l, int layer, const LayerRole &r) const;
     // Selective recomputation by module (CostOptions::recomputeModules): the forward seconds
     // a micro-batch reruns, and the bytes per micro-batch the modules discard.
-    double selectiveRecompute(const LayerProfile &l, const LayerTimes &times) const;
+    double selectiveRecompute(const LayerTimes &times) const;
     double selectiveDropped(const LayerProfile &l) const;
 
     const ModelProfile &m_model;

@@ -30,11 +30,11 @@ std::vector<std::string> recomputeModuleNames(RecomputeModules modules)
     return out;
 }
 
-std::string recomputeModulesText(RecomputeModules modules)
+std::string recomputeModulesText(RecomputeModules modules, const std::string &separator)
 {
     std::string out;
     for (const std::string &name : recomputeModuleNames(modules))
-        out += (out.empty() ? "" : ",") + name;
+        out += (out.empty() ? "" : separator) + name;
     return out;
 }
 

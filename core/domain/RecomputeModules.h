@@ -38,8 +38,8 @@ struct RecomputeModules {
 
 // Megatron-Core's names, in its order: "core_attn", "moe_act", "layernorm", "mla_up_proj".
 std::vector<std::string> recomputeModuleNames(RecomputeModules modules);
-// "core_attn,layernorm" (the names joined by commas; "" for none).
-std::string recomputeModulesText(RecomputeModules modules);
+// "core_attn,layernorm": the names joined by `separator` ("" for none).
+std::string recomputeModulesText(RecomputeModules modules, const std::string &separator = ",");
 // From a list of names (commas or spaces between them; an empty list means none). A name
 // Megatron-Core has but the model does not (mlp, moe, shared_experts) or an unknown name:
 // nullopt, with the reason in `error`.

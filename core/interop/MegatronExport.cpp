@@ -149,12 +149,8 @@ std::string trainingArgs(const LaunchContext &c)
         flag(train, "--recompute-granularity", "selective");
         // What it reruns where the plan was priced with other modules than Megatron's
         // default core_attn (CostOptions::recomputeModules; names as Megatron spells them).
-        if (!c.request.cost.recomputeModules.isDefault()) {
-            std::string names;
-            for (const std::string &m : recomputeModuleNames(c.request.cost.recomputeModules))
-                names += (names.empty() ? "" : " ") + m;
-            flag(train, "--recompute-modules", names);
-        }
+        if (!c.request.cost.recomputeModules.isDefault())
+            flag(train, "--recompute-modules", recomputeModulesText(c.request.cost.recomputeModules, " "));
     }
     for (const std::string &f : megatronPrecisionFlags(p, c.profile.gathersLowPrecision(p.precision)))
         flag(train, f);
