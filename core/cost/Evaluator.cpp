@@ -604,21 +604,39 @@ void addDataParallel(StageCost &c, const StagePlan &st, const StageGeometry &g, 
     // DeepSpeed's BF16_Optimizer all-reduces its whole fp32 gradient buffer even at ZeRO-1
     // (FrameworkProfile::bf16Optimizer); the distributed optimizer reduce-scatters.
     const double zero1Sync = usesBf16Optimizer(fw, opt, st) ? allReduceGrads : reduceScatterGrads;
+    // What queueInterleavedSyncs() re-times on an interleaved plan.
+    c.syncContention = kappa;
+    auto queuedGrads = [&](double t) {
+        if (!overlapGrads)
+            return;
+        c.gradSyncSerial = t;
+        c.gradSyncWindow = backWindow;
+    };
+    auto queuedGather = [&](double t) {
+        if (!fw.paramGatherOverlap)
+            return;
+        c.paramGatherSerial = t;
+        c.paramGatherWindow = c.forward;
+    };
     switch (std::clamp(st.zero, 0, 3)) {
     case 0:
         c.dpSync = gradSync(allReduceGrads);
         c.dpSyncAfterFlush = exposed * allReduceGrads;
+        queuedGrads(allReduceGrads);
         break;
     case 1:
         c.dpSync = gradSync(zero1Sync);
         c.dpSyncAfterFlush = exposed * zero1Sync;
         c.zeroGather = paramGather(gatherWeights);
+        queuedGrads(zero1Sync);
+        queuedGather(gatherWeights);
         break;
     case 2:
         // Gradients are kept sharded, so they are reduce-scattered after every micro-batch,
         // bucketed behind that micro-batch's backward.
         c.zeroComm = overlapped(reduceScatterGrads, hide * backWindow, kappa);
         c.zeroGather = paramGather(gatherWeights);
+        queuedGather(gatherWeights);
         break;
     case 3: {
         // Parameters are gathered (prefetched) before the forward and again before the
@@ -806,8 +824,10 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     // --- gradient reduction of a pipelined plan -------------------------------------------
     const int pipelineOverlap = ctx.options.pipelineGradOverlap;
     const bool overlapWhenPipelined = pipelineOverlap < 0 ? fw.pipelineGradReduceOverlap : pipelineOverlap > 0;
-    if (ctx.numStages > 1 && !overlapWhenPipelined)
+    if (ctx.numStages > 1 && !overlapWhenPipelined) {
         c.dpSync = c.dpSyncAfterFlush;
+        c.gradSyncSerial = 0;  // after the flush: nothing to queue behind the backward
+    }
     c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
     const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
     // Only when calibrated: 0 x an infinite time would be NaN, not the infinity it must stay.
@@ -845,6 +865,76 @@ StageCost stageCost(const StageContext &ctx, const StageGeometry &g)
 StageCost stageCost(const StageContext &ctx)
 {
     return stageCost(ctx, stageGeometry(*ctx.topology, *ctx.stage, ctx.dp, ctx.options));
+}
+
+namespace {
+
+// One device's chunks (stage ids d, d + depth, ...) through queueInterleavedSyncs()'s two
+// queues; `group` micro-batches of each chunk in the schedule's last (and first) group.
+void queueDeviceSyncs(std::vector<StageCost> &stages, size_t d, size_t depth, double group)
+{
+    std::vector<StageCost *> chunk;
+    for (size_t s = d; s < stages.size(); s += depth)
+        chunk.push_back(&stages[s]);
+    // Gradients, t = 0 at the device's last backward; chunk 0 is the last to finish.
+    bool grads = false;
+    for (const StageCost *c : chunk)
+        grads = grads || c->gradSyncSerial > 0;
+    if (grads) {
+        std::vector<double> launch;
+        double t = 0;
+        for (const StageCost *c : chunk) {
+            launch.push_back(t);
+            t -= group * c->gradSyncWindow;
+        }
+        double busyUntil = -std::numeric_limits<double>::infinity();
+        for (size_t k = chunk.size(); k-- > 0;) {
+            StageCost &c = *chunk[k];
+            if (c.gradSyncSerial <= 0)
+                continue;
+            const double start = std::max(launch[k], busyUntil);
+            busyUntil = start + c.gradSyncSerial;
+            const double exposed = std::max(0.0, busyUntil) - std::max(0.0, start);
+            c.dpSync = exposed + c.syncContention * (c.gradSyncSerial - exposed);
+        }
+    }
+    // Parameters, t = 0 at the iteration's start. A chunk's first forward takes its gathered
+    // buckets as they arrive (the forward pre-hooks wait bucket by bucket), so it ends no
+    // earlier than the gather; the wait is exposed.
+    bool gathers = false;
+    for (const StageCost *c : chunk)
+        gathers = gathers || c->paramGatherSerial > 0;
+    if (gathers) {
+        double busyUntil = 0, compute = 0, previousStart = 0;
+        for (size_t k = 0; k < chunk.size(); ++k) {
+            StageCost &c = *chunk[k];
+            const double start = std::max(k <= 1 ? 0.0 : previousStart, busyUntil);
+            busyUntil = start + c.paramGatherSerial;
+            const double firstDone = std::max(compute + c.paramGatherWindow, busyUntil);
+            const double stall = firstDone - (compute + c.paramGatherWindow);
+            if (c.paramGatherSerial > 0)
+                c.zeroGather = stall + c.syncContention * (c.paramGatherSerial - stall);
+            previousStart = compute;
+            compute = firstDone + (group - 1) * c.paramGatherWindow;
+        }
+    }
+    for (StageCost *c : chunk)
+        if (grads || gathers)
+            c->iterationExtra = c->dpSync + c->zeroGather + c->optimizer;
+}
+
+} // namespace
+
+void queueInterleavedSyncs(std::vector<StageCost> &stages, const Plan &plan)
+{
+    if (plan.schedule != Schedule::Interleaved || plan.virtualStages <= 1 || stages.empty())
+        return;
+    const size_t depth = static_cast<size_t>(std::max(plan.pipelineDepth(), 1));
+    // The schedule runs the micro-batches in groups of the pipeline depth (Megatron-Core's
+    // microbatch_group_size_per_vp_stage default).
+    const double group = std::min<double>(double(depth), std::max(plan.numMicroBatches(), 1));
+    for (size_t d = 0; d < depth && d < stages.size(); ++d)
+        queueDeviceSyncs(stages, d, depth, group);
 }
 
 double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)
@@ -914,6 +1004,7 @@ std::vector<StageCost> stageCosts(const Plan &plan, const Topology &topo, const 
     std::vector<StageCost> costs;
     for (const StageContext &ctx : stageContexts(plan, topo, model, options))
         costs.push_back(stageCost(ctx));
+    queueInterleavedSyncs(costs, plan);
     return costs;
 }
 

@@ -23,7 +23,9 @@
 //  * A boundary's link is that of the worst (highest-level, then slowest) pair of devices
 //    across it: see boundaryLink().
 //  * iterationTime() combines per-stage costs with the schedule's closed form; for 1F1B
-//    and GPipe: T = (m + S - 1) * max_s perMicroBatch_s + max_s iterationExtra_s.
+//    and GPipe: T = (m + S - 1) * max_s perMicroBatch_s + max_s iterationExtra_s. An
+//    interleaved plan's chunks first go through queueInterleavedSyncs(), which reads
+//    only the chunks of each device (the plan-wide step of its decomposition).
 #include "Collectives.h"
 #include "ComputeModel.h"
 #include "FrameworkProfile.h"
@@ -189,6 +191,16 @@ struct StageCost {
     double zeroGather = 0;        // ZeRO-1/2 parameter all-gather after the optimizer step
     double optimizer = 0;
     double iterationExtra = 0;    // dpSync + optimizer (+ ZeRO gathers that cannot overlap)
+    // What queueInterleavedSyncs() re-times on an interleaved plan (seconds, before any
+    // overlap; 0 where the framework does not overlap them). The gradient reduction of a
+    // framework that launches it per bucket behind the backward (gradReduceOverlap, ZeRO
+    // 0/1) and the backward (and recompute) of one micro-batch it hides behind; the
+    // distributed optimizer's parameter all-gather behind the next forward
+    // (paramGatherOverlap, ZeRO 1/2) and the forward of one micro-batch; the profile's
+    // contention. dpSync and zeroGather are what stays exposed behind this stage's own window.
+    double gradSyncSerial = 0, gradSyncWindow = 0;
+    double paramGatherSerial = 0, paramGatherWindow = 0;
+    double syncContention = 0;
     // Bytes per device (the worst device of the stage).
     double weights = 0, gradients = 0, optimizerState = 0, activations = 0, stash = 0,
            overhead = 0;
@@ -386,6 +398,25 @@ double replicaDenseParams(const LayerProfile &l);
 // of replica r on `b` (and the reverse mapping when b is wider).
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b);
 double iterationTime(const std::vector<StageCost> &stages, const Plan &plan);
+// Interleaved 1F1B with the data-parallel collectives overlapped (Megatron-Core's
+// forward_backward_pipelining_with_interleaving, megatron/core/pipeline_parallel/
+// schedules.py, with the training loop's grad_sync_func / param_sync_func under
+// align_grad_reduce / align_param_gather, their defaults): a device runs its v chunks' last
+// group of S = min(pipeline depth, micro-batches) micro-batches chunk by chunk, and the
+// chunks' collectives queue on the one data-parallel communicator.
+//  * Gradients: the backward takes the chunks in reverse, so chunk v-1 finishes first and
+//    chunk 0 last; each chunk's reduction launches after its last backward. With t = 0 at
+//    the device's last backward, chunk c launches at -S * sum_{j<c} gradSyncWindow_j, starts
+//    when the one before it ends, and what of it runs after t = 0 is exposed.
+//  * Parameters: chunks 0 and 1 gather at the iteration's start, chunk c >= 2 when chunk c-1
+//    starts its forwards; a chunk's first forward ends no earlier than its gather (it takes
+//    the buckets as they arrive), and every wait is exposed.
+// The rest is hidden, slowing the compute by syncContention per second hidden. Rewrites
+// dpSync and zeroGather (exposed + contention x hidden, per chunk) and iterationExtra of the
+// chunks that carry a serial time, so that a device's extras add up to its queues. A no-op
+// for other schedules. stageCosts() (evaluate(), the simulator) and the interleaved search
+// apply it before iterationTime().
+void queueInterleavedSyncs(std::vector<StageCost> &stages, const Plan &plan);
 
 // The per-stage contexts evaluate() uses (boundary links filled in). The plan must be
 // well formed (planErrors() empty); the contexts point into plan, topo and model.

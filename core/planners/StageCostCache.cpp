@@ -475,6 +475,7 @@ double StageCostCache::interleavedTime(const InterleavedChoice &c, const std::ve
         *fits = true;
     if (pp > 1 && !positionTimeBelow(p, 0, cutoff))
         return kInf;
+    queueInterleavedSyncs(m_costs, m_ilPlan);
     return iterationTime(m_costs, m_ilPlan);
 }
 

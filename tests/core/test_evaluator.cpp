@@ -497,6 +497,96 @@ TEST(Evaluator, iterationTimeClosedForms)
     ASSERT_TRUE(close(iterationTime(c, plan), 8.5 * 2.5 + 0.7));
 }
 
+TEST(Evaluator, interleavedGradSyncQueues)
+{
+    // queueInterleavedSyncs(), gradients by hand: 2 devices x 2 chunks, m = 8, so the last group
+    // holds S = 2 micro-batches of each chunk. Device 0 = stages 0 (chunk 0) and 2 (chunk 1).
+    Plan plan;
+    plan.globalBatch = 8;
+    plan.microBatch = 1;
+    plan.dp = 1;
+    plan.stages.resize(4);
+    plan.schedule = Schedule::Interleaved;
+    plan.virtualStages = 2;
+    std::vector<StageCost> c(4);
+    const double serial[4] = {0.3, 0.05, 0.5, 0.05};
+    const double window[4] = {0.2, 0.2, 0.1, 0.1};
+    for (int i = 0; i < 4; ++i) {
+        c[i].perMicroBatch = 1.0;
+        c[i].optimizer = 0.01;
+        c[i].gradSyncSerial = serial[i];
+        c[i].gradSyncWindow = window[i];
+        c[i].syncContention = 0.1;
+        c[i].dpSync = 9;  // the per-stage value, replaced
+        c[i].iterationExtra = 9;
+    }
+    std::vector<StageCost> q = c;
+    queueInterleavedSyncs(q, plan);
+    // Device 0: chunk 1 launches at -S x window(chunk 0) = -0.4 and runs 0.5 s, to 0.1: 0.1 s
+    // exposed, 0.4 s hidden (+ 0.1 x 0.4). Chunk 0 launches at 0, waits for it, runs 0.1 ->
+    // 0.4: 0.3 s exposed.
+    ASSERT_TRUE(close(q[2].dpSync, 0.1 + 0.1 * 0.4));
+    ASSERT_TRUE(close(q[0].dpSync, 0.3));
+    ASSERT_TRUE(close(q[0].iterationExtra, 0.3 + 0.01));
+    // Device 1: chunk 1 runs -0.4 -> -0.35, hidden; chunk 0 runs 0 -> 0.05, exposed.
+    ASSERT_TRUE(close(q[3].dpSync, 0.1 * 0.05));
+    ASSERT_TRUE(close(q[1].dpSync, 0.05));
+    // T = (8 + 1/2) x 2.0 + device 0's extras (0.14 + 0.3 + 2 x 0.01).
+    ASSERT_TRUE(close(iterationTime(q, plan), 8.5 * 2.0 + 0.14 + 0.3 + 0.02));
+    // Each chunk behind its own backward alone would have left 0.41 + 0.12 exposed on device 0.
+    // A stage without a queued reduction keeps its own dpSync; 1F1B plans are left alone.
+    c[1].gradSyncSerial = 0;
+    c[3].gradSyncSerial = 0;
+    q = c;
+    queueInterleavedSyncs(q, plan);
+    ASSERT_EQ(q[1].dpSync, 9.0);
+    ASSERT_EQ(q[3].iterationExtra, 9.0);
+    plan.schedule = Schedule::OneFOneB;
+    plan.virtualStages = 1;
+    q = c;
+    queueInterleavedSyncs(q, plan);
+    ASSERT_EQ(q[0].dpSync, 9.0);
+    ASSERT_EQ(q[2].dpSync, 9.0);
+}
+
+TEST(Evaluator, interleavedParamGathersQueue)
+{
+    // queueInterleavedSyncs(), parameters by hand: 2 devices x 3 chunks, m = 8 (S = 2).
+    // Device 0 = stages 0, 2, 4; device 1 gathers nothing.
+    Plan plan;
+    plan.globalBatch = 8;
+    plan.microBatch = 1;
+    plan.dp = 1;
+    plan.stages.resize(6);
+    plan.schedule = Schedule::Interleaved;
+    plan.virtualStages = 3;
+    std::vector<StageCost> c(6);
+    for (StageCost &x : c) {
+        x.perMicroBatch = 1.0;
+        x.syncContention = 0.1;
+        x.zeroGather = 7;
+        x.iterationExtra = 9;
+    }
+    const double gather[3] = {0.3, 0.5, 0.2}, forward[3] = {0.1, 0.05, 0.1};
+    for (int k = 0; k < 3; ++k) {
+        c[2 * k].paramGatherSerial = gather[k];
+        c[2 * k].paramGatherWindow = forward[k];
+    }
+    queueInterleavedSyncs(c, plan);
+    // Chunk 0 gathers 0 -> 0.3; its first forward (0.1 s) ends at 0.3: 0.2 s waited, 0.1 hid.
+    // Its second forward runs 0.3 -> 0.4.
+    ASSERT_TRUE(close(c[0].zeroGather, 0.2 + 0.1 * 0.1));
+    // Chunk 1 (launched at 0 with chunk 0) gathers 0.3 -> 0.8; its first forward starts at
+    // 0.4 and ends at 0.8 instead of 0.45: 0.35 s waited. Its second forward ends at 0.85.
+    ASSERT_TRUE(close(c[2].zeroGather, 0.35 + 0.1 * 0.15));
+    // Chunk 2 launches when chunk 1 starts (0.4), queues to 0.8, gathers to 1.0; its first
+    // forward starts at 0.85 and ends at 1.0 instead of 0.95: 0.05 s waited.
+    ASSERT_TRUE(close(c[4].zeroGather, 0.05 + 0.1 * 0.15));
+    ASSERT_TRUE(close(c[4].iterationExtra, c[4].zeroGather));
+    ASSERT_EQ(c[1].zeroGather, 7.0);
+    ASSERT_EQ(c[1].iterationExtra, 9.0);
+}
+
 TEST(Evaluator, stashFollowsSchedule)
 {
     const Topology topo = tinyCluster();
