@@ -497,17 +497,29 @@ TEST(Evaluator, iterationTimeClosedForms)
     ASSERT_TRUE(close(iterationTime(c, plan), 8.5 * 2.5 + 0.7));
 }
 
-TEST(Evaluator, interleavedGradSyncQueues)
+namespace {
+
+// A plan skeleton of `depth` x `chunks` interleaved stages and 8 micro-batches of 1 (dp 1):
+// what queueInterleavedSyncs() and iterationTime() read of a plan.
+Plan interleavedPlanOf(int depth, int chunks)
 {
-    // queueInterleavedSyncs(), gradients by hand: 2 devices x 2 chunks, m = 8, so the last group
-    // holds S = 2 micro-batches of each chunk. Device 0 = stages 0 (chunk 0) and 2 (chunk 1).
     Plan plan;
     plan.globalBatch = 8;
     plan.microBatch = 1;
     plan.dp = 1;
-    plan.stages.resize(4);
+    plan.stages.resize(static_cast<size_t>(depth * chunks));
     plan.schedule = Schedule::Interleaved;
-    plan.virtualStages = 2;
+    plan.virtualStages = chunks;
+    return plan;
+}
+
+} // namespace
+
+TEST(Evaluator, interleavedGradSyncQueues)
+{
+    // queueInterleavedSyncs(), gradients by hand: 2 devices x 2 chunks, m = 8, so the last group
+    // holds S = 2 micro-batches of each chunk. Device 0 = stages 0 (chunk 0) and 2 (chunk 1).
+    Plan plan = interleavedPlanOf(2, 2);
     std::vector<StageCost> c(4);
     const double serial[4] = {0.3, 0.05, 0.5, 0.05};
     const double window[4] = {0.2, 0.2, 0.1, 0.1};
@@ -553,13 +565,7 @@ TEST(Evaluator, interleavedParamGathersQueue)
 {
     // queueInterleavedSyncs(), parameters by hand: 2 devices x 3 chunks, m = 8 (S = 2).
     // Device 0 = stages 0, 2, 4; device 1 gathers nothing.
-    Plan plan;
-    plan.globalBatch = 8;
-    plan.microBatch = 1;
-    plan.dp = 1;
-    plan.stages.resize(6);
-    plan.schedule = Schedule::Interleaved;
-    plan.virtualStages = 3;
+    const Plan plan = interleavedPlanOf(2, 3);
     std::vector<StageCost> c(6);
     for (StageCost &x : c) {
         x.perMicroBatch = 1.0;
