@@ -118,6 +118,9 @@ const OptionRow kCommonOptions[] = {
                                          "after the flush (off) (default: the framework's; deepspeed: off)"},
     {"grad-reduce-overlap", "on|off", "gradient reduction per bucket behind the backward (on, as PyTorch DDP and "
                                        "--overlap-grad-reduce) or after it (off) (default: the framework and stack's)"},
+    {"grad-bucket-mb", "N", "MiB per call of the data-parallel gradient reduction and parameter gather, each "
+                            "call paying the collective's latency: the run's bucket_cap_mb (NeMo, PyTorch DDP) or "
+                            "--ddp-bucket-size x gradient bytes (Megatron-Core) (default 50)"},
     {"optimizer-dtype", "fp32|bf16|bf16-moments", "Adam's master weights and moments: fp32 (12 B/param), bf16 (6 B/param, "
                                       "NeMo distributed_fused_adam with optim.dtype bf16) or bf16-moments (fp32 master "
                                       "weights, bf16 m and v: 8 B/param, Megatron-Core's precision-aware optimizer with "

@@ -23,7 +23,7 @@ std::set<std::string> planValueOptions()
 {
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
-            "dp-overlap", "pipeline-grad-overlap", "grad-reduce-overlap", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
+            "dp-overlap", "pipeline-grad-overlap", "grad-reduce-overlap", "grad-bucket-mb", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
             "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack",
             "recompute-modules"};
 }
@@ -154,6 +154,14 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
     o.dpOverlap = fraction(args, "dp-overlap", o.dpOverlap);
     o.pipelineGradOverlap = onOff(args, "pipeline-grad-overlap", o.pipelineGradOverlap);
     o.gradReduceOverlap = onOff(args, "grad-reduce-overlap", o.gradReduceOverlap);
+    if (args.has("grad-bucket-mb")) {
+        double mib = 0;
+        if (!args.numberValue("grad-bucket-mb", mib))
+            throw UsageError{"option --grad-bucket-mb expects a number of MiB, got '" + args.value("grad-bucket-mb") + "'"};
+        if (const auto problem = checkRange(mib, limits::gradBucketMiB, "option --grad-bucket-mb"))
+            throw UsageError{*problem};
+        o.gradientBucketBytes = mib * 1024 * 1024;
+    }
     if (args.has("optimizer-dtype")) {
         const std::string v = args.value("optimizer-dtype");
         if (v != "fp32" && v != "bf16" && v != "bf16-moments")

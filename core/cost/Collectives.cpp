@@ -488,12 +488,13 @@ void takeWorst(LinearCost &acc, const LinearCost &c)
 // larger cost, so a group as slow as an earlier one changes nothing).
 void takeDenseGradients(StageCollectives &out, const GroupShape &g)
 {
-    const CollectiveChoice ar = chooseAllReduce(g, kGradientBucketBytes);
-    const CollectiveChoice rs = chooseReduceScatter(g, kGradientBucketBytes);
-    const LinearCost arCost = bucketed(ar.cost), rsCost = bucketed(rs.cost);
-    if (arCost.at(kGradientBucketBytes) > out.denseAllReduce.at(kGradientBucketBytes))
+    const double bucket = out.gradientBucketBytes;
+    const CollectiveChoice ar = chooseAllReduce(g, bucket);
+    const CollectiveChoice rs = chooseReduceScatter(g, bucket);
+    const LinearCost arCost = bucketed(ar.cost, bucket), rsCost = bucketed(rs.cost, bucket);
+    if (arCost.at(bucket) > out.denseAllReduce.at(bucket))
         out.denseAllReduceAlgorithm = ar.algorithm;
-    if (rsCost.at(kGradientBucketBytes) > out.denseReduceScatter.at(kGradientBucketBytes))
+    if (rsCost.at(bucket) > out.denseReduceScatter.at(bucket))
         out.denseReduceScatterAlgorithm = rs.algorithm;
     takeWorst(out.denseAllReduce, arCost);
     takeWorst(out.denseReduceScatter, rsCost);
@@ -502,8 +503,9 @@ void takeDenseGradients(StageCollectives &out, const GroupShape &g)
 // An expert gradient group (shape g) into `out`.
 void takeExpertGradients(StageCollectives &out, const GroupShape &g)
 {
-    takeWorst(out.expertAllReduce, bucketed(chooseAllReduce(g, kGradientBucketBytes).cost));
-    takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(g, kGradientBucketBytes).cost));
+    const double bucket = out.gradientBucketBytes;
+    takeWorst(out.expertAllReduce, bucketed(chooseAllReduce(g, bucket).cost, bucket));
+    takeWorst(out.expertReduceScatter, bucketed(chooseReduceScatter(g, bucket).cost, bucket));
 }
 
 // The all-to-all cost of an expert-parallel group (shape g), recording g as out.epShape when
@@ -539,9 +541,10 @@ public:
             std::sort(m_stageIds.data(), m_stageIds.data() + m_stageIds.size());
     }
 
-    StageCollectives price()
+    StageCollectives price(double gradientBucketBytes)
     {
         StageCollectives out;
+        out.gradientBucketBytes = gradientBucketBytes;
         if (m_tp > 1)
             tensorGroups(out);
         if (m_cp > 1)
@@ -721,9 +724,9 @@ private:
 } // namespace
 
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
-                                  const StageConfig &config, int dpIn)
+                                  const StageConfig &config, int dpIn, double gradientBucketBytes)
 {
-    return StageGroups(topo, devices, config, dpIn).price();
+    return StageGroups(topo, devices, config, dpIn).price(gradientBucketBytes);
 }
 
 void deviceMatrixInto(const EvenRows &rows, std::vector<std::vector<int>> &d)
@@ -1052,7 +1055,7 @@ void evenGradientGroups(const Topology &topo, const std::vector<int> &blockSizes
 } // namespace
 
 StageCollectives evenStageCollectives(const Topology &topo, const std::vector<int> &blockSizes,
-                                      const EvenRows &rows, const StageConfig &config)
+                                      const EvenRows &rows, const StageConfig &config, double gradientBucketBytes)
 {
     // The families and their order as in stageCollectives(), which this must equal.
     EvenLayout e{};
@@ -1072,8 +1075,9 @@ StageCollectives evenStageCollectives(const Topology &topo, const std::vector<in
     e.inRow = e.width % e.grid == 0;
     if (!StageConfig::expertGridFits(e.tp, e.cp, e.dp, e.etp, e.ep) ||
         !(e.inRow || e.etp == e.width || (e.ep == 1 && e.etp == e.tp)))
-        return stageCollectives(topo, deviceMatrix(rows), config, e.dp);
+        return stageCollectives(topo, deviceMatrix(rows), config, e.dp, gradientBucketBytes);
     StageCollectives out;
+    out.gradientBucketBytes = gradientBucketBytes;
     EvenStage stage(topo, blockSizes, rows);
     evenTensorAndContextGroups(stage, e, blockSizes, out);
     out.domainLevel = std::max(topo.nvlinkDomainLevel(), 0);

@@ -123,7 +123,8 @@ CollectiveChoice chooseReduceScatter(const GroupShape &g, double messageBytes);
 // ceil(S / bucketBytes) calls), i.e. perByte + fixed / bucketBytes per byte.
 // kGradientBucketBytes: NeMo's distributed optimizer bucket (bucket_cap_mb 50, MiB, in the
 // NVIDIA DGX Cloud recipes' configs); Megatron-Core's own DDP default, 40M elements of
-// bf16, is of the same order.
+// bf16, is of the same order. The default of CostOptions::gradientBucketBytes (CLI
+// --grad-bucket-mb), which a run whose configuration says otherwise sets.
 constexpr double kGradientBucketBytes = 50.0 * 1024 * 1024;
 LinearCost bucketed(const LinearCost &perCall, double bucketBytes = kGradientBucketBytes);
 
@@ -162,7 +163,7 @@ inline double sendRecvTime(const LinkParams &link, double bytes, bool fullLoad =
 // choice's widths and dp: the evaluator computes them once per stage and a planner once per
 // placement.
 //   The dense* and expert* families use the cheapest algorithm per bucket call
-//   (chooseAllReduce / chooseReduceScatter at kGradientBucketBytes), bucketed().
+//   (chooseAllReduce / chooseReduceScatter at gradientBucketBytes), bucketed().
 struct StageCollectives {
     LinearCost tp, cp, ep, etp;
     // The all-to-all group with the largest per-byte cost, for the dispatchers that do more
@@ -174,9 +175,13 @@ struct StageCollectives {
     // The algorithm of the slowest dense group (reported; Ring when there is no sync).
     CollectiveAlgorithm denseAllReduceAlgorithm = CollectiveAlgorithm::Ring;
     CollectiveAlgorithm denseReduceScatterAlgorithm = CollectiveAlgorithm::Ring;
+    // The bucket the data-parallel families are chosen and charged per (an input: the
+    // gradientBucketBytes the two functions below were given).
+    double gradientBucketBytes = kGradientBucketBytes;
 };
 StageCollectives stageCollectives(const Topology &topo, const std::vector<std::vector<int>> &devices,
-                                  const StageConfig &config, int dp);
+                                  const StageConfig &config, int dp,
+                                  double gradientBucketBytes = kGradientBucketBytes);
 
 // A device matrix of evenly spaced rows: row r holds the ids [first + r * stride, first +
 // r * stride + width), stride >= width (the planner's two layouts, PlanSpace::stageRows).
@@ -197,6 +202,7 @@ void deviceMatrixInto(const EvenRows &rows, std::vector<std::vector<int>> &out);
 // block onto an identical one), so each such class is shaped once; a gradient group is
 // a progression of ids whose blocks are counted level by level.
 StageCollectives evenStageCollectives(const Topology &topo, const std::vector<int> &blockSizes,
-                                      const EvenRows &rows, const StageConfig &config);
+                                      const EvenRows &rows, const StageConfig &config,
+                                      double gradientBucketBytes = kGradientBucketBytes);
 
 } // namespace nest

@@ -199,7 +199,7 @@ StageGeometry stageGeometry(const Topology &topo, const StagePlan &st, int dp, c
     if (g.devices == 0)
         return g;
     g.capacity = slowest.capacity;
-    g.comm = stageCollectives(topo, st.devices, st, dp);
+    g.comm = stageCollectives(topo, st.devices, st, dp, opt.gradientBucket());
     return g;
 }
 
@@ -214,7 +214,7 @@ StageGeometry stageGeometry(const Topology &topo, const std::vector<int> &blockS
     slowest.take(topo.spec(rows.first), opt, g);
     g.devices = rows.rows * rows.width;
     g.capacity = slowest.capacity;
-    g.comm = evenStageCollectives(topo, blockSizes, rows, config);
+    g.comm = evenStageCollectives(topo, blockSizes, rows, config, opt.gradientBucket());
     return g;
 }
 

@@ -72,6 +72,13 @@ struct CostOptions {
     // Megatron's --overlap-grad-reduce do. For a run whose configuration says which it used
     // (Megatron-LM 2021's --DDP-impl torch vs local).
     int gradReduceOverlap = -1;
+    // Bytes per call of the data-parallel gradient collectives and parameter gathers, which
+    // frameworks issue in buckets and each pays the algorithm's latency (docs/cost-model.md
+    // §2b): 0 = kGradientBucketBytes (50 MiB, NeMo's bucket_cap_mb of the DGX Cloud recipes).
+    // For a run whose configuration says otherwise (NeMo / Apex bucket_cap_mb, Megatron-Core
+    // --ddp-bucket-size x the gradient bytes, PyTorch DDP bucket_cap_mb).
+    double gradientBucketBytes = 0;
+    double gradientBucket() const { return gradientBucketBytes > 0 ? gradientBucketBytes : kGradientBucketBytes; }
     // Fraction of the layer compute behind which ZeRO-2/3 per-micro-batch traffic
     // (parameter prefetch all-gathers, gradient reduce-scatters) can hide:
     // exposed = max(0, traffic - zeroOverlap * compute). 1 = prefetching as in DeepSpeed

@@ -268,6 +268,13 @@ TEST(CollectiveAlgorithms, bucketedGradientSync)
     // All-reduce per 52.4 MB bucket (above the 22.5 MB switch point): the ring.
     ASSERT_EQ(c.denseAllReduceAlgorithm, CollectiveAlgorithm::Ring);
     ASSERT_TRUE(close(c.denseAllReduce.at(s), 2 * 63.0 / 64 * s / 10e9 + 630e-6 * (s / kGradientBucketBytes + 1)));
+    // A run's own bucket (CostOptions::gradientBucketBytes, --grad-bucket-mb): 100 MiB calls,
+    // half as many latencies for the same bytes.
+    const double big = 2 * kGradientBucketBytes;
+    const StageCollectives c2 = stageCollectives(topo, replicas, StageConfig{1, 1, 1}, 64, big);
+    ASSERT_TRUE(close(c2.denseReduceScatter.at(s), 63.0 / 64 * s / 10e9 + 315e-6 * (s / big + 1)));
+    ASSERT_TRUE(close(c2.denseAllReduce.at(s), 2 * 63.0 / 64 * s / 10e9 + 630e-6 * (s / big + 1)));
+    ASSERT_EQ(c2.gradientBucketBytes, big);
 }
 
 TEST(CollectiveAlgorithms, railOptimizedSharesUplinksPerRail)

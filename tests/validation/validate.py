@@ -164,6 +164,8 @@ def layout_text(lay):
         parts.append("fp8-attn")
     if "grad_reduce_overlap" in lay:
         parts.append("grad-ovl" if lay["grad_reduce_overlap"] else "grad-exposed")
+    if "grad_bucket_mb" in lay:
+        parts.append(f"bucket{lay['grad_bucket_mb']:g}M")
     return " ".join(parts)
 
 
@@ -288,6 +290,8 @@ def layout_extra_args(lay):
         args += ["--fp8-attention"]
     if "grad_reduce_overlap" in lay:  # the run's DDP overlapped its gradient all-reduce (or not)
         args += ["--grad-reduce-overlap", "on" if lay["grad_reduce_overlap"] else "off"]
+    if "grad_bucket_mb" in lay:  # the run's data-parallel bucket (bucket_cap_mb), MiB
+        args += ["--grad-bucket-mb", str(lay["grad_bucket_mb"])]
     if "recompute_modules" in lay:  # the recipe's recompute_modules (what `selective` reruns)
         args += ["--recompute-modules", ",".join(lay["recompute_modules"])]
     return args
