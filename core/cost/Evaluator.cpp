@@ -108,6 +108,12 @@ double overlapped(double comm, double window, double contention)
     return comm - hidden + contention * hidden;
 }
 
+// A stage's seconds per iteration after its last micro-batch (StageCost::iterationExtra).
+double iterationExtraOf(const StageCost &c)
+{
+    return c.dpSync + c.zeroGather + c.optimizer;
+}
+
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
 {
     BoundaryLink worst;
@@ -710,7 +716,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     const double localParams =
         s.denseParams / (shardOpt ? groups.dense : 1) + s.expertParams / (shardOpt ? groups.expert : 1);
     c.optimizer = localParams * opt.optimizerStepBytesPerParam / g.rates.hbm;
-    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
+    c.iterationExtra = iterationExtraOf(c);
 
     setMemory(c, st, g, s, fw, opt, groups, gradB, weightB, optimizerBytesPerParam(*ctx.model, opt));
     return c;
@@ -828,7 +834,7 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
         c.dpSync = c.dpSyncAfterFlush;
         c.gradSyncSerial = 0;  // after the flush: nothing to queue behind the backward
     }
-    c.iterationExtra = c.dpSync + c.zeroGather + c.optimizer;
+    c.iterationExtra = iterationExtraOf(c);
     const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;
     // Only when calibrated: 0 x an infinite time would be NaN, not the infinity it must stay.
     c.frameworkOverhead = ctx.options.stepOverhead != 0 ? ctx.options.stepOverhead * work : 0.0;
@@ -869,58 +875,54 @@ StageCost stageCost(const StageContext &ctx)
 
 namespace {
 
-// One device's chunks (stage ids d, d + depth, ...) through queueInterleavedSyncs()'s two
-// queues; `group` micro-batches of each chunk in the schedule's last (and first) group.
-void queueDeviceSyncs(std::vector<StageCost> &stages, size_t d, size_t depth, double group)
+// queueInterleavedSyncs()'s two queues over one device's chunks (chunk k = stage d + k x
+// depth, in `chunk`), `group` micro-batches of each chunk in the schedule's last (and first)
+// group. Each returns whether it re-timed anything.
+
+// Gradients, t = 0 at the device's last backward; chunk 0 is the last to finish.
+bool queueGradSyncs(const std::vector<StageCost *> &chunk, double group)
 {
-    std::vector<StageCost *> chunk;
-    for (size_t s = d; s < stages.size(); s += depth)
-        chunk.push_back(&stages[s]);
-    // Gradients, t = 0 at the device's last backward; chunk 0 is the last to finish.
-    bool grads = false;
-    for (const StageCost *c : chunk)
-        grads = grads || c->gradSyncSerial > 0;
-    if (grads) {
-        std::vector<double> launch;
-        double t = 0;
-        for (const StageCost *c : chunk) {
-            launch.push_back(t);
-            t -= group * c->gradSyncWindow;
-        }
-        double busyUntil = -std::numeric_limits<double>::infinity();
-        for (size_t k = chunk.size(); k-- > 0;) {
-            StageCost &c = *chunk[k];
-            if (c.gradSyncSerial <= 0)
-                continue;
-            const double start = std::max(launch[k], busyUntil);
-            busyUntil = start + c.gradSyncSerial;
-            const double exposed = std::max(0.0, busyUntil) - std::max(0.0, start);
-            c.dpSync = exposed + c.syncContention * (c.gradSyncSerial - exposed);
-        }
+    if (std::none_of(chunk.begin(), chunk.end(), [](const StageCost *c) { return c->gradSyncSerial > 0; }))
+        return false;
+    std::vector<double> launch;
+    double t = 0;
+    for (const StageCost *c : chunk) {
+        launch.push_back(t);
+        t -= group * c->gradSyncWindow;
     }
-    // Parameters, t = 0 at the iteration's start. A chunk's first forward takes its gathered
-    // buckets as they arrive (the forward pre-hooks wait bucket by bucket), so it ends no
-    // earlier than the gather; the wait is exposed.
-    bool gathers = false;
-    for (const StageCost *c : chunk)
-        gathers = gathers || c->paramGatherSerial > 0;
-    if (gathers) {
-        double busyUntil = 0, compute = 0, previousStart = 0;
-        for (size_t k = 0; k < chunk.size(); ++k) {
-            StageCost &c = *chunk[k];
-            const double start = std::max(k <= 1 ? 0.0 : previousStart, busyUntil);
-            busyUntil = start + c.paramGatherSerial;
-            const double firstDone = std::max(compute + c.paramGatherWindow, busyUntil);
-            const double stall = firstDone - (compute + c.paramGatherWindow);
-            if (c.paramGatherSerial > 0)
-                c.zeroGather = stall + c.syncContention * (c.paramGatherSerial - stall);
-            previousStart = compute;
-            compute = firstDone + (group - 1) * c.paramGatherWindow;
-        }
+    double busyUntil = -std::numeric_limits<double>::infinity();
+    for (size_t k = chunk.size(); k-- > 0;) {
+        StageCost &c = *chunk[k];
+        if (c.gradSyncSerial <= 0)
+            continue;
+        const double start = std::max(launch[k], busyUntil);
+        busyUntil = start + c.gradSyncSerial;
+        const double exposed = std::max(0.0, busyUntil) - std::max(0.0, start);
+        c.dpSync = exposed + c.syncContention * (c.gradSyncSerial - exposed);
     }
-    for (StageCost *c : chunk)
-        if (grads || gathers)
-            c->iterationExtra = c->dpSync + c->zeroGather + c->optimizer;
+    return true;
+}
+
+// Parameters, t = 0 at the iteration's start. A chunk's first forward takes its gathered
+// buckets as they arrive (the forward pre-hooks wait bucket by bucket), so it ends no earlier
+// than the gather; the wait is exposed.
+bool queueParamGathers(const std::vector<StageCost *> &chunk, double group)
+{
+    if (std::none_of(chunk.begin(), chunk.end(), [](const StageCost *c) { return c->paramGatherSerial > 0; }))
+        return false;
+    double busyUntil = 0, compute = 0, previousStart = 0;
+    for (size_t k = 0; k < chunk.size(); ++k) {
+        StageCost &c = *chunk[k];
+        const double start = std::max(k <= 1 ? 0.0 : previousStart, busyUntil);
+        busyUntil = start + c.paramGatherSerial;
+        const double firstDone = std::max(compute + c.paramGatherWindow, busyUntil);
+        const double stall = firstDone - (compute + c.paramGatherWindow);
+        if (c.paramGatherSerial > 0)
+            c.zeroGather = stall + c.syncContention * (c.paramGatherSerial - stall);
+        previousStart = compute;
+        compute = firstDone + (group - 1) * c.paramGatherWindow;
+    }
+    return true;
 }
 
 } // namespace
@@ -933,8 +935,17 @@ void queueInterleavedSyncs(std::vector<StageCost> &stages, const Plan &plan)
     // The schedule runs the micro-batches in groups of the pipeline depth (Megatron-Core's
     // microbatch_group_size_per_vp_stage default).
     const double group = std::min<double>(double(depth), std::max(plan.numMicroBatches(), 1));
-    for (size_t d = 0; d < depth && d < stages.size(); ++d)
-        queueDeviceSyncs(stages, d, depth, group);
+    std::vector<StageCost *> chunk;
+    for (size_t d = 0; d < depth && d < stages.size(); ++d) {
+        chunk.clear();
+        for (size_t s = d; s < stages.size(); s += depth)
+            chunk.push_back(&stages[s]);
+        const bool grads = queueGradSyncs(chunk, group);
+        const bool gathers = queueParamGathers(chunk, group);
+        if (grads || gathers)
+            for (StageCost *c : chunk)
+                c->iterationExtra = iterationExtraOf(*c);
+    }
 }
 
 double iterationTime(const std::vector<StageCost> &stages, const Plan &plan)
