@@ -56,8 +56,9 @@ inline constexpr Range memoryGB{1e-3, 1e5, "GB"};              // 1 MB .. 100 TB
 inline constexpr Range memoryBandwidthGBps{1e-3, 1e7, "GB/s"}; // 1 MB/s .. 10 PB/s
 inline constexpr Range efficiency{1e-3, 1, "", true};          // (0.001, 1]: fraction of peak
 inline constexpr Range matmulEfficiency{0, 1, ""};             // 0 = the cost model's default
-// A data-parallel bucket, MiB (--grad-bucket-mb): above zero, at most 1 TiB.
-inline constexpr Range gradBucketMiB{0, 1048576, "MiB", true};
+// A data-parallel bucket, MiB (--grad-bucket-mb): 1 KiB .. 1 TiB. Smaller buckets are no
+// setting: a gradient buffer in calls of a few bytes costs 1e290 s and more (issue 48).
+inline constexpr Range gradBucketMiB{0.001, 1048576, "MiB"};
 
 // Measured runs and calibrations (issue 48): a step time of 1e308 s was accepted, fitted to
 // parameters stuck at their bounds, and gave "+inf %" errors and an error band of infinity.
