@@ -35,6 +35,10 @@ SERIES_END = "<!-- /series -->"
 # The --check target (issue 10, item 5).
 TARGET_MEAN = 0.10
 TARGET_MAX = 0.25
+# The --check-unseen target (issue 50): on validation set 2, the runs from sources never fitted,
+# each with its own stack, mean |error| <= 8 %, mean signed error within +-3 %, none infeasible.
+TARGET_UNSEEN_MEAN = 0.08
+TARGET_UNSEEN_SIGNED = 0.03
 # The --series-check target (issue 23, point 2): on every scaling series (rows sharing a
 # "series" key: one model and per-replica work at several GPU counts), the predicted step-time
 # growth from the smallest to the largest GPU count is within 5 percentage points of the
@@ -580,6 +584,29 @@ def check(results, todays=False):
     return fails
 
 
+def check_unseen(results):
+    """Messages for every way validation set 2 misses issue 50's targets (empty = pass)."""
+    rows = [r for r in results if r["set"] == "validation2"]
+    if not rows:
+        return ["no validation2 rows were evaluated"]
+    fails = []
+    for r in rows:
+        if not ok(r):
+            fails.append(f"{r['id']}: the CLI failed: {r.get('error_text', '')[:200]}")
+        elif not r["feasible"]:
+            fails.append(f"{r['id']}: published layout called infeasible: {'; '.join(r['reasons'])[:200]}")
+    errs = [r["error"] for r in rows if ok(r) and r["feasible"]]
+    if errs:
+        mean = sum(abs(e) for e in errs) / len(errs)
+        signed = sum(errs) / len(errs)
+        if mean > TARGET_UNSEEN_MEAN:
+            fails.append(f"mean |error| {100 * mean:.1f} % > {100 * TARGET_UNSEEN_MEAN:.0f} % over {len(errs)} validation2 rows")
+        if abs(signed) > TARGET_UNSEEN_SIGNED:
+            fails.append(f"mean signed error {100 * signed:+.1f} % outside +-{100 * TARGET_UNSEEN_SIGNED:.0f} % "
+                         f"over {len(errs)} validation2 rows")
+    return fails
+
+
 def holdout_summary(held):
     """Lines summarising the held-out rows as check() would judge them, without failing."""
     ran = [r for r in held if ok(r)]
@@ -619,6 +646,10 @@ def main(argv=None):
     ap.add_argument("--check-todays", action="store_true",
                     help="apply the bar to today's published runs (the validation rows with a precision, "
                          "issue 46) instead of the rows before them; exit 1 if off target")
+    ap.add_argument("--check-unseen", action="store_true",
+                    help="exit 1 unless validation set 2 (issue 50: sources never fitted, each row with its own "
+                         "stack) has mean |error| <= 8 %%, mean signed error within +-3 %% and no published "
+                         "layout called infeasible")
     ap.add_argument("--jobs", type=int, default=0, help="parallel CLI calls (default: min(8, CPUs))")
     ap.add_argument("--stack", choices=["defaults", "tuned"],
                     help="run every row as this stack (default: each row's own stack_profile; "
@@ -639,6 +670,9 @@ def main(argv=None):
     if args.series_check:
         have = {r["id"] for r in rows}
         rows += [r for r in load_runs(args.runs, "all") if r.get("series") and r["id"] not in have]
+    if args.check_unseen:
+        have = {r["id"] for r in rows}
+        rows += [r for r in load_runs(args.runs, "validation2") if r["id"] not in have]
     results = run_rows(cli, rows, args.jobs or None)
     series = series_results(results)
 
@@ -685,6 +719,15 @@ def main(argv=None):
                 print(f"  {msg}")
             return 1
         print(f"SERIES CHECK PASSED: {len(series)} scaling series within {TARGET_SERIES_PP:.0f} pp")
+    if args.check_unseen:
+        fails = check_unseen(results)
+        if fails:
+            print("UNSEEN-SOURCES CHECK FAILED:")
+            for msg in fails:
+                print(f"  {msg}")
+            return 1
+        n = sum(1 for r in results if r["set"] == "validation2")
+        print(f"UNSEEN-SOURCES CHECK PASSED: {n} validation2 rows within issue 50's targets")
     if args.check or args.check_todays:
         held = [r for r in results if r["set"] == "holdout"]
         if held:
