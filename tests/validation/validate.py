@@ -622,6 +622,18 @@ def holdout_summary(held):
     return lines
 
 
+def report(what, fails, passed):
+    """Print a check's verdict: its failures under "<what> FAILED:", or "<what> PASSED: <passed>".
+    True when it failed."""
+    if fails:
+        print(f"{what} FAILED:")
+        for msg in fails:
+            print(f"  {msg}")
+        return True
+    print(f"{what} PASSED: {passed}")
+    return False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=DEFAULT_CLI, help="path of nest-cli (default: %(default)s)")
@@ -711,23 +723,13 @@ def main(argv=None):
             else:
                 print(f"  {s['series']:32} failed")
         print()
-    if args.series_check:
-        fails = series_check(series)
-        if fails:
-            print("SERIES CHECK FAILED:")
-            for msg in fails:
-                print(f"  {msg}")
-            return 1
-        print(f"SERIES CHECK PASSED: {len(series)} scaling series within {TARGET_SERIES_PP:.0f} pp")
-    if args.check_unseen:
-        fails = check_unseen(results)
-        if fails:
-            print("UNSEEN-SOURCES CHECK FAILED:")
-            for msg in fails:
-                print(f"  {msg}")
-            return 1
-        n = sum(1 for r in results if r["set"] == "validation2")
-        print(f"UNSEEN-SOURCES CHECK PASSED: {n} validation2 rows within issue 50's targets")
+    if args.series_check and report("SERIES CHECK", series_check(series),
+                                     f"{len(series)} scaling series within {TARGET_SERIES_PP:.0f} pp"):
+        return 1
+    if args.check_unseen and report("UNSEEN-SOURCES CHECK", check_unseen(results),
+                                     f"{sum(1 for r in results if r['set'] == 'validation2')} validation2 rows "
+                                     "within issue 50's targets"):
+        return 1
     if args.check or args.check_todays:
         held = [r for r in results if r["set"] == "holdout"]
         if held:
@@ -739,13 +741,8 @@ def main(argv=None):
             print("Today's published runs, validation set (issue 46's bar, not met yet; --check-todays asserts it):")
             for line in holdout_summary(today):
                 print(f"  {line}")
-        fails = check(results, todays=args.check_todays)
-        if fails:
-            print("CHECK FAILED:")
-            for msg in fails:
-                print(f"  {msg}")
+        if report("CHECK", check(results, todays=args.check_todays), "validation set within target"):
             return 1
-        print("CHECK PASSED: validation set within target")
     return 0
 
 
