@@ -563,6 +563,16 @@ def series_check(series):
     return fails
 
 
+def run_failure(r):
+    """Why a row fails every bar regardless of its error (the CLI failed, or the published layout
+    is called infeasible); None when it ran and fits."""
+    if not ok(r):
+        return f"{r['id']}: the CLI failed: {r.get('error_text', '')[:200]}"
+    if not r["feasible"]:
+        return f"{r['id']}: published layout called infeasible: {'; '.join(r['reasons'])[:200]}"
+    return None
+
+
 def check(results, todays=False):
     """Messages for every way the validation results miss the target (empty = pass). The rows
     before issue 46 by default; todays=True: today's published runs (is_todays(),
@@ -573,10 +583,9 @@ def check(results, todays=False):
     if not val:
         return ["no validation rows were evaluated"]
     for r in val:
-        if not ok(r):
-            fails.append(f"{r['id']}: the CLI failed: {r.get('error_text', '')[:200]}")
-        elif not r["feasible"]:
-            fails.append(f"{r['id']}: published layout called infeasible: {'; '.join(r['reasons'])[:200]}")
+        failure = run_failure(r)
+        if failure:
+            fails.append(failure)
         elif abs(r["error"]) > TARGET_MAX:
             fails.append(f"{r['id']}: |error| {100 * abs(r['error']):.1f} % > {100 * TARGET_MAX:.0f} %")
     errs = [abs(r["error"]) for r in val if ok(r)]
@@ -592,13 +601,8 @@ def check_unseen(results):
     rows = [r for r in results if r["set"] == "validation2"]
     if not rows:
         return ["no validation2 rows were evaluated"]
-    fails = []
-    for r in rows:
-        if not ok(r):
-            fails.append(f"{r['id']}: the CLI failed: {r.get('error_text', '')[:200]}")
-        elif not r["feasible"]:
-            fails.append(f"{r['id']}: published layout called infeasible: {'; '.join(r['reasons'])[:200]}")
-    errs = [r["error"] for r in rows if ok(r) and r["feasible"]]
+    fails = [f for f in map(run_failure, rows) if f]
+    errs = [r["error"] for r in rows if not run_failure(r)]
     if errs:
         mean = sum(abs(e) for e in errs) / len(errs)
         signed = sum(errs) / len(errs)
@@ -678,16 +682,16 @@ def main(argv=None):
         rows = load_runs(args.runs, "all")
     if args.check_todays:
         args.check = True
+    def also_run(wanted):  # the rows a check needs beside --set's, each once
+        have = {r["id"] for r in rows}
+        rows.extend(r for r in load_runs(args.runs, "all") if wanted(r) and r["id"] not in have)
+
     if args.check:  # the bar needs the validation rows; the held-out rows are reported beside it
-        have = {r["id"] for r in rows}
-        rows += [r for r in load_runs(args.runs, "all")
-                 if r["set"] in ("validation", "holdout") and r["id"] not in have]
+        also_run(lambda r: r["set"] in ("validation", "holdout"))
     if args.series_check:
-        have = {r["id"] for r in rows}
-        rows += [r for r in load_runs(args.runs, "all") if r.get("series") and r["id"] not in have]
+        also_run(lambda r: r.get("series"))
     if args.check_unseen:
-        have = {r["id"] for r in rows}
-        rows += [r for r in load_runs(args.runs, "validation2") if r["id"] not in have]
+        also_run(lambda r: r["set"] == "validation2")
     results = run_rows(cli, rows, args.jobs or None)
     series = series_results(results)
 
