@@ -88,6 +88,9 @@ const OptionRow kCommonOptions[] = {
                               "dropless)"},
     {"moe-dispatcher", "NAME", "MoE token dispatch: alltoall (flat) or deepep (hierarchical: once per remote "
                                 "NVLink domain, forwarded over NVLink) (default alltoall)"},
+    {"moe-a2a-overlap", "on|off", "MoE: Megatron-Core's expert-parallel overlap (--overlap-moe-expert-parallel-comm, "
+                                  "Megatron-Bridge moe_a2a_overlap): one micro-batch's dispatch and combine behind "
+                                  "another's forward and backward (default off)"},
     {"fp8-attention", "", "Transformer Engine's FP8 dot-product attention with an fp8 or mxfp8 precision: the "
                           "attention keeps Q, K, V and its output in FP8 (Megatron --fp8-dot-product-attention)"},
     {"cp", "N", "context-parallel width (default 1)"},

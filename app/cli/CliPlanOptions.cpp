@@ -24,7 +24,7 @@ std::set<std::string> planValueOptions()
     return {"workspace", "cluster", "model", "plan", "tp", "pp", "dp", "ep", "cp", "microbatch", "batch", "seq",
             "schedule", "zero", "recompute", "order", "rank-map", "stage-blocks", "pipeline-units", "efficiency",
             "dp-overlap", "pipeline-grad-overlap", "grad-reduce-overlap", "grad-bucket-mb", "optimizer-dtype", "grad-accum-dtype", "framework", "calibration",
-            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "stack",
+            "precision", "fp8-recipe", "etp", "moe-imbalance", "capacity-factor", "moe-dispatcher", "moe-a2a-overlap", "stack",
             "recompute-modules"};
 }
 
@@ -194,6 +194,12 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         if (v != "alltoall" && v != "deepep")
             throw UsageError{"option --moe-dispatcher expects alltoall or deepep, got '" + v + "'"};
         o.moeHierarchicalDispatch = v == "deepep";
+    }
+    if (args.has("moe-a2a-overlap")) {
+        const std::string v = args.value("moe-a2a-overlap");
+        if (v != "on" && v != "off")
+            throw UsageError{"option --moe-a2a-overlap expects on or off, got '" + v + "'"};
+        o.moeA2aOverlap = v == "on";
     }
     if (args.has("framework")) {
         const std::string name = args.value("framework");

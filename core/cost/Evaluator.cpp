@@ -111,7 +111,7 @@ double overlapped(double comm, double window, double contention)
 // A stage's seconds per iteration after its last micro-batch (StageCost::iterationExtra).
 double iterationExtraOf(const StageCost &c)
 {
-    return c.dpSync + c.zeroGather + c.optimizer;
+    return c.dpSync + c.zeroGather + c.optimizer + c.epUnpaired;
 }
 
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
@@ -496,10 +496,20 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
                                     ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
                                     : g.comm.ep;
     c.epComm = 2 * opsCost(dispatch, s.epBytes, s.epOps);
-    // Megatron-Core overlaps them with the flat all-to-all dispatcher only (TransformerConfig:
-    // "moe_shared_expert_overlap only works with alltoall token dispatcher").
-    if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0)
+    if (opt.moeA2aOverlap && fw.epA2aOverlap) {
+        // Megatron-Core's expert-parallel overlap: micro-batch i + 1's forward and i's
+        // backward run together, each one's dispatch and combine behind the other's compute
+        // (the window: a forward and a backward). The shared-expert overlap is off with it
+        // (Megatron-Bridge sets moe_shared_expert_overlap False). What it hides per micro-batch
+        // is exposed once an iteration, for the first forward and the last backward.
+        const double exposed = overlapped(c.epComm, s.forward + s.backward, kappa);
+        c.epUnpaired = c.epComm - exposed;
+        c.epComm = exposed;
+    } else if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0) {
+        // Megatron-Core overlaps them with the flat all-to-all dispatcher only (TransformerConfig:
+        // "moe_shared_expert_overlap only works with alltoall token dispatcher").
         c.epComm = overlapped(c.epComm, 3 * s.sharedExpertForward, kappa);
+    }
     c.epComm += 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
     double tpRec = opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec);

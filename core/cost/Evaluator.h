@@ -127,6 +127,13 @@ struct CostOptions {
     // The dispatcher: a flat all-to-all (Megatron-Core's alltoall) or the hierarchical one
     // of DeepEP / HybridEP (dispatchCost(), Collectives.h; --moe-dispatcher deepep).
     bool moeHierarchicalDispatch = false;
+    // Megatron-Core's expert-parallel communication overlap (--overlap-moe-expert-parallel-comm
+    // with --delay-wgrad-compute; Megatron-Bridge's moe_a2a_overlap): the forward of one
+    // micro-batch and the backward of another run layer by layer together, so each one's
+    // dispatch and combine hide behind the other's compute (docs/cost-model.md §1c). The first
+    // forward and the last backward of an iteration have no partner. Megatron-Core only
+    // (FrameworkProfile::epA2aOverlap).
+    bool moeA2aOverlap = false;
     // Transformer Engine's FP8 dot-product attention (recipe fp8_dpa; Megatron-LM
     // --fp8-dot-product-attention): with an FP8 or MXFP8 plan the core attention takes its Q,
     // K, V in FP8 and keeps them and its output in FP8 for the backward, half their BF16
@@ -183,6 +190,10 @@ struct StageCost {
     // a stage takes more (a search's compute floors read it).
     double recomputeCompute = 0;
     double tpComm = 0, epComm = 0, cpComm = 0, p2p = 0, zeroComm = 0;
+    // Seconds per iteration: the all-to-all the expert-parallel overlap hides per micro-batch
+    // (CostOptions::moeA2aOverlap), exposed once for the unpaired first forward and last
+    // backward.
+    double epUnpaired = 0;
     double frameworkOverhead = 0; // CostOptions::stepOverhead x the terms above (calibrated)
     double perMicroBatch = 0;     // the pipeline's t_stage
     // Splits used by the simulator and the charts (all included in the terms above):
@@ -197,7 +208,7 @@ struct StageCost {
                                   // plans of a framework that does not overlap it there)
     double zeroGather = 0;        // ZeRO-1/2 parameter all-gather after the optimizer step
     double optimizer = 0;
-    double iterationExtra = 0;    // dpSync + optimizer (+ ZeRO gathers that cannot overlap)
+    double iterationExtra = 0;    // dpSync + optimizer + epUnpaired (+ ZeRO gathers that cannot overlap)
     // What queueInterleavedSyncs() re-times on an interleaved plan (seconds, before any
     // overlap; 0 where the framework does not overlap them). The gradient reduction of a
     // framework that launches it per bucket behind the backward (gradReduceOverlap, ZeRO

@@ -40,6 +40,7 @@ constexpr std::array<FrameworkProfile, kFrameworkCount> makeProfiles()
                                precisionBit({NumberFormat::Fp8, Fp8Recipe::Current}) |
                                precisionBit({NumberFormat::Mxfp8, Fp8Recipe::Delayed});
     mcore.sharedExpertOverlap = true;
+    mcore.epA2aOverlap = true;
     mcore.moeProbsInActivation = true;
 
     FrameworkProfile mlm;  // Megatron-LM 2021-2022 (the SC'21 and MLSys'23 papers)

@@ -110,6 +110,10 @@ struct FrameworkProfile {
     // MoE: the shared experts' GEMMs run beside the token dispatch and combine (Megatron-Core
     // --moe-shared-expert-overlap), hiding the all-to-all behind them.
     bool sharedExpertOverlap = false;
+    // MoE: whether the framework has an expert-parallel communication overlap that pairs one
+    // micro-batch's forward with another's backward (Megatron-Core
+    // --overlap-moe-expert-parallel-comm, since 0.14): what CostOptions::moeA2aOverlap asks for.
+    bool epA2aOverlap = false;
     // MoE: the router's probabilities weight the tokens inside the experts' fused activation
     // (Megatron-Core's TEGroupedMLP: weighted_bias_swiglu_impl(fc1 output, probs)), so the
     // combine is a plain sum and the experts' outputs are not kept for backward

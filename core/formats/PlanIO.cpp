@@ -161,6 +161,7 @@ Json reportToJson(const Report &r)
                             {"dp_sync", c.dpSync},
                             {"zero_gather", c.zeroGather},
                             {"optimizer", c.optimizer},
+                            {"ep_unpaired", c.epUnpaired},
                             {"iteration_extra", c.iterationExtra},
                             {"bubble", s.bubble}}},
                           {"memory_bytes",

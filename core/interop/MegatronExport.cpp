@@ -127,6 +127,13 @@ std::string megatronModelArgs(const LaunchContext &c)
             flag(model, "--moe-token-dispatcher-type", "flex");
             flag(model, "--moe-enable-deepep");
         }
+        if (c.request.cost.moeA2aOverlap) {
+            // The overlap priced (--moe-a2a-overlap on, docs/cost-model.md §1c): Megatron-Core's
+            // combined 1F1B with the weight-gradient GEMMs delayed to fill it, as
+            // Megatron-Bridge's moe_a2a_overlap sets both.
+            flag(model, "--overlap-moe-expert-parallel-comm");
+            flag(model, "--delay-wgrad-compute");
+        }
     }
     // Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by).
     flag(model, "--tokenizer-type", "NullTokenizer");

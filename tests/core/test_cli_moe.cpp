@@ -41,6 +41,7 @@ TEST(CliMoe, badMoeOptionsExitTwoWithTheReason)
         {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--moe-imbalance", "0.5"}), "--moe-imbalance"},
         {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--capacity-factor", "nan"}), "--capacity-factor"},
         {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--moe-dispatcher", "nccl"}), "alltoall or deepep"},
+        {cmd({"evaluate"}, {"--tp", "2", "--pp", "4", "--dp", "16", "--moe-a2a-overlap", "yes"}), "on or off"},
         {cmd({"plan"}, {"--etp", "1,x"}), "--etp"},
     };
     for (const Case &c : cases) {
@@ -109,6 +110,13 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     ASSERT_EQ(deepep.exitCode, 0) << deepep.err;
     EXPECT_TRUE(contains(deepep.out, "--moe-token-dispatcher-type flex")) << deepep.out.substr(0, 3000);
     EXPECT_TRUE(contains(deepep.out, "--moe-enable-deepep"));
+    EXPECT_FALSE(contains(deepep.out, "--overlap-moe-expert-parallel-comm"));
+    // The expert-parallel overlap priced is the one exported, with the delayed weight gradients.
+    const coretest::Run overlap =
+        runCli(cmd({"export"}, {"--plan", planFile, "--format", "megatron", "--moe-a2a-overlap", "on"}));
+    ASSERT_EQ(overlap.exitCode, 0) << overlap.err;
+    EXPECT_TRUE(contains(overlap.out, "--overlap-moe-expert-parallel-comm")) << overlap.out.substr(0, 3000);
+    EXPECT_TRUE(contains(overlap.out, "--delay-wgrad-compute"));
     const coretest::Run nemo = exportAs("nemo", true);
     ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
     EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);

@@ -106,7 +106,9 @@ def flag_failures():
              (dict(base, grad_reduce_overlap=True), ["--grad-reduce-overlap", "on"]),
              (dict(base, grad_reduce_overlap=False), ["--grad-reduce-overlap", "off"]),
              (dict(base, recompute_modules=["layernorm", "moe_act"]), ["--recompute-modules", "layernorm,moe_act"]),
-             (dict(base, recompute_modules=[]), ["--recompute-modules", ""])]
+             (dict(base, recompute_modules=[]), ["--recompute-modules", ""]),
+             (dict(base, moe_a2a_overlap=True), ["--moe-a2a-overlap", "on"]),
+             (dict(base, moe_a2a_overlap=False), [])]
     for lay, want in cases:
         got = validate.layout_extra_args(lay)
         if got != want:

@@ -173,6 +173,8 @@ def layout_text(lay):
         parts.append("grad-ovl" if lay["grad_reduce_overlap"] else "grad-exposed")
     if "grad_bucket_mb" in lay:
         parts.append(f"bucket{lay['grad_bucket_mb']:g}M")
+    if lay.get("moe_a2a_overlap"):
+        parts.append("a2a-ovl")
     return " ".join(parts)
 
 
@@ -280,7 +282,8 @@ def layout_extra_args(lay):
     `pipeline_units`, the recipe's pipeline split): `etp` (expert
     tensor-parallel width; absent = tp, Megatron-Core's default), `precision`, `fp8_recipe` and
     `fp8_attention` (the recipe's FP8 dot-product attention), `recompute_modules` (Megatron-Core's
-    --recompute-modules list of a `selective` row).
+    --recompute-modules list of a `selective` row), `moe_a2a_overlap` (the recipe's expert-parallel
+    overlap).
     Also what plan_check.py passes to `plan` (one value = the published one)."""
     args = []
     if "etp" in lay:
@@ -301,6 +304,8 @@ def layout_extra_args(lay):
         args += ["--grad-bucket-mb", str(lay["grad_bucket_mb"])]
     if "recompute_modules" in lay:  # the recipe's recompute_modules (what `selective` reruns)
         args += ["--recompute-modules", ",".join(lay["recompute_modules"])]
+    if lay.get("moe_a2a_overlap"):  # the recipe's moe_a2a_overlap (overlap_moe_expert_parallel_comm)
+        args += ["--moe-a2a-overlap", "on"]
     return args
 
 
