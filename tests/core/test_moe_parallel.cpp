@@ -17,6 +17,7 @@
 #include "CoreTestSupport.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -289,7 +290,16 @@ TEST(MoeParallel, hierarchicalDispatchSendsATokenOncePerRemoteDomain)
     EXPECT_EQ(dispatchCost(inNode, 0, 8, true).perByte, allToAllCost(inNode).perByte);
 }
 
-TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
+namespace {
+
+// 16 experts, top 2, on two nodes of 8 GPUs with ep 16 (the dispatch crosses the nodes) and
+// dp 16: 4 micro-batches of 1.
+struct SixteenExperts {
+    ModelProfile model;
+    Topology topo;
+    Result<Plan> plan;
+};
+SixteenExperts sixteenExperts(int sharedExperts)
 {
     ModelConfig c = tinyGptConfig(2);
     c.hidden = 1024;
@@ -298,12 +308,23 @@ TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
     c.ffnHidden = 2048;
     c.experts = 16;
     c.topK = 2;
-    c.sharedExperts = 1;
+    c.sharedExperts = sharedExperts;
     c.seqLength = 1024;
     c.globalBatch = 64;
-    const ModelProfile model = buildProfile(c);
-    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
-    const auto plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
+    ModelProfile model = buildProfile(c);
+    Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    Result<Plan> plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
+    return {std::move(model), std::move(topo), std::move(plan)};
+}
+
+} // namespace
+
+TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
+{
+    const SixteenExperts k = sixteenExperts(1);
+    const ModelProfile &model = k.model;
+    const Topology &topo = k.topo;
+    const auto &plan = k.plan;
     ASSERT_TRUE(plan) << plan.error();
     CostOptions mcore;
     mcore.stack = Stack::Tuned;  // --moe-shared-expert-overlap is a recipe flag, off by default
@@ -322,18 +343,10 @@ TEST(MoeParallel, theExpertParallelOverlapHidesTheAllToAllBehindTheOtherMicroBat
     // backward) hides behind a forward and a backward of compute, at the framework's contention,
     // and what it hides is exposed once an iteration (the unpaired first forward and last
     // backward). Derived by hand from the run without the overlap.
-    ModelConfig c = tinyGptConfig(2);
-    c.hidden = 1024;
-    c.heads = 16;
-    c.kvHeads = 16;
-    c.ffnHidden = 2048;
-    c.experts = 16;
-    c.topK = 2;
-    c.seqLength = 1024;
-    c.globalBatch = 64;
-    const ModelProfile model = buildProfile(c);
-    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
-    const auto plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);  // 4 micro-batches
+    const SixteenExperts k = sixteenExperts(0);
+    const ModelProfile &model = k.model;
+    const Topology &topo = k.topo;
+    const auto &plan = k.plan;
     ASSERT_TRUE(plan) << plan.error();
     CostOptions off;
     off.stack = Stack::Tuned;
