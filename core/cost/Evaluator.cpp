@@ -496,7 +496,8 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
                                     ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
                                     : g.comm.ep;
     c.epComm = 2 * opsCost(dispatch, s.epBytes, s.epOps);
-    if (opt.moeA2aOverlap && fw.epA2aOverlap) {
+    // TransformerConfig refuses the overlap with full recomputation.
+    if (opt.moeA2aOverlap && fw.epA2aOverlap && st.recompute != Recompute::Full) {
         // Megatron-Core's expert-parallel overlap: micro-batch i + 1's forward and i's
         // backward run together, each one's dispatch and combine behind the other's compute
         // (the window: a forward and a backward). The shared-expert overlap is off with it

@@ -127,10 +127,12 @@ std::string megatronModelArgs(const LaunchContext &c)
             flag(model, "--moe-token-dispatcher-type", "flex");
             flag(model, "--moe-enable-deepep");
         }
-        if (c.request.cost.moeA2aOverlap) {
+        const bool virtualOrFlat = p.pipelineDepth() == 1 || (p.schedule == Schedule::Interleaved && p.virtualStages > 1);
+        if (c.request.cost.moeA2aOverlap && virtualOrFlat) {
             // The overlap priced (--moe-a2a-overlap on, docs/cost-model.md §1c): Megatron-Core's
             // combined 1F1B with the weight-gradient GEMMs delayed to fill it, as
-            // Megatron-Bridge's moe_a2a_overlap sets both.
+            // Megatron-Bridge's moe_a2a_overlap sets both. TransformerConfig asserts virtual
+            // stages when pp > 1, so a plain 1F1B pipeline runs without it.
             flag(model, "--overlap-moe-expert-parallel-comm");
             flag(model, "--delay-wgrad-compute");
         }

@@ -111,9 +111,22 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     EXPECT_TRUE(contains(deepep.out, "--moe-token-dispatcher-type flex")) << deepep.out.substr(0, 3000);
     EXPECT_TRUE(contains(deepep.out, "--moe-enable-deepep"));
     EXPECT_FALSE(contains(deepep.out, "--overlap-moe-expert-parallel-comm"));
-    // The expert-parallel overlap priced is the one exported, with the delayed weight gradients.
-    const coretest::Run overlap =
-        runCli(cmd({"export"}, {"--plan", planFile, "--format", "megatron", "--moe-a2a-overlap", "on"}));
+    // The expert-parallel overlap priced is the one exported, with the delayed weight
+    // gradients, where Megatron-Core runs it: virtual stages when pp > 1 (TransformerConfig
+    // asserts them), so not on this 4-stage 1F1B plan.
+    auto overlapExport = [&](const std::string &file) {
+        return runCli(cmd({"export"}, {"--plan", file, "--format", "megatron", "--moe-a2a-overlap", "on"}));
+    };
+    const coretest::Run plain = overlapExport(planFile);
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    EXPECT_FALSE(contains(plain.out, "--overlap-moe-expert-parallel-comm")) << plain.out.substr(0, 3000);
+    u.schedule = nest::Schedule::Interleaved;
+    u.virtualStages = 2;
+    const auto interleaved = nest::buildUniformPlan(u, *topo, *model);
+    ASSERT_TRUE(interleaved) << interleaved.error();
+    const std::string interleavedFile = testing::TempDir() + "moe-etp-plan-interleaved.json";
+    ASSERT_TRUE(writeFile(interleavedFile, nest::planToJson(*interleaved).dump(1)));
+    const coretest::Run overlap = overlapExport(interleavedFile);
     ASSERT_EQ(overlap.exitCode, 0) << overlap.err;
     EXPECT_TRUE(contains(overlap.out, "--overlap-moe-expert-parallel-comm")) << overlap.out.substr(0, 3000);
     EXPECT_TRUE(contains(overlap.out, "--delay-wgrad-compute"));

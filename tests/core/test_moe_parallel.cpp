@@ -363,6 +363,13 @@ TEST(MoeParallel, theExpertParallelOverlapHidesTheAllToAllBehindTheOtherMicroBat
     EXPECT_DOUBLE_EQ(ca.epUnpaired, 0);
     // One stage, 4 micro-batches: three of them gain what the overlap hides.
     EXPECT_NEAR(a.iterationTime - b.iterationTime, 3 * (1 - kappa) * hidden, 1e-9 * a.iterationTime);
+    // Megatron-Core refuses the overlap with full recomputation: such a stage is priced without.
+    UniformLayout full = layout(1, 1, 16, 16, 1);
+    full.recompute = Recompute::Full;
+    const auto fullPlan = buildUniformPlan(full, topo, model);
+    ASSERT_TRUE(fullPlan) << fullPlan.error();
+    EXPECT_DOUBLE_EQ(evaluate(*fullPlan, topo, model, off).iterationTime,
+                     evaluate(*fullPlan, topo, model, on).iterationTime);
     // A framework without that schedule prices the option as it runs: not at all.
     CostOptions serial;
     serial.framework = Framework::Serial;
