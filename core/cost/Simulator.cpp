@@ -152,11 +152,8 @@ public:
                 const StageCost &c = m_costs[static_cast<size_t>(s)];
                 emit(s, -1, "optimizer", t, t + c.optimizer);
                 t += c.optimizer;
-            }
-            // The expert-parallel overlap's unpaired first forward and last backward
-            // (StageCost::epUnpaired), charged once an iteration as the evaluator does.
-            for (int s = p; s < m_k; s += m_depth) {
-                const StageCost &c = m_costs[static_cast<size_t>(s)];
+                // The expert-parallel overlap's unpaired first forward and last backward
+                // (StageCost::epUnpaired), charged once an iteration as the evaluator does.
                 if (c.epUnpaired > 0) {
                     emit(s, -1, "ep-unpaired", t, t + c.epUnpaired);
                     t += c.epUnpaired;

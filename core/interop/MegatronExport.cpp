@@ -127,12 +127,13 @@ std::string megatronModelArgs(const LaunchContext &c)
             flag(model, "--moe-token-dispatcher-type", "flex");
             flag(model, "--moe-enable-deepep");
         }
+        // Where TransformerConfig accepts the overlap: virtual stages when pp > 1, and no full
+        // recomputation (which the evaluator prices without it too).
         const bool virtualOrFlat = p.pipelineDepth() == 1 || (p.schedule == Schedule::Interleaved && p.virtualStages > 1);
-        if (c.request.cost.moeA2aOverlap && virtualOrFlat) {
+        if (c.request.cost.moeA2aOverlap && virtualOrFlat && c.layout().recompute != Recompute::Full) {
             // The overlap priced (--moe-a2a-overlap on, docs/cost-model.md §1c): Megatron-Core's
             // combined 1F1B with the weight-gradient GEMMs delayed to fill it, as
-            // Megatron-Bridge's moe_a2a_overlap sets both. TransformerConfig asserts virtual
-            // stages when pp > 1, so a plain 1F1B pipeline runs without it.
+            // Megatron-Bridge's moe_a2a_overlap sets both.
             flag(model, "--overlap-moe-expert-parallel-comm");
             flag(model, "--delay-wgrad-compute");
         }

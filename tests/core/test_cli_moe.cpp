@@ -112,24 +112,26 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     EXPECT_TRUE(contains(deepep.out, "--moe-enable-deepep"));
     EXPECT_FALSE(contains(deepep.out, "--overlap-moe-expert-parallel-comm"));
     // The expert-parallel overlap priced is the one exported, with the delayed weight
-    // gradients, where Megatron-Core runs it: virtual stages when pp > 1 (TransformerConfig
-    // asserts them), so not on this 4-stage 1F1B plan.
-    auto overlapExport = [&](const std::string &file) {
-        return runCli(cmd({"export"}, {"--plan", file, "--format", "megatron", "--moe-a2a-overlap", "on"}));
+    // gradients, where Megatron-Core runs it: TransformerConfig asserts virtual stages when
+    // pp > 1 and refuses full recomputation, so not on this 4-stage 1F1B plan.
+    auto overlapExport = [&](const nest::UniformLayout &layout) {
+        const auto p = nest::buildUniformPlan(layout, *topo, *model);
+        EXPECT_TRUE(p) << p.error();
+        const std::string file = testing::TempDir() + "moe-overlap-plan.json";
+        EXPECT_TRUE(p && writeFile(file, nest::planToJson(*p).dump(1)));
+        const coretest::Run r =
+            runCli(cmd({"export"}, {"--plan", file, "--format", "megatron", "--moe-a2a-overlap", "on"}));
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return r.out;
     };
-    const coretest::Run plain = overlapExport(planFile);
-    ASSERT_EQ(plain.exitCode, 0) << plain.err;
-    EXPECT_FALSE(contains(plain.out, "--overlap-moe-expert-parallel-comm")) << plain.out.substr(0, 3000);
+    EXPECT_FALSE(contains(overlapExport(u), "--overlap-moe-expert-parallel-comm"));
     u.schedule = nest::Schedule::Interleaved;
     u.virtualStages = 2;
-    const auto interleaved = nest::buildUniformPlan(u, *topo, *model);
-    ASSERT_TRUE(interleaved) << interleaved.error();
-    const std::string interleavedFile = testing::TempDir() + "moe-etp-plan-interleaved.json";
-    ASSERT_TRUE(writeFile(interleavedFile, nest::planToJson(*interleaved).dump(1)));
-    const coretest::Run overlap = overlapExport(interleavedFile);
-    ASSERT_EQ(overlap.exitCode, 0) << overlap.err;
-    EXPECT_TRUE(contains(overlap.out, "--overlap-moe-expert-parallel-comm")) << overlap.out.substr(0, 3000);
-    EXPECT_TRUE(contains(overlap.out, "--delay-wgrad-compute"));
+    const std::string overlap = overlapExport(u);
+    EXPECT_TRUE(contains(overlap, "--overlap-moe-expert-parallel-comm")) << overlap.substr(0, 3000);
+    EXPECT_TRUE(contains(overlap, "--delay-wgrad-compute"));
+    u.recompute = nest::Recompute::Full;
+    EXPECT_FALSE(contains(overlapExport(u), "--overlap-moe-expert-parallel-comm"));
     const coretest::Run nemo = exportAs("nemo", true);
     ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
     EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);

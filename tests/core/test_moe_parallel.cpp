@@ -321,10 +321,7 @@ SixteenExperts sixteenExperts(int sharedExperts)
 
 TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
 {
-    const SixteenExperts k = sixteenExperts(1);
-    const ModelProfile &model = k.model;
-    const Topology &topo = k.topo;
-    const auto &plan = k.plan;
+    const auto [model, topo, plan] = sixteenExperts(1);
     ASSERT_TRUE(plan) << plan.error();
     CostOptions mcore;
     mcore.stack = Stack::Tuned;  // --moe-shared-expert-overlap is a recipe flag, off by default
@@ -343,10 +340,7 @@ TEST(MoeParallel, theExpertParallelOverlapHidesTheAllToAllBehindTheOtherMicroBat
     // backward) hides behind a forward and a backward of compute, at the framework's contention,
     // and what it hides is exposed once an iteration (the unpaired first forward and last
     // backward). Derived by hand from the run without the overlap.
-    const SixteenExperts k = sixteenExperts(0);
-    const ModelProfile &model = k.model;
-    const Topology &topo = k.topo;
-    const auto &plan = k.plan;
+    const auto [model, topo, plan] = sixteenExperts(0);
     ASSERT_TRUE(plan) << plan.error();
     CostOptions off;
     off.stack = Stack::Tuned;
