@@ -114,6 +114,11 @@ double iterationExtraOf(const StageCost &c)
     return c.dpSync + c.zeroGather + c.optimizer + c.epUnpaired;
 }
 
+bool expertOverlapSchedule(int numStages, Schedule schedule, int virtualStages)
+{
+    return numStages <= 1 || (schedule == Schedule::Interleaved && virtualStages > 1);
+}
+
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
 {
     BoundaryLink worst;
@@ -495,23 +500,19 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
     const LinearCost dispatch = opt.moeHierarchicalDispatch && g.comm.epShape.size > 1
                                     ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
                                     : g.comm.ep;
-    c.epComm = 2 * opsCost(dispatch, s.epBytes, s.epOps);
-    // TransformerConfig refuses the overlap with full recomputation.
-    if (opt.moeA2aOverlap && fw.epA2aOverlap && st.recompute != Recompute::Full) {
-        // Megatron-Core's expert-parallel overlap: micro-batch i + 1's forward and i's
-        // backward run together, each one's dispatch and combine behind the other's compute
-        // (the window: a forward and a backward). The shared-expert overlap is off with it
-        // (Megatron-Bridge sets moe_shared_expert_overlap False). What it hides per micro-batch
-        // is exposed once an iteration, for the first forward and the last backward.
-        const double exposed = overlapped(c.epComm, s.forward + s.backward, kappa);
-        c.epUnpaired = c.epComm - exposed;
-        c.epComm = exposed;
-    } else if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0) {
+    c.epDispatch = 2 * opsCost(dispatch, s.epBytes, s.epOps);
+    c.epDispatchAlone = c.epDispatch;
+    if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0) {
         // Megatron-Core overlaps them with the flat all-to-all dispatcher only (TransformerConfig:
         // "moe_shared_expert_overlap only works with alltoall token dispatcher").
-        c.epComm = overlapped(c.epComm, 3 * s.sharedExpertForward, kappa);
+        c.epDispatchAlone = overlapped(c.epDispatch, 3 * s.sharedExpertForward, kappa);
     }
-    c.epComm += 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
+    // Megatron-Core's expert-parallel overlap, where the stage may run it (TransformerConfig
+    // refuses it with full recomputation); whether the schedule pairs the micro-batches is
+    // the pipeline's (finishStageCost()).
+    c.epPairable = opt.moeA2aOverlap && fw.epA2aOverlap && st.recompute != Recompute::Full;
+    c.epGather = 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
+    c.epComm = c.epDispatchAlone + c.epGather;
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
     double tpRec = opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec);
     if (fw.tpOverlap && st.sp && st.tp > 1) {
@@ -844,6 +845,19 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     if (ctx.numStages > 1 && !overlapWhenPipelined) {
         c.dpSync = c.dpSyncAfterFlush;
         c.gradSyncSerial = 0;  // after the flush: nothing to queue behind the backward
+    }
+    // --- the expert-parallel overlap (CostOptions::moeA2aOverlap) ----------------------------
+    c.epUnpaired = 0;
+    c.epComm = c.epDispatchAlone + c.epGather;
+    if (c.epPairable && expertOverlapSchedule(ctx.numStages, ctx.schedule, ctx.virtualStages)) {
+        // Micro-batch i + 1's forward and i's backward run together, each one's dispatch and
+        // combine behind the other's compute (the window: a forward and a backward). The
+        // shared-expert overlap is off with it (Megatron-Bridge sets moe_shared_expert_overlap
+        // False). What it hides per micro-batch is exposed once an iteration, for the first
+        // forward and the last backward.
+        const double exposed = overlapped(c.epDispatch, c.forward + c.backward, fw.contention);
+        c.epUnpaired = c.epDispatch - exposed;
+        c.epComm = exposed + c.epGather;
     }
     c.iterationExtra = iterationExtraOf(c);
     const double work = c.forward + c.backward + c.recompute + c.tpComm + c.epComm + c.cpComm + c.p2p + c.zeroComm;

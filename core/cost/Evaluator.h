@@ -18,7 +18,9 @@
 //    the options and the devices' speed (g.rates) — not zero, not the position;
 //    stageCostBase() adds zero and the plan scalars but not the pipeline position or links;
 //    finishStageCost() adds what depends on the position (stash: numStages - stageIndex,
-//    schedule) and the two BoundaryLinks (p2p), and the totals. A planner may cache each
+//    schedule), on the pipeline's depth and schedule (whether the expert-parallel overlap
+//    pairs micro-batches: expertOverlapSchedule()) and the two BoundaryLinks (p2p), and the
+//    totals. A planner may cache each
 //    part under any key that determines its inputs and gets bit-identical results.
 //  * A boundary's link is that of the worst (highest-level, then slowest) pair of devices
 //    across it: see boundaryLink().
@@ -194,6 +196,13 @@ struct StageCost {
     // (CostOptions::moeA2aOverlap), exposed once for the unpaired first forward and last
     // backward.
     double epUnpaired = 0;
+    // epComm's parts (stageCostBase() sets them, finishStageCost() sums them): the dispatch
+    // and combine all-to-all per micro-batch as it runs, what the stage pays for it when the
+    // schedule does not pair micro-batches (less where the shared experts' GEMMs hide it), and
+    // the expert tensor group's gathers; epPairable: the stage may run the expert-parallel
+    // overlap (the option is on, the framework has it, no full recomputation).
+    double epDispatch = 0, epDispatchAlone = 0, epGather = 0;
+    bool epPairable = false;
     double frameworkOverhead = 0; // CostOptions::stepOverhead x the terms above (calibrated)
     double perMicroBatch = 0;     // the pipeline's t_stage
     // Splits used by the simulator and the charts (all included in the terms above):
@@ -256,6 +265,12 @@ struct StageContext {
 };
 
 StageCost stageCost(const StageContext &ctx);
+
+// Whether a pipeline of `numStages` physical stages under `schedule` with `virtualStages`
+// chunks per device runs Megatron-Core's expert-parallel overlap (CostOptions::moeA2aOverlap):
+// one stage, or virtual stages (TransformerConfig asserts a virtual pipeline when pp > 1).
+// The evaluator prices it and the Megatron export writes its flags by this one rule.
+bool expertOverlapSchedule(int numStages, Schedule schedule, int virtualStages);
 
 // Interleaved 1F1B (Megatron-LM order, p = depth, v = chunks, m micro-batches): the
 // chunk-micro-batches whose activations the device at `position` holds at its peak, just

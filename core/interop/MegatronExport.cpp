@@ -127,10 +127,10 @@ std::string megatronModelArgs(const LaunchContext &c)
             flag(model, "--moe-token-dispatcher-type", "flex");
             flag(model, "--moe-enable-deepep");
         }
-        // Where TransformerConfig accepts the overlap: virtual stages when pp > 1, and no full
-        // recomputation (which the evaluator prices without it too).
-        const bool virtualOrFlat = p.pipelineDepth() == 1 || (p.schedule == Schedule::Interleaved && p.virtualStages > 1);
-        if (c.request.cost.moeA2aOverlap && virtualOrFlat && c.layout().recompute != Recompute::Full) {
+        // Where TransformerConfig accepts the overlap, the rule the evaluator prices it by:
+        // virtual stages when pp > 1 (expertOverlapSchedule()), and no full recomputation.
+        if (c.request.cost.moeA2aOverlap && expertOverlapSchedule(p.pipelineDepth(), p.schedule, p.virtualStages) &&
+            c.layout().recompute != Recompute::Full) {
             // The overlap priced (--moe-a2a-overlap on, docs/cost-model.md §1c): Megatron-Core's
             // combined 1F1B with the weight-gradient GEMMs delayed to fill it, as
             // Megatron-Bridge's moe_a2a_overlap sets both.

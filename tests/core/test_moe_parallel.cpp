@@ -373,6 +373,58 @@ TEST(MoeParallel, theExpertParallelOverlapHidesTheAllToAllBehindTheOtherMicroBat
                      evaluate(*plan, topo, model, serialOn).iterationTime);
 }
 
+TEST(MoeParallel, theExpertParallelOverlapRunsOnOneStageOrOnVirtualStages)
+{
+    // TransformerConfig asserts a virtual pipeline for the overlap when pp > 1: two plain 1F1B
+    // stages are priced as without the option, the same two stages interleaved (2 chunks
+    // each) hide every chunk's all-to-all behind its own forward and backward, as one stage
+    // does (derived by hand from the run without the option).
+    ModelConfig c = tinyGptConfig(4);
+    c.hidden = 1024;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 2048;
+    c.experts = 16;
+    c.topK = 2;
+    c.seqLength = 1024;
+    c.globalBatch = 64;
+    const ModelProfile model = buildProfile(c);
+    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    CostOptions off;
+    off.stack = Stack::Tuned;
+    CostOptions on = off;
+    on.moeA2aOverlap = true;
+    UniformLayout plain = layout(1, 1, 8, 8, 1);
+    plain.pp = 2;
+    const auto plainPlan = buildUniformPlan(plain, topo, model);
+    ASSERT_TRUE(plainPlan) << plainPlan.error();
+    const Report plainOff = evaluate(*plainPlan, topo, model, off), plainOn = evaluate(*plainPlan, topo, model, on);
+    ASSERT_TRUE(plainOff.feasible && plainOn.feasible);
+    EXPECT_DOUBLE_EQ(plainOff.iterationTime, plainOn.iterationTime);
+    for (const StageReport &st : plainOn.stages)
+        EXPECT_DOUBLE_EQ(st.cost.epUnpaired, 0);
+
+    UniformLayout interleaved = plain;
+    interleaved.schedule = Schedule::Interleaved;
+    interleaved.virtualStages = 2;
+    const auto ilPlan = buildUniformPlan(interleaved, topo, model);
+    ASSERT_TRUE(ilPlan) << ilPlan.error();
+    const Report ilOff = evaluate(*ilPlan, topo, model, off), ilOn = evaluate(*ilPlan, topo, model, on);
+    ASSERT_TRUE(ilOff.feasible && ilOn.feasible);
+    ASSERT_EQ(ilOn.stages.size(), 4u);
+    const double kappa = off.profile().contention;
+    int paired = 0;
+    for (size_t k = 0; k < ilOn.stages.size(); ++k) {
+        const StageCost &a = ilOff.stages[k].cost, &b = ilOn.stages[k].cost;
+        const double hidden = std::min(a.epComm, a.forward + a.backward);
+        EXPECT_NEAR(b.epComm, a.epComm - hidden + kappa * hidden, 1e-12 * (a.epComm + 1e-30)) << k;
+        EXPECT_NEAR(b.epUnpaired, (1 - kappa) * hidden, 1e-12 * (a.epComm + 1e-30)) << k;
+        paired += b.epUnpaired > 0;
+    }
+    EXPECT_GT(paired, 0);  // the chunks with MoE blocks
+    EXPECT_LT(ilOn.iterationTime, ilOff.iterationTime);
+}
+
 TEST(MoeParallel, megatronCoreWeightsTheTokensInsideTheExpertsAndKeepsNoExpertOutputs)
 {
     // Megatron-Core's TEGroupedMLP multiplies each routed copy by its probability inside the
@@ -471,4 +523,34 @@ TEST(MoeParallel, theSearchStaysExactWithFoldedExpertsAndTheHierarchicalDispatch
             split = split || st.ep > 1;
         EXPECT_TRUE(split) << variant;
     }
+}
+
+TEST(MoeParallel, theSearchStaysExactWhereTheOverlapDependsOnTheSchedule)
+{
+    // Four MoE blocks on two nodes of 4 GPUs, up to two stages: the expert-parallel overlap
+    // prices one stage and interleaved stages lower, plain 1F1B stages not
+    // (expertOverlapSchedule()). NEST against the exhaustive search.
+    ModelConfig c = tinyGptConfig(4);
+    c.hidden = 2048;
+    c.heads = 16;
+    c.kvHeads = 16;
+    c.ffnHidden = 2048;
+    c.experts = 32;
+    c.topK = 4;
+    c.seqLength = 2048;
+    c.globalBatch = 32;
+    const ModelProfile model = buildProfile(c);
+    const Topology topo = Topology::uniform("h100x8", *devicePreset("h100-sxm-80gb"),
+                                            {{"node", 4, linkOf(450e9, 1e-6)}, {"rack", 2, linkOf(25e9, 5e-6)}});
+    SearchOptions o;
+    o.microBatches = {1, 2};
+    o.maxStages = 2;
+    o.epCandidates = {1, 2, 4, 8};
+    o.etpCandidates = {0, 1};
+    o.cost.moeA2aOverlap = true;
+    const PlanResult nest = makePlanner("nest")->plan(topo, model, o);
+    const PlanResult exhaustive = makePlanner("exhaustive")->plan(topo, model, o);
+    ASSERT_TRUE(nest.found && exhaustive.found) << nest.message << exhaustive.message;
+    EXPECT_TRUE(nest.verified) << nest.message;
+    EXPECT_NEAR(nest.objective, exhaustive.objective, 1e-9 * exhaustive.objective);
 }
