@@ -500,19 +500,19 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
     const LinearCost dispatch = opt.moeHierarchicalDispatch && g.comm.epShape.size > 1
                                     ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
                                     : g.comm.ep;
-    c.epDispatch = 2 * opsCost(dispatch, s.epBytes, s.epOps);
-    c.epDispatchAlone = c.epDispatch;
+    const double allToAll = 2 * opsCost(dispatch, s.epBytes, s.epOps);
+    c.epComm = allToAll;
     if (fw.sharedExpertOverlap && !opt.moeHierarchicalDispatch && s.sharedExpertForward > 0) {
         // Megatron-Core overlaps them with the flat all-to-all dispatcher only (TransformerConfig:
         // "moe_shared_expert_overlap only works with alltoall token dispatcher").
-        c.epDispatchAlone = overlapped(c.epDispatch, 3 * s.sharedExpertForward, kappa);
+        c.epComm = overlapped(c.epComm, 3 * s.sharedExpertForward, kappa);
     }
+    c.epGather = 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
+    c.epComm += c.epGather;
     // Megatron-Core's expert-parallel overlap, where the stage may run it (TransformerConfig
     // refuses it with full recomputation); whether the schedule pairs the micro-batches is
     // the pipeline's (finishStageCost()).
-    c.epPairable = opt.moeA2aOverlap && fw.epA2aOverlap && st.recompute != Recompute::Full;
-    c.epGather = 2 * opsCost(g.comm.etp, s.etpBytes, s.etpOps);
-    c.epComm = c.epDispatchAlone + c.epGather;
+    c.epPairable = opt.moeA2aOverlap && fw.epA2aOverlap && st.recompute != Recompute::Full ? allToAll : 0.0;
     c.cpComm = 3 * opsCost(g.comm.cp, s.cpBytes, s.cpOps);
     double tpRec = opsCost(g.comm.tp, s.tpBytesRec, s.tpOpsRec);
     if (fw.tpOverlap && st.sp && st.tp > 1) {
@@ -848,15 +848,14 @@ void finishStageCost(StageCost &c, const StageContext &ctx)
     }
     // --- the expert-parallel overlap (CostOptions::moeA2aOverlap) ----------------------------
     c.epUnpaired = 0;
-    c.epComm = c.epDispatchAlone + c.epGather;
-    if (c.epPairable && expertOverlapSchedule(ctx.numStages, ctx.schedule, ctx.virtualStages)) {
+    if (c.epPairable > 0 && expertOverlapSchedule(ctx.numStages, ctx.schedule, ctx.virtualStages)) {
         // Micro-batch i + 1's forward and i's backward run together, each one's dispatch and
         // combine behind the other's compute (the window: a forward and a backward). The
         // shared-expert overlap is off with it (Megatron-Bridge sets moe_shared_expert_overlap
         // False). What it hides per micro-batch is exposed once an iteration, for the first
         // forward and the last backward.
-        const double exposed = overlapped(c.epDispatch, c.forward + c.backward, fw.contention);
-        c.epUnpaired = c.epDispatch - exposed;
+        const double exposed = overlapped(c.epPairable, c.forward + c.backward, fw.contention);
+        c.epUnpaired = c.epPairable - exposed;
         c.epComm = exposed + c.epGather;
     }
     c.iterationExtra = iterationExtraOf(c);

@@ -196,13 +196,6 @@ struct StageCost {
     // (CostOptions::moeA2aOverlap), exposed once for the unpaired first forward and last
     // backward.
     double epUnpaired = 0;
-    // epComm's parts (stageCostBase() sets them, finishStageCost() sums them): the dispatch
-    // and combine all-to-all per micro-batch as it runs, what the stage pays for it when the
-    // schedule does not pair micro-batches (less where the shared experts' GEMMs hide it), and
-    // the expert tensor group's gathers; epPairable: the stage may run the expert-parallel
-    // overlap (the option is on, the framework has it, no full recomputation).
-    double epDispatch = 0, epDispatchAlone = 0, epGather = 0;
-    bool epPairable = false;
     double frameworkOverhead = 0; // CostOptions::stepOverhead x the terms above (calibrated)
     double perMicroBatch = 0;     // the pipeline's t_stage
     // Splits used by the simulator and the charts (all included in the terms above):
@@ -237,13 +230,18 @@ struct StageCost {
     // Evaluator.cpp). The part at the peak is added to `gradients` by finishStageCost().
     double reduceBucket = 0;
     int reduceBuckets = 0;
+    bool fitsMemory = true;  // memoryTotal <= memoryCapacity (beside the int: no padding)
     double memoryTotal = 0;
     double memoryCapacity = 0;
-    bool fitsMemory = true;
     // Bookkeeping for reports.
     double stashedMicroBatches = 0;  // micro-batches whose activations are held
     double stashPerMicroBatch = 0;   // stash bytes per held micro-batch
     double paramsPerDevice = 0;      // parameters held per device before ZeRO sharding
+    // Set by stageCostBase() for finishStageCost(): the dispatch and combine all-to-all per
+    // micro-batch that the expert-parallel overlap pairs where the schedule runs it (0 where
+    // the stage may not run it: the option off, a framework without it, full recomputation),
+    // and the expert tensor group's gathers (part of epComm either way).
+    double epPairable = 0, epGather = 0;
 };
 
 struct StageContext {
