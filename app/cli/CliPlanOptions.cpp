@@ -177,8 +177,9 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         o.gradAccumDtype = v == "fp32" ? GradAccumDtype::Fp32 : GradAccumDtype::Half;
     }
     // MoE: the most loaded rank's routed tokens over the mean (dropless), the capacity
-    // factor (0 = dropless) and the dispatcher (docs/cost-model.md, "MoE parallelism").
-    o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, 1, 64);
+    // factor (0 = dropless), the dispatcher and the expert-parallel overlap
+    // (docs/cost-model.md, "MoE parallelism"), over a workspace's search.moe_* keys.
+    o.moeImbalance = number(args, "moe-imbalance", o.moeImbalance, limits::moeImbalance.min, limits::moeImbalance.max);
     if (args.flag("fp8-attention"))  // on top of a workspace's search.fp8_attention
         o.fp8Attention = true;
     if (args.has("recompute-modules")) {  // over a workspace's search.recompute_modules
@@ -188,7 +189,8 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
             throw UsageError{"option --recompute-modules: " + why};
         o.recomputeModules = *modules;
     }
-    o.moeCapacityFactor = number(args, "capacity-factor", o.moeCapacityFactor, 0, 64);
+    o.moeCapacityFactor =
+        number(args, "capacity-factor", o.moeCapacityFactor, limits::capacityFactor.min, limits::capacityFactor.max);
     if (args.has("moe-dispatcher")) {
         const std::string v = args.value("moe-dispatcher");
         if (v != "alltoall" && v != "deepep")

@@ -55,6 +55,10 @@ CostOptions settingsCostOptions(const SearchSettings &s)
     c.stack = s.stack;
     c.fp8Attention = s.fp8Attention;
     c.recomputeModules = s.recomputeModules;
+    c.moeImbalance = s.moeImbalance;
+    c.moeCapacityFactor = s.capacityFactor;
+    c.moeHierarchicalDispatch = s.moeHierarchicalDispatch;
+    c.moeA2aOverlap = s.moeA2aOverlap;
     return c;
 }
 
@@ -121,6 +125,14 @@ Json searchSettingsToJson(const SearchSettings &s)
         out["fp8_recipe"] = toString(*s.fp8Recipe);
     if (s.etpCandidates != SearchSettings{}.etpCandidates)  // written only when set
         out["etp_candidates"] = s.etpCandidates;
+    if (s.moeImbalance != SearchSettings{}.moeImbalance)  // the MoE keys: written only when set
+        out["moe_imbalance"] = s.moeImbalance;
+    if (s.capacityFactor != 0)
+        out["capacity_factor"] = s.capacityFactor;
+    if (s.moeHierarchicalDispatch)
+        out["moe_dispatcher"] = "deepep";
+    if (s.moeA2aOverlap)
+        out["moe_a2a_overlap"] = true;
     if (!s.target.empty())
         out["target"] = s.target;  // written only when set: older workspaces stay as they were
     return out;
@@ -278,6 +290,19 @@ void readCostModel(const Json &j, const std::string &path, SearchSettings &s)
         s.stack = *st;
     }
     s.fp8Attention = getBool(j, "fp8_attention", path, false);
+    // MoE pricing.
+    s.moeImbalance = getNumber(j, "moe_imbalance", path, s.moeImbalance);
+    requireInRange(s.moeImbalance, limits::moeImbalance, childPath(path, "moe_imbalance"));
+    s.capacityFactor = getNumber(j, "capacity_factor", path, 0.0);
+    requireInRange(s.capacityFactor, limits::capacityFactor, childPath(path, "capacity_factor"));
+    if (has(j, "moe_dispatcher")) {
+        const std::string name = getString(j, "moe_dispatcher", path);
+        if (name != "alltoall" && name != "deepep")
+            throw JsonError(childPath(path, "moe_dispatcher"),
+                            "unknown dispatcher '" + name + "' (known: alltoall, deepep)");
+        s.moeHierarchicalDispatch = name == "deepep";
+    }
+    s.moeA2aOverlap = getBool(j, "moe_a2a_overlap", path, false);
     if (has(j, "recompute_modules")) {
         const std::string p = childPath(path, "recompute_modules");
         const Json &list = j.at("recompute_modules");
@@ -359,7 +384,8 @@ SearchSettings searchSettingsFromJson(const Json &j, const std::string &path)
                       "framework", "stack", "allow_tp", "allow_pp", "allow_dp", "allow_ep", "allow_cp", "allow_sp", "allow_zero",
                       "allow_recompute", "recompute_modes", "tp_candidates", "ep_candidates", "etp_candidates", "cp_candidates",
                       "cp_min_tokens_per_rank", "layouts", "pipeline_units", "mcmc_budget", "seed", "top_k",
-                      "precisions", "fp8_recipe", "fp8_attention", "recompute_modules", "target"});
+                      "precisions", "fp8_recipe", "fp8_attention", "recompute_modules", "moe_imbalance",
+                      "capacity_factor", "moe_dispatcher", "moe_a2a_overlap", "target"});
     SearchSettings s;
     readPrecisions(j, path, s);
     readPlanner(j, path, s);

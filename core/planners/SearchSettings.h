@@ -21,6 +21,9 @@
 // "recompute_modules": ["layernorm", "moe_act"] what selective recomputation reruns
 // (CostOptions::recomputeModules, Megatron-Core's names; written only when not the default,
 // ["core_attn"]).
+// MoE cost options (CostOptions; docs/cost-model.md, "MoE parallelism"), each written only when
+// not the default: "moe_imbalance" (1 to 64, default 1.1), "capacity_factor" (0 to 64, 0 =
+// dropless), "moe_dispatcher": "alltoall" | "deepep", "moe_a2a_overlap": true.
 // "precisions" (absent = every precision the cluster's devices and the framework support)
 // and "fp8_recipe" (absent = delayed, or the framework's own when it lacks delayed) are
 // written only when set (PrecisionSearch.h).
@@ -95,6 +98,12 @@ struct SearchSettings {
     std::optional<Fp8Recipe> fp8Recipe;
     bool fp8Attention = false;  // FP8 attention on the fp8 / mxfp8 candidates (CostOptions)
     RecomputeModules recomputeModules;  // what selective recomputation reruns (CostOptions)
+    // MoE pricing (CostOptions): routing imbalance, capacity factor (0 = dropless), DeepEP's
+    // hierarchical dispatcher, Megatron-Core's expert-parallel overlap.
+    double moeImbalance = CostOptions{}.moeImbalance;
+    double capacityFactor = 0;
+    bool moeHierarchicalDispatch = false;
+    bool moeA2aOverlap = false;
     // The framework the plan must run on as it is ("" none; "megatron", "nemo", "deepspeed",
     // "torchtitan"): the search is restricted to what it runs (core/interop/FrameworkSearch.h).
     std::string target;
@@ -105,7 +114,8 @@ struct SearchSettings {
 // The planner's options for `model` (its global batch and sequence length) under `s`; the
 // precisions follow from the cluster (searchPrecisionsFor).
 SearchOptions searchOptionsFrom(const SearchSettings &s, const ModelProfile &model);
-// The cost options `s` sets (memory headroom, framework, stack, FP8 attention), the rest at
+// The cost options `s` sets (memory headroom, framework, stack, FP8 attention, recompute
+// modules, the MoE options), the rest at
 // their defaults: what searchOptionsFrom() prices with and what a one-plan command starts
 // from before its flags, so that the two cannot drift apart.
 CostOptions settingsCostOptions(const SearchSettings &s);

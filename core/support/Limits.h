@@ -108,6 +108,11 @@ inline constexpr Range labelChars{0, 1'000, "characters", false, true};
 // nest-cli's flags and the window's search panel all read these, so that a value one of
 // them accepts the others accept too (the panel's spin boxes span exactly these ranges).
 inline constexpr Range memoryHeadroom{0, 0.99, ""};                 // fraction of capacity kept free
+// MoE (CostOptions; "moe_imbalance" and "capacity_factor", --moe-imbalance, --capacity-factor):
+// the most loaded rank's routed tokens over the mean (1 = balanced; 64: every token of a
+// 64-way group on one rank), and an expert's capacity over its mean share (0 = dropless).
+inline constexpr Range moeImbalance{1, 64, ""};
+inline constexpr Range capacityFactor{0, 64, ""};
 // --vpp: 1 = the non-interleaved schedules, 2..64 interleaving depths; the workspace's
 // "virtual_stages" and the panel's depths list hold only the depths (interleavingDepth).
 inline constexpr Range searchDepths{1, 64, "", false, true};

@@ -136,3 +136,38 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     ASSERT_EQ(nemo.exitCode, 0) << nemo.err;
     EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);
 }
+
+TEST(CliMoe, aWorkspacesMoeOptionsReachTheOnePlanCommandsAndTheFlagsWin)
+{
+    // The quickstart workspace with Mixtral 8x7B: search.moe_imbalance prices as the flag
+    // does, a flag over the key wins, and search.moe_a2a_overlap pairs the micro-batches of a
+    // one-stage plan (the unpaired all-to-all is charged once an iteration) unless
+    // --moe-a2a-overlap off takes it back, as `plan --workspace` and the window price them.
+    nlohmann::json w = jsonObject(readFile(sample("sample_configs/workspaces/quickstart.nestws.json")));
+    w["model"] = {{"preset", "mixtral-8x7b"}, {"seq_length", 4096}, {"global_batch", 256}};
+    const coretest::TempDir dir;
+    const std::string plain = dir.filePath("plain.nestws.json"), keyed = dir.filePath("keyed.nestws.json");
+    ASSERT_TRUE(writeFile(plain, w.dump()));
+    w["search"]["moe_imbalance"] = 1.5;
+    w["search"]["moe_a2a_overlap"] = true;
+    ASSERT_TRUE(writeFile(keyed, w.dump()));
+    auto evaluate = [](const std::string &workspace, const std::vector<std::string> &extra) {
+        std::vector<std::string> args{"evaluate", "--workspace", workspace, "--tp", "4", "--dp", "8", "--ep", "8",
+                                      "--sp", "--json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const coretest::Run r = runCli(args);
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return r.exitCode == 0 ? jsonObject(r.out) : nlohmann::json::object();
+    };
+    auto time = [](const nlohmann::json &j) { return j.value("iteration_time_s", 0.0); };
+    auto unpaired = [](const nlohmann::json &j) { return j.at("stages").at(0).at("time_s").at("ep_unpaired").get<double>(); };
+    const nlohmann::json byKey = evaluate(keyed, {}), byFlags = evaluate(plain, {"--moe-imbalance", "1.5",
+                                                                                  "--moe-a2a-overlap", "on"});
+    ASSERT_GT(time(byKey), 0);
+    EXPECT_EQ(time(byKey), time(byFlags));
+    EXPECT_GT(unpaired(byKey), 0);
+    const nlohmann::json overridden = evaluate(keyed, {"--moe-imbalance", "1.1", "--moe-a2a-overlap", "off"});
+    EXPECT_EQ(time(overridden), time(evaluate(plain, {})));
+    EXPECT_EQ(unpaired(overridden), 0);
+    EXPECT_LT(time(evaluate(plain, {})), time(evaluate(plain, {"--moe-imbalance", "1.5"})));
+}

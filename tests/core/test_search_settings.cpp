@@ -82,6 +82,10 @@ SearchSettings everyFieldChanged()
     s.fp8Attention = true;
     s.recomputeModules.mask = static_cast<unsigned>(RecomputeModule::LayerNorm) |
                               static_cast<unsigned>(RecomputeModule::MoeAct);
+    s.moeImbalance = 1.25;  // the default is 1.1
+    s.capacityFactor = 1.5;
+    s.moeHierarchicalDispatch = true;
+    s.moeA2aOverlap = true;
     return s;
 }
 
@@ -220,8 +224,8 @@ TEST(SearchSettings, optionsMapEveryField)
     nestK.planner = "nest";
     ASSERT_EQ(searchOptionsFrom(nestK, model).topK, 5);
     ASSERT_QFUZZY_EQ(o.memoryHeadroom, 0.125);
-    // The headroom, the framework, the stack, FP8 attention and the recompute modules reach
-    // the evaluator; every other cost option keeps its default.
+    // The headroom, the framework, the stack, FP8 attention, the recompute modules and the MoE
+    // options reach the evaluator; every other cost option keeps its default.
     CostOptions expectedCost;
     expectedCost.memoryHeadroom = 0.125;
     expectedCost.framework = Framework::Fsdp;
@@ -229,6 +233,10 @@ TEST(SearchSettings, optionsMapEveryField)
     expectedCost.fp8Attention = true;
     expectedCost.recomputeModules = s.recomputeModules;
     ASSERT_FALSE(expectedCost.recomputeModules.isDefault());
+    expectedCost.moeImbalance = 1.25;
+    expectedCost.moeCapacityFactor = 1.5;
+    expectedCost.moeHierarchicalDispatch = true;
+    expectedCost.moeA2aOverlap = true;
     ASSERT_TRUE(o.cost == expectedCost);
 
     // The opposite booleans map as well.
@@ -303,7 +311,7 @@ TEST(SearchSettings, jsonRoundTrip)
     // etp_candidates and "target", issues 46 and 47; "stack" when not the default, issue 50; so
     // that older workspaces save as they were).
     const Json d = searchSettingsToJson(defaults);
-    ASSERT_EQ(j.size(), d.size() + 7);
+    ASSERT_EQ(j.size(), d.size() + 11);
     ASSERT_FALSE(d.contains("fp8_attention"));  // written only when set
     ASSERT_EQ(j.at("fp8_attention"), true);
     ASSERT_FALSE(d.contains("recompute_modules"));  // written only when not core_attn alone
@@ -318,13 +326,21 @@ TEST(SearchSettings, jsonRoundTrip)
     ASSERT_EQ(j.at("precisions"), Json::array({"bf16", "mxfp8"}));
     ASSERT_EQ(j.at("fp8_recipe"), "blockwise");
     ASSERT_EQ(j.at("target"), "nemo");
+    // The MoE options (this stop): written only when not the default, so that older
+    // workspaces save as they were.
+    for (const char *key : {"moe_imbalance", "capacity_factor", "moe_dispatcher", "moe_a2a_overlap"})
+        ASSERT_FALSE(d.contains(key)) << key;
+    ASSERT_EQ(j.at("moe_imbalance"), 1.25);
+    ASSERT_EQ(j.at("capacity_factor"), 1.5);
+    ASSERT_EQ(j.at("moe_dispatcher"), "deepep");
+    ASSERT_EQ(j.at("moe_a2a_overlap"), true);
     for (const auto &item : d.items())
         ASSERT_TRUE(j.at(item.key()) != item.value()) << item.key().c_str();
 
     // One JSON key per field: adding a field to SearchSettings without a key (or a key
     // without a field) fails here.
     constexpr std::size_t fields = aggregateFieldCount<SearchSettings>();
-    ASSERT_EQ(fields, std::size_t(32));
+    ASSERT_EQ(fields, std::size_t(36));
     ASSERT_EQ(j.size(), fields);
 
     // An unknown target is refused with its path.
@@ -414,6 +430,13 @@ const std::vector<JsonErrorRow> jsonErrorRows = {
     {"recompute_modes not a list", R"({"recompute_modes": "full"})", "search.recompute_modes", "expected an array"},
     {"cp_min_tokens_per_rank -1", R"({"cp_min_tokens_per_rank": -1})", "search.cp_min_tokens_per_rank", "between 0"},
     {"max_stages -1", R"({"max_stages": -1})", "search.max_stages", "between 0"},
+    {"moe_imbalance below 1", R"({"moe_imbalance": 0.5})", "search.moe_imbalance", "at least 1"},
+    {"moe_imbalance above 64", R"({"moe_imbalance": 65})", "search.moe_imbalance", "at most 64"},
+    {"moe_imbalance not a number", R"({"moe_imbalance": "1.2"})", "search.moe_imbalance", "expected a number"},
+    {"capacity_factor negative", R"({"capacity_factor": -1})", "search.capacity_factor", "at least 0"},
+    {"moe_dispatcher unknown", R"({"moe_dispatcher": "nccl"})", "search.moe_dispatcher",
+     "unknown dispatcher 'nccl' (known: alltoall, deepep)"},
+    {"moe_a2a_overlap not a boolean", R"({"moe_a2a_overlap": "on"})", "search.moe_a2a_overlap", "expected true or false"},
     {"top_k 0", R"({"top_k": 0})", "search.top_k", "between 1 and 100"},
     {"top_k 101", R"({"top_k": 101})", "search.top_k", "between 1 and 100"},
     {"top_k 2.5", R"({"top_k": 2.5})", "search.top_k", "whole number"},

@@ -7,12 +7,15 @@
 #include "UiTestSupport.h"
 #include "WorkspaceDocument.h"
 
+#include "Limits.h"
 #include "Workspace.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QUndoStack>
 #include <QtTest>
 
 using namespace nest;
@@ -117,6 +120,50 @@ private slots:
         QVERIFY(profile.ok());
         norms->click();
         QVERIFY(searchOptionsFrom(doc.search(), *profile).cost.recomputeModules.has(RecomputeModule::LayerNorm));
+    }
+
+    void moeOptionsAreWorkspaceSettings()
+    {
+        // search.moe_imbalance, capacity_factor, moe_dispatcher and moe_a2a_overlap: shown as
+        // loaded, edited by their controls, saved only when set, and what the planner prices.
+        // An imbalance finer than the box's two decimals survives another field's edit.
+        WorkspaceDocument doc;
+        QVERIFY(loadInto(doc, quickstartWith(Json{{"moe_imbalance", 1.125}, {"moe_a2a_overlap", true}})));
+        SearchPanel panel(&doc);
+        auto *imbalance = panel.findChild<QDoubleSpinBox *>(QStringLiteral("moeImbalance"));
+        auto *capacity = panel.findChild<QDoubleSpinBox *>(QStringLiteral("capacityFactor"));
+        auto *dispatcher = panel.findChild<QComboBox *>(QStringLiteral("moeDispatcher"));
+        auto *overlap = panel.findChild<QCheckBox *>(QStringLiteral("moeA2aOverlap"));
+        QVERIFY(imbalance && capacity && dispatcher && overlap);
+        QCOMPARE(imbalance->minimum(), limits::moeImbalance.min);
+        QCOMPARE(imbalance->maximum(), limits::moeImbalance.max);
+        QCOMPARE(capacity->maximum(), limits::capacityFactor.max);
+        QCOMPARE(capacity->text(), QStringLiteral("dropless"));  // 0: no capacity
+        QVERIFY(overlap->isChecked());
+        QCOMPARE(dispatcher->currentData().toString(), QStringLiteral("alltoall"));
+        overlap->click();  // the panel is not shown: click() as a user's click delivers it
+        QVERIFY(!doc.search().moeA2aOverlap);
+        QCOMPARE(doc.search().moeImbalance, 1.125);  // not the 1.12 or 1.13 the box shows
+        QVERIFY(!workspaceToJson(doc.workspace()).at("search").contains("moe_a2a_overlap"));
+        dispatcher->setCurrentIndex(dispatcher->findData(QStringLiteral("deepep")));
+        QVERIFY(doc.search().moeHierarchicalDispatch);
+        imbalance->setValue(1.5);
+        capacity->setValue(2.0);
+        QCOMPARE(doc.search().moeImbalance, 1.5);
+        QCOMPARE(doc.search().capacityFactor, 2.0);
+        const Json saved = workspaceToJson(doc.workspace()).at("search");
+        QCOMPARE(saved.at("moe_dispatcher").get<std::string>(), std::string("deepep"));
+        QCOMPARE(saved.at("moe_imbalance").get<double>(), 1.5);
+        QCOMPARE(saved.at("capacity_factor").get<double>(), 2.0);
+        const auto profile = doc.model().profile("quickstart");
+        QVERIFY(profile.ok());
+        const CostOptions cost = searchOptionsFrom(doc.search(), *profile).cost;
+        QVERIFY(cost.moeHierarchicalDispatch && !cost.moeA2aOverlap);
+        QCOMPARE(cost.moeImbalance, 1.5);
+        QCOMPARE(cost.moeCapacityFactor, 2.0);
+        // Undo takes the last edit back.
+        doc.undoStack()->undo();
+        QCOMPARE(doc.search().capacityFactor, 0.0);
     }
 
     void headroomFinerThanTheBoxIsKept()

@@ -200,6 +200,7 @@ QWidget *SearchPanel::createCandidates()
     auto *sform = new QFormLayout(space);
     addCandidateLists(sform);
     addCostChoices(sform);
+    addMoeChoices(sform);
     addPlannerKnobs(sform);
     return space;
 }
@@ -275,6 +276,43 @@ void SearchPanel::addCostChoices(QFormLayout *sform)
                                   "attention keeps Q, K, V and its output in FP8, half their memory "
                                   "(Megatron --fp8-dot-product-attention; docs/cost-model.md, \"Precision\")"));
     sform->addRow(QString(), m_fp8Attention);
+}
+
+// How MoE layers are priced (docs/cost-model.md, "MoE parallelism"): the routing imbalance,
+// the capacity factor, the dispatcher and Megatron-Core's expert-parallel overlap.
+void SearchPanel::addMoeChoices(QFormLayout *sform)
+{
+    m_moeImbalance = new QDoubleSpinBox;
+    m_moeImbalance->setObjectName(QStringLiteral("moeImbalance"));
+    m_moeImbalance->setRange(limits::moeImbalance.min, limits::moeImbalance.max);
+    m_moeImbalance->setDecimals(2);
+    m_moeImbalance->setSingleStep(0.05);
+    m_moeImbalance->setToolTip(tr("MoE, dropless: the most loaded expert rank's routed tokens over the mean; its "
+                                  "experts' GEMMs and its share of the dispatch take that many times the mean "
+                                  "(1 = balanced, as benchmarks that force the balance run)"));
+    sform->addRow(tr("MoE imbalance"), m_moeImbalance);
+    m_capacityFactor = new QDoubleSpinBox;
+    m_capacityFactor->setObjectName(QStringLiteral("capacityFactor"));
+    m_capacityFactor->setRange(limits::capacityFactor.min, limits::capacityFactor.max);
+    m_capacityFactor->setDecimals(2);
+    m_capacityFactor->setSingleStep(0.25);
+    m_capacityFactor->setSpecialValueText(tr("dropless"));
+    m_capacityFactor->setToolTip(tr("MoE token dropping: an expert takes at most this many times its mean share "
+                                    "of the tokens (Megatron-Core --moe-expert-capacity-factor); 0: dropless"));
+    sform->addRow(tr("Capacity factor"), m_capacityFactor);
+    m_dispatcher = new QComboBox;
+    m_dispatcher->setObjectName(QStringLiteral("moeDispatcher"));
+    m_dispatcher->addItem(tr("alltoall (flat)"), QStringLiteral("alltoall"));
+    m_dispatcher->addItem(tr("deepep (hierarchical)"), QStringLiteral("deepep"));
+    m_dispatcher->setToolTip(tr("The MoE token dispatcher: Megatron-Core's flat all-to-all, or DeepEP / HybridEP's "
+                                "hierarchical one, which sends each token once per remote NVLink domain"));
+    sform->addRow(tr("MoE dispatcher"), m_dispatcher);
+    m_a2aOverlap = new QCheckBox(tr("Expert-parallel overlap"));
+    m_a2aOverlap->setObjectName(QStringLiteral("moeA2aOverlap"));
+    m_a2aOverlap->setToolTip(tr("Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): one "
+                                "micro-batch's dispatch and combine hide behind another's compute, on one stage "
+                                "or virtual stages, without full recomputation (docs/cost-model.md §1c)"));
+    sform->addRow(QString(), m_a2aOverlap);
 }
 
 // The mcmc planner's budget and seed and the nest planner's best K.
@@ -364,6 +402,12 @@ void SearchPanel::connectEdits()
     connect(m_stack, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_fp8Recipe, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     connect(m_fp8Attention, &QCheckBox::toggled, this, &SearchPanel::commit);
+    connect(m_dispatcher, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
+    connect(m_a2aOverlap, &QCheckBox::toggled, this, &SearchPanel::commit);
+    for (QDoubleSpinBox *box : {m_moeImbalance, m_capacityFactor}) {
+        box->setKeyboardTracking(false);
+        connect(box, &QDoubleSpinBox::valueChanged, this, &SearchPanel::commit);
+    }
     connect(m_units, &QComboBox::currentIndexChanged, this, &SearchPanel::commit);
     // Spin boxes commit when the edit is done (Enter, focus out, arrows), not per keystroke.
     for (QSpinBox *box : {m_budget, m_seed, m_keepBest}) {
@@ -517,6 +561,12 @@ void SearchPanel::refreshNumbers(const SearchSettings &s)
     m_maxStages->setValue(s.maxStages);
     m_headroom->setValue(100.0 * s.memoryHeadroom);
     m_shownHeadroom = m_headroom->value();  // rounded to the box's decimals
+    m_moeImbalance->setValue(s.moeImbalance);
+    m_shownImbalance = m_moeImbalance->value();
+    m_capacityFactor->setValue(s.capacityFactor);
+    m_shownCapacity = m_capacityFactor->value();
+    m_dispatcher->setCurrentIndex(s.moeHierarchicalDispatch ? 1 : 0);
+    m_a2aOverlap->setChecked(s.moeA2aOverlap);
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
     m_stack->setCurrentIndex(m_stack->findData(QString::fromLatin1(toString(s.stack))));
     m_units->setCurrentIndex(m_units->findData(QString::fromLatin1(toString(s.pipelineUnits))));
@@ -687,6 +737,13 @@ void SearchPanel::readNumbers(SearchSettings &s) const
     // one decimal of a percent, which must not replace it on another field's edit.
     if (m_headroom->value() != m_shownHeadroom)
         s.memoryHeadroom = m_headroom->value() / 100.0;
+    // The MoE numbers likewise (two decimals shown).
+    if (m_moeImbalance->value() != m_shownImbalance)
+        s.moeImbalance = m_moeImbalance->value();
+    if (m_capacityFactor->value() != m_shownCapacity)
+        s.capacityFactor = m_capacityFactor->value();
+    s.moeHierarchicalDispatch = m_dispatcher->currentData().toString() == QLatin1String("deepep");
+    s.moeA2aOverlap = m_a2aOverlap->isChecked();
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;
     if (const auto st = stackFromString(m_stack->currentData().toString().toStdString()))

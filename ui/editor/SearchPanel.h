@@ -77,6 +77,7 @@ private:
     QWidget *createCandidates();
     void addCandidateLists(QFormLayout *form);
     void addCostChoices(QFormLayout *form);
+    void addMoeChoices(QFormLayout *form);
     void addPlannerKnobs(QFormLayout *form);
     QWidget *createSchedules();
     void connectEdits();
@@ -117,6 +118,13 @@ private:
     QLineEdit *m_precisions;
     QComboBox *m_fp8Recipe;
     QCheckBox *m_fp8Attention;  // search.fp8_attention
+    // MoE pricing: search.moe_imbalance, capacity_factor, moe_dispatcher, moe_a2a_overlap.
+    QDoubleSpinBox *m_moeImbalance;
+    double m_shownImbalance = 0;  // the value refresh() put in m_moeImbalance
+    QDoubleSpinBox *m_capacityFactor;
+    double m_shownCapacity = 0;   // the value refresh() put in m_capacityFactor
+    QComboBox *m_dispatcher;      // item data: "alltoall" / "deepep"
+    QCheckBox *m_a2aOverlap;
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
     QSpinBox *m_seed;
     QSpinBox *m_keepBest; // nest: the best K distinct plans (top_k)

@@ -35,6 +35,7 @@
 #include "TopologyScene.h"
 #include "TopologyView.h"
 #include "WelcomePage.h"
+#include "ScrollWheelFilter.h"
 #include "UndoShortcutFilter.h"
 #include "WindowWording.h"
 
@@ -94,6 +95,7 @@ MainWindow::MainWindow(QWidget *parent, std::unique_ptr<Settings> settings)
     initNestResources();
     // Ctrl+Z / Ctrl+Shift+Z reach Edit ▸ Undo / Redo after a spin box committed its value.
     qApp->installEventFilter(new UndoShortcutFilter(this));
+    qApp->installEventFilter(new ScrollWheelFilter(this));  // the wheel scrolls the docks
     setWindowIcon(QIcon(QStringLiteral(":/icons/nest.svg")));
     setDockOptions(AnimatedDocks | AllowTabbedDocks);
     setAcceptDrops(true);
