@@ -137,7 +137,7 @@ IterationSplit iterationSplit(const Plan &plan, const Report &report)
         s.compute += m * (c.forward + c.backward) / depth;
         s.recompute += m * c.recompute / depth;
         s.tp += m * c.tpComm / depth;
-        s.ep += m * c.epComm / depth;
+        s.ep += (m * c.epComm + c.epUnpaired) / depth;  // the overlap's unpaired all-to-all: once
         s.cp += m * c.cpComm / depth;
         s.p2p += m * c.p2p / depth;
         s.gradientSync += c.dpSync / depth;

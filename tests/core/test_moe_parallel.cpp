@@ -11,6 +11,7 @@
 #include "ModelBuilder.h"
 #include "ModelConfig.h"
 #include "PlanBuilder.h"
+#include "PlanComparison.h"
 #include "PlannerRegistry.h"
 #include "StageConfig.h"
 
@@ -423,6 +424,14 @@ TEST(MoeParallel, theExpertParallelOverlapRunsOnOneStageOrOnVirtualStages)
     }
     EXPECT_GT(paired, 0);  // the chunks with MoE blocks
     EXPECT_LT(ilOn.iterationTime, ilOff.iterationTime);
+    // The breakdown (Breakdown tab, compare) still adds up to the iteration, the unpaired
+    // all-to-all counted once an iteration with the expert-parallel part.
+    const IterationSplit split = iterationSplit(*ilPlan, ilOn);
+    EXPECT_NEAR(split.total(), ilOn.iterationTime, 1e-9 * ilOn.iterationTime);
+    double ep = 0;
+    for (const StageReport &st : ilOn.stages)
+        ep += ilPlan->numMicroBatches() * st.cost.epComm + st.cost.epUnpaired;
+    EXPECT_NEAR(split.ep, ep / 2, 1e-12 * ilOn.iterationTime);
 }
 
 TEST(MoeParallel, megatronCoreWeightsTheTokensInsideTheExpertsAndKeepsNoExpertOutputs)
