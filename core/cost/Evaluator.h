@@ -20,8 +20,8 @@
 //    finishStageCost() adds what depends on the position (stash: numStages - stageIndex,
 //    schedule), on the pipeline's depth and schedule (whether the expert-parallel overlap
 //    pairs micro-batches: expertOverlapSchedule()) and the two BoundaryLinks (p2p), and the
-//    totals. A planner may cache each
-//    part under any key that determines its inputs and gets bit-identical results.
+//    totals. A planner may cache each part under any key that determines its inputs and gets
+//    bit-identical results.
 //  * A boundary's link is that of the worst (highest-level, then slowest) pair of devices
 //    across it: see boundaryLink().
 //  * iterationTime() combines per-stage costs with the schedule's closed form; for 1F1B
