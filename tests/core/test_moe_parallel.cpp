@@ -518,7 +518,7 @@ PlanResult exactOnTwoNodes(int blocks, bool hierarchical, bool overlap)
     o.etpCandidates = {0, 1};
     o.cost.moeHierarchicalDispatch = hierarchical;
     o.cost.moeA2aOverlap = overlap;
-    const PlanResult nest = makePlanner("nest")->plan(topo, model, o);
+    PlanResult nest = makePlanner("nest")->plan(topo, model, o);
     const PlanResult exhaustive = makePlanner("exhaustive")->plan(topo, model, o);
     EXPECT_TRUE(nest.found && exhaustive.found) << nest.message << exhaustive.message;
     EXPECT_TRUE(nest.verified) << nest.message;
