@@ -4,6 +4,7 @@
 
 #include "Calibration.h"
 #include "ClusterIO.h"
+#include "Evaluator.h"
 #include "Limits.h"
 #include "ModelIO.h"
 #include "PlanBuilder.h"
@@ -193,9 +194,10 @@ CostOptions costOptionsFrom(const CliArgs &args, CostOptions base)
         number(args, "capacity-factor", o.moeCapacityFactor, limits::capacityFactor.min, limits::capacityFactor.max);
     if (args.has("moe-dispatcher")) {
         const std::string v = args.value("moe-dispatcher");
-        if (v != "alltoall" && v != "deepep")
+        const std::optional<bool> hierarchical = moeDispatcherIsHierarchical(v);
+        if (!hierarchical)
             throw UsageError{"option --moe-dispatcher expects alltoall or deepep, got '" + v + "'"};
-        o.moeHierarchicalDispatch = v == "deepep";
+        o.moeHierarchicalDispatch = *hierarchical;
     }
     if (args.has("moe-a2a-overlap")) {
         const std::string v = args.value("moe-a2a-overlap");

@@ -119,6 +119,19 @@ bool expertOverlapSchedule(int numStages, Schedule schedule, int virtualStages)
     return numStages <= 1 || (schedule == Schedule::Interleaved && virtualStages > 1);
 }
 
+const char *moeDispatcherName(bool hierarchical)
+{
+    return hierarchical ? "deepep" : "alltoall";
+}
+
+std::optional<bool> moeDispatcherIsHierarchical(std::string_view name)
+{
+    for (const bool hierarchical : {false, true})
+        if (name == moeDispatcherName(hierarchical))
+            return hierarchical;
+    return std::nullopt;
+}
+
 BoundaryLink boundaryLink(const Topology &topo, const StagePlan &a, const StagePlan &b)
 {
     BoundaryLink worst;

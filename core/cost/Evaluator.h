@@ -40,6 +40,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -263,6 +264,12 @@ struct StageContext {
 };
 
 StageCost stageCost(const StageContext &ctx);
+
+// The names of CostOptions::moeHierarchicalDispatch, as --moe-dispatcher, the workspace's
+// "moe_dispatcher" and the Search dock spell them: "alltoall" (flat) and "deepep"
+// (hierarchical). moeDispatcherIsHierarchical(): which one `name` is; nullopt for any other.
+const char *moeDispatcherName(bool hierarchical);
+std::optional<bool> moeDispatcherIsHierarchical(std::string_view name);
 
 // Whether a pipeline of `numStages` physical stages under `schedule` with `virtualStages`
 // chunks per device runs Megatron-Core's expert-parallel overlap (CostOptions::moeA2aOverlap):

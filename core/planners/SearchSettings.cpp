@@ -2,6 +2,7 @@
 
 #include "PrecisionSearch.h"
 
+#include "Evaluator.h"
 #include "Limits.h"
 #include "ModelProfile.h"
 
@@ -130,7 +131,7 @@ Json searchSettingsToJson(const SearchSettings &s)
     if (s.capacityFactor != 0)
         out["capacity_factor"] = s.capacityFactor;
     if (s.moeHierarchicalDispatch)
-        out["moe_dispatcher"] = "deepep";
+        out["moe_dispatcher"] = moeDispatcherName(true);
     if (s.moeA2aOverlap)
         out["moe_a2a_overlap"] = true;
     if (!s.target.empty())
@@ -297,10 +298,11 @@ void readCostModel(const Json &j, const std::string &path, SearchSettings &s)
     requireInRange(s.capacityFactor, limits::capacityFactor, childPath(path, "capacity_factor"));
     if (has(j, "moe_dispatcher")) {
         const std::string name = getString(j, "moe_dispatcher", path);
-        if (name != "alltoall" && name != "deepep")
+        const std::optional<bool> hierarchical = moeDispatcherIsHierarchical(name);
+        if (!hierarchical)
             throw JsonError(childPath(path, "moe_dispatcher"),
                             "unknown dispatcher '" + name + "' (known: alltoall, deepep)");
-        s.moeHierarchicalDispatch = name == "deepep";
+        s.moeHierarchicalDispatch = *hierarchical;
     }
     s.moeA2aOverlap = getBool(j, "moe_a2a_overlap", path, false);
     if (has(j, "recompute_modules")) {

@@ -1,5 +1,6 @@
 #include "SearchPanel.h"
 
+#include "Evaluator.h"
 #include "Glossary.h"
 #include "Limits.h"
 
@@ -302,8 +303,10 @@ void SearchPanel::addMoeChoices(QFormLayout *sform)
     sform->addRow(tr("Capacity factor"), m_capacityFactor);
     m_dispatcher = new QComboBox;
     m_dispatcher->setObjectName(QStringLiteral("moeDispatcher"));
-    m_dispatcher->addItem(tr("alltoall (flat)"), QStringLiteral("alltoall"));
-    m_dispatcher->addItem(tr("deepep (hierarchical)"), QStringLiteral("deepep"));
+    for (const bool hierarchical : {false, true}) {
+        const QString name = QString::fromLatin1(moeDispatcherName(hierarchical));
+        m_dispatcher->addItem(hierarchical ? tr("%1 (hierarchical)").arg(name) : tr("%1 (flat)").arg(name), name);
+    }
     m_dispatcher->setToolTip(tr("The MoE token dispatcher: Megatron-Core's flat all-to-all, or DeepEP / HybridEP's "
                                 "hierarchical one, which sends each token once per remote NVLink domain"));
     sform->addRow(tr("MoE dispatcher"), m_dispatcher);
@@ -565,7 +568,7 @@ void SearchPanel::refreshNumbers(const SearchSettings &s)
     m_shownImbalance = m_moeImbalance->value();
     m_capacityFactor->setValue(s.capacityFactor);
     m_shownCapacity = m_capacityFactor->value();
-    m_dispatcher->setCurrentIndex(s.moeHierarchicalDispatch ? 1 : 0);
+    m_dispatcher->setCurrentIndex(m_dispatcher->findData(QString::fromLatin1(moeDispatcherName(s.moeHierarchicalDispatch))));
     m_a2aOverlap->setChecked(s.moeA2aOverlap);
     m_framework->setCurrentIndex(m_framework->findData(QString::fromLatin1(toString(s.framework))));
     m_stack->setCurrentIndex(m_stack->findData(QString::fromLatin1(toString(s.stack))));
@@ -742,7 +745,8 @@ void SearchPanel::readNumbers(SearchSettings &s) const
         s.moeImbalance = m_moeImbalance->value();
     if (m_capacityFactor->value() != m_shownCapacity)
         s.capacityFactor = m_capacityFactor->value();
-    s.moeHierarchicalDispatch = m_dispatcher->currentData().toString() == QLatin1String("deepep");
+    s.moeHierarchicalDispatch =
+        moeDispatcherIsHierarchical(m_dispatcher->currentData().toString().toStdString()).value_or(false);
     s.moeA2aOverlap = m_a2aOverlap->isChecked();
     if (const auto f = frameworkFromString(m_framework->currentData().toString().toStdString()))
         s.framework = *f;

@@ -123,7 +123,7 @@ private:
     double m_shownImbalance = 0;  // the value refresh() put in m_moeImbalance
     QDoubleSpinBox *m_capacityFactor;
     double m_shownCapacity = 0;   // the value refresh() put in m_capacityFactor
-    QComboBox *m_dispatcher;      // item data: "alltoall" / "deepep"
+    QComboBox *m_dispatcher;      // item data: moeDispatcherName(): "alltoall" / "deepep"
     QCheckBox *m_a2aOverlap;
     QSpinBox *m_budget;   // mcmc plan evaluations (0 = its default)
     QSpinBox *m_seed;
