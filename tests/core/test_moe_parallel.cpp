@@ -300,9 +300,11 @@ struct SixteenExperts {
     Topology topo;
     Result<Plan> plan;
 };
-SixteenExperts sixteenExperts(int sharedExperts)
+// `blocks` MoE blocks of 16 experts (top-2, h 1,024, expert FFN 2,048), 1,024 tokens, global
+// batch 64.
+ModelProfile sixteenExpertsModel(int blocks, int sharedExperts)
 {
-    ModelConfig c = tinyGptConfig(2);
+    ModelConfig c = tinyGptConfig(blocks);
     c.hidden = 1024;
     c.heads = 16;
     c.kvHeads = 16;
@@ -312,8 +314,19 @@ SixteenExperts sixteenExperts(int sharedExperts)
     c.sharedExperts = sharedExperts;
     c.seqLength = 1024;
     c.globalBatch = 64;
-    ModelProfile model = buildProfile(c);
-    Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    return buildProfile(c);
+}
+
+// Two nodes of 8 GPUs under one rack switch.
+Topology twoNodesOfEight()
+{
+    return *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+}
+
+SixteenExperts sixteenExperts(int sharedExperts)
+{
+    ModelProfile model = sixteenExpertsModel(2, sharedExperts);
+    Topology topo = twoNodesOfEight();
     Result<Plan> plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
     return {std::move(model), std::move(topo), std::move(plan)};
 }
@@ -380,17 +393,8 @@ TEST(MoeParallel, theExpertParallelOverlapRunsOnOneStageOrOnVirtualStages)
     // stages are priced as without the option, the same two stages interleaved (2 chunks
     // each) hide every chunk's all-to-all behind its own forward and backward, as one stage
     // does (derived by hand from the run without the option).
-    ModelConfig c = tinyGptConfig(4);
-    c.hidden = 1024;
-    c.heads = 16;
-    c.kvHeads = 16;
-    c.ffnHidden = 2048;
-    c.experts = 16;
-    c.topK = 2;
-    c.seqLength = 1024;
-    c.globalBatch = 64;
-    const ModelProfile model = buildProfile(c);
-    const Topology topo = *makeCluster("fat-tree", {{"devices_per_node", 8}, {"nodes_per_rack", 2}, {"racks", 1}});
+    const ModelProfile model = sixteenExpertsModel(4, 0);
+    const Topology topo = twoNodesOfEight();
     CostOptions off;
     off.stack = Stack::Tuned;
     CostOptions on = off;

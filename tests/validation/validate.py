@@ -606,8 +606,9 @@ def check_unseen(results):
     rows = [r for r in results if r["set"] == "validation2"]
     if not rows:
         return ["no validation2 rows were evaluated"]
-    fails = [f for f in map(run_failure, rows) if f]
-    errs = [r["error"] for r in rows if not run_failure(r)]
+    failures = [run_failure(r) for r in rows]
+    fails = [f for f in failures if f]
+    errs = [r["error"] for r, f in zip(rows, failures) if not f]
     if errs:
         mean = sum(abs(e) for e in errs) / len(errs)
         signed = sum(errs) / len(errs)
