@@ -72,6 +72,13 @@ Json modelJson(const ModelProfile &m)
     }
     for (const LayerRun &c : layerKindCounts(m))
         counts[c.kind] = c.count;
+    // The router: top-k of the experts, and where group-limited, inside how many groups.
+    const ExpertRouting r = m.routing();
+    const Json routing = r.experts > 1 ? Json{{"experts", r.experts},
+                                              {"top_k", r.topK},
+                                              {"router_groups", r.groupLimited() ? r.groups : 0},
+                                              {"router_group_topk", r.groupLimited() ? r.groupTopK : 0}}
+                                       : Json(nullptr);
     return {{"name", m.name},
             {"family", m.family},
             {"layers", m.layerCount()},
@@ -86,6 +93,7 @@ Json modelJson(const ModelProfile &m)
             {"mtp_parameters", mtp},
             {"layer_pattern", formatLayerPattern(layerRuns(m))},
             {"layer_kind_counts", counts},
+            {"routing", routing},
             {"layer_labels", labels},
             {"layer_parameters", params}};
 }
@@ -119,6 +127,12 @@ void printModel(const Json &m)
                     m["mtp_parameters"].get<double>() / 1e9);
     std::printf("  active parameters: %.4g (%.3f B)\n", m["active_parameters"].get<double>(),
                 m["active_parameters"].get<double>() / 1e9);
+    if (const Json &r = m["routing"]; !r.is_null()) {
+        std::printf("  routing:           top-%d of %d experts", r["top_k"].get<int>(), r["experts"].get<int>());
+        if (r["router_groups"].get<int>() > 0)
+            std::printf(", inside %d of %d groups", r["router_group_topk"].get<int>(), r["router_groups"].get<int>());
+        std::printf("\n");
+    }
     std::printf("  FLOPs per token:   %.4g (forward + backward)\n", m["flops_per_token"].get<double>());
     std::printf("  weight memory:     %.2f GB (BF16)\n", m["weight_bytes"].get<double>() / 1e9);
 }

@@ -269,14 +269,59 @@ LinearCost allToAllCost(const GroupShape &g)
     return c;
 }
 
-LinearCost dispatchCost(const GroupShape &g, int domainLevel, double topK, bool hierarchical)
+namespace {
+
+// P(j of the g groups a token picks lie among the m groups of one domain), G groups in all.
+double hypergeometric(int total, int inside, int drawn, int j)
+{
+    auto logChoose = [](int n, int r) {
+        return std::lgamma(n + 1.0) - std::lgamma(r + 1.0) - std::lgamma(n - r + 1.0);
+    };
+    if (j < 0 || j > inside || drawn - j < 0 || drawn - j > total - inside)
+        return 0.0;
+    return std::exp(logChoose(inside, j) + logChoose(total - inside, drawn - j) - logChoose(total, drawn));
+}
+
+// The chance that a given domain of `domains` receives none of a token's copies.
+double untouchedDomain(int domains, const ExpertRouting &r)
+{
+    const double k = std::max(r.topK, 1);
+    const double d = domains;
+    if (r.groupLimited()) {
+        const int groups = r.groups, picked = r.groupTopK;
+        if (groups % domains == 0) {
+            const int inside = groups / domains;
+            double p0 = 0;
+            for (int j = 0; j <= std::min(inside, picked); ++j)
+                p0 += hypergeometric(groups, inside, picked, j) * std::pow(1.0 - static_cast<double>(j) / picked, k);
+            return p0;
+        }
+        if (domains % groups == 0) {
+            const double chosen = static_cast<double>(picked) / groups;
+            return 1.0 - chosen + chosen * std::pow(1.0 - groups / (d * picked), k);
+        }
+    }
+    return std::pow(1.0 - 1.0 / d, k);
+}
+
+} // namespace
+
+double remoteDomainsPerToken(double domains, const ExpertRouting &routing)
+{
+    const int d = static_cast<int>(std::lround(domains));
+    if (d <= 1)
+        return 0.0;
+    return (d - 1) * (1.0 - untouchedDomain(d, routing));
+}
+
+LinearCost dispatchCost(const GroupShape &g, int domainLevel, const ExpertRouting &routing, bool hierarchical)
 {
     if (!hierarchical || g.topLevel <= domainLevel || domainLevel < 0)
         return allToAllCost(g);
     const double domains = g.blocks[static_cast<size_t>(domainLevel)] > 0 ? g.blocks[static_cast<size_t>(domainLevel)] : 1.0;
-    const double k = std::max(topK, 1.0);
+    const double k = std::max(routing.topK, 1);
     const double remote = 1.0 - 1.0 / domains;  // share of the copies bound for another domain
-    const double ratio = remote > 0 ? (domains - 1) * (1 - std::pow(1 - 1 / domains, k)) / (k * remote) : 1.0;
+    const double ratio = remote > 0 ? remoteDomainsPerToken(domains, routing) / (k * remote) : 1.0;
     LinearCost c;
     double prevBlocks = g.size;
     int forwardLevel = -1;  // the highest level inside the domain the group crosses

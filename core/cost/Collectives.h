@@ -24,6 +24,7 @@
 //   * Concurrent: k_c = the devices of a given sorted set (the stage) below c; used for
 //     TP / EP / CP collectives, which every replica of a stage runs at the same moment.
 // All functions are allocation-free for groups of up to kStackGroup devices.
+#include "ModelProfile.h"
 #include "StageConfig.h"
 #include "Topology.h"
 
@@ -74,11 +75,29 @@ LinearCost allToAllCost(const GroupShape &g);       // S = bytes each device hol
 // Hierarchical (DeepEP's internode kernels, HybridEP): a token bound for several experts in
 // one remote NVLink domain crosses the scale-out fabric once, to the GPU of its rail there,
 // which forwards the copies over NVLink. With D the group's NVLink domains and k the
-// experts per token, routed uniformly, a token reaches (D - 1)(1 - (1 - 1/D)^k) remote
-// domains instead of sending k (1 - 1/D) copies across: the levels above `domainLevel` carry
-// that ratio of the flat traffic, and the remote share is paid once more at the domain's
-// NVLink (the forward). Inside one domain both are the flat all-to-all.
-LinearCost dispatchCost(const GroupShape &g, int domainLevel, double topK, bool hierarchical);
+// experts per token, a token reaches remoteDomainsPerToken(D, routing) remote domains
+// instead of sending k (1 - 1/D) copies across: the levels above `domainLevel` carry that
+// ratio of the flat traffic, and the remote share is paid once more at the domain's NVLink
+// (the forward). Inside one domain both are the flat all-to-all.
+LinearCost dispatchCost(const GroupShape &g, int domainLevel, const ExpertRouting &routing, bool hierarchical);
+
+// The remote NVLink domains one token's k expert copies reach, of the D domains of an expert
+// group that holds the experts in rank order (domain d: the d-th D-th of the experts), with
+// each copy's expert uniform over the experts the token may use (random router scores, as
+// the forced-balance benchmarks run; with replacement):
+//   unlimited routing            (D - 1)(1 - (1 - 1/D)^k);
+//   group-limited, G groups of which the token picks g (Megatron-Core's group-limited top-k:
+//   the g groups, then the k experts inside them), by symmetry (D - 1)(1 - P0) with P0 the
+//   chance that a given domain receives no copy:
+//     G a multiple of D (G/D whole groups per domain; DeepSeek-V3's node-limited routing
+//     with one group per node): P0 = sum_j H(j) (1 - j/g)^k, H the hypergeometric law of
+//     the j picked groups inside the domain (G groups, G/D of them there, g drawn);
+//     D a multiple of G (each group spans D/G domains):
+//     P0 = 1 - g/G + (g/G) (1 - G/(D g))^k;
+//     otherwise (groups straddle domains) priced as unlimited.
+// The flat all-to-all's traffic does not change: each copy still leaves the domain with
+// probability 1 - 1/D.
+double remoteDomainsPerToken(double domains, const ExpertRouting &routing);
 
 // The algorithms NCCL chooses between for large groups (docs/cost-model.md §2b; NCCL
 // src/graph/tuning.cc). With c_l the group's distinct level-l blocks (c_{-1} = n),

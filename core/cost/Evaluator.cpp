@@ -497,7 +497,7 @@ namespace {
 // Exposed seconds of the collectives inside the stage (TP, EP, CP) per micro-batch, and
 // those its recompute pass repeats (added to c.recompute).
 void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry &g, const StageLayerSums &s,
-                         const FrameworkProfile &fw, const CostOptions &opt, double topK)
+                         const FrameworkProfile &fw, const CostOptions &opt, const ExpertRouting &routing)
 {
     auto opsCost = [](const LinearCost &lc, double bytes, int ops) {
         return bytes > 0 ? lc.at(bytes) + std::max(ops - 1, 0) * lc.fixed : 0.0;
@@ -511,7 +511,7 @@ void addStageCollectives(StageCost &c, const StagePlan &st, const StageGeometry 
     // (flat, or DeepEP's hierarchical form) and the etp group's gathers; the shared experts'
     // GEMMs hide the all-to-all where the framework overlaps them.
     const LinearCost dispatch = opt.moeHierarchicalDispatch && g.comm.epShape.size > 1
-                                    ? dispatchCost(g.comm.epShape, g.comm.domainLevel, topK, true)
+                                    ? dispatchCost(g.comm.epShape, g.comm.domainLevel, routing, true)
                                     : g.comm.ep;
     const double allToAll = 2 * opsCost(dispatch, s.epBytes, s.epOps);
     c.epComm = allToAll;
@@ -733,7 +733,7 @@ StageCost stageCostBase(const StageContext &ctx, const StageGeometry &g, const S
     c.backward = s.backward;
     c.recompute = s.recompute;
     c.recomputeCompute = s.recompute;
-    addStageCollectives(c, st, g, s, fw, opt, ctx.model->topK);
+    addStageCollectives(c, st, g, s, fw, opt, ctx.model->routing());
     addDataParallel(c, st, g, s, fw, opt, gradB, weightB);
 
     // The optimizer step: memory-bound fused Adam on the local shard.

@@ -643,6 +643,8 @@ ModelProfile buildProfile(const ModelConfig &config)
     p.kvHeads = config.kvHeads;
     p.numExperts = config.experts;
     p.topK = config.topK;
+    p.routerGroups = config.routerGroups;
+    p.routerGroupTopK = config.routerGroupTopK;
     p.vocab = config.vocab;
     p.globalBatch = config.globalBatch;
     p.source = config.source;

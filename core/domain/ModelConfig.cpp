@@ -153,7 +153,9 @@ constexpr SizeField kSizeFields[] = {
     {"mamba_groups", &ModelConfig::mambaGroups, 1, 1'000'000},
     {"conv_kernel", &ModelConfig::convKernel, 1, 1'000'000},
     {"mamba_chunk", &ModelConfig::mambaChunk, 1, 1'000'000},
-    {"mtp_layers", &ModelConfig::mtpLayers, 0, 64}};
+    {"mtp_layers", &ModelConfig::mtpLayers, 0, 64},
+    {"router_groups", &ModelConfig::routerGroups, 0, static_cast<long long>(limits::experts.max)},
+    {"router_group_topk", &ModelConfig::routerGroupTopK, 0, static_cast<long long>(limits::experts.max)}};
 
 struct FlagField {
     const char *key;
@@ -254,6 +256,29 @@ ConfigProblem layerKindProblem(const ModelConfig &m)
     if (const long long n = patternLength(m.pattern); n > m.layers)
         return {"layer_pattern", "the pattern holds " + std::to_string(n) + " layers, more than the model's " +
                                      std::to_string(m.layers) + " (layers)"};
+    return {};
+}
+
+// Group-limited routing: both keys or neither, whole groups of experts, and enough experts in
+// the chosen groups for a token's top-k.
+ConfigProblem routerGroupProblem(const ModelConfig &m)
+{
+    const int groups = m.routerGroups, chosen = m.routerGroupTopK;
+    if (groups == 0 && chosen == 0)
+        return {};
+    if (groups == 0 || chosen == 0)
+        return {groups == 0 ? "router_groups" : "router_group_topk",
+                "router_groups and router_group_topk go together (group-limited routing): set both or neither"};
+    if (m.experts % groups != 0)
+        return {"router_groups", "router_groups (" + std::to_string(groups) + ") must divide experts (" +
+                                     std::to_string(m.experts) + ")"};
+    if (chosen > groups)
+        return {"router_group_topk", "router_group_topk (" + std::to_string(chosen) +
+                                         ") must not exceed router_groups (" + std::to_string(groups) + ")"};
+    if (static_cast<long long>(chosen) * (m.experts / groups) < m.topK)
+        return {"router_group_topk", "router_group_topk (" + std::to_string(chosen) + ") groups of " +
+                                         std::to_string(m.experts / groups) + " experts hold fewer than top_k (" +
+                                         std::to_string(m.topK) + ")"};
     return {};
 }
 
@@ -360,6 +385,8 @@ ConfigProblem findProblem(const ModelConfig &m)
     if (m.topK > m.experts)
         return {"top_k", "top_k (" + std::to_string(m.topK) + ") must not exceed experts (" +
                              std::to_string(m.experts) + ")"};
+    if (ConfigProblem p = routerGroupProblem(m); !p.reason.empty())
+        return p;
     const bool learnedPositions = m.family == "gpt" || m.family == "bert";
     if (learnedPositions && m.maxPositions <= 0)
         return {"max_positions", "max_positions must be positive for family '" + m.family +

@@ -68,6 +68,11 @@ struct ModelConfig {
     int sharedFfnHidden = 0;   // 0 = the routed experts' width
     bool sharedExpertGate = false;
     bool routerBias = false;
+    // Group-limited routing (DeepSeek-V2/V3's n_group / topk_group; Megatron-Core's
+    // --moe-router-num-groups / --moe-router-group-topk): the experts form `routerGroups`
+    // contiguous groups and a token's top-k experts come from `routerGroupTopK` of them.
+    // 0 = unlimited routing.
+    int routerGroups = 0, routerGroupTopK = 0;
     // Mamba-2 mixers (NemotronH): heads x head width = the inner width; state size per
     // group, groups of B/C, the causal conv's width, the SSD chunk length.
     int mambaHeads = 0, mambaHeadDim = 0, ssmState = 0, mambaGroups = 1, convKernel = 4, mambaChunk = 256;

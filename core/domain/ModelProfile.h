@@ -177,6 +177,15 @@ struct LayerProfile {
     bool operator==(const LayerProfile &) const = default;
 };
 
+// How a token's experts are chosen: top-k of `experts`, and with group-limited routing
+// (groupTopK of `groups` > 1 contiguous groups; DeepSeek-V3's node-limited routing) only
+// inside the groups the token picked.
+struct ExpertRouting {
+    int experts = 1, topK = 1;
+    int groups = 0, groupTopK = 0;
+    bool groupLimited() const { return groups > 1 && groupTopK > 0 && groupTopK < groups; }
+};
+
 struct ModelProfile {
     std::string name;
     std::string family;        // "gpt", "llama", "mixtral", "bert", "profile"
@@ -186,6 +195,8 @@ struct ModelProfile {
     int kvHeads = 0;
     int numExperts = 1;
     int topK = 1;
+    // Group-limited routing (ModelConfig::routerGroups): 0 = unlimited.
+    int routerGroups = 0, routerGroupTopK = 0;
     int vocab = 0;
     int globalBatch = 4096;    // default for plans, overridable
     double bytesPerParam = 2;  // BF16 weights
@@ -213,6 +224,7 @@ struct ModelProfile {
     bool allowsTensorWidth(int tp) const;
 
     int layerCount() const { return static_cast<int>(layers.size()); }
+    ExpertRouting routing() const { return {numExperts, topK, routerGroups, routerGroupTopK}; }
     double totalParams() const;
     double activeParams() const;
     // Model FLOPs per token for one training step (forward + backward), summed over layers.

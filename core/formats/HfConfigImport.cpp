@@ -351,6 +351,30 @@ ModelConfig fromQwen(const HfKeys &k, const std::string &type)
     return m;
 }
 
+// Group-limited routing: V2's topk_method "group_limited_greedy" and V3's "noaux_tc" pick
+// topk_group of n_group expert groups first, then the top-k experts inside them (the
+// reference modeling code's MoEGate); V2's "greedy" ignores the groups.
+void readRouterGroups(const HfKeys &k, const std::string &type, ModelConfig &m)
+{
+    const std::string method = k.string("topk_method", type == "deepseek_v3" ? "noaux_tc" : "greedy");
+    if (method != "group_limited_greedy" && method != "noaux_tc")
+        return;
+    const int groups = k.size("n_group", 1);
+    const int picked = k.size("topk_group", groups);
+    if (groups <= 1 || picked >= groups)
+        return;
+    if (m.experts % groups != 0)
+        throw JsonError(k.pathOf("n_group"), "n_group (" + std::to_string(groups) + ") must divide n_routed_experts (" +
+                                                 std::to_string(m.experts) + ")");
+    if (static_cast<long long>(picked) * (m.experts / groups) < m.topK)
+        throw JsonError(k.pathOf("topk_group"), "topk_group (" + std::to_string(picked) + ") groups of " +
+                                                    std::to_string(m.experts / groups) +
+                                                    " experts hold fewer than num_experts_per_tok (" +
+                                                    std::to_string(m.topK) + ")");
+    m.routerGroups = groups;
+    m.routerGroupTopK = picked;
+}
+
 // DeepSeek (V1 MoE), V2 and V3: dense first layers (first_k_dense_replace), then MoE every
 // moe_layer_freq layers with shared experts as one MLP of n_shared x moe_intermediate_size;
 // V2/V3 attention is MLA; V3 adds the router's correction bias (noaux_tc) and MTP modules.
@@ -383,6 +407,7 @@ ModelConfig fromDeepseek(const HfKeys &k, const std::string &type)
         m.experts = 1;
         return m;
     }
+    readRouterGroups(k, type, m);
     const int dense = k.size("first_k_dense_replace", 0, 0);
     const int freq = k.size("moe_layer_freq", 1);
     std::vector<std::string> kinds;

@@ -38,6 +38,8 @@ ModelShape modelShape(const ExportRequest &request)
         s.maxPositions = c.maxPositions > 0 ? c.maxPositions : s.seqLength;
         s.experts = c.experts;
         s.topK = c.topK;
+        s.routerGroups = c.routerGroups;
+        s.routerGroupTopK = c.routerGroupTopK;
         s.gatedMlp = c.gatedMlp;
         s.rmsNorm = c.rmsNorm;
         s.rotary = c.maxPositions == 0 || c.family == "llama" || c.family == "mixtral";  // RoPE families
@@ -53,6 +55,8 @@ ModelShape modelShape(const ExportRequest &request)
     s.vocab = m.vocab;
     s.experts = m.numExperts;
     s.topK = m.topK;
+    s.routerGroups = m.routerGroups;
+    s.routerGroupTopK = m.routerGroupTopK;
     s.maxPositions = s.seqLength;
     s.ffnHidden = 4 * m.hidden;
     s.guessed.push_back("ffn hidden size (4 x hidden)");

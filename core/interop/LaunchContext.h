@@ -16,6 +16,7 @@ struct ModelShape {
     int hidden = 0, ffnHidden = 0, heads = 0, kvHeads = 0, vocab = 0;
     int seqLength = 0, maxPositions = 0;
     int experts = 1, topK = 1;
+    int routerGroups = 0, routerGroupTopK = 0;  // group-limited routing (0: none)
     bool gatedMlp = false, rmsNorm = false, rotary = false, linearBias = true, tiedEmbeddings = true;
     std::string family;
     std::vector<std::string> guessed;  // fields a measured profile does not give

@@ -121,6 +121,12 @@ std::string megatronModelArgs(const LaunchContext &c)
     if (m.experts > 1) {
         flag(model, "--num-experts", std::to_string(m.experts));
         flag(model, "--moe-router-topk", std::to_string(m.topK));
+        if (m.routerGroups > 1) {
+            // The model's group-limited routing (DeepSeek-V3's node-limited top-k), which the
+            // hierarchical dispatch is priced with (remoteDomainsPerToken()).
+            flag(model, "--moe-router-num-groups", std::to_string(m.routerGroups));
+            flag(model, "--moe-router-group-topk", std::to_string(m.routerGroupTopK));
+        }
         if (c.request.cost.moeHierarchicalDispatch) {
             // The dispatch priced (--moe-dispatcher deepep, docs/cost-model.md §1c): DeepEP's
             // kernels behind Megatron-Core's flex dispatcher (DeepEP needs flex).

@@ -161,6 +161,10 @@ void emitModelShape(YAML::Emitter &y, const LaunchContext &c)
     if (m.experts > 1) {
         kv(y, "num_moe_experts", m.experts);
         kv(y, "moe_router_topk", m.topK);
+        if (m.routerGroups > 1) {  // group-limited routing (MegatronExport.cpp)
+            kv(y, "moe_router_num_groups", m.routerGroups);
+            kv(y, "moe_router_group_topk", m.routerGroupTopK);
+        }
     }
 }
 

@@ -22,6 +22,12 @@ TEST(CliLayerKinds, inspectShowsTheStrip)
     EXPECT_EQ(m.at("layer_pattern"), "3*dense, 58*moe, mtp");
     EXPECT_EQ(m.at("layer_kind_counts").at("moe"), 58);
     EXPECT_EQ(m.at("layer_kind_counts").at("mtp"), 1);
+    // The config's node-limited routing: n_group 8, topk_group 4 (topk_method noaux_tc).
+    EXPECT_EQ(m.at("routing"), Json::parse(R"({"experts": 256, "top_k": 8, "router_groups": 8, "router_group_topk": 4})"));
+    // DeepSeek-V2-Lite's "greedy" top-k ignores its groups (n_group 1 there anyway).
+    const coretest::Run lite = runCli({"inspect", "--model", hf("deepseek-v2-lite"), "--json"});
+    ASSERT_EQ(lite.exitCode, 0) << lite.err;
+    EXPECT_EQ(Json::parse(lite.out).at("model").at("routing").at("router_groups"), 0);
     const coretest::Run text = runCli({"inspect", "--model", hf("nemotron-h-8b-base-8k")});
     ASSERT_EQ(text.exitCode, 0) << text.err;
     EXPECT_TRUE(contains(text.out, "layers:            mamba, mlp, mamba, mlp")) << text.out;
@@ -105,6 +111,20 @@ TEST(CliLayerKinds, badLayerKindsExitTwoWithThePath)
     r = runCli({"inspect", "--model", file});
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_TRUE(contains(r.err, "at layer_types: lists 25 layers, the model has 26")) << r.err;
+    // Router groups that do not divide the experts, or hold fewer than top-k experts.
+    Json grouped = Json::parse(coretest::readFile(hf("deepseek-v3")));
+    grouped["n_group"] = 7;
+    ASSERT_TRUE(coretest::writeFile(file, grouped.dump()));
+    r = runCli({"inspect", "--model", file});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_TRUE(contains(r.err, "at n_group: n_group (7) must divide n_routed_experts (256)")) << r.err;
+    grouped["n_group"] = 64;
+    grouped["topk_group"] = 1;
+    ASSERT_TRUE(coretest::writeFile(file, grouped.dump()));
+    r = runCli({"inspect", "--model", file});
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_TRUE(contains(r.err, "at topk_group: topk_group (1) groups of 4 experts hold fewer than num_experts_per_tok (8)"))
+        << r.err;
     // An MLA config without its ranks.
     Json ds = Json::parse(coretest::readFile(hf("deepseek-v3")));
     ds.erase("qk_nope_head_dim");

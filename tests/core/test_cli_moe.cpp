@@ -137,6 +137,50 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     EXPECT_TRUE(contains(nemo.out, "expert tensor width")) << nemo.out.substr(0, 3000);
 }
 
+TEST(CliMoe, exportsCarryTheModelsGroupLimitedRouting)
+{
+    // A Mixtral with DeepSeek-style group-limited routing (top 2 inside 2 of 4 groups): the
+    // Megatron export sets Megatron-Core's group-limited top-k, NeMo's YAML the same config
+    // keys; the model without groups writes neither.
+    const std::string dir = testing::TempDir();
+    nest::Json grouped = nest::Json::parse(readFile(sample("sample_configs/models/mixtral-8x7b.json")));
+    grouped["router_groups"] = 4;
+    grouped["router_group_topk"] = 2;
+    const std::string modelFile = dir + "grouped-mixtral.json";
+    ASSERT_TRUE(writeFile(modelFile, grouped.dump(1)));
+    const std::string cluster = sample("sample_configs/clusters/fat-tree-8x4x4.json");
+    const auto topo = nest::resolveCluster(cluster);
+    const auto model = nest::resolveModel(modelFile);
+    ASSERT_TRUE(topo && model);
+    EXPECT_EQ(model->routerGroups, 4);
+    nest::UniformLayout u;
+    u.tp = 4;
+    u.pp = 4;
+    u.dp = 8;
+    u.ep = 8;
+    u.sp = true;
+    u.zero = 1;
+    u.globalBatch = model->globalBatch;
+    u.seqLength = model->seqLength;
+    const auto plan = nest::buildUniformPlan(u, *topo, *model);
+    ASSERT_TRUE(plan) << plan.error();
+    const std::string planFile = dir + "grouped-moe-plan.json";
+    ASSERT_TRUE(writeFile(planFile, nest::planToJson(*plan).dump(1)));
+    auto exportAs = [&](const std::string &modelArg, const std::string &format) {
+        const coretest::Run r =
+            runCli({"export", "--cluster", cluster, "--model", modelArg, "--plan", planFile, "--format", format});
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return r.out;
+    };
+    const std::string megatron = exportAs(modelFile, "megatron");
+    EXPECT_TRUE(contains(megatron, "--moe-router-num-groups 4")) << megatron.substr(0, 3000);
+    EXPECT_TRUE(contains(megatron, "--moe-router-group-topk 2"));
+    const std::string nemo = exportAs(modelFile, "nemo");
+    EXPECT_TRUE(contains(nemo, "moe_router_num_groups: 4")) << nemo.substr(0, 3000);
+    EXPECT_TRUE(contains(nemo, "moe_router_group_topk: 2"));
+    EXPECT_FALSE(contains(exportAs("mixtral-8x7b", "megatron"), "--moe-router-num-groups"));
+}
+
 TEST(CliMoe, aWorkspacesMoeOptionsReachTheOnePlanCommandsAndTheFlagsWin)
 {
     // The quickstart workspace with Mixtral 8x7B: search.moe_imbalance prices as the flag

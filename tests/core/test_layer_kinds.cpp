@@ -97,10 +97,12 @@ TEST(LayerKinds, modelFileReadsKindsAndPatternAndWritesThemBack)
         "hidden": 256, "heads": 8, "vocab": 1000, "ffn_hidden": 512,
         "experts": 16, "top_k": 4, "expert_ffn_hidden": 64, "shared_experts": 1,
         "q_lora_rank": 96, "kv_lora_rank": 64, "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32,
-        "router_bias": true, "mtp_layers": 1,
+        "router_bias": true, "mtp_layers": 1, "router_groups": 8, "router_group_topk": 4,
         "layer_pattern": "3 dense then 58 moe"})");
     const ModelConfig c = modelConfigFromJson(j, "");
     EXPECT_EQ(c.layers, 61);  // the pattern's length when "layers" is not given
+    EXPECT_EQ(c.routerGroups, 8);
+    EXPECT_EQ(c.routerGroupTopK, 4);
     EXPECT_EQ(c.defaultAttention(), AttentionKind::Mla);
     const ModelProfile p = buildProfile(c);
     ASSERT_EQ(p.layerCount(), 1 + 61 + 1 + 1);
@@ -108,6 +110,9 @@ TEST(LayerKinds, modelFileReadsKindsAndPatternAndWritesThemBack)
     EXPECT_EQ(p.layers[4].kind, LayerKind::Moe);
     EXPECT_EQ(p.layers[62].kind, LayerKind::Mtp);
     EXPECT_EQ(p.layers[63].kind, LayerKind::Head);
+    EXPECT_TRUE(p.routing().groupLimited());
+    EXPECT_EQ(p.routing().groups, 8);
+    EXPECT_EQ(p.routing().groupTopK, 4);
     // Written back and read again: the same config.
     const ModelConfig again = modelConfigFromJson(modelConfigToJson(c), "");
     EXPECT_EQ(again, c);
@@ -283,6 +288,12 @@ TEST(LayerKinds, problemsNameTheKey)
         {R"({"layer_pattern": "mamba"})", "layer_pattern", "lacks mamba_heads"},
         {R"({"layer_pattern": "moe"})", "layer_pattern", "set experts > 1"},
         {R"({"experts": 4, "top_k": 5})", "top_k", "must not exceed experts"},
+        {R"({"experts": 8, "top_k": 2, "router_groups": 4})", "router_group_topk", "set both or neither"},
+        {R"({"experts": 8, "top_k": 2, "router_group_topk": 1})", "router_groups", "set both or neither"},
+        {R"({"experts": 8, "top_k": 2, "router_groups": 3, "router_group_topk": 1})", "router_groups", "must divide experts (8)"},
+        {R"({"experts": 8, "top_k": 2, "router_groups": 4, "router_group_topk": 5})", "router_group_topk", "must not exceed router_groups"},
+        {R"({"experts": 8, "top_k": 4, "router_groups": 4, "router_group_topk": 1})", "router_group_topk", "fewer than top_k (4)"},
+        {R"({"experts": 8, "top_k": 2, "router_groups": -1, "router_group_topk": 1})", "router_groups", "must be between 0 and"},
         {R"({"hybrid_pattern": "M-X"})", "hybrid_pattern", "character 3"},
         {R"({"layer_kinds": {"x": {"mlp": "giant"}}})", "layer_kinds.x.mlp", "expected"},
         {R"({"layer_kinds": {"x": {"mixer": "none", "mlp": "none"}}, "layer_pattern": "x"})", "layer_kinds.x", "neither"},

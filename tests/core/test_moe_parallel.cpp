@@ -275,7 +275,7 @@ TEST(MoeParallel, hierarchicalDispatchSendsATokenOncePerRemoteDomain)
         ids[i] = i;
     const GroupShape g = groupShape(topo, ids.data(), 16, Contention::Concurrent);
     const LinearCost flat = allToAllCost(g);
-    const LinearCost hier = dispatchCost(g, 0, 8, true);
+    const LinearCost hier = dispatchCost(g, 0, ExpertRouting{16, 8}, true);
     // Flat: 7/16 of the bytes inside the node (1/2 - 1/16) at B0, 1/2 across at B1.
     const double b0 = g.bandwidth[0], b1 = g.bandwidth[1];
     EXPECT_NEAR(flat.perByte, (0.5 - 1.0 / 16) / b0 + 0.5 / b1, 1e-6 * flat.perByte);
@@ -288,7 +288,71 @@ TEST(MoeParallel, hierarchicalDispatchSendsATokenOncePerRemoteDomain)
     EXPECT_EQ(hier.fixed, flat.fixed);
     // Inside one domain both are the flat all-to-all.
     const GroupShape inNode = groupShape(topo, ids.data(), 8, Contention::Concurrent);
-    EXPECT_EQ(dispatchCost(inNode, 0, 8, true).perByte, allToAllCost(inNode).perByte);
+    EXPECT_EQ(dispatchCost(inNode, 0, ExpertRouting{16, 8}, true).perByte, allToAllCost(inNode).perByte);
+}
+
+namespace {
+
+// Remote domains a token reaches, by brute force over the experts: experts in rank order, D
+// domains of E/D experts and G groups of E/G, every g-subset of the groups equally likely and
+// each of the k copies uniform (with replacement) over the chosen groups' experts; the sum
+// over the domains other than the token's own (domain 0) of P(the domain gets a copy).
+double remoteDomainsByEnumeration(int experts, int topK, int domains, int groups, int picked)
+{
+    double sum = 0;
+    int subsets = 0;
+    std::vector<bool> chosen(static_cast<size_t>(groups), false);
+    std::fill(chosen.begin(), chosen.begin() + picked, true);
+    do {
+        ++subsets;
+        std::vector<int> inDomain(static_cast<size_t>(domains), 0);
+        int allowed = 0;
+        for (int e = 0; e < experts; ++e) {
+            if (!chosen[static_cast<size_t>(e / (experts / groups))])
+                continue;
+            ++allowed;
+            ++inDomain[static_cast<size_t>(e / (experts / domains))];
+        }
+        for (int d = 1; d < domains; ++d)
+            sum += 1 - std::pow(1 - static_cast<double>(inDomain[static_cast<size_t>(d)]) / allowed, topK);
+    } while (std::prev_permutation(chosen.begin(), chosen.end()));
+    return sum / subsets;
+}
+
+} // namespace
+
+TEST(MoeParallel, groupLimitedRoutingReachesFewerRemoteDomains)
+{
+    // Unlimited: (D - 1)(1 - (1 - 1/D)^k), by hand for D = 8, k = 8: 7 (1 - (7/8)^8) = 4.5947.
+    EXPECT_NEAR(remoteDomainsPerToken(8, ExpertRouting{256, 8}), 7 * (1 - std::pow(7.0 / 8, 8)), 1e-12);
+    EXPECT_NEAR(remoteDomainsPerToken(8, ExpertRouting{256, 8}), 4.5947, 1e-4);
+    // DeepSeek-V3's node-limited routing (256 experts, top 8 of 4 groups of 8, one group per
+    // node of an EP group of 8 nodes), by hand: a remote node holds one of the 4 picked groups
+    // with chance 1/2, and then misses all 8 copies with (3/4)^8: 7 (1/2)(1 - (3/4)^8) = 3.1496.
+    const ExpertRouting v3{256, 8, 8, 4};
+    EXPECT_NEAR(remoteDomainsPerToken(8, v3), 3.5 * (1 - std::pow(0.75, 8)), 1e-12);
+    // Against the enumeration, for groups nested in domains, groups spanning domains, and
+    // one group per token (the forced-balance gate of NeMo AutoModel's benchmarks: k
+    // consecutive experts, one group of E/k).
+    struct Case {
+        int experts, topK, domains, groups, picked;
+    };
+    for (const Case c : {Case{256, 8, 8, 8, 4}, Case{64, 8, 4, 16, 4}, Case{64, 6, 8, 16, 3}, Case{64, 8, 8, 2, 1},
+                         Case{32, 4, 8, 4, 2}, Case{256, 8, 8, 32, 1}, Case{48, 4, 2, 12, 5}}) {
+        const double expected = remoteDomainsByEnumeration(c.experts, c.topK, c.domains, c.groups, c.picked);
+        EXPECT_NEAR(remoteDomainsPerToken(c.domains, ExpertRouting{c.experts, c.topK, c.groups, c.picked}), expected,
+                    1e-9)
+            << c.experts << " experts, top " << c.topK << ", " << c.domains << " domains, " << c.picked << " of "
+            << c.groups << " groups";
+    }
+    EXPECT_NEAR(remoteDomainsPerToken(8, ExpertRouting{256, 8, 32, 1}), 7.0 / 8, 1e-12);
+    // Picking every group, or one group of all experts, is unlimited routing; groups that
+    // straddle domains (3 groups on 8 domains) are priced as unlimited.
+    EXPECT_DOUBLE_EQ(remoteDomainsPerToken(8, ExpertRouting{256, 8, 8, 8}), remoteDomainsPerToken(8, {256, 8}));
+    EXPECT_DOUBLE_EQ(remoteDomainsPerToken(8, ExpertRouting{256, 8, 1, 1}), remoteDomainsPerToken(8, {256, 8}));
+    EXPECT_DOUBLE_EQ(remoteDomainsPerToken(8, ExpertRouting{48, 8, 3, 1}), remoteDomainsPerToken(8, {48, 8}));
+    // One domain: nothing is remote.
+    EXPECT_DOUBLE_EQ(remoteDomainsPerToken(1, v3), 0);
 }
 
 namespace {
@@ -332,6 +396,39 @@ SixteenExperts sixteenExperts(int sharedExperts)
 }
 
 } // namespace
+
+TEST(MoeParallel, theModelsRouterGroupsReachTheHierarchicalDispatchOnly)
+{
+    // 16 experts, top 2, ep 16 over two nodes: with 2 router groups of 8 (one per node) and
+    // one group picked, a token reaches the other node with chance 1/2 instead of
+    // 1 - (1/2)^2 = 3/4, so the dispatch's cross-node term shrinks by 2/3; the flat
+    // all-to-all sends every copy as before.
+    const auto [model, topo, plan] = sixteenExperts(0);
+    ASSERT_TRUE(plan) << plan.error();
+    ModelProfile grouped = model;
+    grouped.routerGroups = 2;
+    grouped.routerGroupTopK = 1;
+    CostOptions flat;
+    CostOptions deepep;
+    deepep.moeHierarchicalDispatch = true;
+    auto epComm = [&](const ModelProfile &m, const CostOptions &o) {
+        const Report r = evaluate(*plan, topo, m, o);
+        EXPECT_TRUE(r.feasible);
+        return r.stages.at(0).cost.epComm;
+    };
+    EXPECT_DOUBLE_EQ(epComm(grouped, flat), epComm(model, flat));
+    const double unlimited = epComm(model, deepep), limited = epComm(grouped, deepep);
+    EXPECT_LT(limited, unlimited);
+    // The per-byte parts, from dispatchCost() on the group's shape, differ by the cross-node
+    // term alone: B1's share 1/2 times (0.5 - 0.75) / (k (1 - 1/D)) = -0.25 / 1 of the flat one.
+    std::vector<int> ids(16);
+    for (int i = 0; i < 16; ++i)
+        ids[static_cast<size_t>(i)] = i;
+    const GroupShape g = groupShape(topo, ids.data(), 16, Contention::Concurrent);
+    const double a = dispatchCost(g, 0, model.routing(), true).perByte;
+    const double b = dispatchCost(g, 0, grouped.routing(), true).perByte;
+    EXPECT_NEAR(a - b, 0.25 * 0.5 / g.bandwidth[1], 1e-9 * a);
+}
 
 TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)
 {
