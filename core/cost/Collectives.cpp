@@ -282,26 +282,27 @@ double hypergeometric(int total, int inside, int drawn, int j)
     return std::exp(logChoose(inside, j) + logChoose(total - inside, drawn - j) - logChoose(total, drawn));
 }
 
-// The chance that a given domain of `domains` receives none of a token's copies.
-double untouchedDomain(int domains, const ExpertRouting &r)
+// The chance that a given block of `blocks` (equal runs of the experts in rank order: the
+// ranks, or the domains) receives none of a token's copies.
+double untouchedBlock(int blocks, const ExpertRouting &r)
 {
     const double k = std::max(r.topK, 1);
-    const double d = domains;
+    const double b = blocks;
     if (r.groupLimited()) {
         const int groups = r.groups, picked = r.groupTopK;
-        if (groups % domains == 0) {
-            const int inside = groups / domains;
+        if (groups % blocks == 0) {
+            const int inside = groups / blocks;
             double p0 = 0;
             for (int j = 0; j <= std::min(inside, picked); ++j)
                 p0 += hypergeometric(groups, inside, picked, j) * std::pow(1.0 - static_cast<double>(j) / picked, k);
             return p0;
         }
-        if (domains % groups == 0) {
+        if (blocks % groups == 0) {
             const double chosen = static_cast<double>(picked) / groups;
-            return 1.0 - chosen + chosen * std::pow(1.0 - groups / (d * picked), k);
+            return 1.0 - chosen + chosen * std::pow(1.0 - groups / (b * picked), k);
         }
     }
-    return std::pow(1.0 - 1.0 / d, k);
+    return std::pow(1.0 - 1.0 / b, k);
 }
 
 } // namespace
@@ -311,15 +312,29 @@ double remoteDomainsPerToken(double domains, const ExpertRouting &routing)
     const int d = static_cast<int>(std::lround(domains));
     if (d <= 1)
         return 0.0;
-    return (d - 1) * (1.0 - untouchedDomain(d, routing));
+    return (d - 1) * (1.0 - untouchedBlock(d, routing));
+}
+
+double destinationRanksPerToken(int ranks, const ExpertRouting &routing)
+{
+    if (ranks <= 1)
+        return 1.0;
+    return ranks * (1.0 - untouchedBlock(ranks, routing));
 }
 
 LinearCost dispatchCost(const GroupShape &g, int domainLevel, const ExpertRouting &routing, bool hierarchical)
 {
-    if (!hierarchical || g.topLevel <= domainLevel || domainLevel < 0)
+    if (!hierarchical || domainLevel < 0)
         return allToAllCost(g);
-    const double domains = g.blocks[static_cast<size_t>(domainLevel)] > 0 ? g.blocks[static_cast<size_t>(domainLevel)] : 1.0;
     const double k = std::max(routing.topK, 1);
+    // One copy per destination rank, not per expert: the share of the flat exchange's copies.
+    const double perRank = std::min(1.0, destinationRanksPerToken(g.size, routing) / k);
+    if (g.topLevel <= domainLevel) {
+        LinearCost c = allToAllCost(g);
+        c.perByte *= perRank;
+        return c;
+    }
+    const double domains = g.blocks[static_cast<size_t>(domainLevel)] > 0 ? g.blocks[static_cast<size_t>(domainLevel)] : 1.0;
     const double remote = 1.0 - 1.0 / domains;  // share of the copies bound for another domain
     const double ratio = remote > 0 ? remoteDomainsPerToken(domains, routing) / (k * remote) : 1.0;
     LinearCost c;
@@ -329,14 +344,14 @@ LinearCost dispatchCost(const GroupShape &g, int domainLevel, const ExpertRoutin
         if (g.fanIn[l] <= 1)
             continue;
         const double share = 1.0 / g.blocks[l] - 1.0 / prevBlocks;
-        c.perByte += (l > domainLevel ? ratio : 1.0) * share / g.bandwidth[l];
+        c.perByte += (l > domainLevel ? ratio : perRank) * share / g.bandwidth[l];
         c.fixed += g.latency[l];
         if (l <= domainLevel)
             forwardLevel = l;
         prevBlocks = g.blocks[l];
     }
     if (forwardLevel >= 0)
-        c.perByte += remote / g.bandwidth[static_cast<size_t>(forwardLevel)];
+        c.perByte += perRank * remote / g.bandwidth[static_cast<size_t>(forwardLevel)];
     return c;
 }
 

@@ -71,33 +71,37 @@ LinearCost allGatherCost(const GroupShape &g);      // S = full (gathered) buffe
 LinearCost allToAllCost(const GroupShape &g);       // S = bytes each device holds
 
 // The MoE token dispatch / combine on the all-to-all group `g` (S = the routed copies'
-// bytes each device sends). Flat (Megatron-Core's alltoall dispatcher): allToAllCost(g).
-// Hierarchical (DeepEP's internode kernels, HybridEP): a token bound for several experts in
-// one remote NVLink domain crosses the scale-out fabric once, to the GPU of its rail there,
-// which forwards the copies over NVLink. With D the group's NVLink domains and k the
-// experts per token, a token reaches remoteDomainsPerToken(D, routing) remote domains
-// instead of sending k (1 - 1/D) copies across: the levels above `domainLevel` carry that
-// ratio of the flat traffic, and the remote share is paid once more at the domain's NVLink
-// (the forward). Inside one domain both are the flat all-to-all.
+// bytes each device sends: k per token). Flat (Megatron-Core's alltoall dispatcher):
+// allToAllCost(g), one copy per expert. Hierarchical (DeepEP's kernels, HybridEP; DeepEP's
+// dispatch takes is_token_in_rank, one flag per token and rank): a token goes once to each
+// rank that holds any of its experts, destinationRanksPerToken(n) of the group's n instead
+// of k, and a token bound for several ranks of one remote NVLink domain crosses the
+// scale-out fabric once, to the GPU of its rail there, which forwards it over NVLink to
+// those ranks. The levels inside the domain carry destinationRanksPerToken(n) / k of the flat
+// traffic, the levels above it remoteDomainsPerToken(D) / (k (1 - 1/D)), and the forward of
+// the remote share is paid once more at the domain's NVLink.
 LinearCost dispatchCost(const GroupShape &g, int domainLevel, const ExpertRouting &routing, bool hierarchical);
 
-// The remote NVLink domains one token's k expert copies reach, of the D domains of an expert
-// group that holds the experts in rank order (domain d: the d-th D-th of the experts), with
-// each copy's expert uniform over the experts the token may use (random router scores, as
-// the forced-balance benchmarks run; with replacement):
-//   unlimited routing            (D - 1)(1 - (1 - 1/D)^k);
+// The blocks (the group's NVLink domains, or its ranks) one token's k expert copies reach,
+// with the experts laid in rank order over the expert group (block b: the b-th B-th of the
+// experts) and each copy's expert uniform over the experts the token may use (random router
+// scores, as the forced-balance benchmarks run; with replacement). With P0 the chance that a
+// given block receives no copy (by symmetry the same for each):
+//   unlimited routing            P0 = (1 - 1/B)^k;
 //   group-limited, G groups of which the token picks g (Megatron-Core's group-limited top-k:
-//   the g groups, then the k experts inside them), by symmetry (D - 1)(1 - P0) with P0 the
-//   chance that a given domain receives no copy:
-//     G a multiple of D (G/D whole groups per domain; DeepSeek-V3's node-limited routing
+//   the g groups, then the k experts inside them):
+//     G a multiple of B (G/B whole groups per block; DeepSeek-V3's node-limited routing
 //     with one group per node): P0 = sum_j H(j) (1 - j/g)^k, H the hypergeometric law of
-//     the j picked groups inside the domain (G groups, G/D of them there, g drawn);
-//     D a multiple of G (each group spans D/G domains):
-//     P0 = 1 - g/G + (g/G) (1 - G/(D g))^k;
-//     otherwise (groups straddle domains) priced as unlimited.
-// The flat all-to-all's traffic does not change: each copy still leaves the domain with
-// probability 1 - 1/D.
+//     the j picked groups inside the block (G groups, G/B of them there, g drawn);
+//     B a multiple of G (each group spans B/G blocks):
+//     P0 = 1 - g/G + (g/G) (1 - G/(B g))^k;
+//     otherwise (groups straddle blocks) priced as unlimited.
+// remoteDomainsPerToken: (D - 1)(1 - P0), the domains other than the token's own.
+// destinationRanksPerToken: n (1 - P0), the ranks holding one of its experts (its own too).
+// The flat all-to-all's traffic does not change: each copy still leaves with probability
+// 1 - 1/B.
 double remoteDomainsPerToken(double domains, const ExpertRouting &routing);
+double destinationRanksPerToken(int ranks, const ExpertRouting &routing);
 
 // The algorithms NCCL chooses between for large groups (docs/cost-model.md §2b; NCCL
 // src/graph/tuning.cc). With c_l the group's distinct level-l blocks (c_{-1} = n),

@@ -279,25 +279,36 @@ TEST(MoeParallel, hierarchicalDispatchSendsATokenOncePerRemoteDomain)
     // Flat: 7/16 of the bytes inside the node (1/2 - 1/16) at B0, 1/2 across at B1.
     const double b0 = g.bandwidth[0], b1 = g.bandwidth[1];
     EXPECT_NEAR(flat.perByte, (0.5 - 1.0 / 16) / b0 + 0.5 / b1, 1e-6 * flat.perByte);
-    // Hierarchical, k = 8: a token reaches (D-1)(1 - (1 - 1/D)^k) = 1 - 2^-8 remote domains
-    // instead of sending k (1 - 1/D) = 4 copies across: ratio (1 - 2^-8) / 4 of the remote
-    // traffic, which is then forwarded over NVLink (1/2 more at B0).
+    // Hierarchical, k = 8 of 16 experts, one per rank: a token goes once to each rank holding
+    // one of its experts, 16 (1 - (15/16)^8) = 6.45 ranks instead of 8 copies (ratio 0.8066 of
+    // the traffic inside the node), and reaches (D-1)(1 - (1 - 1/D)^k) = 1 - 2^-8 remote
+    // domains instead of sending k (1 - 1/D) = 4 copies across: ratio (1 - 2^-8) / 4 of the
+    // remote traffic, which is then forwarded over NVLink to its ranks (1/2 more at B0, at the
+    // per-rank ratio).
+    const double perRank = 16 * (1 - std::pow(15.0 / 16, 8)) / 8;
+    EXPECT_NEAR(perRank, 0.8066, 1e-4);
     const double ratio = (1 - std::pow(0.5, 8)) / 4;
-    EXPECT_NEAR(hier.perByte, (0.5 - 1.0 / 16) / b0 + ratio * 0.5 / b1 + 0.5 / b0, 1e-6 * hier.perByte);
+    EXPECT_NEAR(hier.perByte, perRank * (0.5 - 1.0 / 16) / b0 + ratio * 0.5 / b1 + perRank * 0.5 / b0,
+                1e-6 * hier.perByte);
     EXPECT_LT(hier.perByte, flat.perByte);
     EXPECT_EQ(hier.fixed, flat.fixed);
-    // Inside one domain both are the flat all-to-all.
+    // Inside one domain: the flat all-to-all, one copy per destination rank (8 ranks, 2 experts
+    // each: 8 (1 - (7/8)^8) = 5.25 ranks for 8 copies).
     const GroupShape inNode = groupShape(topo, ids.data(), 8, Contention::Concurrent);
-    EXPECT_EQ(dispatchCost(inNode, 0, ExpertRouting{16, 8}, true).perByte, allToAllCost(inNode).perByte);
+    EXPECT_NEAR(dispatchCost(inNode, 0, ExpertRouting{16, 8}, true).perByte,
+                allToAllCost(inNode).perByte * (1 - std::pow(7.0 / 8, 8)), 1e-12 * allToAllCost(inNode).perByte);
+    // One expert per token: nothing to share, the flat exchange.
+    EXPECT_DOUBLE_EQ(dispatchCost(inNode, 0, ExpertRouting{16, 1}, true).perByte, allToAllCost(inNode).perByte);
 }
 
 namespace {
 
-// Remote domains a token reaches, by brute force over the experts: experts in rank order, D
-// domains of E/D experts and G groups of E/G, every g-subset of the groups equally likely and
-// each of the k copies uniform (with replacement) over the chosen groups' experts; the sum
-// over the domains other than the token's own (domain 0) of P(the domain gets a copy).
-double remoteDomainsByEnumeration(int experts, int topK, int domains, int groups, int picked)
+// Blocks a token reaches, by brute force over the experts: experts in rank order, B blocks
+// of E/B experts (domains or ranks) and G groups of E/G, every g-subset of the groups equally
+// likely and each of the k copies uniform (with replacement) over the chosen groups'
+// experts; the sum over the blocks (from block `first`: 1 leaves out the token's own domain)
+// of P(the block gets a copy).
+double blocksByEnumeration(int experts, int topK, int blocks, int groups, int picked, int first)
 {
     double sum = 0;
     int subsets = 0;
@@ -305,16 +316,16 @@ double remoteDomainsByEnumeration(int experts, int topK, int domains, int groups
     std::fill(chosen.begin(), chosen.begin() + picked, true);
     do {
         ++subsets;
-        std::vector<int> inDomain(static_cast<size_t>(domains), 0);
+        std::vector<int> inBlock(static_cast<size_t>(blocks), 0);
         int allowed = 0;
         for (int e = 0; e < experts; ++e) {
             if (!chosen[static_cast<size_t>(e / (experts / groups))])
                 continue;
             ++allowed;
-            ++inDomain[static_cast<size_t>(e / (experts / domains))];
+            ++inBlock[static_cast<size_t>(e / (experts / blocks))];
         }
-        for (int d = 1; d < domains; ++d)
-            sum += 1 - std::pow(1 - static_cast<double>(inDomain[static_cast<size_t>(d)]) / allowed, topK);
+        for (int b = first; b < blocks; ++b)
+            sum += 1 - std::pow(1 - static_cast<double>(inBlock[static_cast<size_t>(b)]) / allowed, topK);
     } while (std::prev_permutation(chosen.begin(), chosen.end()));
     return sum / subsets;
 }
@@ -339,13 +350,28 @@ TEST(MoeParallel, groupLimitedRoutingReachesFewerRemoteDomains)
     };
     for (const Case c : {Case{256, 8, 8, 8, 4}, Case{64, 8, 4, 16, 4}, Case{64, 6, 8, 16, 3}, Case{64, 8, 8, 2, 1},
                          Case{32, 4, 8, 4, 2}, Case{256, 8, 8, 32, 1}, Case{48, 4, 2, 12, 5}}) {
-        const double expected = remoteDomainsByEnumeration(c.experts, c.topK, c.domains, c.groups, c.picked);
+        const double expected = blocksByEnumeration(c.experts, c.topK, c.domains, c.groups, c.picked, 1);
         EXPECT_NEAR(remoteDomainsPerToken(c.domains, ExpertRouting{c.experts, c.topK, c.groups, c.picked}), expected,
                     1e-9)
             << c.experts << " experts, top " << c.topK << ", " << c.domains << " domains, " << c.picked << " of "
             << c.groups << " groups";
     }
     EXPECT_NEAR(remoteDomainsPerToken(8, ExpertRouting{256, 8, 32, 1}), 7.0 / 8, 1e-12);
+    // The ranks a token is sent to (DeepEP sends once per rank), against the same enumeration
+    // over the ranks: 8 ranks of 16 experts at top 8, 5.25 by hand (8 (1 - (7/8)^8)); the
+    // AutoModel gate's one group of 8 consecutive experts on 64 ranks of 4: 2 ranks, less the
+    // 2 (1/2)^8 chance that the 8 picks (with replacement) all fall on one.
+    EXPECT_NEAR(destinationRanksPerToken(8, ExpertRouting{128, 8}), 8 * (1 - std::pow(7.0 / 8, 8)), 1e-12);
+    EXPECT_NEAR(destinationRanksPerToken(64, ExpertRouting{256, 8, 32, 1}), 2 - 2 * std::pow(0.5, 8), 1e-12);
+    for (const Case c : {Case{128, 8, 8, 1, 1}, Case{256, 8, 64, 8, 4}, Case{256, 8, 64, 32, 1}, Case{64, 6, 16, 16, 3},
+                         Case{64, 8, 8, 16, 4}}) {
+        const double expected = blocksByEnumeration(c.experts, c.topK, c.domains, c.groups, c.picked, 0);
+        EXPECT_NEAR(destinationRanksPerToken(c.domains, ExpertRouting{c.experts, c.topK, c.groups, c.picked}), expected,
+                    1e-9)
+            << c.experts << " experts, top " << c.topK << ", " << c.domains << " ranks, " << c.picked << " of "
+            << c.groups << " groups";
+    }
+    EXPECT_DOUBLE_EQ(destinationRanksPerToken(1, ExpertRouting{8, 2}), 1);
     // Picking every group, or one group of all experts, is unlimited routing; groups that
     // straddle domains (3 groups on 8 domains) are priced as unlimited.
     EXPECT_DOUBLE_EQ(remoteDomainsPerToken(8, ExpertRouting{256, 8, 8, 8}), remoteDomainsPerToken(8, {256, 8}));
@@ -419,15 +445,21 @@ TEST(MoeParallel, theModelsRouterGroupsReachTheHierarchicalDispatchOnly)
     EXPECT_DOUBLE_EQ(epComm(grouped, flat), epComm(model, flat));
     const double unlimited = epComm(model, deepep), limited = epComm(grouped, deepep);
     EXPECT_LT(limited, unlimited);
-    // The per-byte parts, from dispatchCost() on the group's shape, differ by the cross-node
-    // term alone: B1's share 1/2 times (0.5 - 0.75) / (k (1 - 1/D)) = -0.25 / 1 of the flat one.
+    // The per-byte parts, from dispatchCost() on the group's shape, by hand. Across the nodes
+    // (B1, share 1/2): remote domains over k (1 - 1/D) = 1 copy, 0.75 unlimited, 0.5 grouped.
+    // Inside the nodes (B0: 7/16 of the ranks, plus the forward of the remote half): ranks
+    // per token over k = 2; unlimited 16 (1 - (15/16)^2) / 2 = 0.96875; grouped, a rank's
+    // group picked with chance 1/2 and then one of its 8 ranks missed by both picks with
+    // (7/8)^2: 16 (1/2)(1 - (7/8)^2) / 2 = 0.9375.
     std::vector<int> ids(16);
     for (int i = 0; i < 16; ++i)
         ids[static_cast<size_t>(i)] = i;
     const GroupShape g = groupShape(topo, ids.data(), 16, Contention::Concurrent);
     const double a = dispatchCost(g, 0, model.routing(), true).perByte;
     const double b = dispatchCost(g, 0, grouped.routing(), true).perByte;
-    EXPECT_NEAR(a - b, 0.25 * 0.5 / g.bandwidth[1], 1e-9 * a);
+    const double b0 = g.bandwidth[0], b1 = g.bandwidth[1];
+    EXPECT_NEAR(a, 0.96875 * (7.0 / 16 + 0.5) / b0 + 0.75 * 0.5 / b1, 1e-9 * a);
+    EXPECT_NEAR(b, 0.9375 * (7.0 / 16 + 0.5) / b0 + 0.5 * 0.5 / b1, 1e-9 * b);
 }
 
 TEST(MoeParallel, sharedExpertsHideTheDispatchWhereTheFrameworkOverlapsThem)

@@ -10,7 +10,8 @@ convert_published()). error = (predicted - published) / published.
 Sets: `validation` (the --check bar), `calibration` (what fit.py may read), `holdout` (today's
 published runs kept aside: never fitted, reported next to the validation set but not part of
 the --check bar), `validation2` (issue 50: sources never fitted, the --check-unseen bar),
-`reference` (reported, not scored); `--set all` runs every row.
+`crosscheck` (today's models on another stack, NeMo AutoModel: never fitted, reported with its
+own figures, no bar), `reference` (reported, not scored); `--set all` runs every row.
 
 Standard library only. Exit status: 0, or 1 with --check when the validation set misses the
 target (mean |error| <= 10 %, every row <= 25 %, no row infeasible), with --check-unseen when
@@ -70,7 +71,7 @@ def parse_class_args(parser, items):
     return class_args
 
 
-SETS = ("validation", "calibration", "holdout", "validation2", "reference")
+SETS = ("validation", "calibration", "holdout", "validation2", "crosscheck", "reference")
 
 
 def load_runs(path=DEFAULT_RUNS, which="all"):
@@ -175,6 +176,8 @@ def layout_text(lay):
         parts.append(f"bucket{lay['grad_bucket_mb']:g}M")
     if lay.get("moe_a2a_overlap"):
         parts.append("a2a-ovl")
+    if lay.get("moe_dispatcher", "alltoall") != "alltoall":
+        parts.append(lay["moe_dispatcher"])
     return " ".join(parts)
 
 
@@ -306,6 +309,8 @@ def layout_extra_args(lay):
         args += ["--recompute-modules", ",".join(lay["recompute_modules"])]
     if lay.get("moe_a2a_overlap"):  # the recipe's moe_a2a_overlap (overlap_moe_expert_parallel_comm)
         args += ["--moe-a2a-overlap", "on"]
+    if "moe_dispatcher" in lay:  # the run's token dispatcher (alltoall, or DeepEP / HybridEP: deepep)
+        args += ["--moe-dispatcher", lay["moe_dispatcher"]]
     return args
 
 
@@ -703,6 +708,7 @@ def main(argv=None):
 
     titles = {"validation": "Validation set", "calibration": "Calibration set", "holdout": "Held-out set",
               "validation2": "Validation set 2 (issue 50: sources outside the first sets, never fitted)",
+              "crosscheck": "Cross-check: today's models on another stack (NeMo AutoModel, H100 BF16; never fitted)",
               "reference": "Reference rows", "all": "All rows"}
     title = titles["all" if (args.check and args.set == "calibration") else args.set]
     print_table(results, cli, title)
@@ -712,7 +718,7 @@ def main(argv=None):
             print(todays_markdown(part, f"Today's published runs ({which} set) by precision, family and machine"))
     if args.markdown:
         text = ""
-        for which in ("validation", "holdout", "calibration", "validation2"):
+        for which in ("validation", "holdout", "calibration", "validation2", "crosscheck"):
             part = [r for r in results if r["set"] == which]
             if part:
                 text += markdown(part, cli, titles[which]) + "\n"
