@@ -26,6 +26,23 @@ std::vector<std::string> cmd(std::vector<std::string> head, const std::vector<st
     return head;
 }
 
+// tp 4 x pp 4 x dp 8 with ep 8, sequence parallelism and ZeRO 1 on fat-tree-8x4x4's 128 GPUs;
+// `etp` the experts' own tensor width (0: the stage's tp).
+nest::UniformLayout ep8Layout(const nest::ModelProfile &model, int etp)
+{
+    nest::UniformLayout u;
+    u.tp = 4;
+    u.pp = 4;
+    u.dp = 8;
+    u.ep = 8;
+    u.etp = etp;
+    u.sp = true;
+    u.zero = 1;
+    u.globalBatch = model.globalBatch;
+    u.seqLength = model.seqLength;
+    return u;
+}
+
 } // namespace
 
 TEST(CliMoe, badMoeOptionsExitTwoWithTheReason)
@@ -78,16 +95,7 @@ TEST(CliMoe, exportsCarryTheExpertTensorWidth)
     ASSERT_TRUE(topo) << topo.error();
     const auto model = nest::resolveModel("mixtral-8x7b");
     ASSERT_TRUE(model) << model.error();
-    nest::UniformLayout u;
-    u.tp = 4;
-    u.pp = 4;
-    u.dp = 8;
-    u.ep = 8;
-    u.etp = 1;
-    u.sp = true;
-    u.zero = 1;
-    u.globalBatch = model->globalBatch;
-    u.seqLength = model->seqLength;
+    nest::UniformLayout u = ep8Layout(*model, 1);
     const auto plan = nest::buildUniformPlan(u, *topo, *model);
     ASSERT_TRUE(plan) << plan.error();
     const std::string planFile = testing::TempDir() + "moe-etp-plan.json";
@@ -153,15 +161,7 @@ TEST(CliMoe, exportsCarryTheModelsGroupLimitedRouting)
     const auto model = nest::resolveModel(modelFile);
     ASSERT_TRUE(topo && model);
     EXPECT_EQ(model->routerGroups, 4);
-    nest::UniformLayout u;
-    u.tp = 4;
-    u.pp = 4;
-    u.dp = 8;
-    u.ep = 8;
-    u.sp = true;
-    u.zero = 1;
-    u.globalBatch = model->globalBatch;
-    u.seqLength = model->seqLength;
+    const nest::UniformLayout u = ep8Layout(*model, 0);
     const auto plan = nest::buildUniformPlan(u, *topo, *model);
     ASSERT_TRUE(plan) << plan.error();
     const std::string planFile = dir + "grouped-moe-plan.json";

@@ -429,8 +429,10 @@ TEST(MoeParallel, theModelsRouterGroupsReachTheHierarchicalDispatchOnly)
     // one group picked, a token reaches the other node with chance 1/2 instead of
     // 1 - (1/2)^2 = 3/4, so the dispatch's cross-node term shrinks by 2/3; the flat
     // all-to-all sends every copy as before.
-    const auto [model, topo, plan] = sixteenExperts(0);
-    ASSERT_TRUE(plan) << plan.error();
+    const SixteenExperts case16 = sixteenExperts(0);
+    const ModelProfile &model = case16.model;
+    const Topology &topo = case16.topo;
+    ASSERT_TRUE(case16.plan) << case16.plan.error();
     ModelProfile grouped = model;
     grouped.routerGroups = 2;
     grouped.routerGroupTopK = 1;
@@ -438,7 +440,7 @@ TEST(MoeParallel, theModelsRouterGroupsReachTheHierarchicalDispatchOnly)
     CostOptions deepep;
     deepep.moeHierarchicalDispatch = true;
     auto epComm = [&](const ModelProfile &m, const CostOptions &o) {
-        const Report r = evaluate(*plan, topo, m, o);
+        const Report r = evaluate(*case16.plan, topo, m, o);
         EXPECT_TRUE(r.feasible);
         return r.stages.at(0).cost.epComm;
     };
