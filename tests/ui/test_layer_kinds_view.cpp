@@ -118,7 +118,9 @@ private slots:
         QCOMPARE(strip->legendText(), QStringLiteral("dense 3 · moe 58 · mtp 1"));
         QVERIFY(strip->legend()->text().contains(QStringLiteral("moe&nbsp;58")));
         QCOMPARE(f.pattern()->text(), QStringLiteral("3*dense, 58*moe"));
-        QCOMPARE(f.panel.findChild<QLabel *>(QStringLiteral("stackInfo"))->text(), QStringLiteral("MTP modules: 1"));
+        // The config's node-limited routing (n_group 8, topk_group 4).
+        QCOMPARE(f.panel.findChild<QLabel *>(QStringLiteral("stackInfo"))->text(),
+                 QStringLiteral("MTP modules: 1 · routing: top-8 inside 4 of 8 expert groups"));
 
         // One segment per run, in order, none thinner than the minimum (the lone MTP module
         // stays visible), filling the bar.

@@ -192,6 +192,7 @@ void ModelPanel::addPatternRows(QFormLayout *form)
     form->addRow(QString(), m_patternProblem);
     m_stackInfo = new QLabel;
     m_stackInfo->setObjectName(QStringLiteral("stackInfo"));
+    m_stackInfo->setWordWrap(true);  // MTP, window and routing together outgrow a narrow dock
     m_stackInfo->setStyleSheet(QStringLiteral("color: #6b7785;"));
     form->addRow(QString(), m_stackInfo);
 }
@@ -395,6 +396,8 @@ void ModelPanel::refreshPattern(const ModelConfig &c)
         info << tr("MTP modules: %1").arg(c.mtpLayers);
     if (c.slidingWindow > 0)
         info << tr("sliding window: %1 tokens").arg(c.slidingWindow);
+    if (c.routerGroups > 1 && c.routerGroupTopK < c.routerGroups)
+        info << tr("routing: top-%1 inside %2 of %3 expert groups").arg(c.topK).arg(c.routerGroupTopK).arg(c.routerGroups);
     m_stackInfo->setText(info.join(QStringLiteral(" · ")));
     m_stackInfo->setVisible(!info.isEmpty());
 }
