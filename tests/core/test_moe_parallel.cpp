@@ -630,11 +630,14 @@ TEST(MoeParallel, onNvl72TheFoldedExpertGroupOf64StaysInOneRack)
 
 namespace {
 
-// NEST against the exhaustive search on `blocks` MoE blocks (32 experts of 2,048, top-4) on two
-// nodes of 4 GPUs, up to two stages, ep 1-8 and etp {tp, 1}; NEST's result.
-PlanResult exactOnTwoNodes(int blocks, bool hierarchical, bool overlap)
+// NEST against the exhaustive search on `blocks` MoE blocks (32 experts of 2,048, top-4; with
+// `routerGroups` > 0, routed inside one of that many groups) on two nodes of 4 GPUs, up to two
+// stages, ep 1-8 and etp {tp, 1}; NEST's result.
+PlanResult exactOnTwoNodes(int blocks, bool hierarchical, bool overlap, int routerGroups = 0)
 {
     ModelConfig c = tinyGptConfig(blocks);
+    c.routerGroups = routerGroups;
+    c.routerGroupTopK = routerGroups > 0 ? 1 : 0;
     c.hidden = 2048;
     c.heads = 16;
     c.kvHeads = 16;
@@ -668,10 +671,11 @@ TEST(MoeParallel, theSearchStaysExactWithFoldedExpertsAndTheHierarchicalDispatch
     // Two MoE blocks: an ep group of 4 or 8 crosses the nodes or not, etp 1 folds it over tp.
     // The flat and the hierarchical dispatcher (whose planner floor drops the all-to-all's
     // per-byte part: still a lower bound), and the expert-parallel overlap, which changes the
-    // stage's exposed all-to-all that the search's floors must stay below.
-    for (int variant = 0; variant < 3; ++variant) {
+    // stage's exposed all-to-all that the search's floors must stay below; and the
+    // hierarchical dispatcher with group-limited routing (8 groups of 4 experts, one picked).
+    for (int variant = 0; variant < 4; ++variant) {
         SCOPED_TRACE(variant);
-        const PlanResult nest = exactOnTwoNodes(2, variant == 1, variant == 2);
+        const PlanResult nest = exactOnTwoNodes(2, variant == 1 || variant == 3, variant == 2, variant == 3 ? 8 : 0);
         // The case exercises the experts' widths: the best plan splits them.
         bool split = false;
         for (const StagePlan &st : nest.plan.stages)
