@@ -193,6 +193,25 @@ private slots:
         QVERIFY(f.pattern()->placeholderText().startsWith(QStringLiteral("uniform")));
     }
 
+    void anExpertsEditTheRouterGroupsDoNotDivideIsRefused()
+    {
+        // DeepSeek-V3's 256 experts in 8 router groups: 100 experts would split no group
+        // evenly; the edit is refused with core's reason and the model keeps its 256.
+        PanelFixture f;
+        QVERIFY(f.panel.importFile(kDeepSeekV3));
+        QSignalSpy status(&f.panel, &ModelPanel::statusMessage);
+        QSpinBox *experts = f.panel.findChild<QSpinBox *>(QStringLiteral("experts"));
+        experts->setValue(100);
+        QCOMPARE(status.count(), 1);
+        QCOMPARE(status.at(0).at(0).toString(),
+                 QStringLiteral("Model not changed: router_groups (8) must divide experts (100)"));
+        QCOMPARE(f.doc.model().config("model")->experts, 256);
+        QCOMPARE(experts->value(), 256);
+        // 64 experts (8 groups of 8, top-8 inside 4 of them) is a model.
+        experts->setValue(64);
+        QCOMPARE(f.doc.model().config("model")->experts, 64);
+    }
+
     void aBadPatternIsRefusedWithTheReason_data()
     {
         QTest::addColumn<QString>("text");
