@@ -24,7 +24,7 @@
 //   * Concurrent: k_c = the devices of a given sorted set (the stage) below c; used for
 //     TP / EP / CP collectives, which every replica of a stage runs at the same moment.
 // All functions are allocation-free for groups of up to kStackGroup devices.
-#include "ModelProfile.h"
+#include "ExpertRouting.h"
 #include "StageConfig.h"
 #include "Topology.h"
 

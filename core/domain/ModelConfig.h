@@ -3,6 +3,7 @@
 // paper's model table says), from which ModelBuilder derives the per-layer ModelProfile.
 // Presets carry published numbers with their sources (see ModelConfig.cpp and
 // docs/formats.md (Model inputs)).
+#include "ExpertRouting.h"
 #include "JsonUtil.h"
 #include "LayerStack.h"
 #include "Result.h"
@@ -105,6 +106,7 @@ struct ModelConfig {
     AttentionKind defaultAttention() const { return kvLoraRank > 0 ? AttentionKind::Mla : AttentionKind::Full; }
     MlpKind defaultMlp() const { return experts > 1 ? MlpKind::Moe : MlpKind::Dense; }
     int routedFfn() const { return expertFfnHidden > 0 ? expertFfnHidden : ffnHidden; }
+    ExpertRouting routing() const { return {experts, topK, routerGroups, routerGroupTopK}; }
     int sharedFfn() const { return sharedFfnHidden > 0 ? sharedFfnHidden : routedFfn(); }
     // The kind called `name` (the file's own first, then the built-in ones); nullptr if none.
     const LayerKindSpec *findLayerKind(const std::string &name) const;

@@ -14,6 +14,7 @@
 //    10*s*b*h part (layer-norm inputs, dropout masks, residuals) stays replicated unless
 //    sequence parallelism is on; with full recomputation a transformer block keeps only
 //    its input (2*s*b*h); embedding and head keep their own stash (docs/formats.md (Model inputs)).
+#include "ExpertRouting.h"
 #include "JsonUtil.h"
 #include "LayerStack.h"
 
@@ -175,15 +176,6 @@ struct LayerProfile {
     const WidthMeasurement *measuredAt(int tp) const;
 
     bool operator==(const LayerProfile &) const = default;
-};
-
-// How a token's experts are chosen: top-k of `experts`, and with group-limited routing
-// (groupTopK of `groups` > 1 contiguous groups; DeepSeek-V3's node-limited routing) only
-// inside the groups the token picked.
-struct ExpertRouting {
-    int experts = 1, topK = 1;
-    int groups = 0, groupTopK = 0;
-    bool groupLimited() const { return groups > 1 && groupTopK > 0 && groupTopK < groups; }
 };
 
 struct ModelProfile {

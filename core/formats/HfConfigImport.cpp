@@ -361,7 +361,7 @@ void readRouterGroups(const HfKeys &k, const std::string &type, ModelConfig &m)
         return;
     const int groups = k.size("n_group", 1);
     const int picked = k.size("topk_group", groups);
-    if (groups <= 1 || picked >= groups)
+    if (!ExpertRouting{m.experts, m.topK, groups, picked}.groupLimited())
         return;
     if (m.experts % groups != 0)
         throw JsonError(k.pathOf("n_group"), "n_group (" + std::to_string(groups) + ") must divide n_routed_experts (" +

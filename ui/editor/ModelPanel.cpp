@@ -396,7 +396,7 @@ void ModelPanel::refreshPattern(const ModelConfig &c)
         info << tr("MTP modules: %1").arg(c.mtpLayers);
     if (c.slidingWindow > 0)
         info << tr("sliding window: %1 tokens").arg(c.slidingWindow);
-    if (c.routerGroups > 1 && c.routerGroupTopK < c.routerGroups)
+    if (c.routing().groupLimited())
         info << tr("routing: top-%1 inside %2 of %3 expert groups").arg(c.topK).arg(c.routerGroupTopK).arg(c.routerGroups);
     m_stackInfo->setText(info.join(QStringLiteral(" · ")));
     m_stackInfo->setVisible(!info.isEmpty());
