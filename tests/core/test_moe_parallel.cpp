@@ -29,8 +29,9 @@ using namespace coretest;
 
 namespace {
 
-// A MoE of `experts` experts, top-`k`, on every block.
-ModelProfile moeModel(int experts, int k, int layers = 2)
+// A MoE of `experts` experts, top-`k`, on every block (h 1,024, expert FFN 2,048, `shared`
+// shared experts), 1,024 tokens, global batch 64.
+ModelProfile moeModel(int experts, int k, int layers = 2, int shared = 0)
 {
     ModelConfig c = tinyGptConfig(layers);
     c.hidden = 1024;
@@ -39,6 +40,7 @@ ModelProfile moeModel(int experts, int k, int layers = 2)
     c.ffnHidden = 2048;
     c.experts = experts;
     c.topK = k;
+    c.sharedExperts = shared;
     c.seqLength = 1024;
     c.globalBatch = 64;
     return buildProfile(c);
@@ -390,23 +392,6 @@ struct SixteenExperts {
     Topology topo;
     Result<Plan> plan;
 };
-// `blocks` MoE blocks of 16 experts (top-2, h 1,024, expert FFN 2,048), 1,024 tokens, global
-// batch 64.
-ModelProfile sixteenExpertsModel(int blocks, int sharedExperts)
-{
-    ModelConfig c = tinyGptConfig(blocks);
-    c.hidden = 1024;
-    c.heads = 16;
-    c.kvHeads = 16;
-    c.ffnHidden = 2048;
-    c.experts = 16;
-    c.topK = 2;
-    c.sharedExperts = sharedExperts;
-    c.seqLength = 1024;
-    c.globalBatch = 64;
-    return buildProfile(c);
-}
-
 // Two nodes of 8 GPUs under one rack switch.
 Topology twoNodesOfEight()
 {
@@ -415,7 +400,7 @@ Topology twoNodesOfEight()
 
 SixteenExperts sixteenExperts(int sharedExperts)
 {
-    ModelProfile model = sixteenExpertsModel(2, sharedExperts);
+    ModelProfile model = moeModel(16, 2, 2, sharedExperts);
     Topology topo = twoNodesOfEight();
     Result<Plan> plan = buildUniformPlan(layout(1, 1, 16, 16, 1), topo, model);
     return {std::move(model), std::move(topo), std::move(plan)};
@@ -524,7 +509,7 @@ TEST(MoeParallel, theExpertParallelOverlapRunsOnOneStageOrOnVirtualStages)
     // stages are priced as without the option, the same two stages interleaved (2 chunks
     // each) hide every chunk's all-to-all behind its own forward and backward, as one stage
     // does (derived by hand from the run without the option).
-    const ModelProfile model = sixteenExpertsModel(4, 0);
+    const ModelProfile model = moeModel(16, 2, 4);
     const Topology topo = twoNodesOfEight();
     CostOptions off;
     off.stack = Stack::Tuned;
