@@ -330,6 +330,24 @@ TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
     EXPECT_EQ(deviceFromJson(deviceToJson(d), "device"), d);
 }
 
+
+TEST(PrecisionDevices, blackwellUltraHoldsTheFractionOfItsPeakTransformerEngineMeasured)
+{
+    // By hand from the GEMM profiling tutorial's BF16 per-layer times: H200 31.968 ms, B300
+    // 13.102 ms for the same GEMMs, peaks 989 and 2,250 TFLOP/s: 31.968 / 13.102 = 2.43993,
+    // x 989 / 2250 = 1.07249, x the H100 chip's fitted 0.618 = 0.66280. The GB300 is the B300
+    // chip; B200 and GB200 were not measured and keep their stated 0.60.
+    const double ultra = 0.6628;
+    EXPECT_NEAR(classGemmEfficiency(*devicePreset("b300")), ultra, 5e-5);
+    EXPECT_NEAR(classGemmEfficiency(*devicePreset("gb300")), ultra, 5e-5);
+    EXPECT_NEAR(classGemmEfficiency(*devicePreset("h200")), 0.618, 1e-12);
+    EXPECT_NEAR(classGemmEfficiency(*devicePreset("b200")), 0.60, 1e-12);
+    EXPECT_NEAR(classGemmEfficiency(*devicePreset("gb200")), 0.60, 1e-12);
+    // The low-precision ratios apply to it as to any Blackwell: MXFP8 at 0.92 of it.
+    const ComputeRates mx = computeRates(*devicePreset("gb300"), 0, true, 1, kMxfp8);
+    EXPECT_NEAR(mx.linearEfficiency, ultra * 0.92, 1e-4);
+    EXPECT_NEAR(mx.linearPeak, 5000e12, 1e6);
+}
 TEST(PrecisionLists, defaultsAreWhatTheDevicesAndTheFrameworkSupport)
 {
     auto labels = [](const Result<std::vector<Precision>> &r) {
