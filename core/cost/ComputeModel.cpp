@@ -57,7 +57,7 @@ constexpr double kBlackwellUltraGemm = kHopperGemm * (31.968 / 13.102) * (989.0 
 
 struct ClassRates {
     const char *prefix;
-    double gemm;       // large-GEMM efficiency (calibrated: tests/validation/fit.py)
+    double gemm;       // large-GEMM efficiency (fitted, derived from a measurement, or assumed)
     double attention;  // Transformer Engine fused attention (published kernel benchmarks)
     double fa2;        // FlashAttention-2
     // The large-GEMM efficiency of FP8, MXFP8 and NVFP4 as a fraction of the BF16 one
@@ -68,7 +68,8 @@ struct ClassRates {
 };
 
 // Sources in docs/cost-model.md ("Compute from shapes"). The GEMM column is the one free
-// parameter per class, fitted on the calibration rows of tests/validation/runs.json; the
+// parameter per class: fitted on the calibration rows of tests/validation/runs.json (A100,
+// H100), derived from a kernel measurement (B300, above), or a stated assumption; the
 // attention column is the forward+backward throughput FlashAttention reports at head
 // dimension 128 (A100: FlashAttention-2, Dao 2023, Fig. 4-6, ~60 %; H100: cuDNN / FA3
 // fused attention in Transformer Engine, Shah et al. 2024, ~50 %; V100 has no fused kernel,
