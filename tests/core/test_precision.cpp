@@ -330,7 +330,6 @@ TEST(PrecisionDevices, presetsCarryTheirDataSheetPeaks)
     EXPECT_EQ(deviceFromJson(deviceToJson(d), "device"), d);
 }
 
-
 TEST(PrecisionDevices, blackwellUltraHoldsTheFractionOfItsPeakTransformerEngineMeasured)
 {
     // By hand from the GEMM profiling tutorial's BF16 per-layer times: H200 31.968 ms, B300
@@ -348,6 +347,7 @@ TEST(PrecisionDevices, blackwellUltraHoldsTheFractionOfItsPeakTransformerEngineM
     EXPECT_NEAR(mx.linearEfficiency, ultra * 0.92, 1e-4);
     EXPECT_NEAR(mx.linearPeak, 5000e12, 1e6);
 }
+
 TEST(PrecisionLists, defaultsAreWhatTheDevicesAndTheFrameworkSupport)
 {
     auto labels = [](const Result<std::vector<Precision>> &r) {
